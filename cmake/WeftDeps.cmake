@@ -1,0 +1,26 @@
+# Third-party libraries, all from Debian 12 packages (scripts/install-deps.sh).
+find_package(PkgConfig REQUIRED)
+find_package(Threads REQUIRED)
+
+pkg_check_modules(INIH REQUIRED IMPORTED_TARGET inih)
+pkg_check_modules(ISAL REQUIRED IMPORTED_TARGET libisal)
+pkg_check_modules(JANSSON REQUIRED IMPORTED_TARGET jansson)
+pkg_check_modules(CMOCKA REQUIRED IMPORTED_TARGET cmocka)
+
+# weft_backend_detect(VAR pkg...) resolves AUTO to ON/OFF by whether the
+# pkg-config modules exist; ON without them stops the configure.
+function(weft_backend_detect var)
+	pkg_check_modules(${var}_PC QUIET IMPORTED_TARGET ${ARGN})
+	if(${var} STREQUAL "AUTO")
+		if(${var}_PC_FOUND)
+			set(${var} ON PARENT_SCOPE)
+		else()
+			set(${var} OFF PARENT_SCOPE)
+		endif()
+	elseif(${var} AND NOT ${var}_PC_FOUND)
+		message(FATAL_ERROR "${var}=ON but ${ARGN} not found: run scripts/install-deps.sh")
+	endif()
+endfunction()
+
+weft_backend_detect(WEFT_WITH_VERBS libibverbs librdmacm)
+weft_backend_detect(WEFT_WITH_UCX ucx)

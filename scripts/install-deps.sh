@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Install every Debian 12 package Weft needs to build, test and benchmark.
+# Idempotent: apt-get skips what is already installed. Needs root (or sudo).
+set -euo pipefail
+
+PKGS=(
+	# toolchain
+	build-essential cmake pkg-config git clang libclang-rt-14-dev
+	# common/: conf parsing, crc32c, JSON output
+	libinih-dev libisal-dev libjansson-dev
+	# fabric backends (auto-detected at configure time)
+	libibverbs-dev librdmacm-dev libucx-dev libnuma-dev
+	# tests and baselines
+	libcmocka-dev iperf3 procps
+)
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+	SUDO="sudo"
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+missing=()
+for p in "${PKGS[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing+=("$p")
+	fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+	echo "install-deps: all ${#PKGS[@]} packages already installed"
+	exit 0
+fi
+
+echo "install-deps: installing ${#missing[@]} packages: ${missing[*]}"
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "install-deps: done"

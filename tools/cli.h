@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The weft CLI: one function per subcommand, dispatched from main.c. */
+#ifndef WEFT_TOOLS_CLI_H
+#define WEFT_TOOLS_CLI_H
+
+/*
+ * Each command gets argv with argv[0] = its own name ("config",
+ * "fabric-bench") and returns the process exit code:
+ * 0 success, 1 failure at run time, 2 bad usage (one line on stderr).
+ */
+int cli_config_main(int argc, char **argv);
+int cli_fabric_bench_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* weft: the command-line tool. */
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/cli.h"
+
+struct cli_cmd {
+	const char *name;
+	int (*main)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct cli_cmd cli_cmds[] = {
+	{ "config", cli_config_main, "config help [--markdown] | config show: the option table" },
+	{ "fabric-bench", cli_fabric_bench_main,
+	  "point-to-point transport benchmark (like perftest ib_write_bw)" },
+};
+
+static void cli_usage(FILE *out)
+{
+	fprintf(out, "usage: weft COMMAND [ARGS...]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(cli_cmds) / sizeof(cli_cmds[0]); i++)
+		fprintf(out, "  %-14s %s\n", cli_cmds[i].name, cli_cmds[i].summary);
+	fprintf(out, "\n'weft COMMAND --help' describes one command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		cli_usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		cli_usage(stdout);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(cli_cmds) / sizeof(cli_cmds[0]); i++) {
+		if (!strcmp(argv[1], cli_cmds[i].name))
+			return cli_cmds[i].main(argc - 1, argv + 1);
+	}
+	fprintf(stderr, "weft: unknown command '%s' (try 'weft --help')\n", argv[1]);
+	return 2;
+}
