@@ -114,6 +114,36 @@ void fab_mr_rkey(const struct fab_mr *mr, struct fab_rkey *rkey_out);
 void *fab_mr_addr(const struct fab_mr *mr);
 size_t fab_mr_len(const struct fab_mr *mr);
 
+/*
+ * Pools: fixed-size buffers carved from one region registered at start-up,
+ * so the I/O path never registers memory. Buffers of 4 KiB or more are
+ * 4 KiB-aligned (usable for O_DIRECT), smaller ones cache-line aligned.
+ */
+struct fab_pool;
+struct fab_sge;
+
+#define FAB_POOL_HUGEPAGE 0x1u /* try 2 MiB pages; fall back to normal pages (logged) */
+
+struct fab_pool_stats {
+	uint32_t count;	     /* buffers */
+	uint32_t in_use;
+	uint32_t high_water; /* most ever in use at once */
+	uint64_t get_failures; /* fab_pool_get found none free */
+	size_t buf_size;
+	size_t bytes;	     /* registered */
+	bool hugepages;
+};
+
+int fab_pool_create(struct fab_domain *dom, size_t buf_size, uint32_t count, unsigned int access,
+		    unsigned int flags, struct fab_pool **pool_out);
+void fab_pool_destroy(struct fab_pool *pool);
+/* A free buffer and its sge (len = buf_size); NULL with errno ENOBUFS when none is free. */
+void *fab_pool_get(struct fab_pool *pool, struct fab_sge *sge_out);
+/* Give a buffer back; a pointer that is not one of ours is logged and ignored. */
+void fab_pool_put(struct fab_pool *pool, void *buf);
+struct fab_mr *fab_pool_mr(const struct fab_pool *pool);
+void fab_pool_stats(const struct fab_pool *pool, struct fab_pool_stats *stats_out);
+
 /* A piece of a local registered region. */
 struct fab_sge {
 	void *addr;

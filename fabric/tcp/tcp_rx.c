@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * TCP backend: the receive side. Frames are parsed from a per-endpoint
+ * staging buffer; large payloads are received straight into their
+ * destination (the registered region or the read buffer), so a one-sided
+ * write costs one copy, done by the kernel. Everything a peer sends is
+ * checked before use: a malformed frame closes the connection with one log
+ * line; a refused one-sided op is answered with an error.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "fabric/tcp/tcp.h"
+
+static void tcp_rx_reset(struct tcp_ep *ep)
+{
+	ep->rx = TCP_RX_HDR;
+	ep->rx_have = 0;
+	ep->rx_dst = NULL;
+	ep->rx_left = 0;
+	ep->rx_status = 0;
+	ep->rx_mr = NULL;
+	ep->rx_slot = NULL;
+	ep->rx_op = NULL;
+}
+
+static void tcp_rx_proto_error(struct tcp_ep *ep, const char *what)
+{
+	fab_log_err(&ep->tdom->base, "peer %s broke the protocol: %s (frame type %u len %u)",
+		    ep->base.peer_addr, what, ep->rh.type, ep->rh.len);
+	tcp_ep_fail(ep, -EPROTO, NULL);
+}
+
+/*
+ * Check a one-sided access by the peer: the key names a live region of
+ * ours with the access right, and [addr, addr+len) lies inside it.
+ */
+static int tcp_rx_check_access(struct tcp_ep *ep, uint64_t key, uint64_t addr, uint64_t len,
+			       unsigned int right, struct fab_mr **mr_out)
+{
+	struct fab_mr *mr = tcp_mr_lookup(ep->tdom, key);
+	const char *why = NULL;
+	uint64_t base, off;
+	int rc = 0;
+
+	if (!mr) {
+		why = "unknown key";
+		rc = -EACCES;
+		goto refuse;
+	}
+	if (!(mr->access & right)) {
+		why = "region does not allow it";
+		rc = -EACCES;
+		goto refuse;
+	}
+	base = (uint64_t)(uintptr_t)mr->addr;
+	off = addr - base;
+	if (addr < base || off > mr->len || len > mr->len - off) {
+		why = "outside the region";
+		rc = -ERANGE;
+		goto refuse;
+	}
+	*mr_out = mr;
+	return 0;
+refuse:
+	ep->base.stats.remote_errors++;
+	if (ep->log_budget) {
+		ep->log_budget--;
+		fab_log_warn(&ep->tdom->base,
+			     "peer %s: refused remote %s of %lu bytes at 0x%lx key 0x%lx: %s%s",
+			     ep->base.peer_addr, right == FAB_ACCESS_REMOTE_READ ? "read" : "write",
+			     (unsigned long)len, (unsigned long)addr, (unsigned long)key, why,
+			     ep->log_budget ? "" : " (further refusals on this connection are only "
+						   "counted)");
+	}
+	return rc;
+}
+
+static void tcp_rx_answer(struct tcp_ep *ep, uint8_t type, int status, uint32_t len,
+			  const void *payload, struct fab_mr *mr)
+{
+	struct tcp_hdr h = { 0 };
+
+	h.type = type;
+	h.status = status;
+	h.id = ep->rh.id;
+	h.len = len;
+	if (tcp_ep_queue_ctrl(ep, &h, payload, mr))
+		tcp_ep_fail(ep, -ENOMEM, "cannot queue an answer");
+}
+
+/* The frame (header and payload) is complete. */
+static void tcp_rx_done(struct tcp_ep *ep)
+{
+	struct tcp_hdr *h = &ep->rh;
+	struct fab_cqe cqe = { 0 };
+	struct tcp_op *op;
+
+	switch (h->type) {
+	case TCP_F_HELLO:
+		tcp_rx_reset(ep);
+		tcp_ep_on_hello(ep);
+		return;
+	case TCP_F_MSG:
+		ep->rx_slot->held = true;
+		ep->slots_held++;
+		ep->base.stats.recvs++;
+		cqe.kind = FAB_EV_RECV;
+		cqe.ep = &ep->base;
+		cqe.ctx = ep->base.ctx;
+		cqe.data = ep->rx_slot->buf;
+		cqe.len = h->len;
+		cqe.priv = ep->rx_slot;
+		fab_cq_push(&ep->tdom->base, &cqe);
+		break;
+	case TCP_F_WRITE:
+	case TCP_F_WRITE_IMM:
+		if (ep->rx_status == 0) {
+			ep->base.stats.remote_writes++;
+			if (h->type == TCP_F_WRITE_IMM) {
+				cqe.kind = FAB_EV_WRITE_IMM;
+				cqe.ep = &ep->base;
+				cqe.ctx = ep->base.ctx;
+				cqe.len = h->len;
+				cqe.imm = h->imm;
+				fab_cq_push(&ep->tdom->base, &cqe);
+			}
+		} else if (h->type == TCP_F_WRITE_IMM) {
+			/* No event for a refused write: its credit comes straight back. */
+			ep->imm_held--;
+			ep->rx_owed++;
+		}
+		tcp_rx_answer(ep, TCP_F_WRITE_ACK, ep->rx_status, 0, NULL, NULL);
+		break;
+	case TCP_F_READ_RESP:
+		op = tcp_op_dequeue(&ep->waitq);
+		tcp_ep_complete(ep, op, op->revoked ? -ECANCELED : h->status);
+		break;
+	default:
+		break;
+	}
+	tcp_rx_reset(ep);
+}
+
+static void tcp_rx_expect(struct tcp_ep *ep, void *dst, uint32_t len)
+{
+	if (len == 0) {
+		tcp_rx_done(ep);
+		return;
+	}
+	ep->rx = dst ? TCP_RX_PAYLOAD : TCP_RX_DISCARD;
+	ep->rx_dst = dst;
+	ep->rx_left = len;
+}
+
+static bool tcp_rx_status_ok(int32_t status)
+{
+	return status <= 0 && status > -4096 - 4096;
+}
+
+/* A whole header arrived: check it and decide where its payload goes. */
+static void tcp_rx_header(struct tcp_ep *ep)
+{
+	struct tcp_hdr *h = &ep->rh;
+	struct fab_mr *mr = NULL;
+	struct tcp_op *op;
+	uint32_t in_use;
+	int rc;
+
+	tcp_hdr_decode(ep->rx_hdrbuf, h);
+	if (h->credits) {
+		if ((uint64_t)ep->tx_credits + h->credits > ep->peer_window) {
+			tcp_rx_proto_error(ep, "returned more credits than it was given");
+			return;
+		}
+		ep->tx_credits += h->credits;
+		if (ep->txq.head)
+			tcp_txlist_add(ep);
+	}
+	if (ep->state == TCP_EP_HANDSHAKE && h->type != TCP_F_HELLO) {
+		tcp_rx_proto_error(ep, "frame before handshake");
+		return;
+	}
+	switch (h->type) {
+	case TCP_F_HELLO:
+		if (ep->state != TCP_EP_HANDSHAKE || h->len != TCP_HELLO_LEN) {
+			tcp_rx_proto_error(ep, "unexpected handshake");
+			return;
+		}
+		tcp_rx_expect(ep, ep->rx_small, h->len);
+		return;
+	case TCP_F_MSG:
+		if (h->len > ep->tdom->base.attr.msg_size) {
+			tcp_rx_proto_error(ep, "message larger than ms_msg_size");
+			return;
+		}
+		in_use = ep->tdom->base.attr.recv_credits - ep->nfree + ep->imm_held;
+		if (ep->nfree == 0 || in_use >= ep->tdom->base.attr.recv_credits) {
+			tcp_rx_proto_error(ep, "sent without credit");
+			return;
+		}
+		ep->rx_slot = &ep->slots[ep->free_slots[--ep->nfree]];
+		tcp_rx_expect(ep, ep->rx_slot->buf, h->len);
+		return;
+	case TCP_F_WRITE_IMM:
+		in_use = ep->tdom->base.attr.recv_credits - ep->nfree + ep->imm_held;
+		if (in_use >= ep->tdom->base.attr.recv_credits) {
+			tcp_rx_proto_error(ep, "write with immediate without credit");
+			return;
+		}
+		ep->imm_held++;
+		/* fall through */
+	case TCP_F_WRITE:
+		rc = tcp_rx_check_access(ep, h->key, h->addr, h->len, FAB_ACCESS_REMOTE_WRITE, &mr);
+		ep->rx_status = rc;
+		ep->rx_mr = mr;
+		tcp_rx_expect(ep, rc ? NULL : (void *)(uintptr_t)h->addr, h->len);
+		return;
+	case TCP_F_READ_REQ:
+		if (h->len != 0) {
+			tcp_rx_proto_error(ep, "read request with payload");
+			return;
+		}
+		rc = tcp_rx_check_access(ep, h->key, h->addr, h->imm, FAB_ACCESS_REMOTE_READ, &mr);
+		if (rc == 0)
+			ep->base.stats.remote_reads++;
+		tcp_rx_answer(ep, TCP_F_READ_RESP, rc, rc ? 0 : h->imm,
+			      rc ? NULL : (const void *)(uintptr_t)h->addr, mr);
+		tcp_rx_reset(ep);
+		return;
+	case TCP_F_WRITE_ACK:
+	case TCP_F_READ_RESP:
+		op = ep->waitq.head;
+		if (!op || op->h.id != h->id ||
+		    (op->kind == TCP_OP_WRITE) != (h->type == TCP_F_WRITE_ACK)) {
+			tcp_rx_proto_error(ep, "answer to an operation we did not send");
+			return;
+		}
+		if (!tcp_rx_status_ok(h->status)) {
+			tcp_rx_proto_error(ep, "bad status");
+			return;
+		}
+		if (h->type == TCP_F_WRITE_ACK) {
+			if (h->len) {
+				tcp_rx_proto_error(ep, "write ack with payload");
+				return;
+			}
+			tcp_ep_complete(ep, tcp_op_dequeue(&ep->waitq), h->status);
+			tcp_rx_reset(ep);
+			return;
+		}
+		if (h->len != (h->status ? 0 : op->h.imm)) {
+			tcp_rx_proto_error(ep, "read answer of the wrong length");
+			return;
+		}
+		ep->rx_op = op;
+		tcp_rx_expect(ep, op->revoked ? NULL : op->dst, h->len);
+		return;
+	case TCP_F_CREDIT:
+		if (h->len) {
+			tcp_rx_proto_error(ep, "credit frame with payload");
+			return;
+		}
+		tcp_rx_reset(ep);
+		return;
+	default:
+		tcp_rx_proto_error(ep, "unknown frame type");
+		return;
+	}
+}
+
+/* Receive into the stage (or straight into dst). >0 bytes, 0 would block, <0 failed. */
+static int tcp_rx_recv(struct tcp_ep *ep, void *dst, size_t len)
+{
+	ssize_t n;
+
+	for (;;) {
+		n = recv(ep->fd, dst, len, MSG_DONTWAIT);
+		if (n > 0) {
+			ep->base.stats.rx_bytes += (uint64_t)n;
+			return (int)n;
+		}
+		if (n == 0) {
+			tcp_ep_fail(ep, -ECONNRESET, "connection closed by peer");
+			return -ECONNRESET;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return 0;
+		tcp_ep_fail(ep, -errno, "receive");
+		return -ECONNRESET;
+	}
+}
+
+int tcp_ep_rx(struct tcp_ep *ep, unsigned int budget)
+{
+	unsigned int frames = 0;
+	int n;
+
+	if (ep->state == TCP_EP_CONNECTING)
+		tcp_ep_on_out(ep);
+	while (frames < budget && ep->fd >= 0) {
+		uint32_t avail = ep->stage_len - ep->stage_pos;
+		uint8_t *src = ep->stage + ep->stage_pos;
+		uint32_t take;
+
+		if (avail == 0) {
+			ep->stage_pos = ep->stage_len = 0;
+			if (ep->rx == TCP_RX_PAYLOAD && ep->rx_left >= TCP_DIRECT_MIN) {
+				n = tcp_rx_recv(ep, ep->rx_dst, ep->rx_left);
+				if (n <= 0)
+					break;
+				ep->rx_dst += n;
+				ep->rx_left -= (uint32_t)n;
+				if (ep->rx_left == 0) {
+					tcp_rx_done(ep);
+					frames++;
+				}
+				continue;
+			}
+			n = tcp_rx_recv(ep, ep->stage, TCP_STAGE_SIZE);
+			if (n <= 0)
+				break;
+			ep->stage_len = (uint32_t)n;
+			continue;
+		}
+		switch (ep->rx) {
+		case TCP_RX_HDR:
+			take = TCP_HDR_LEN - ep->rx_have;
+			take = take < avail ? take : avail;
+			memcpy(ep->rx_hdrbuf + ep->rx_have, src, take);
+			ep->stage_pos += take;
+			ep->rx_have += take;
+			if (ep->rx_have == TCP_HDR_LEN) {
+				tcp_rx_header(ep);
+				if (ep->rx == TCP_RX_HDR)
+					frames++;
+			}
+			break;
+		case TCP_RX_PAYLOAD:
+		case TCP_RX_DISCARD:
+			take = ep->rx_left < avail ? ep->rx_left : avail;
+			if (ep->rx == TCP_RX_PAYLOAD) {
+				memcpy(ep->rx_dst, src, take);
+				ep->rx_dst += take;
+			}
+			ep->stage_pos += take;
+			ep->rx_left -= take;
+			if (ep->rx_left == 0) {
+				tcp_rx_done(ep);
+				frames++;
+			}
+			break;
+		}
+	}
+	if (ep->fd >= 0 && ep->stage_pos < ep->stage_len)
+		tcp_ready_add(ep);
+	return (int)frames;
+}
