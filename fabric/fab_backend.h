@@ -86,6 +86,8 @@ struct fab_ops {
 			  uint64_t rkey, bool with_imm, uint32_t imm, void *ctx);
 	int (*post_read)(struct fab_ep *ep, const struct fab_sge *dst, uint64_t raddr,
 			 uint64_t rkey, void *ctx);
+	/* Fill the live parts of the stats (credits, sq_inflight). */
+	void (*ep_stats)(const struct fab_ep *ep, struct fab_ep_stats *stats);
 	/* Give back the receive resource behind a RECV or WRITE_IMM completion. */
 	void (*recv_release)(const struct fab_cqe *cqe);
 };

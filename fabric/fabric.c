@@ -285,6 +285,8 @@ const char *fab_ep_local_addr(const struct fab_ep *ep)
 void fab_ep_stats(const struct fab_ep *ep, struct fab_ep_stats *stats_out)
 {
 	*stats_out = ep->stats;
+	if (ep->dom->ops->ep_stats)
+		ep->dom->ops->ep_stats(ep, stats_out);
 }
 
 /* ------------------------------------------------------------- operations */

@@ -309,6 +309,8 @@ static int tcp_listen(struct fab_domain *dom, const char *addr, void *ctx,
 		fab_log_err(dom, "listen %s: epoll_ctl: %s", addr, strerror(errno));
 		goto err_close;
 	}
+	l->next = td->listeners;
+	td->listeners = l;
 	*listener_out = &l->base;
 	return 0;
 err_close:
@@ -329,6 +331,12 @@ static void tcp_listener_close(struct fab_listener *fl)
 			ep->from = NULL;
 			if (ep->state != TCP_EP_CONNECTED)
 				tcp_ep_fail(ep, -ECONNABORTED, "listener closed");
+		}
+	}
+	for (struct tcp_listener **pp = &td->listeners; *pp; pp = &(*pp)->next) {
+		if (*pp == l) {
+			*pp = l->next;
+			break;
 		}
 	}
 	epoll_ctl(td->epfd, EPOLL_CTL_DEL, l->fd, NULL);
@@ -368,16 +376,16 @@ static void tcp_domain_close(struct fab_domain *dom)
 {
 	struct tcp_domain *td = tcp_dom(dom);
 
+	while (td->listeners)
+		tcp_listener_close(&td->listeners->base);
+	/*
+	 * Completions nobody will poll, and receive buffers the user still
+	 * holds, die with the domain.
+	 */
+	dom->cq.count = 0;
 	while (td->eps) {
-		struct tcp_ep *ep = td->eps;
-
-		/* Buffers the user still holds die with the domain. */
-		ep->slots_held = 0;
-		ep->imm_held = 0;
-		if (ep->user_closed || ep->zombie)
-			tcp_ep_destroy(ep);
-		else
-			tcp_ep_close(&ep->base);
+		td->eps->user_closed = true;
+		tcp_ep_destroy(td->eps);
 	}
 	for (uint32_t i = 0; i < td->nmrs; i++)
 		free(td->mrs[i]);
@@ -523,6 +531,14 @@ static int tcp_wait(struct fab_domain *dom, int timeout_ms)
 	return 0;
 }
 
+static void tcp_ep_stats(const struct fab_ep *fep, struct fab_ep_stats *st)
+{
+	const struct tcp_ep *ep = (const struct tcp_ep *)fep;
+
+	st->credits = ep->tx_credits;
+	st->sq_inflight = ep->user_ops;
+}
+
 static int tcp_domain_fd(const struct fab_domain *dom)
 {
 	return ((const struct tcp_domain *)dom)->epfd;
@@ -545,5 +561,6 @@ const struct fab_ops fab_tcp_ops = {
 	.post_send = tcp_post_send,
 	.post_write = tcp_post_write,
 	.post_read = tcp_post_read,
+	.ep_stats = tcp_ep_stats,
 	.recv_release = tcp_recv_release,
 };

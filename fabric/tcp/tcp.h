@@ -159,6 +159,7 @@ struct tcp_ep {
 struct tcp_listener {
 	struct fab_listener base;
 	enum tcp_pollable_kind pkind;
+	struct tcp_listener *next; /* domain list */
 	int fd;
 };
 
@@ -166,6 +167,7 @@ struct tcp_domain {
 	struct fab_domain base;
 	int epfd;
 	struct tcp_ep *eps;	   /* every endpoint, for close and revocation scans */
+	struct tcp_listener *listeners;
 	struct tcp_ep *ready;	   /* endpoints with staged bytes left to parse */
 	struct tcp_ep *txlist;	   /* endpoints with frames to flush */
 	uint32_t nconnecting;	   /* endpoints with a deadline */

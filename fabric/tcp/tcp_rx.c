@@ -282,7 +282,12 @@ static int tcp_rx_recv(struct tcp_ep *ep, void *dst, size_t len)
 			return (int)n;
 		}
 		if (n == 0) {
-			tcp_ep_fail(ep, -ECONNRESET, "connection closed by peer");
+			/* An orderly close is news, not an error: the owner decides. */
+			if (ep->state == TCP_EP_CONNECTED)
+				fab_log_info(&ep->tdom->base, "peer %s closed the connection",
+					     ep->base.peer_addr);
+			tcp_ep_fail(ep, -ECONNRESET,
+				    ep->state == TCP_EP_CONNECTED ? NULL : "closed during handshake");
 			return -ECONNRESET;
 		}
 		if (errno == EINTR)

@@ -1,0 +1,829 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The fabric suite. Written against fabric.h only and parametrized by
+ * backend (argv[1]: tcp, ucx, verbs), so every backend runs the very same
+ * checks. A backend that is not built or has no device here exits 77.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "tests/fabric_harness.h"
+
+#define MSG 4096
+#define CREDITS 16
+#define SQ 256
+
+static void fill(uint8_t *p, size_t n, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		p[i] = (uint8_t)x;
+	}
+}
+
+static void test_connect_accept(void **state)
+{
+	struct fh_pair p;
+	struct fab_ep_stats st;
+
+	assert_int_equal(fh_pair_open(&p, MSG, CREDITS, SQ), 0);
+	assert_true(fab_ep_is_connected(p.ea));
+	assert_true(fab_ep_is_connected(p.eb));
+	assert_ptr_equal(fab_ep_ctx(p.ea), (void *)0xa11ce);
+	assert_ptr_equal(fab_ep_ctx(p.eb), (void *)0xb0b);
+	/* Each end names the other. */
+	assert_string_equal(fab_ep_local_addr(p.ea), fab_ep_peer_addr(p.eb));
+	assert_string_equal(fab_ep_peer_addr(p.ea), fab_ep_local_addr(p.eb));
+	assert_string_equal(fab_domain_backend(p.a.dom), fh_backend);
+	fab_ep_stats(p.ea, &st);
+	assert_int_equal(st.credits, CREDITS);
+	assert_int_equal(st.sq_inflight, 0);
+	fh_pair_close(&p);
+}
+
+static void test_connect_refused(void **state)
+{
+	struct fab_domain *d = fh_domain_open(MSG, CREDITS, SQ);
+	struct fh_side s, *sides[1] = { &s };
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sin);
+	struct fab_ep *ep;
+	struct fab_cqe cqe;
+	char addr[64];
+	int fd, one = 1;
+
+	assert_non_null(d);
+	fh_side_init(&s, d);
+	/* A port that was free a moment ago and has no listener. */
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	getsockname(fd, (struct sockaddr *)&sin, &len);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", ntohs(sin.sin_port));
+	close(fd);
+
+	assert_int_equal(fab_connect(d, addr, NULL, NULL, &ep), 0);
+	/* Posted before the outcome is known: fails with the connection. */
+	assert_int_equal(fab_send(ep, "x", 1, (void *)7), 0);
+	assert_true(fh_wait(sides, 1, &s, FAB_EV_SEND, NULL, &cqe));
+	assert_true(cqe.status < 0);
+	assert_ptr_equal(cqe.ctx, (void *)7);
+	assert_true(fh_wait(sides, 1, &s, FAB_EV_CONNECTED, ep, &cqe));
+	assert_int_equal(cqe.status, -ECONNREFUSED);
+	assert_false(fab_ep_is_connected(ep));
+	assert_int_equal(fab_send(ep, "x", 1, NULL), -ENOTCONN);
+	fab_ep_close(ep);
+	/* Bad addresses are refused up front. */
+	assert_int_equal(fab_connect(d, "127.0.0.1", NULL, NULL, &ep), -EINVAL);
+	assert_int_equal(fab_connect(d, "not-an-ip:80", NULL, NULL, &ep), -EINVAL);
+	assert_int_equal(fab_connect(d, "127.0.0.1:99999", NULL, NULL, &ep), -EINVAL);
+	fh_side_fini(&s);
+}
+
+/* Messages arrive once, in order, intact, including those posted before connect. */
+static void test_send_ordering(void **state)
+{
+	struct fh_pair p;
+	struct fab_cqe cqe;
+	uint8_t buf[MSG];
+	const unsigned int n = 5000;
+	unsigned int posted = 0, got = 0, sent = 0;
+	struct fh_side *sides[2];
+	uint64_t deadline;
+
+	assert_int_equal(fh_pair_open(&p, MSG, CREDITS, SQ), 0);
+	sides[0] = &p.a;
+	sides[1] = &p.b;
+	deadline = clock_now_ms() + FH_TIMEOUT_MS;
+	while (got < n && clock_now_ms() < deadline) {
+		while (posted < n) {
+			uint32_t len = 4 + (posted * 37) % (MSG - 4);
+
+			memcpy(buf, &posted, 4);
+			fill(buf + 4, len - 4, posted);
+			int rc = fab_send(p.ea, buf, len, (void *)(uintptr_t)(posted + 1));
+
+			if (rc == -EAGAIN)
+				break;
+			assert_int_equal(rc, 0);
+			posted++;
+		}
+		fh_pump(sides, 2);
+		while (p.b.nevs && got < n) {
+			assert_true(fh_wait(sides, 2, &p.b, FAB_EV_RECV, NULL, &cqe));
+			uint32_t seq, len = 4 + (got * 37) % (MSG - 4);
+			uint8_t want[MSG];
+
+			assert_int_equal(cqe.len, len);
+			memcpy(&seq, cqe.data, 4);
+			assert_int_equal(seq, got);
+			fill(want, len - 4, got);
+			assert_memory_equal((uint8_t *)cqe.data + 4, want, len - 4);
+			assert_ptr_equal(cqe.ep, p.eb);
+			fab_recv_release(&cqe);
+			got++;
+		}
+		while (fh_count(&p.a, FAB_EV_SEND)) {
+			assert_true(fh_wait(sides, 2, &p.a, FAB_EV_SEND, NULL, &cqe));
+			assert_int_equal(cqe.status, 0);
+			/* Send completions come back in posting order. */
+			assert_ptr_equal(cqe.ctx, (void *)(uintptr_t)(sent + 1));
+			sent++;
+		}
+	}
+	assert_int_equal(got, n);
+	fh_pair_close(&p);
+}
+
+/*
+ * A slow receiver: it holds every buffer. The sender must stop at exactly
+ * the credit window, and resume as buffers come back, losing nothing.
+ */
+static void test_credits_slow_receiver(void **state)
+{
+	struct fh_pair p;
+	struct fab_cqe held[CREDITS], cqe;
+	struct fab_ep_stats st;
+	const unsigned int n = 3 * CREDITS;
+	unsigned int got = 0;
+
+	assert_int_equal(fh_pair_open(&p, MSG, CREDITS, SQ), 0);
+	for (uint32_t i = 0; i < n; i++)
+		assert_int_equal(fab_send(p.ea, &i, sizeof(i), NULL), 0);
+	fh_pair_pump_for(&p, 300);
+	assert_int_equal(fh_count(&p.b, FAB_EV_RECV), CREDITS);
+	fab_ep_stats(p.ea, &st);
+	assert_true(st.credit_stalls >= 1);
+	assert_int_equal(st.sends, CREDITS);
+	for (unsigned int i = 0; i < CREDITS; i++) {
+		assert_true(fh_pair_wait(&p, &p.b, FAB_EV_RECV, &held[i]));
+		assert_int_equal(*(uint32_t *)held[i].data, i);
+	}
+	got = CREDITS;
+	/* Hand buffers back one at a time: one more message per buffer. */
+	for (unsigned int i = 0; i < CREDITS; i++) {
+		fab_recv_release(&held[i]);
+		assert_true(fh_pair_wait(&p, &p.b, FAB_EV_RECV, &held[i]));
+		assert_int_equal(*(uint32_t *)held[i].data, got);
+		got++;
+		fh_pair_pump_for(&p, 5);
+		assert_int_equal(fh_count(&p.b, FAB_EV_RECV), 0);
+	}
+	for (unsigned int i = 0; i < CREDITS; i++)
+		fab_recv_release(&held[i]);
+	while (got < n) {
+		assert_true(fh_pair_wait(&p, &p.b, FAB_EV_RECV, &cqe));
+		assert_int_equal(*(uint32_t *)cqe.data, got);
+		fab_recv_release(&cqe);
+		got++;
+	}
+	fh_pair_close(&p);
+}
+
+/* Both sides flood each other: returned credits must not wait behind stalled sends. */
+static void test_credits_both_ways(void **state)
+{
+	struct fh_pair p;
+	struct fh_side *sides[2];
+	const unsigned int n = 40 * CREDITS;
+	unsigned int sent_a = 0, sent_b = 0, got_a = 0, got_b = 0;
+	uint64_t deadline = clock_now_ms() + FH_TIMEOUT_MS;
+	struct fab_cqe cqe;
+
+	assert_int_equal(fh_pair_open(&p, MSG, CREDITS, 8 * CREDITS), 0);
+	sides[0] = &p.a;
+	sides[1] = &p.b;
+	while ((got_a < n || got_b < n) && clock_now_ms() < deadline) {
+		while (sent_a < n && fab_send(p.ea, &sent_a, 4, NULL) == 0)
+			sent_a++;
+		while (sent_b < n && fab_send(p.eb, &sent_b, 4, NULL) == 0)
+			sent_b++;
+		fh_pump(sides, 2);
+		while (fh_count(&p.b, FAB_EV_RECV)) {
+			fh_wait(sides, 2, &p.b, FAB_EV_RECV, NULL, &cqe);
+			assert_int_equal(*(uint32_t *)cqe.data, got_b++);
+			fab_recv_release(&cqe);
+		}
+		while (fh_count(&p.a, FAB_EV_RECV)) {
+			fh_wait(sides, 2, &p.a, FAB_EV_RECV, NULL, &cqe);
+			assert_int_equal(*(uint32_t *)cqe.data, got_a++);
+			fab_recv_release(&cqe);
+		}
+		p.a.nevs = 0; /* send completions: not under test here */
+		p.b.nevs = 0;
+	}
+	assert_int_equal(got_a, n);
+	assert_int_equal(got_b, n);
+	fh_pair_close(&p);
+}
+
+/* One-sided write then read back, 1 B to 16 MiB, odd offsets, data checked. */
+static void test_write_read_sizes(void **state)
+{
+	static const uint32_t sizes[] = { 1, 7, 4096, 65535, 65536, 1048579, 16u << 20 };
+	const size_t cap = (16u << 20) + 4096;
+	uint8_t *src = malloc(cap), *dst = malloc(cap), *back = malloc(cap);
+	struct fab_mr *msrc, *mdst, *mback;
+	struct fab_rkey rk;
+	struct fab_cqe cqe;
+	struct fh_pair p;
+
+	assert_non_null(src);
+	assert_non_null(dst);
+	assert_non_null(back);
+	assert_int_equal(fh_pair_open(&p, MSG, CREDITS, SQ), 0);
+	assert_int_equal(fab_mr_reg(p.a.dom, src, cap, FAB_ACCESS_LOCAL, &msrc), 0);
+	assert_int_equal(fab_mr_reg(p.a.dom, back, cap, FAB_ACCESS_LOCAL, &mback), 0);
+	assert_int_equal(fab_mr_reg(p.b.dom, dst, cap,
+				    FAB_ACCESS_REMOTE_READ | FAB_ACCESS_REMOTE_WRITE, &mdst), 0);
+	fab_mr_rkey(mdst, &rk);
+	assert_int_equal(rk.len, cap);
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint32_t len = sizes[i];
+		uint64_t off = (i * 1031) % 4096;
+		struct fab_sge s = { src + 3, len, msrc }, b = { back + 5, len, mback };
+
+		fill(src + 3, len, (uint32_t)i + 100);
+		memset(dst, 0xee, cap);
+		assert_int_equal(fab_write(p.ea, &s, &rk, off, (void *)1), 0);
+		assert_true(fh_pair_wait(&p, &p.a, FAB_EV_WRITE, &cqe));
+		assert_int_equal(cqe.status, 0);
+		assert_int_equal(cqe.len, len);
+		assert_ptr_equal(cqe.ctx, (void *)1);
+		/* Completion at the initiator means the data is placed. */
+		assert_memory_equal(dst + off, src + 3, len);
+		if (off)
+			assert_int_equal(dst[off - 1], 0xee);
+		assert_int_equal(dst[off + len], 0xee);
+
+		memset(back, 0, cap);
+		assert_int_equal(fab_read(p.ea, &b, &rk, off, (void *)2), 0);
+		assert_true(fh_pair_wait(&p, &p.a, FAB_EV_READ, &cqe));
+		assert_int_equal(cqe.status, 0);
+		assert_int_equal(cqe.len, len);
+		assert_memory_equal(back + 5, src + 3, len);
+		assert_int_equal(back[4], 0);
+		assert_int_equal(back[5 + len], 0);
+	}
+	struct fab_ep_stats st;
+
+	fab_ep_stats(p.ea, &st);
+	assert_int_equal(st.writes, 7);
+	assert_int_equal(st.reads, 7);
+	fab_ep_stats(p.eb, &st);
+	assert_int_equal(st.remote_writes, 7);
+	assert_int_equal(st.remote_reads, 7);
+	assert_int_equal(st.remote_errors, 0);
+	fh_pair_close(&p);
+	free(src);
+	free(dst);
+	free(back);
+}
+
+/* Many writes in flight complete in order, and interleave with reads correctly. */
+static void test_pipelined_ops(void **state)
+{
+	const uint32_t chunk = 8192, count = 64;
+	uint8_t *src = malloc(chunk * count), *dst = calloc(chunk, count);
+	struct fab_mr *ms, *md;
+	struct fab_rkey rk;
+	struct fab_cqe cqe;
+	struct fh_pair p;
+
+	assert_int_equal(fh_pair_open(&p, MSG, CREDITS, SQ), 0);
+	assert_int_equal(fab_mr_reg(p.a.dom, src, chunk * count, 0, &ms), 0);
+	assert_int_equal(fab_mr_reg(p.b.dom, dst, chunk * count, FAB_ACCESS_REMOTE_WRITE, &md),
+			 0);
+	fab_mr_rkey(md, &rk);
+	fill(src, chunk * count, 9);
+	for (uint32_t i = 0; i < count; i++) {
+		struct fab_sge s = { src + i * chunk, chunk, ms };
+
+		assert_int_equal(fab_write(p.ea, &s, &rk, (uint64_t)i * chunk,
+					   (void *)(uintptr_t)i), 0);
+	}
+	for (uint32_t i = 0; i < count; i++) {
+		assert_true(fh_pair_wait(&p, &p.a, FAB_EV_WRITE, &cqe));
+		assert_int_equal(cqe.status, 0);
+		assert_ptr_equal(cqe.ctx, (void *)(uintptr_t)i);
+	}
+	assert_memory_equal(dst, src, chunk * count);
+	fh_pair_close(&p);
+	free(src);
+	free(dst);
+}
+
+/* write_imm: data is in place when the target sees the immediate; credits recycle. */
+static void test_write_imm(void **state)
+{
+	const uint32_t n = 4 * CREDITS, chunk = 1000;
+	uint8_t *src = malloc(chunk), *dst = calloc(n, chunk);
+	struct fab_mr *ms, *md;
+	struct fab_rkey rk;
+	struct fab_cqe cqe;
+	struct fh_pair p;
+	uint32_t done = 0, posted = 0;
+
+	assert_int_equal(fh_pair_open(&p, MSG, CREDITS, SQ), 0);
+	assert_int_equal(fab_mr_reg(p.a.dom, src, chunk, 0, &ms), 0);
+	assert_int_equal(fab_mr_reg(p.b.dom, dst, n * chunk, FAB_ACCESS_REMOTE_WRITE, &md), 0);
+	fab_mr_rkey(md, &rk);
+	while (done < n) {
+		while (posted < n && posted < done + CREDITS + 4) {
+			struct fab_sge s = { src, chunk, ms };
+
+			memset(src, (int)(posted & 0xff), chunk);
+			/* One at a time from one source buffer: wait for each write. */
+			assert_int_equal(fab_write_imm(p.ea, &s, &rk, (uint64_t)posted * chunk,
+						       0xc0de0000u + posted, NULL), 0);
+			assert_true(fh_pair_wait(&p, &p.a, FAB_EV_WRITE, &cqe));
+			assert_int_equal(cqe.status, 0);
+			posted++;
+		}
+		assert_true(fh_pair_wait(&p, &p.b, FAB_EV_WRITE_IMM, &cqe));
+		assert_int_equal(cqe.imm, 0xc0de0000u + done);
+		assert_int_equal(cqe.len, chunk);
+		assert_ptr_equal(cqe.ep, p.eb);
+		assert_int_equal(dst[(size_t)done * chunk], done & 0xff);
+		assert_int_equal(dst[(size_t)done * chunk + chunk - 1], done & 0xff);
+		done++;
+	}
+	fh_pair_close(&p);
+	free(src);
+	free(dst);
+}
+
+/* Bad key, missing right, out of bounds: an error at the initiator, the target lives on. */
+static void test_remote_access_refused(void **state)
+{
+	uint8_t *buf = calloc(1, 65536), *ro = calloc(1, 4096), *local = calloc(1, 65536);
+	struct fab_mr *mb, *mro, *ml;
+	struct fab_rkey rk, bad, rrk;
+	struct fab_cqe cqe;
+	struct fab_ep_stats st;
+	struct fh_pair p;
+
+	assert_int_equal(fh_pair_open(&p, MSG, CREDITS, SQ), 0);
+	assert_int_equal(fab_mr_reg(p.b.dom, buf, 65536,
+				    FAB_ACCESS_REMOTE_WRITE | FAB_ACCESS_REMOTE_READ, &mb), 0);
+	assert_int_equal(fab_mr_reg(p.b.dom, ro, 4096, FAB_ACCESS_REMOTE_READ, &mro), 0);
+	assert_int_equal(fab_mr_reg(p.a.dom, local, 65536, 0, &ml), 0);
+	fab_mr_rkey(mb, &rk);
+	fab_mr_rkey(mro, &rrk);
+	struct fab_sge s = { local, 4096, ml };
+
+	/* Unknown key. */
+	bad = rk;
+	bad.key ^= 0x100000000ull;
+	assert_int_equal(fab_write(p.ea, &s, &bad, 0, NULL), 0);
+	assert_true(fh_pair_wait(&p, &p.a, FAB_EV_WRITE, &cqe));
+	assert_int_equal(cqe.status, -EACCES);
+	assert_int_equal(fab_read(p.ea, &s, &bad, 0, NULL), 0);
+	assert_true(fh_pair_wait(&p, &p.a, FAB_EV_READ, &cqe));
+	assert_int_equal(cqe.status, -EACCES);
+
+	/* Region without the write right. */
+	assert_int_equal(fab_write(p.ea, &s, &rrk, 0, NULL), 0);
+	assert_true(fh_pair_wait(&p, &p.a, FAB_EV_WRITE, &cqe));
+	assert_int_equal(cqe.status, -EACCES);
+
+	/* Out of bounds: caught locally against the descriptor... */
+	assert_int_equal(fab_write(p.ea, &s, &rk, 65536 - 100, NULL), -ERANGE);
+	assert_int_equal(fab_read(p.ea, &s, &rk, UINT64_MAX - 10, NULL), -ERANGE);
+	/* ...and by the target against the region when the descriptor lies. */
+	bad = rk;
+	bad.len = 1u << 30;
+	assert_int_equal(fab_write(p.ea, &s, &bad, 65536 - 100, NULL), 0);
+	assert_true(fh_pair_wait(&p, &p.a, FAB_EV_WRITE, &cqe));
+	assert_int_equal(cqe.status, -ERANGE);
+	assert_int_equal(fab_read(p.ea, &s, &bad, 1u << 20, NULL), 0);
+	assert_true(fh_pair_wait(&p, &p.a, FAB_EV_READ, &cqe));
+	assert_int_equal(cqe.status, -ERANGE);
+	bad.addr = rk.addr - 4096;
+	assert_int_equal(fab_write(p.ea, &s, &bad, 0, NULL), 0);
+	assert_true(fh_pair_wait(&p, &p.a, FAB_EV_WRITE, &cqe));
+	assert_int_equal(cqe.status, -ERANGE);
+	/* write_imm refused: no event at the target, and its credit comes back. */
+	bad = rk;
+	bad.key ^= 1ull << 40;
+	for (int i = 0; i < 2 * CREDITS; i++) {
+		assert_int_equal(fab_write_imm(p.ea, &s, &bad, 0, 5, NULL), 0);
+		assert_true(fh_pair_wait(&p, &p.a, FAB_EV_WRITE, &cqe));
+		assert_int_equal(cqe.status, -EACCES);
+	}
+	assert_int_equal(fh_count(&p.b, FAB_EV_WRITE_IMM), 0);
+	/* Nothing was written anywhere, and the connection still works. */
+	for (int i = 0; i < 65536; i++)
+		assert_int_equal(buf[i], 0);
+	assert_int_equal(fab_write(p.ea, &s, &rk, 0, NULL), 0);
+	assert_true(fh_pair_wait(&p, &p.a, FAB_EV_WRITE, &cqe));
+	assert_int_equal(cqe.status, 0);
+	assert_int_equal(fab_send(p.ea, "ok", 2, NULL), 0);
+	assert_true(fh_pair_wait(&p, &p.b, FAB_EV_RECV, &cqe));
+	assert_memory_equal(cqe.data, "ok", 2);
+	fab_recv_release(&cqe);
+	fab_ep_stats(p.eb, &st);
+	assert_int_equal(st.remote_errors, 6 + 2 * CREDITS);
+	/* A deregistered region's key is dead. */
+	fab_mr_dereg(mb);
+	assert_int_equal(fab_write(p.ea, &s, &rk, 0, NULL), 0);
+	assert_true(fh_pair_wait(&p, &p.a, FAB_EV_WRITE, &cqe));
+	assert_int_equal(cqe.status, -EACCES);
+	fh_pair_close(&p);
+	free(buf);
+	free(ro);
+	free(local);
+}
+
+/* Sends larger than ms_msg_size are refused at post time. */
+static void test_send_too_big(void **state)
+{
+	struct fh_pair p;
+	static uint8_t big[MSG + 1];
+
+	assert_int_equal(fh_pair_open(&p, MSG, CREDITS, SQ), 0);
+	assert_int_equal(fab_send(p.ea, big, MSG + 1, NULL), -EMSGSIZE);
+	assert_int_equal(fab_send(p.ea, big, MSG, NULL), 0);
+	fh_pair_close(&p);
+}
+
+/* The send queue has a depth; past it, -EAGAIN, never unbounded growth. */
+static void test_sq_depth(void **state)
+{
+	struct fh_pair p;
+	int i, rc = 0;
+
+	assert_int_equal(fh_pair_open(&p, MSG, CREDITS, 8), 0);
+	for (i = 0; i < 100; i++) {
+		rc = fab_send(p.ea, &i, 4, NULL);
+		if (rc)
+			break;
+	}
+	assert_int_equal(rc, -EAGAIN);
+	assert_int_equal(i, 8);
+	fh_pair_close(&p);
+}
+
+/*
+ * Closing an endpoint with work posted completes the work with -ECANCELED
+ * (ep NULL); a receive buffer held across the close stays valid.
+ */
+static void test_close_with_pending(void **state)
+{
+	struct fh_pair p;
+	struct fab_cqe cqe, held;
+	uint8_t *buf = calloc(1, 1 << 20);
+	struct fab_mr *mr;
+	struct fab_rkey rk;
+
+	assert_int_equal(fh_pair_open(&p, MSG, CREDITS, SQ), 0);
+	assert_int_equal(fab_send(p.eb, "hold me", 8, NULL), 0);
+	assert_true(fh_pair_wait(&p, &p.a, FAB_EV_RECV, &held));
+	assert_int_equal(fab_mr_reg(p.a.dom, buf, 1 << 20, FAB_ACCESS_REMOTE_WRITE, &mr), 0);
+	fab_mr_rkey(mr, &rk);
+	struct fab_sge s = { buf, 1 << 20, mr };
+
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(fab_write(p.ea, &s, &rk, 0, (void *)(uintptr_t)(i + 1)), 0);
+	fab_ep_close(p.ea);
+	for (int i = 0; i < 4; i++) {
+		assert_true(fh_pair_wait(&p, &p.a, FAB_EV_WRITE, &cqe));
+		assert_int_equal(cqe.status, -ECANCELED);
+		assert_null(cqe.ep);
+		assert_ptr_equal(cqe.ctx, (void *)(uintptr_t)(i + 1));
+	}
+	assert_memory_equal(held.data, "hold me", 8);
+	fab_recv_release(&held);
+	/* The other side sees the connection go. */
+	assert_true(fh_pair_wait(&p, &p.b, FAB_EV_PEER_FAILED, &cqe));
+	assert_ptr_equal(cqe.ep, p.eb);
+	assert_true(cqe.status < 0);
+	fh_pair_close(&p);
+	free(buf);
+}
+
+/* A child process serves; it is SIGKILLed with work in flight. */
+static void child_serve(int port_fd, int ready_fd)
+{
+	struct fab_domain *d = fh_domain_open(MSG, CREDITS, SQ);
+	struct fab_listener *l;
+	static uint8_t region[1 << 20];
+	struct fab_mr *mr;
+	struct fab_rkey rk;
+	struct fab_cqe cqe;
+	uint16_t port;
+
+	if (!d || fab_listen(d, "127.0.0.1:0", NULL, &l) ||
+	    fab_mr_reg(d, region, sizeof(region), FAB_ACCESS_REMOTE_WRITE | FAB_ACCESS_REMOTE_READ,
+		       &mr))
+		_exit(1);
+	fab_mr_rkey(mr, &rk);
+	port = fab_listener_port(l);
+	if (write(port_fd, &port, sizeof(port)) != sizeof(port) ||
+	    write(port_fd, &rk, sizeof(rk)) != sizeof(rk))
+		_exit(1);
+	for (;;) {
+		fab_progress(d, 0);
+		while (fab_cq_poll(d, &cqe, 1) == 1) {
+			if (cqe.kind == FAB_EV_RECV) {
+				/* Hold it: the parent's sends stall on credit. */
+				if (write(ready_fd, "r", 1) != 1)
+					_exit(1);
+			}
+		}
+	}
+}
+
+static void test_peer_killed(void **state)
+{
+	int pfd[2], rfd[2];
+	pid_t pid;
+	uint16_t port;
+	struct fab_rkey rk;
+	struct fab_domain *d;
+	struct fh_side s, *sides[1] = { &s };
+	struct fab_ep *ep;
+	struct fab_cqe cqe;
+	static uint8_t local[1 << 20];
+	struct fab_mr *mr;
+	char addr[64], c;
+	unsigned int done = 0, posted = 0;
+
+	assert_int_equal(pipe(pfd), 0);
+	assert_int_equal(pipe(rfd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(pfd[0]);
+		close(rfd[0]);
+		child_serve(pfd[1], rfd[1]);
+	}
+	close(pfd[1]);
+	close(rfd[1]);
+	assert_int_equal(read(pfd[0], &port, sizeof(port)), sizeof(port));
+	assert_int_equal(read(pfd[0], &rk, sizeof(rk)), sizeof(rk));
+	d = fh_domain_open(MSG, CREDITS, SQ);
+	assert_non_null(d);
+	fh_side_init(&s, d);
+	assert_int_equal(fab_mr_reg(d, local, sizeof(local), 0, &mr), 0);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
+	assert_int_equal(fab_connect(d, addr, NULL, NULL, &ep), 0);
+	assert_true(fh_wait(sides, 1, &s, FAB_EV_CONNECTED, ep, &cqe));
+	assert_int_equal(cqe.status, 0);
+	/* One message held by the child proves it runs; then fill the pipe. */
+	assert_int_equal(fab_send(ep, "x", 1, NULL), 0);
+	fh_pump(sides, 1);
+	assert_int_equal(read(rfd[0], &c, 1), 1);
+	struct fab_sge sg = { local, sizeof(local), mr };
+
+	for (int i = 0; i < 2 * CREDITS; i++, posted++)
+		assert_int_equal(fab_send(ep, "y", 1, NULL), 0);
+	for (int i = 0; i < 8; i++, posted++) {
+		assert_int_equal(fab_write(ep, &sg, &rk, 0, NULL), 0);
+		assert_int_equal(fab_read(ep, &sg, &rk, 0, NULL), 0);
+		posted++;
+	}
+	fh_pump(sides, 1);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+
+	/* Everything still posted fails, then exactly one failure event; nothing hangs. */
+	assert_true(fh_wait(sides, 1, &s, FAB_EV_PEER_FAILED, ep, &cqe));
+	assert_true(cqe.status < 0);
+	for (unsigned int i = 0; i < s.nevs; i++) {
+		if (s.evs[i].kind == FAB_EV_SEND || s.evs[i].kind == FAB_EV_WRITE ||
+		    s.evs[i].kind == FAB_EV_READ)
+			done++;
+	}
+	/* Completions before the failure event were either successes or errors; all came. */
+	assert_true(done <= posted + 1);
+	s.nevs = 0;
+	assert_false(fab_ep_is_connected(ep));
+	assert_int_equal(fab_send(ep, "z", 1, NULL), -ENOTCONN);
+	assert_int_equal(fab_write(ep, &sg, &rk, 0, NULL), -ENOTCONN);
+	fh_pump(sides, 1);
+	assert_int_equal(fh_count(&s, FAB_EV_PEER_FAILED), 0);
+	fab_ep_close(ep);
+	fh_side_fini(&s);
+	close(pfd[0]);
+	close(rfd[0]);
+}
+
+/* Every op posted before a failure completes exactly once. */
+static void test_failure_completes_everything(void **state)
+{
+	struct fh_pair p;
+	struct fab_cqe cqe;
+	static uint8_t buf[1 << 16];
+	struct fab_mr *ma, *mb;
+	struct fab_rkey rk;
+	unsigned int n = 0;
+
+	assert_int_equal(fh_pair_open(&p, MSG, CREDITS, SQ), 0);
+	assert_int_equal(fab_mr_reg(p.a.dom, buf, sizeof(buf), 0, &ma), 0);
+	static uint8_t rbuf[1 << 16];
+
+	assert_int_equal(fab_mr_reg(p.b.dom, rbuf, sizeof(rbuf), FAB_ACCESS_REMOTE_WRITE, &mb), 0);
+	fab_mr_rkey(mb, &rk);
+	struct fab_sge s = { buf, sizeof(buf), ma };
+
+	for (int i = 0; i < 3 * CREDITS; i++)
+		assert_int_equal(fab_send(p.ea, "m", 1, NULL), 0);
+	for (int i = 0; i < 20; i++)
+		assert_int_equal(fab_write(p.ea, &s, &rk, 0, NULL), 0);
+	/* b goes away without a word (as a crash would). */
+	fab_ep_close(p.eb);
+	assert_true(fh_pair_wait(&p, &p.a, FAB_EV_PEER_FAILED, &cqe));
+	for (unsigned int i = 0; i < p.a.nevs; i++)
+		n += p.a.evs[i].kind == FAB_EV_SEND || p.a.evs[i].kind == FAB_EV_WRITE;
+	assert_int_equal(n, 3 * CREDITS + 20);
+	fh_pair_close(&p);
+}
+
+/* Many connections at once between two domains; each carries its own traffic. */
+static void test_many_endpoints(void **state)
+{
+	enum { N = 80 };
+	struct fab_domain *da = fh_domain_open(1024, 4, 16), *db = fh_domain_open(1024, 4, 16);
+	struct fh_side a, b, *sides[2] = { &a, &b };
+	struct fab_listener *l;
+	struct fab_ep *eps[N], *accepted[N];
+	struct fab_cqe cqe;
+	char addr[64];
+	unsigned int seen[N] = { 0 };
+
+	assert_non_null(da);
+	assert_non_null(db);
+	fh_side_init(&a, da);
+	fh_side_init(&b, db);
+	assert_int_equal(fab_listen(db, "127.0.0.1:0", NULL, &l), 0);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", fab_listener_port(l));
+	for (int i = 0; i < N; i++)
+		assert_int_equal(fab_connect(da, addr, NULL, (void *)(uintptr_t)(i + 1), &eps[i]),
+				 0);
+	for (int i = 0; i < N; i++) {
+		assert_true(fh_wait(sides, 2, &a, FAB_EV_CONNECTED, NULL, &cqe));
+		assert_int_equal(cqe.status, 0);
+		assert_true(fh_wait(sides, 2, &b, FAB_EV_ACCEPTED, NULL, &cqe));
+		accepted[i] = cqe.ep;
+	}
+	for (int i = 0; i < N; i++) {
+		uint32_t v = (uint32_t)i;
+
+		assert_int_equal(fab_send(eps[i], &v, 4, NULL), 0);
+	}
+	/* Echo each message back on the endpoint it came from. */
+	for (int i = 0; i < N; i++) {
+		assert_true(fh_wait(sides, 2, &b, FAB_EV_RECV, NULL, &cqe));
+		assert_int_equal(fab_send(cqe.ep, cqe.data, 4, NULL), 0);
+		fab_recv_release(&cqe);
+	}
+	for (int i = 0; i < N; i++) {
+		uint32_t v;
+
+		assert_true(fh_wait(sides, 2, &a, FAB_EV_RECV, NULL, &cqe));
+		memcpy(&v, cqe.data, 4);
+		assert_true(v < N);
+		assert_ptr_equal(cqe.ep, eps[v]);
+		assert_ptr_equal(cqe.ctx, (void *)(uintptr_t)(v + 1));
+		seen[v]++;
+		fab_recv_release(&cqe);
+	}
+	for (int i = 0; i < N; i++)
+		assert_int_equal(seen[i], 1);
+	for (int i = 0; i < N; i++)
+		fab_ep_close(eps[i]);
+	for (int i = 0; i < N; i++)
+		assert_true(fh_wait(sides, 2, &b, FAB_EV_PEER_FAILED, NULL, &cqe));
+	for (int i = 0; i < N; i++)
+		fab_ep_close(accepted[i]);
+	fh_side_fini(&a);
+	fh_side_fini(&b);
+}
+
+/* Byte counters: what one side sent, the other received. */
+static void test_counters(void **state)
+{
+	struct fh_pair p;
+	struct fab_ep_stats sa, sb;
+	struct fab_cqe cqe;
+
+	assert_int_equal(fh_pair_open(&p, MSG, CREDITS, SQ), 0);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(fab_send(p.ea, "0123456789", 10, NULL), 0);
+	for (int i = 0; i < 10; i++) {
+		assert_true(fh_pair_wait(&p, &p.b, FAB_EV_RECV, &cqe));
+		fab_recv_release(&cqe);
+	}
+	fh_pair_pump_for(&p, 50);
+	fab_ep_stats(p.ea, &sa);
+	fab_ep_stats(p.eb, &sb);
+	assert_int_equal(sa.sends, 10);
+	assert_int_equal(sb.recvs, 10);
+	assert_true(sa.tx_bytes >= 100);
+	assert_int_equal(sa.tx_bytes, sb.rx_bytes);
+	assert_int_equal(sb.tx_bytes, sa.rx_bytes);
+	fh_pair_close(&p);
+}
+
+/* Registered pools: O(1) buffers, bounded, misuse caught. */
+static void test_pool(void **state)
+{
+	struct fab_domain *d = fh_domain_open(MSG, CREDITS, SQ);
+	struct fab_pool *pool;
+	struct fab_pool_stats st;
+	struct fab_sge sge;
+	void *bufs[8];
+
+	assert_non_null(d);
+	assert_int_equal(fab_pool_create(d, 5000, 8, FAB_ACCESS_REMOTE_WRITE, 0, &pool), 0);
+	for (int i = 0; i < 8; i++) {
+		bufs[i] = fab_pool_get(pool, &sge);
+		assert_non_null(bufs[i]);
+		assert_int_equal((uintptr_t)bufs[i] % 4096, 0);
+		assert_int_equal(sge.len, 8192);
+		assert_ptr_equal(sge.mr, fab_pool_mr(pool));
+		memset(bufs[i], i, sge.len);
+	}
+	assert_null(fab_pool_get(pool, &sge));
+	assert_int_equal(errno, ENOBUFS);
+	fab_pool_stats(pool, &st);
+	assert_int_equal(st.in_use, 8);
+	assert_int_equal(st.get_failures, 1);
+	fab_pool_put(pool, bufs[3]);
+	fab_pool_put(pool, bufs[3]);		   /* double put: logged, ignored */
+	fab_pool_put(pool, (uint8_t *)bufs[4] + 1); /* not a buffer: logged, ignored */
+	fab_pool_stats(pool, &st);
+	assert_int_equal(st.in_use, 7);
+	assert_int_equal(st.high_water, 8);
+	assert_ptr_equal(fab_pool_get(pool, NULL), bufs[3]);
+	fab_pool_destroy(pool);
+	assert_int_equal(fab_pool_create(d, 0, 8, 0, 0, &pool), -EINVAL);
+	fab_domain_close(d);
+}
+
+static int skip_if_unavailable(void)
+{
+	struct fab_domain *d = fh_domain_open(MSG, CREDITS, SQ);
+
+	if (!d)
+		return -1;
+	fab_domain_close(d);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_connect_accept),
+		cmocka_unit_test(test_connect_refused),
+		cmocka_unit_test(test_send_ordering),
+		cmocka_unit_test(test_credits_slow_receiver),
+		cmocka_unit_test(test_credits_both_ways),
+		cmocka_unit_test(test_write_read_sizes),
+		cmocka_unit_test(test_pipelined_ops),
+		cmocka_unit_test(test_write_imm),
+		cmocka_unit_test(test_remote_access_refused),
+		cmocka_unit_test(test_send_too_big),
+		cmocka_unit_test(test_sq_depth),
+		cmocka_unit_test(test_close_with_pending),
+		cmocka_unit_test(test_peer_killed),
+		cmocka_unit_test(test_failure_completes_everything),
+		cmocka_unit_test(test_many_endpoints),
+		cmocka_unit_test(test_counters),
+		cmocka_unit_test(test_pool),
+	};
+	char group[64];
+
+	if (argc > 1)
+		fh_backend = argv[1];
+	weft_log_open("test", WEFT_LOG_WARN, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (skip_if_unavailable()) {
+		printf("SKIP: fabric backend '%s' is not available here\n", fh_backend);
+		return 77;
+	}
+	snprintf(group, sizeof(group), "fabric/%s", fh_backend);
+	return cmocka_run_group_tests_name(group, tests, NULL, NULL);
+}
