@@ -357,7 +357,7 @@ void tcp_ep_fail(struct tcp_ep *ep, int status, const char *why)
 		return;
 	if (why)
 		fab_log_warn(&ep->tdom->base, "%s %s: %s: %s",
-			     was == TCP_EP_CONNECTED ? "peer" : "connecting to",
+			     was == TCP_EP_CONNECTED ? "peer" : ep->from ? "handshake with" : "connecting to",
 			     ep->base.peer_addr, why, strerror(-status));
 	tcp_ep_teardown(ep, status);
 	if (ep->user_closed)

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The TCP backend against a hostile peer: a raw socket that speaks garbage,
+ * lies about lengths and credits, or hangs up mid-frame. Each case must end
+ * in a closed connection and a log line, never a crash or a hang.
+ */
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/log.h"
+#include "fabric/tcp/tcp.h"
+#include "tests/fabric_harness.h"
+
+struct srv {
+	struct fh_side s;
+	struct fab_listener *l;
+	int fd; /* the raw peer */
+};
+
+static void srv_open(struct srv *v)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+
+	fh_side_init(&v->s, fh_domain_open(1024, 4, 16));
+	assert_non_null(v->s.dom);
+	assert_int_equal(fab_listen(v->s.dom, "127.0.0.1:0", NULL, &v->l), 0);
+	sin.sin_port = htons(fab_listener_port(v->l));
+	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+	v->fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_int_equal(connect(v->fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+}
+
+static void srv_close(struct srv *v)
+{
+	if (v->fd >= 0)
+		close(v->fd);
+	fh_side_fini(&v->s);
+}
+
+static void raw_send(int fd, const void *p, size_t n)
+{
+	assert_int_equal(send(fd, p, n, MSG_NOSIGNAL), (ssize_t)n);
+}
+
+static void raw_frame(int fd, uint8_t type, uint16_t credits, uint32_t len, uint64_t id,
+		      uint64_t addr, uint64_t key, uint32_t imm)
+{
+	struct tcp_hdr h = { .type = type, .credits = credits, .len = len, .id = id,
+			     .addr = addr, .key = key, .imm = imm };
+	uint8_t b[TCP_HDR_LEN];
+
+	tcp_hdr_encode(&h, b);
+	raw_send(fd, b, sizeof(b));
+}
+
+static void raw_hello(int fd, uint32_t magic, uint32_t credits)
+{
+	uint32_t p[4] = { htole32(magic), htole32(TCP_VERSION), htole32(credits), htole32(1024) };
+
+	raw_frame(fd, TCP_F_HELLO, 0, TCP_HELLO_LEN, 0, 0, 0, 0);
+	raw_send(fd, p, sizeof(p));
+}
+
+/* The server's socket to the raw peer is closed: our recv sees EOF or a reset. */
+static bool raw_closed(struct srv *v)
+{
+	struct fh_side *sides[1] = { &v->s };
+	char buf[4096];
+
+	for (int i = 0; i < 6000; i++) {
+		fh_pump(sides, 1);
+		ssize_t n = recv(v->fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+		if (n == 0 || (n < 0 && errno == ECONNRESET))
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+static void test_garbage_before_handshake(void **state)
+{
+	struct srv v;
+	uint8_t junk[64];
+
+	srv_open(&v);
+	memset(junk, 0xa5, sizeof(junk));
+	raw_send(v.fd, junk, sizeof(junk));
+	assert_true(raw_closed(&v));
+	/* Never reported: the user never learns of a peer that did not handshake. */
+	assert_int_equal(fh_count(&v.s, FAB_EV_ACCEPTED), 0);
+	srv_close(&v);
+}
+
+static void test_bad_hello(void **state)
+{
+	struct srv v;
+
+	srv_open(&v);
+	raw_hello(v.fd, 0xdeadbeef, 4);
+	assert_true(raw_closed(&v));
+	assert_int_equal(fh_count(&v.s, FAB_EV_ACCEPTED), 0);
+	srv_close(&v);
+}
+
+/* Handshake properly, then misbehave with frame f; expect -EPROTO. */
+static void expect_proto_error(void (*misbehave)(int fd))
+{
+	struct srv v;
+	struct fh_side *sides[1];
+	struct fab_cqe cqe;
+
+	srv_open(&v);
+	sides[0] = &v.s;
+	raw_hello(v.fd, TCP_MAGIC, 4);
+	assert_true(fh_wait(sides, 1, &v.s, FAB_EV_ACCEPTED, NULL, &cqe));
+	misbehave(v.fd);
+	assert_true(fh_wait(sides, 1, &v.s, FAB_EV_PEER_FAILED, NULL, &cqe));
+	assert_int_equal(cqe.status, -EPROTO);
+	fab_ep_close(cqe.ep);
+	srv_close(&v);
+}
+
+static void bad_type(int fd)
+{
+	raw_frame(fd, 200, 0, 0, 0, 0, 0, 0);
+}
+
+static void msg_too_long(int fd)
+{
+	raw_frame(fd, TCP_F_MSG, 0, 1u << 30, 0, 0, 0, 0);
+}
+
+static void beyond_credits(int fd)
+{
+	/* The server gave 4 credits; the fifth message breaks the contract. */
+	for (int i = 0; i < 5; i++) {
+		raw_frame(fd, TCP_F_MSG, 0, 1, 0, 0, 0, 0);
+		raw_send(fd, "x", 1);
+	}
+}
+
+static void too_many_credits_back(int fd)
+{
+	raw_frame(fd, TCP_F_CREDIT, 60000, 0, 0, 0, 0, 0);
+}
+
+static void unsolicited_ack(int fd)
+{
+	raw_frame(fd, TCP_F_WRITE_ACK, 0, 0, 12345, 0, 0, 0);
+}
+
+static void read_req_with_payload(int fd)
+{
+	raw_frame(fd, TCP_F_READ_REQ, 0, 10, 1, 0, 0, 10);
+}
+
+static void second_hello(int fd)
+{
+	raw_hello(fd, TCP_MAGIC, 4);
+}
+
+static void test_protocol_violations(void **state)
+{
+	expect_proto_error(bad_type);
+	expect_proto_error(msg_too_long);
+	expect_proto_error(beyond_credits);
+	expect_proto_error(too_many_credits_back);
+	expect_proto_error(unsolicited_ack);
+	expect_proto_error(read_req_with_payload);
+	expect_proto_error(second_hello);
+}
+
+/* A raw write into a made-up address is refused and answered, not obeyed. */
+static void test_forged_write(void **state)
+{
+	struct srv v;
+	struct fh_side *sides[1];
+	struct fab_cqe cqe;
+	uint8_t ans[TCP_HDR_LEN];
+	struct tcp_hdr h;
+	char payload[100] = { 0 };
+
+	srv_open(&v);
+	sides[0] = &v.s;
+	raw_hello(v.fd, TCP_MAGIC, 4);
+	assert_true(fh_wait(sides, 1, &v.s, FAB_EV_ACCEPTED, NULL, &cqe));
+	raw_frame(v.fd, TCP_F_WRITE, 0, sizeof(payload), 77, (uint64_t)(uintptr_t)&v, 0x1234, 0);
+	raw_send(v.fd, payload, sizeof(payload));
+	/* Skip the server's HELLO, then read its answer. */
+	for (int got = 0, i = 0; i < 2000 && got < 2; i++) {
+		fh_pump(sides, 1);
+		ssize_t n = recv(v.fd, ans, sizeof(ans), MSG_DONTWAIT | MSG_PEEK);
+
+		if (n == TCP_HDR_LEN) {
+			tcp_hdr_decode(ans, &h);
+			size_t skip = TCP_HDR_LEN + (h.type == TCP_F_HELLO ? TCP_HELLO_LEN : 0);
+			char sink[TCP_HDR_LEN + TCP_HELLO_LEN];
+
+			assert_int_equal(recv(v.fd, sink, skip, MSG_WAITALL), (ssize_t)skip);
+			got++;
+		} else {
+			usleep(1000);
+		}
+	}
+	assert_int_equal(h.type, TCP_F_WRITE_ACK);
+	assert_int_equal(h.id, 77);
+	assert_int_equal(h.status, -EACCES);
+	srv_close(&v);
+}
+
+/* The peer hangs up in the middle of a frame. */
+static void test_truncated_frame(void **state)
+{
+	struct srv v;
+	struct fh_side *sides[1];
+	struct fab_cqe cqe;
+
+	srv_open(&v);
+	sides[0] = &v.s;
+	raw_hello(v.fd, TCP_MAGIC, 4);
+	assert_true(fh_wait(sides, 1, &v.s, FAB_EV_ACCEPTED, NULL, &cqe));
+	raw_frame(v.fd, TCP_F_MSG, 0, 500, 0, 0, 0, 0);
+	raw_send(v.fd, "partial", 7);
+	close(v.fd);
+	v.fd = -1;
+	assert_true(fh_wait(sides, 1, &v.s, FAB_EV_PEER_FAILED, NULL, &cqe));
+	assert_int_equal(fh_count(&v.s, FAB_EV_RECV), 0);
+	fab_ep_close(cqe.ep);
+	srv_close(&v);
+}
+
+/* A peer that connects and says nothing is dropped at the connect timeout. */
+static void test_silent_peer(void **state)
+{
+	struct srv v;
+	struct fh_side *sides[1];
+
+	srv_open(&v);
+	sides[0] = &v.s;
+	fh_pump(sides, 1);
+	/* The harness sets ms_connect_timeout to 3 s; raw_closed waits up to 6 s. */
+	assert_true(raw_closed(&v));
+	assert_int_equal(fh_count(&v.s, FAB_EV_ACCEPTED), 0);
+	srv_close(&v);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_garbage_before_handshake),
+		cmocka_unit_test(test_bad_hello),
+		cmocka_unit_test(test_protocol_violations),
+		cmocka_unit_test(test_forged_write),
+		cmocka_unit_test(test_truncated_frame),
+		cmocka_unit_test(test_silent_peer),
+	};
+
+	fh_backend = "tcp";
+	weft_log_open("test", WEFT_LOG_WARN, NULL);
+	return cmocka_run_group_tests_name("fabric/tcp-wire", tests, NULL, NULL);
+}
