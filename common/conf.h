@@ -35,6 +35,16 @@ enum conf_type {
 #define CONF_WHO_CLIENT 0x4u
 #define CONF_WHO_ALL 0x7u
 
+/* Units for the table's min/max: durations are microseconds, sizes bytes. */
+#define CONF_US(x) ((int64_t)(x))
+#define CONF_MS(x) ((int64_t)(x) * 1000)
+#define CONF_SEC(x) ((int64_t)(x) * 1000000)
+#define CONF_MIN(x) (CONF_SEC(x) * 60)
+#define CONF_HOUR(x) (CONF_MIN(x) * 60)
+#define CONF_KIB(x) ((int64_t)(x) << 10)
+#define CONF_MIB(x) ((int64_t)(x) << 20)
+#define CONF_GIB(x) ((int64_t)(x) << 30)
+
 struct conf_opt_def {
 	const char *name;
 	enum conf_type type;
@@ -96,6 +106,7 @@ bool conf_get_bool(const struct conf *conf, enum conf_key key);
 int64_t conf_get_int(const struct conf *conf, enum conf_key key);
 uint64_t conf_get_size(const struct conf *conf, enum conf_key key);
 uint64_t conf_get_duration_us(const struct conf *conf, enum conf_key key);
+/* A STR option's value ($-expanded); for other types, the text the value was given as. */
 const char *conf_get_str(const struct conf *conf, enum conf_key key);
 /* Parsed list; *count_out may be 0. Valid until the option changes. */
 const struct conf_addr *conf_get_addrs(const struct conf *conf, enum conf_key key,
@@ -105,6 +116,9 @@ const struct conf_net *conf_get_nets(const struct conf *conf, enum conf_key key,
 /* Where the current value came from: "default", "weft.conf:12", "env WEFT_X", "--x". */
 const char *conf_get_origin(const struct conf *conf, enum conf_key key);
 const char *conf_entity(const struct conf *conf);
+
+/* Warnings (unknown keys or sections) seen by the load functions so far. */
+unsigned int conf_warning_count(const struct conf *conf);
 
 /* "config show": every option, value and origin (only non-defaults unless all). */
 void conf_dump(const struct conf *conf, FILE *out, bool all);
