@@ -94,6 +94,12 @@ struct fab_ops {
 
 /* Backends, in preference order for ms_type=auto (fabric.c). */
 extern const struct fab_ops fab_tcp_ops;
+#ifdef WEFT_HAVE_VERBS
+extern const struct fab_ops fab_verbs_ops;
+#endif
+#ifdef WEFT_HAVE_UCX
+extern const struct fab_ops fab_ucx_ops;
+#endif
 
 /* Queue a completion. -ENOMEM only if the ring cannot grow. */
 int fab_cq_push(struct fab_domain *dom, const struct fab_cqe *cqe);

@@ -16,11 +16,16 @@
 #include "fabric/fab_backend.h"
 
 /*
- * Preference order for ms_type=auto. The RDMA backends join this array
- * (guarded by WEFT_WITH_VERBS / WEFT_WITH_UCX) when they land; TCP is
- * always last so auto falls back to it.
+ * Preference order for ms_type=auto: the RDMA backends that were built,
+ * then TCP, which is always there so auto falls back to it.
  */
 static const struct fab_ops *const fab_registry[] = {
+#ifdef WEFT_HAVE_VERBS
+	&fab_verbs_ops,
+#endif
+#ifdef WEFT_HAVE_UCX
+	&fab_ucx_ops,
+#endif
 	&fab_tcp_ops,
 };
 #define FAB_NBACKENDS (sizeof(fab_registry) / sizeof(fab_registry[0]))
