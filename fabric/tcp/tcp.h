@@ -154,6 +154,7 @@ struct tcp_ep {
 	uint8_t rx_small[TCP_HELLO_LEN];
 	uint8_t *stage;
 	uint32_t stage_pos, stage_len;
+	bool rx_big; /* the last payload was large: receive the next header alone */
 };
 
 struct tcp_listener {

@@ -145,6 +145,7 @@ static void tcp_rx_done(struct tcp_ep *ep)
 
 static void tcp_rx_expect(struct tcp_ep *ep, void *dst, uint32_t len)
 {
+	ep->rx_big = len >= TCP_DIRECT_MIN;
 	if (len == 0) {
 		tcp_rx_done(ep);
 		return;
@@ -169,6 +170,7 @@ static void tcp_rx_header(struct tcp_ep *ep)
 	int rc;
 
 	tcp_hdr_decode(ep->rx_hdrbuf, h);
+	ep->rx_big = false; /* tcp_rx_expect sets it for a large payload */
 	if (h->credits) {
 		if ((uint64_t)ep->tx_credits + h->credits > ep->peer_window) {
 			tcp_rx_proto_error(ep, "returned more credits than it was given");
@@ -325,7 +327,14 @@ int tcp_ep_rx(struct tcp_ep *ep, unsigned int budget)
 				}
 				continue;
 			}
-			n = tcp_rx_recv(ep, ep->stage, TCP_STAGE_SIZE);
+			/*
+			 * After a large payload the next frame is likely large too:
+			 * take just its header so the payload can land directly in
+			 * its destination instead of being copied from the stage.
+			 */
+			n = tcp_rx_recv(ep, ep->stage,
+					ep->rx == TCP_RX_HDR && ep->rx_big ? TCP_HDR_LEN - ep->rx_have
+									 : TCP_STAGE_SIZE);
 			if (n <= 0)
 				break;
 			ep->stage_len = (uint32_t)n;
