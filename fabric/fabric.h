@@ -25,12 +25,18 @@
  *    target's CPU is not involved on verbs; TCP emulates it in the target's
  *    progress engine, which checks key, access and bounds. write_imm also
  *    raises FAB_EV_WRITE_IMM at the target with the 32-bit immediate, and
- *    consumes one receive credit like a send. A completion at the initiator
- *    means the data is placed at the target (write) or here (read).
+ *    consumes one receive credit like a send; that credit goes back by
+ *    itself when the target polls the FAB_EV_WRITE_IMM completion (there is
+ *    no buffer to release). A completion at the initiator means the data is
+ *    placed at the target (write) or here (read). A send completion only
+ *    means the message left: it is no proof that the peer is alive.
  *  - Failure: when a peer dies or the connection breaks, every operation
  *    still posted on the endpoint completes with an error and then one
  *    FAB_EV_PEER_FAILED is raised. Nothing hangs. The endpoint stays
- *    allocated until the owner calls fab_ep_close().
+ *    allocated until the owner calls fab_ep_close(). A dead host is caught
+ *    within peer_timeout_ms; a live host whose process hangs (SIGSTOP, a
+ *    deadlock) keeps its connections up — detecting that is the job of the
+ *    heartbeats of the layers above (OSD beacons, mon subscriptions).
  *
  * Errors are negative errno values. Posting returns -EAGAIN when the
  * endpoint's send queue (attr.sq_depth operations) is full: progress and

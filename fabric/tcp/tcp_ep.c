@@ -40,6 +40,21 @@ static void tcp_sock_tune(struct tcp_domain *td, int fd)
 	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ut, sizeof(ut));
 }
 
+/*
+ * A socket closed with unread bytes sends a RST, which can destroy data the
+ * peer has not read yet (our last message). Send FIN first and swallow what
+ * already arrived; bounded, never blocks.
+ */
+static void tcp_sock_close_gently(int fd)
+{
+	char sink[4096];
+
+	shutdown(fd, SHUT_WR);
+	for (int i = 0; i < 256; i++)
+		if (recv(fd, sink, sizeof(sink), MSG_DONTWAIT) <= 0)
+			break;
+}
+
 static struct tcp_ep *tcp_ep_new(struct tcp_domain *td, int fd, enum tcp_ep_state state)
 {
 	const struct fab_domain_attr *a = &td->base.attr;
@@ -336,6 +351,8 @@ static void tcp_ep_teardown(struct tcp_ep *ep, int status)
 	ep->base.connected = false;
 	if (ep->fd >= 0) {
 		epoll_ctl(td->epfd, EPOLL_CTL_DEL, ep->fd, NULL);
+		if (status == -ECANCELED)
+			tcp_sock_close_gently(ep->fd);
 		close(ep->fd);
 		ep->fd = -1;
 	}
