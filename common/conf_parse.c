@@ -124,9 +124,16 @@ static char *conf_ini_reader(char *str, int num, void *stream)
 		p++;
 	if (ini->lineno == 1 && !strncmp(p, "\xEF\xBB\xBF", 3))
 		p += 3;
-	/* "key = value   # comment": '#' after whitespace starts a comment. */
+	/*
+	 * "key = value   # comment": '#' after whitespace starts a comment,
+	 * except inside a "quoted value".
+	 */
+	bool quoted = *p == '"';
+
 	for (q = p + 1; *p && *q; q++) {
-		if (*q == '#' && (q[-1] == ' ' || q[-1] == '\t')) {
+		if (*q == '"')
+			quoted = !quoted;
+		if (!quoted && *q == '#' && (q[-1] == ' ' || q[-1] == '\t')) {
 			*q = '\0';
 			break;
 		}

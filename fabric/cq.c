@@ -116,3 +116,15 @@ void fab_cq_forget_ep(struct fab_domain *dom, struct fab_ep *ep)
 		e->ep = NULL;
 	}
 }
+
+void fab_cq_forget_listener(struct fab_domain *dom, struct fab_listener *l)
+{
+	struct fab_cq *cq = &dom->cq;
+
+	for (uint32_t i = 0; i < cq->count; i++) {
+		struct fab_cqe *e = &cq->ring[(cq->head + i) & (cq->cap - 1)];
+
+		if (e->listener == l)
+			e->listener = NULL;
+	}
+}

@@ -110,6 +110,8 @@ bool fab_cq_empty(const struct fab_domain *dom);
  * the backend and dropped (nobody can consume them any more).
  */
 void fab_cq_forget_ep(struct fab_domain *dom, struct fab_ep *ep);
+/* Before a listener is freed: queued ACCEPTED completions lose their listener pointer. */
+void fab_cq_forget_listener(struct fab_domain *dom, struct fab_listener *l);
 int fab_cq_init(struct fab_cq *cq);
 void fab_cq_fini(struct fab_cq *cq);
 

@@ -334,7 +334,11 @@ static int fab_remote_check(struct fab_ep *ep, const struct fab_rkey *rk, uint64
 
 int fab_send(struct fab_ep *ep, const void *buf, size_t len, void *ctx)
 {
-	if ((!buf && len) || len > ep->dom->attr.msg_size) {
+	if (!buf && len) {
+		fab_log_err(ep->dom, "send to %s: no buffer for %zu bytes", ep->peer_addr, len);
+		return -EINVAL;
+	}
+	if (len > ep->dom->attr.msg_size) {
 		fab_log_err(ep->dom, "send to %s: %zu bytes exceeds ms_msg_size %u", ep->peer_addr,
 			    len, ep->dom->attr.msg_size);
 		return -EMSGSIZE;

@@ -41,7 +41,8 @@ int fab_pool_create(struct fab_domain *dom, size_t buf_size, uint32_t count, uns
 	size_t total;
 	int rc;
 
-	if (buf_size == 0 || count == 0 || buf_size > ((size_t)1 << 32) ||
+	/* An sge length is 32 bits: no buffer may be 4 GiB or more. */
+	if (buf_size == 0 || count == 0 || buf_size > UINT32_MAX - 4095 ||
 	    fab_pool_round(buf_size) > SIZE_MAX / count) {
 		fab_log_err(dom, "pool: bad geometry %zu x %u", buf_size, count);
 		return -EINVAL;

@@ -385,14 +385,14 @@ static void test_file_syntax(void **state)
 				"[global]\r\n"
 				"\tfsid = abc   # trailing comment\n"
 				"\tms type = ucx ; inline\r\n"
-				"    keyring = \"/etc/weft/my keyring\"\n"
+				"    keyring = \"/etc/weft/my #1 keyring\"  # real comment\n"
 				"\tlog_file=\n"
 				"[mon.a]\n"
 				"    mon addr = 10.0.0.1:6789\n"
 				"    mon data = /data/$type/$id/${name}x$nothing\n");
 	assert_string_equal(conf_get_str(conf, CONF_FSID), "abc");
 	assert_string_equal(conf_get_str(conf, CONF_MS_TYPE), "ucx");
-	assert_string_equal(conf_get_str(conf, CONF_KEYRING), "/etc/weft/my keyring");
+	assert_string_equal(conf_get_str(conf, CONF_KEYRING), "/etc/weft/my #1 keyring");
 	assert_string_equal(conf_get_str(conf, CONF_LOG_FILE), "");
 	assert_string_equal(conf_get_origin(conf, CONF_LOG_FILE), "test.conf:8");
 	assert_string_equal(conf_get_str(conf, CONF_MON_DATA), "/data/mon/a/mon.ax$nothing");

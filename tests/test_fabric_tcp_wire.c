@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -67,7 +69,9 @@ static void raw_frame(int fd, uint8_t type, uint16_t credits, uint32_t len, uint
 
 static void raw_hello(int fd, uint32_t magic, uint32_t credits)
 {
-	uint32_t p[4] = { htole32(magic), htole32(TCP_VERSION), htole32(credits), htole32(1024) };
+	/* magic, version, receive credits, message size, send-queue depth */
+	uint32_t p[5] = { htole32(magic), htole32(TCP_VERSION), htole32(credits), htole32(1024),
+			  htole32(4) };
 
 	raw_frame(fd, TCP_F_HELLO, 0, TCP_HELLO_LEN, 0, 0, 0, 0);
 	raw_send(fd, p, sizeof(p));
@@ -221,6 +225,44 @@ static void test_forged_write(void **state)
 	srv_close(&v);
 }
 
+/*
+ * A peer that floods read requests and never reads the answers: the answers
+ * it is owed may not exceed the sq_depth it announced (4), so the target
+ * drops it instead of queueing without bound.
+ */
+static void test_unread_answers_bounded(void **state)
+{
+	struct srv v;
+	struct fh_side *sides[1];
+	struct fab_cqe cqe;
+	struct tcp_hdr h = { .type = TCP_F_READ_REQ, .key = 0xdead, .imm = 8 };
+	static uint8_t b[1638 * TCP_HDR_LEN]; /* 64 KiB of requests per send */
+	bool failed = false;
+
+	srv_open(&v);
+	sides[0] = &v.s;
+	raw_hello(v.fd, TCP_MAGIC, 4);
+	assert_true(fh_wait(sides, 1, &v.s, FAB_EV_ACCEPTED, NULL, &cqe));
+	struct timeval tv = { .tv_sec = 1 };
+
+	/* A send that would block (the server stopped reading) fails instead of hanging. */
+	setsockopt(v.fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	for (size_t i = 0; i < sizeof(b); i += TCP_HDR_LEN)
+		tcp_hdr_encode(&h, b + i);
+	/* Bounded: 64 MB of requests at most; the socket buffers fill long before. */
+	for (int i = 0; i < 1024 && !failed; i++) {
+		/* Whole frames only: a partial send would desynchronise the stream. */
+		if (send(v.fd, b, sizeof(b), MSG_NOSIGNAL) < 0)
+			break; /* the server closed on us */
+		fh_pump(sides, 1);
+		failed = fh_count(&v.s, FAB_EV_PEER_FAILED) > 0;
+	}
+	assert_true(fh_wait(sides, 1, &v.s, FAB_EV_PEER_FAILED, NULL, &cqe));
+	assert_int_equal(cqe.status, -EPROTO);
+	fab_ep_close(cqe.ep);
+	srv_close(&v);
+}
+
 /* The peer hangs up in the middle of a frame. */
 static void test_truncated_frame(void **state)
 {
@@ -265,6 +307,7 @@ int main(void)
 		cmocka_unit_test(test_protocol_violations),
 		cmocka_unit_test(test_forged_write),
 		cmocka_unit_test(test_truncated_frame),
+		cmocka_unit_test(test_unread_answers_bounded),
 		cmocka_unit_test(test_silent_peer),
 	};
 

@@ -28,7 +28,7 @@ static void cli_usage(FILE *out)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		cli_usage(stderr);
+		fprintf(stderr, "weft: no command given (try 'weft --help')\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -15,6 +16,9 @@
 #include "fabric/tcp/tcp.h"
 
 #define TCP_EPOLL_BATCH 64
+
+/* epoll data for the wake eventfd (endpoints and listeners point at their own kind). */
+static enum tcp_pollable_kind tcp_wake_kind = TCP_POLL_WAKE;
 
 /* ------------------------------------------------------------ wire header */
 
@@ -172,11 +176,25 @@ void tcp_txlist_add(struct tcp_ep *ep)
 /* Endpoints whose staged receive bytes were not all parsed (epoll won't say so). */
 void tcp_ready_add(struct tcp_ep *ep)
 {
+	struct tcp_domain *td = ep->tdom;
+	uint64_t one = 1;
+
 	if (ep->on_ready)
 		return;
+	/* Keep fab_domain_fd() readable while staged frames wait. */
+	if (!td->ready && write(td->wakefd, &one, sizeof(one)) < 0)
+		fab_log_err(&td->base, "eventfd write: %s", strerror(errno));
 	ep->on_ready = true;
-	ep->ready_next = ep->tdom->ready;
-	ep->tdom->ready = ep;
+	ep->ready_next = td->ready;
+	td->ready = ep;
+}
+
+static void tcp_ready_clear(struct tcp_domain *td)
+{
+	uint64_t v;
+
+	if (read(td->wakefd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		fab_log_err(&td->base, "eventfd read: %s", strerror(errno));
 }
 
 void tcp_epoll_update(struct tcp_ep *ep)
@@ -325,14 +343,18 @@ static void tcp_listener_close(struct fab_listener *fl)
 	struct tcp_listener *l = (struct tcp_listener *)fl;
 	struct tcp_domain *td = tcp_dom(fl->dom);
 
-	/* Endpoints still in handshake from this listener are dropped silently. */
+	/*
+	 * Endpoints still in handshake from this listener are dropped silently
+	 * (the user never saw them); established ones live on without it.
+	 */
 	for (struct tcp_ep *ep = td->eps; ep; ep = ep->next) {
-		if (ep->from == l) {
-			ep->from = NULL;
-			if (ep->state != TCP_EP_CONNECTED)
-				tcp_ep_fail(ep, -ECONNABORTED, "listener closed");
-		}
+		if (ep->from != l)
+			continue;
+		if (ep->state != TCP_EP_CONNECTED && ep->state != TCP_EP_FAILED)
+			tcp_ep_fail(ep, -ECONNABORTED, "listener closed");
+		ep->from = NULL;
 	}
+	fab_cq_forget_listener(fl->dom, fl);
 	for (struct tcp_listener **pp = &td->listeners; *pp; pp = &(*pp)->next) {
 		if (*pp == l) {
 			*pp = l->next;
@@ -349,6 +371,7 @@ static void tcp_listener_close(struct fab_listener *fl)
 static int tcp_domain_open(const struct fab_domain_attr *attr, struct fab_domain **dom_out)
 {
 	struct tcp_domain *td = calloc(1, sizeof(*td));
+	struct epoll_event ev = { 0 };
 	int rc;
 
 	if (!td)
@@ -363,8 +386,25 @@ static int tcp_domain_open(const struct fab_domain_attr *attr, struct fab_domain
 		log_error("fab", "tcp: epoll_create1: %s", strerror(errno));
 		goto err_cq;
 	}
+	td->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (td->wakefd < 0) {
+		rc = -errno;
+		log_error("fab", "tcp: eventfd: %s", strerror(errno));
+		goto err_epoll;
+	}
+	ev.events = EPOLLIN;
+	ev.data.ptr = &tcp_wake_kind;
+	if (epoll_ctl(td->epfd, EPOLL_CTL_ADD, td->wakefd, &ev) < 0) {
+		rc = -errno;
+		log_error("fab", "tcp: epoll_ctl: %s", strerror(errno));
+		goto err_wake;
+	}
 	*dom_out = &td->base;
 	return 0;
+err_wake:
+	close(td->wakefd);
+err_epoll:
+	close(td->epfd);
 err_cq:
 	fab_cq_fini(&td->base.cq);
 err_free:
@@ -399,6 +439,7 @@ static void tcp_domain_close(struct fab_domain *dom)
 	for (uint32_t i = 0; i < td->nmsg_free; i++)
 		free(td->msg_free[i]);
 	free(td->msg_free);
+	close(td->wakefd);
 	close(td->epfd);
 	fab_cq_fini(&dom->cq);
 	free(td);
@@ -449,41 +490,57 @@ static int tcp_flush_all(struct tcp_domain *td)
 	return n;
 }
 
+static unsigned int tcp_rx_budget(unsigned int handled, unsigned int limit)
+{
+	unsigned int left = handled < limit ? limit - handled : 0;
+
+	return left < TCP_EP_FRAME_BUDGET ? left : TCP_EP_FRAME_BUDGET;
+}
+
 static int tcp_progress(struct fab_domain *dom, unsigned int budget)
 {
 	struct tcp_domain *td = tcp_dom(dom);
 	struct epoll_event evs[TCP_EPOLL_BATCH];
-	unsigned int limit = budget ? budget : UINT32_MAX;
-	int handled = 0, nev;
+	unsigned int limit = budget ? budget : UINT32_MAX, handled = 0;
+	struct tcp_ep *ready = td->ready;
+	int nev;
 
-	handled += tcp_flush_all(td);
+	handled += (unsigned int)tcp_flush_all(td);
 
 	/* Bytes already staged first: epoll cannot report them. */
-	struct tcp_ep *ready = td->ready;
-
-	td->ready = NULL;
+	if (ready) {
+		td->ready = NULL;
+		tcp_ready_clear(td);
+	}
 	while (ready) {
 		struct tcp_ep *ep = ready;
 
 		ready = ep->ready_next;
 		ep->on_ready = false;
-		if (ep->state == TCP_EP_CONNECTED || ep->state == TCP_EP_HANDSHAKE)
-			handled += tcp_ep_rx(ep, TCP_EP_FRAME_BUDGET);
+		if (ep->state != TCP_EP_CONNECTED && ep->state != TCP_EP_HANDSHAKE)
+			continue;
+		if (handled < limit)
+			handled += (unsigned int)tcp_ep_rx(ep, tcp_rx_budget(handled, limit));
+		else
+			tcp_ready_add(ep); /* over budget: next call */
 	}
 
-	nev = epoll_wait(td->epfd, evs, TCP_EPOLL_BATCH, 0);
+	nev = handled < limit ? epoll_wait(td->epfd, evs, TCP_EPOLL_BATCH, 0) : 0;
 	if (nev < 0 && errno != EINTR) {
 		fab_log_err(dom, "epoll_wait: %s", strerror(errno));
 		return -errno;
 	}
-	for (int i = 0; i < nev && (unsigned int)handled < limit; i++) {
+	/* Level-triggered: what is left over the budget is reported again next call. */
+	for (int i = 0; i < nev && handled < limit; i++) {
 		enum tcp_pollable_kind *k = evs[i].data.ptr;
 
+		if (*k == TCP_POLL_WAKE)
+			continue;
 		if (*k == TCP_POLL_LISTENER) {
 			struct tcp_listener *l = (struct tcp_listener *)((char *)k -
 				offsetof(struct tcp_listener, pkind));
 
-			handled += tcp_ep_accept(l);
+			handled += (unsigned int)tcp_ep_accept(l);
 			continue;
 		}
 		struct tcp_ep *ep = (struct tcp_ep *)((char *)k - offsetof(struct tcp_ep, pkind));
@@ -491,18 +548,18 @@ static int tcp_progress(struct fab_domain *dom, unsigned int budget)
 		if (ep->state == TCP_EP_FAILED || ep->fd < 0)
 			continue;
 		if (evs[i].events & EPOLLOUT) {
-			handled += tcp_ep_on_out(ep);
+			handled += (unsigned int)tcp_ep_on_out(ep);
 			if (ep->state == TCP_EP_FAILED)
 				continue;
 		}
 		if (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
-			handled += tcp_ep_rx(ep, TCP_EP_FRAME_BUDGET);
+			handled += (unsigned int)tcp_ep_rx(ep, tcp_rx_budget(handled, limit));
 	}
 	/* Answers queued while receiving (ACKs, read data, credits) go out now. */
-	handled += tcp_flush_all(td);
+	handled += (unsigned int)tcp_flush_all(td);
 	tcp_check_deadlines(td);
 	tcp_reap_zombies(td);
-	return handled;
+	return (int)handled;
 }
 
 static int tcp_wait(struct fab_domain *dom, int timeout_ms)

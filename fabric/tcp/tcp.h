@@ -16,7 +16,7 @@
 #define TCP_MAGIC 0x57465442u /* "WFTB" */
 #define TCP_VERSION 1u
 #define TCP_HDR_LEN 40u
-#define TCP_HELLO_LEN 16u
+#define TCP_HELLO_LEN 20u
 #define TCP_STAGE_SIZE (64u * 1024u)
 /* Payloads at least this large are received straight into their destination. */
 #define TCP_DIRECT_MIN (16u * 1024u)
@@ -102,6 +102,7 @@ enum tcp_rx_state {
 enum tcp_pollable_kind {
 	TCP_POLL_EP = 1,
 	TCP_POLL_LISTENER,
+	TCP_POLL_WAKE,
 };
 
 struct tcp_domain;
@@ -114,7 +115,8 @@ struct tcp_ep {
 	struct tcp_ep *ready_next;	  /* domain's rx-ready list */
 	struct tcp_ep *tx_next;		  /* domain's tx-pending list */
 	bool on_ready, on_txlist;
-	struct tcp_listener *from;	  /* accepted: the listener (NULL = outgoing) */
+	struct tcp_listener *from;	  /* the listener, while it is open */
+	bool accepted;			  /* came from a listener (else fab_connect) */
 	int fd;
 	enum tcp_ep_state state;
 	bool user_closed; /* fab_ep_close called; freed when slots come back */
@@ -130,6 +132,8 @@ struct tcp_ep {
 	uint32_t tx_credits;
 	uint32_t peer_window;
 	uint32_t peer_msg_size;
+	uint32_t peer_sq_depth;
+	uint32_t answers_queued; /* ACK / READ_RESP owed to the peer, bounded by its sq_depth */
 	uint64_t next_id;
 
 	/* receive side */
@@ -167,6 +171,7 @@ struct tcp_listener {
 struct tcp_domain {
 	struct fab_domain base;
 	int epfd;
+	int wakefd;		   /* eventfd in the epoll set: readable while ready != NULL */
 	struct tcp_ep *eps;	   /* every endpoint, for close and revocation scans */
 	struct tcp_listener *listeners;
 	struct tcp_ep *ready;	   /* endpoints with staged bytes left to parse */
@@ -204,7 +209,7 @@ void tcp_epoll_update(struct tcp_ep *ep);
 void tcp_txlist_add(struct tcp_ep *ep);
 void tcp_ready_add(struct tcp_ep *ep);
 
-/* tcp_ep.c */
+/* tcp_ep.c (endpoint life cycle, send side) */
 int tcp_ep_connect(struct fab_domain *dom, const char *addr, const char *local_addr, void *ctx,
 		   struct fab_ep **ep_out);
 int tcp_ep_accept(struct tcp_listener *l);
@@ -213,16 +218,17 @@ void tcp_ep_fail(struct tcp_ep *ep, int status, const char *why);
 void tcp_ep_destroy(struct tcp_ep *ep);
 int tcp_ep_flush(struct tcp_ep *ep);
 int tcp_ep_on_out(struct tcp_ep *ep);
+/* tcp_post.c (posting, credit return, revocation) */
 int tcp_post_send(struct fab_ep *ep, const void *buf, size_t len, void *ctx);
 int tcp_post_write(struct fab_ep *ep, const struct fab_sge *src, uint64_t raddr, uint64_t rkey,
 		   bool with_imm, uint32_t imm, void *ctx);
 int tcp_post_read(struct fab_ep *ep, const struct fab_sge *dst, uint64_t raddr, uint64_t rkey,
 		  void *ctx);
 void tcp_recv_release(const struct fab_cqe *cqe);
-int tcp_ep_queue_ctrl(struct tcp_ep *ep, const struct tcp_hdr *h, const void *payload,
-		      struct fab_mr *mr);
 void tcp_ep_complete(struct tcp_ep *ep, struct tcp_op *op, int status);
 void tcp_ep_on_hello(struct tcp_ep *ep);
+int tcp_ep_queue_ctrl(struct tcp_ep *ep, const struct tcp_hdr *h, const void *payload,
+		      struct fab_mr *mr);
 void tcp_ep_check_deadline(struct tcp_ep *ep, uint64_t now);
 void tcp_ep_revoke_mr(struct tcp_ep *ep, struct fab_mr *mr);
 

@@ -114,6 +114,8 @@ static int tcp_ep_queue_hello(struct tcp_ep *ep)
 	memcpy(op->inl + 8, &v, 4);
 	v = htole32(a->msg_size);
 	memcpy(op->inl + 12, &v, 4);
+	v = htole32(a->sq_depth);
+	memcpy(op->inl + 16, &v, 4);
 	op->payload = op->inl;
 	op->payload_len = TCP_HELLO_LEN;
 	tcp_op_enqueue(&ep->txq, op);
@@ -224,6 +226,7 @@ int tcp_ep_accept(struct tcp_listener *l)
 			break;
 		}
 		ep->from = l;
+		ep->accepted = true;
 		ep->base.ctx = l->base.ctx;
 		tcp_ep_names(ep);
 		if (tcp_ep_queue_hello(ep) || tcp_ep_poll_add(ep)) {
@@ -239,27 +242,32 @@ int tcp_ep_accept(struct tcp_listener *l)
 void tcp_ep_on_hello(struct tcp_ep *ep)
 {
 	struct tcp_domain *td = ep->tdom;
-	uint32_t magic, version, credits, msg_size;
+	uint32_t magic, version, credits, msg_size, sq_depth;
 	struct fab_cqe cqe = { 0 };
 
 	memcpy(&magic, ep->rx_small, 4);
 	memcpy(&version, ep->rx_small + 4, 4);
 	memcpy(&credits, ep->rx_small + 8, 4);
 	memcpy(&msg_size, ep->rx_small + 12, 4);
+	memcpy(&sq_depth, ep->rx_small + 16, 4);
 	magic = le32toh(magic);
 	version = le32toh(version);
 	credits = le32toh(credits);
 	msg_size = le32toh(msg_size);
+	sq_depth = le32toh(sq_depth);
 	if (magic != TCP_MAGIC || version != TCP_VERSION || credits < 1 || credits > 65535 ||
-	    msg_size < 64) {
-		fab_log_warn(&td->base, "peer %s: bad handshake (magic 0x%x version %u credits %u "
-			     "msg_size %u)", ep->base.peer_addr, magic, version, credits, msg_size);
+	    msg_size < 64 || sq_depth < 1 || sq_depth > (1u << 20)) {
+		fab_log_warn(&td->base,
+			     "peer %s: bad handshake (magic 0x%x version %u credits %u msg_size %u "
+			     "sq_depth %u)",
+			     ep->base.peer_addr, magic, version, credits, msg_size, sq_depth);
 		tcp_ep_fail(ep, -EPROTO, NULL);
 		return;
 	}
 	ep->peer_window = credits;
 	ep->tx_credits = credits;
 	ep->peer_msg_size = msg_size;
+	ep->peer_sq_depth = sq_depth;
 	ep->state = TCP_EP_CONNECTED;
 	ep->base.connected = true;
 	td->nconnecting--;
@@ -281,9 +289,9 @@ void tcp_ep_on_hello(struct tcp_ep *ep)
 
 	cqe.ep = &ep->base;
 	cqe.ctx = ep->base.ctx;
-	if (ep->from) {
+	if (ep->accepted) {
 		cqe.kind = FAB_EV_ACCEPTED;
-		cqe.listener = &ep->from->base;
+		cqe.listener = ep->from ? &ep->from->base : NULL;
 	} else {
 		cqe.kind = FAB_EV_CONNECTED;
 	}
@@ -358,6 +366,7 @@ static void tcp_ep_teardown(struct tcp_ep *ep, int status)
 	}
 	tcp_ep_flush_ops(ep, &ep->txq, status);
 	tcp_ep_flush_ops(ep, &ep->waitq, status);
+	ep->answers_queued = 0;
 	ep->rx = TCP_RX_HDR;
 	ep->rx_have = 0;
 	ep->stage_pos = ep->stage_len = 0;
@@ -374,12 +383,14 @@ void tcp_ep_fail(struct tcp_ep *ep, int status, const char *why)
 		return;
 	if (why)
 		fab_log_warn(&ep->tdom->base, "%s %s: %s: %s",
-			     was == TCP_EP_CONNECTED ? "peer" : ep->from ? "handshake with" : "connecting to",
+			     was == TCP_EP_CONNECTED ? "peer"
+			     : ep->accepted	     ? "handshake with"
+						     : "connecting to",
 			     ep->base.peer_addr, why, strerror(-status));
 	tcp_ep_teardown(ep, status);
 	if (ep->user_closed)
 		return;
-	if (was != TCP_EP_CONNECTED && ep->from) {
+	if (was != TCP_EP_CONNECTED && ep->accepted) {
 		/* Accepted but never reported: nobody else will free it. */
 		ep->zombie = true;
 		return;
@@ -480,12 +491,15 @@ static bool tcp_op_encode(struct tcp_ep *ep, struct tcp_op *op)
 
 static void tcp_ep_sent(struct tcp_ep *ep, struct tcp_op *op)
 {
-	if (op->kind == TCP_OP_SEND)
+	if (op->kind == TCP_OP_SEND) {
 		tcp_ep_complete(ep, op, 0);
-	else if (op->kind == TCP_OP_CTRL)
+	} else if (op->kind == TCP_OP_CTRL) {
+		if (op->h.type == TCP_F_WRITE_ACK || op->h.type == TCP_F_READ_RESP)
+			ep->answers_queued--;
 		tcp_op_free(ep->tdom, op);
-	else
+	} else {
 		tcp_op_enqueue(&ep->waitq, op); /* WRITE/READ: the answer completes it */
+	}
 }
 
 /* Returns bytes written (>0), 0 if nothing could go, or -errno (endpoint failed). */
@@ -612,6 +626,8 @@ int tcp_ep_queue_ctrl(struct tcp_ep *ep, const struct tcp_hdr *h, const void *pa
 		return -ENOMEM;
 	op->kind = TCP_OP_CTRL;
 	op->h = *h;
+	if (h->type == TCP_F_WRITE_ACK || h->type == TCP_F_READ_RESP)
+		ep->answers_queued++;
 	op->payload = payload;
 	op->payload_len = payload ? h->len : 0;
 	op->mr = mr;

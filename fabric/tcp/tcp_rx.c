@@ -171,6 +171,19 @@ static void tcp_rx_header(struct tcp_ep *ep)
 
 	tcp_hdr_decode(ep->rx_hdrbuf, h);
 	ep->rx_big = false; /* tcp_rx_expect sets it for a large payload */
+	if (ep->state == TCP_EP_HANDSHAKE && h->type != TCP_F_HELLO) {
+		tcp_rx_proto_error(ep, "frame before handshake");
+		return;
+	}
+	/*
+	 * Every WRITE and READ_REQ costs us a queued answer; a peer may have at
+	 * most its sq_depth of them in flight, so more is abuse, not load.
+	 */
+	if ((h->type == TCP_F_WRITE || h->type == TCP_F_WRITE_IMM || h->type == TCP_F_READ_REQ) &&
+	    ep->answers_queued >= ep->peer_sq_depth) {
+		tcp_rx_proto_error(ep, "more one-sided requests in flight than its sq_depth");
+		return;
+	}
 	if (h->credits) {
 		if ((uint64_t)ep->tx_credits + h->credits > ep->peer_window) {
 			tcp_rx_proto_error(ep, "returned more credits than it was given");
@@ -179,10 +192,6 @@ static void tcp_rx_header(struct tcp_ep *ep)
 		ep->tx_credits += h->credits;
 		if (ep->txq.head)
 			tcp_txlist_add(ep);
-	}
-	if (ep->state == TCP_EP_HANDSHAKE && h->type != TCP_F_HELLO) {
-		tcp_rx_proto_error(ep, "frame before handshake");
-		return;
 	}
 	switch (h->type) {
 	case TCP_F_HELLO:
