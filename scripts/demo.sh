@@ -12,7 +12,7 @@ addr=127.0.0.1:${WEFT_DEMO_PORT:-18515}
 echo "== build ($build)"
 cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=Release >"$build.configure.log" 2>&1 ||
 	{ cat "$build.configure.log"; exit 1; }
-cmake --build "$build" -j"$jobs" --target weft >/dev/null
+cmake --build "$build" -j"$jobs" --target weft tcp-pingpong >/dev/null
 weft=$build/tools/weft
 
 server_pid=""

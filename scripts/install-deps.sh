@@ -13,7 +13,7 @@ PKGS=(
 	# fabric backends (auto-detected at configure time)
 	libibverbs-dev librdmacm-dev libucx-dev libnuma-dev
 	# tests and baselines
-	libcmocka-dev iperf3 procps
+	libcmocka-dev iperf3 procps python3
 )
 
 SUDO=""
