@@ -10,5 +10,6 @@
  */
 int cli_config_main(int argc, char **argv);
 int cli_fabric_bench_main(int argc, char **argv);
+int cli_store_bench_main(int argc, char **argv);
 
 #endif

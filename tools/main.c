@@ -15,6 +15,8 @@ static const struct cli_cmd cli_cmds[] = {
 	{ "config", cli_config_main, "config help [--markdown] | config show: the option table" },
 	{ "fabric-bench", cli_fabric_bench_main,
 	  "point-to-point transport benchmark (like perftest ib_write_bw)" },
+	{ "store-bench", cli_store_bench_main,
+	  "OSD object store vs. raw device limits (WAL group commit, 4K/4M writes)" },
 };
 
 static void cli_usage(FILE *out)

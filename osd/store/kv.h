@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * RocksDB glue: one database, default column family, fixed key prefixes:
+ *   "S"                          superblock copy
+ *   "C"                          checkpoint (WAL position replay starts from)
+ *   "M"                          last transaction seq whose metadata is applied
+ *   "B" be64(chunk)              allocator bitmap chunk (KV_CHUNK_UNITS bits)
+ *   "O" be64(pg) name            object record (onode_rec)
+ *   "X" be64(pg) name 0x00 key   object attribute
+ *   "L" be64(pg) be64(seq)       PG log entry
+ * Big-endian integers keep RocksDB's byte order equal to numeric order.
+ */
+#ifndef WEFT_OSD_STORE_KV_H
+#define WEFT_OSD_STORE_KV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rocksdb/c.h>
+
+#define KV_CHUNK_UNITS 32768u /* bits per "B" value (4 KiB) */
+#define KV_KEY_MAX 512
+
+struct kv {
+	rocksdb_t *db;
+	rocksdb_options_t *opts;
+	rocksdb_writeoptions_t *wo_async;
+	rocksdb_writeoptions_t *wo_sync;
+	rocksdb_readoptions_t *ro;
+};
+
+int kv_open(const char *path, bool create, struct kv **kv_out);
+void kv_close(struct kv *kv);
+/* Value into a malloc'd buffer; -ENOENT if absent, -EIO on a RocksDB error. */
+int kv_get(struct kv *kv, const void *key, size_t klen, void **val_out, size_t *vlen_out);
+int kv_write(struct kv *kv, rocksdb_writebatch_t *wb, bool sync);
+
+/* Key builders: return the key length written into buf (KV_KEY_MAX bytes). */
+size_t kv_key_onode(uint8_t *buf, uint64_t pg, const char *name);
+size_t kv_key_attr(uint8_t *buf, uint64_t pg, const char *name, const char *attr);
+/* [lo, hi) covering every attribute of one object. */
+void kv_key_attr_range(uint8_t *lo, size_t *lolen, uint8_t *hi, size_t *hilen, uint64_t pg,
+		       const char *name);
+size_t kv_key_pglog(uint8_t *buf, uint64_t pg, uint64_t seq);
+size_t kv_key_chunk(uint8_t *buf, uint64_t chunk);
+
+/*
+ * Visit keys with the given prefix, starting at start (NULL = prefix start),
+ * in order. cb returns 0 to continue, 1 to stop, <0 to abort with that error.
+ */
+typedef int (*kv_iter_cb)(void *arg, const uint8_t *key, size_t klen, const uint8_t *val,
+			  size_t vlen);
+int kv_iter(struct kv *kv, const uint8_t *prefix, size_t plen, const uint8_t *start,
+	    size_t slen, kv_iter_cb cb, void *arg);
+
+static inline void kv_be64(uint8_t *p, uint64_t v)
+{
+	for (int i = 7; i >= 0; i--, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
+static inline uint64_t kv_get_be64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+#endif

@@ -1,0 +1,417 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Store lifecycle: mkfs, mount (with WAL replay), umount, checkpoints. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/conf.h"
+#include "common/crc32c.h"
+#include "common/log.h"
+#include "osd/store/store_int.h"
+
+void store_opts_init(struct store_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->data_size = 10ull << 30;
+	o->wal_size = 256ull << 20;
+	o->alloc_unit = 4096;
+	o->large_write = 64 * 1024;
+	o->sync = STORE_SYNC_URING;
+	o->direct_io = true;
+}
+
+int store_opts_from_conf(const struct conf *conf, struct store_opts *o)
+{
+	const char *entity = conf_entity(conf);
+
+	store_opts_init(o);
+	o->data_path = conf_get_str(conf, CONF_OSD_DATA);
+	o->wal_path = conf_get_str(conf, CONF_OSD_WAL);
+	o->db_path = conf_get_str(conf, CONF_OSD_DB);
+	o->data_size = conf_get_size(conf, CONF_OSD_STORE_DATA_SIZE);
+	o->wal_size = conf_get_size(conf, CONF_OSD_STORE_WAL_SIZE);
+	o->alloc_unit = (uint32_t)conf_get_size(conf, CONF_OSD_STORE_ALLOC_UNIT);
+	o->large_write = (uint32_t)conf_get_size(conf, CONF_OSD_STORE_LARGE_WRITE);
+	o->direct_io = conf_get_bool(conf, CONF_OSD_STORE_DIRECT_IO);
+	o->sync = strcmp(conf_get_str(conf, CONF_OSD_STORE_WAL_SYNC), "inline") == 0 ?
+			  STORE_SYNC_INLINE : STORE_SYNC_URING;
+	o->fsid = conf_get_str(conf, CONF_FSID);
+	if (entity && strncmp(entity, "osd.", 4) == 0)
+		o->osd_id = (uint32_t)strtoul(entity + 4, NULL, 10);
+	return 0;
+}
+
+static bool store_wal_separate(const struct store_opts *o)
+{
+	return o->wal_path && o->wal_path[0];
+}
+
+/* Open a device or file; O_DIRECT unless unsupported there (then a warning). */
+static int store_dev_open(const char *path, int flags, bool want_direct, bool *direct_out)
+{
+	int fd = -1;
+
+	if (want_direct)
+		fd = open(path, flags | O_DIRECT | O_CLOEXEC, 0644);
+	if (fd < 0 && want_direct && errno == EINVAL) {
+		log_warn("store", "%s: O_DIRECT not supported by this filesystem; using buffered "
+			 "I/O (durability still comes from fdatasync)", path);
+		want_direct = false;
+	}
+	if (fd < 0 && !want_direct)
+		fd = open(path, flags | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	*direct_out = want_direct;
+	return fd;
+}
+
+static int store_dev_size(int fd, uint64_t *size_out)
+{
+	struct stat sb;
+
+	if (fstat(fd, &sb) != 0)
+		return -errno;
+	if (S_ISBLK(sb.st_mode)) {
+		uint64_t sz;
+
+		if (ioctl(fd, BLKGETSIZE64, &sz) != 0)
+			return -errno;
+		*size_out = sz;
+		return 0;
+	}
+	*size_out = (uint64_t)sb.st_size;
+	return 0;
+}
+
+int store_pwrite(struct store *st, int fd, const void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = pwrite(fd, (const uint8_t *)buf + done, len - done,
+				   (off_t)(off + done));
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		done += (size_t)n;
+	}
+	(void)st;
+	return 0;
+}
+
+int store_pread(struct store *st, void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = pread(st->data_fd, (uint8_t *)buf + done, len - done,
+				  (off_t)(off + done));
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+static uint32_t store_sb_crc(const struct store_sb *sb)
+{
+	struct store_sb c = *sb;
+
+	c.crc = 0;
+	return crc32c(0, &c, sizeof(c));
+}
+
+/* Zero a region with large aligned writes (also turns file extents into written ones,
+ * so later fdatasyncs do not have to journal extent conversions). */
+static int store_zero_region(int fd, uint64_t off, uint64_t len)
+{
+	const size_t chunk = 1u << 20;
+	void *z;
+	int rc = 0;
+
+	if (posix_memalign(&z, WAL_BLOCK, chunk) != 0)
+		return -ENOMEM;
+	memset(z, 0, chunk);
+	for (uint64_t o = 0; o < len && rc == 0; o += chunk) {
+		size_t n = len - o < chunk ? (size_t)(len - o) : chunk;
+
+		if (pwrite(fd, z, n, (off_t)(off + o)) != (ssize_t)n)
+			rc = errno ? -errno : -EIO;
+	}
+	free(z);
+	return rc;
+}
+
+static void store_random_fsid(char *out)
+{
+	uint8_t r[16];
+
+	if (getrandom(r, sizeof(r), 0) != sizeof(r))
+		memset(r, 0x5a, sizeof(r));
+	r[6] = (r[6] & 0x0f) | 0x40;
+	r[8] = (r[8] & 0x3f) | 0x80;
+	snprintf(out, STORE_FSID_LEN,
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", r[0],
+		 r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[13],
+		 r[14], r[15]);
+}
+
+/* Block-sized, aligned image of a small on-disk header. */
+static int store_write_block(int fd, const void *hdr, size_t len, uint64_t off)
+{
+	void *blk;
+	int rc = 0;
+
+	if (posix_memalign(&blk, WAL_BLOCK, WAL_BLOCK) != 0)
+		return -ENOMEM;
+	memset(blk, 0, WAL_BLOCK);
+	memcpy(blk, hdr, len);
+	if (pwrite(fd, blk, WAL_BLOCK, (off_t)off) != WAL_BLOCK)
+		rc = errno ? -errno : -EIO;
+	free(blk);
+	return rc;
+}
+
+struct store_walhdr {
+	uint64_t magic;
+	char fsid[STORE_FSID_LEN];
+	uint32_t osd_id;
+	uint32_t nonce;
+};
+
+int store_mkfs(const struct store_opts *o)
+{
+	struct store_sb sb = { .magic = STORE_SB_MAGIC, .version = STORE_LAYOUT_VERSION };
+	struct store_ckpt ck = { .pos = 0, .lsn = 1, .seq = 0 };
+	int data_fd = -1, wal_fd = -1, rc;
+	uint64_t zero = 0, size = 0;
+	struct kv *kv = NULL;
+	rocksdb_writebatch_t *wb;
+	bool direct;
+
+	if (!o->data_path || !o->data_path[0] || !o->db_path || !o->db_path[0]) {
+		log_error("store", "mkfs osd.%u: osd_data and osd_db must be set", o->osd_id);
+		return -EINVAL;
+	}
+	if (o->alloc_unit < STORE_CSUM_BLOCK || (o->alloc_unit & (o->alloc_unit - 1)) ||
+	    o->wal_size < 16 * WAL_BLOCK || o->wal_size % WAL_BLOCK) {
+		log_error("store", "mkfs osd.%u: alloc unit %u must be a power of two >= 4 KiB, "
+			  "wal size %llu a multiple of 4 KiB >= 64 KiB", o->osd_id, o->alloc_unit,
+			  (unsigned long long)o->wal_size);
+		return -EINVAL;
+	}
+	rc = store_dev_open(o->data_path, O_RDWR | O_CREAT, o->direct_io, &direct);
+	if (rc < 0) {
+		log_error("store", "mkfs osd.%u: open data %s: %s", o->osd_id, o->data_path,
+			  strerror(-rc));
+		return rc;
+	}
+	data_fd = rc;
+	rc = store_dev_size(data_fd, &size);
+	if (rc == 0 && size < o->data_size) {
+		/* A file smaller than asked for is grown; a block device is what it is. */
+		if (fallocate(data_fd, 0, 0, (off_t)o->data_size) != 0 &&
+		    ftruncate(data_fd, (off_t)o->data_size) != 0)
+			rc = -errno;
+		size = o->data_size;
+	}
+	if (rc != 0) {
+		log_error("store", "mkfs osd.%u: size data %s: %s", o->osd_id, o->data_path,
+			  strerror(-rc));
+		goto out;
+	}
+	sb.osd_id = o->osd_id;
+	if (o->fsid && o->fsid[0])
+		snprintf(sb.fsid, sizeof(sb.fsid), "%s", o->fsid);
+	else
+		store_random_fsid(sb.fsid);
+	sb.dev_size = size;
+	sb.unit = o->alloc_unit;
+	sb.wal_size = o->wal_size;
+	sb.wal_separate = store_wal_separate(o);
+	if (getrandom(&sb.wal_nonce, sizeof(sb.wal_nonce), 0) != sizeof(sb.wal_nonce))
+		sb.wal_nonce = 0x9e3779b9u;
+	if (sb.wal_separate) {
+		struct store_walhdr wh = { .magic = STORE_WALHDR_MAGIC, .osd_id = o->osd_id,
+					   .nonce = sb.wal_nonce };
+
+		sb.wal_base = WAL_BLOCK;
+		sb.data_base = STORE_REGION_ALIGN;
+		memcpy(wh.fsid, sb.fsid, sizeof(wh.fsid));
+		rc = store_dev_open(o->wal_path, O_RDWR | O_CREAT, o->direct_io, &direct);
+		if (rc < 0) {
+			log_error("store", "mkfs osd.%u: open wal %s: %s", o->osd_id, o->wal_path,
+				  strerror(-rc));
+			goto out;
+		}
+		wal_fd = rc;
+		rc = store_dev_size(wal_fd, &size);
+		if (rc == 0 && size < sb.wal_base + sb.wal_size &&
+		    ftruncate(wal_fd, (off_t)(sb.wal_base + sb.wal_size)) != 0)
+			rc = -errno;
+		if (rc == 0)
+			rc = store_write_block(wal_fd, &wh, sizeof(wh), 0);
+		if (rc == 0)
+			rc = store_zero_region(wal_fd, sb.wal_base, sb.wal_size);
+		if (rc == 0 && fdatasync(wal_fd) != 0)
+			rc = -errno;
+	} else {
+		sb.wal_base = STORE_REGION_ALIGN;
+		sb.data_base = (sb.wal_base + sb.wal_size + STORE_REGION_ALIGN - 1) /
+			       STORE_REGION_ALIGN * STORE_REGION_ALIGN;
+		rc = store_zero_region(data_fd, sb.wal_base, sb.wal_size);
+	}
+	if (rc != 0) {
+		log_error("store", "mkfs osd.%u: prepare wal: %s", o->osd_id, strerror(-rc));
+		goto out;
+	}
+	if (sb.dev_size < sb.data_base + 16ull * sb.unit) {
+		log_error("store", "mkfs osd.%u: data device %s too small (%llu bytes)", o->osd_id,
+			  o->data_path, (unsigned long long)sb.dev_size);
+		rc = -ENOSPC;
+		goto out;
+	}
+	sb.nunits = (sb.dev_size - sb.data_base) / sb.unit;
+	sb.crc = store_sb_crc(&sb);
+	rc = kv_open(o->db_path, true, &kv);
+	if (rc != 0) {
+		log_error("store", "mkfs osd.%u: create db %s: %s (already a store?)", o->osd_id,
+			  o->db_path, strerror(-rc));
+		goto out;
+	}
+	wb = rocksdb_writebatch_create();
+	rocksdb_writebatch_put(wb, "S", 1, (const char *)&sb, sizeof(sb));
+	rocksdb_writebatch_put(wb, "C", 1, (const char *)&ck, sizeof(ck));
+	rocksdb_writebatch_put(wb, "M", 1, (const char *)&zero, sizeof(zero));
+	rc = kv_write(kv, wb, true);
+	rocksdb_writebatch_destroy(wb);
+	if (rc == 0)
+		rc = store_write_block(data_fd, &sb, sizeof(sb), 0);
+	if (rc == 0 && fdatasync(data_fd) != 0)
+		rc = -errno;
+	if (rc == 0)
+		log_info("store", "mkfs osd.%u: fsid %s, %llu units of %u bytes, wal %s %llu MiB",
+			 o->osd_id, sb.fsid, (unsigned long long)sb.nunits, sb.unit,
+			 sb.wal_separate ? o->wal_path : "in data device",
+			 (unsigned long long)(sb.wal_size >> 20));
+out:
+	kv_close(kv);
+	if (wal_fd >= 0)
+		close(wal_fd);
+	close(data_fd);
+	return rc;
+}
+
+void store_fail(struct store *st, int rc, const char *what)
+{
+	if (st->failed)
+		return;
+	st->failed = rc < 0 ? rc : -EIO;
+	store_err(st, "%s: %s; store now refuses writes", what, strerror(-st->failed));
+}
+
+int store_ckpt_write(struct store *st, uint64_t seq, uint64_t vend, uint64_t lsn)
+{
+	struct store_ckpt ck = { .pos = vend % st->sb.wal_size, .lsn = lsn, .seq = seq };
+	rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
+	uint64_t released = 0, kept = 0;
+	int rc;
+
+	/* Frees of transactions now durable elsewhere become reusable. */
+	for (uint64_t i = 0; i < st->nfrees; i++) {
+		struct store_free *f = &st->frees[i];
+
+		if (f->seq <= seq)
+			store_alloc_persist_mark(st, f->start, f->len, false);
+	}
+	for (uint64_t c = 0; c < st->nchunks; c++) {
+		uint8_t key[16];
+		uint64_t first = c * KV_CHUNK_UNITS / 64;
+		uint64_t words = (st->sb.nunits + 63) / 64 - first;
+
+		if (!st->chunk_dirty[c])
+			continue;
+		if (words > KV_CHUNK_UNITS / 64)
+			words = KV_CHUNK_UNITS / 64;
+		rocksdb_writebatch_put(wb, (const char *)key, kv_key_chunk(key, c),
+				       (const char *)&st->persisted.bits[first], words * 8);
+	}
+	rocksdb_writebatch_put(wb, "C", 1, (const char *)&ck, sizeof(ck));
+	rc = kv_write(st->kv, wb, true);
+	rocksdb_writebatch_destroy(wb);
+	if (rc != 0)
+		return rc;
+	memset(st->chunk_dirty, 0, st->nchunks);
+	for (uint64_t i = 0; i < st->nfrees; i++) {
+		struct store_free *f = &st->frees[i];
+
+		if (f->seq <= seq) {
+			alloc_mark(&st->live, f->start, f->len, false);
+			released += f->len;
+		} else {
+			st->frees[kept++] = *f;
+		}
+	}
+	st->nfrees = kept;
+	st->vtail = vend;
+	st->ckpt_seq = seq;
+	st->info.checkpoints++;
+	log_debug("store", "osd.%u: checkpoint seq %llu lsn %llu, released %llu units",
+		  st->osd_id, (unsigned long long)seq, (unsigned long long)lsn,
+		  (unsigned long long)released);
+	return 0;
+}
+
+int store_checkpoint(struct store *st)
+{
+	uint64_t seq = st->committed_seq, vend = st->commit_vend, lsn;
+	int rc;
+
+	if (st->failed)
+		return st->failed;
+	if (seq == st->ckpt_seq && st->nfrees == 0)
+		return 0;
+	/* The LSN after the last committed record: the in-flight one, if any, follows it. */
+	lsn = st->flushing ? st->flush_lsn : st->next_lsn;
+	/* Small writes' data went to the data device without a barrier: drain, then sync. */
+	rc = store_drain_data(st);
+	if (rc == 0 && fdatasync(st->data_fd) != 0)
+		rc = -errno;
+	if (rc == 0)
+		rc = store_ckpt_write(st, seq, vend, lsn);
+	if (rc != 0)
+		store_fail(st, rc, "checkpoint");
+	return rc;
+}
+
+void store_info_get(const struct store *st, struct store_info *info_out)
+{
+	struct store_info i = st->info;
+
+	i.units_total = st->sb.nunits;
+	i.units_free = st->live.nfree;
+	i.unit = st->sb.unit;
+	i.wal_size = st->sb.wal_size;
+	i.wal_used = st->vhead - st->vtail;
+	i.committed_seq = st->committed_seq;
+	i.next_lsn = st->next_lsn;
+	i.direct_io = st->direct;
+	*info_out = i;
+}

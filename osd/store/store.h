@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The per-OSD object store: objects (pg, name) with data, attributes and a
+ * per-PG log, kept on a data device, a write-ahead log and RocksDB.
+ *
+ * Threading: a store is owned by one thread (the OSD reactor). Every call,
+ * including the commit callbacks, runs in that thread; nothing blocks except
+ * store_wait(), store_flush(), checkpoints and reads. See docs/store.md.
+ *
+ * A transaction's callback fires once, from store_poll()/store_wait(), after
+ * the transaction is durable in the WAL (rc 0), or with a negative errno if
+ * the WAL device failed (the store then refuses further writes).
+ */
+#ifndef WEFT_OSD_STORE_STORE_H
+#define WEFT_OSD_STORE_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct conf;
+struct store;
+struct store_tx;
+
+#define STORE_NAME_MAX 255
+#define STORE_ATTR_MAX 255
+#define STORE_OBJECT_MAX (1ull << 40) /* largest object size */
+
+enum store_sync {
+	STORE_SYNC_URING,  /* io_uring write linked to an fdatasync; caller polls */
+	STORE_SYNC_INLINE, /* pwritev2(RWF_DSYNC) in the caller's thread */
+};
+
+struct store_opts {
+	const char *data_path;
+	const char *wal_path; /* NULL or "" = a region of the data device */
+	const char *db_path;
+	uint64_t data_size;   /* mkfs: size of a data file it creates or extends */
+	uint64_t wal_size;    /* mkfs: WAL region size */
+	uint32_t alloc_unit;  /* mkfs: allocation unit, power of two >= 4 KiB */
+	uint32_t large_write; /* writes >= this go out of line (not in the WAL) */
+	uint32_t osd_id;
+	const char *fsid;     /* mkfs: cluster fsid text; NULL = random */
+	enum store_sync sync;
+	bool direct_io;       /* O_DIRECT on data and WAL (falls back with a warning) */
+	bool wal_salvage;     /* mount even if the WAL is damaged mid-log (drops records) */
+};
+
+void store_opts_init(struct store_opts *o);
+/* Fill from the osd_data/osd_wal/osd_db/osd_store_* options; strings stay owned by conf. */
+int store_opts_from_conf(const struct conf *conf, struct store_opts *o);
+
+int store_mkfs(const struct store_opts *o);
+int store_mount(const struct store_opts *o, struct store **st_out);
+/* Waits for every submitted transaction, checkpoints, frees everything. */
+int store_umount(struct store *st);
+
+/* Transactions: build, then submit. Data and strings are copied. */
+int store_tx_create(struct store_tx **tx_out);
+void store_tx_destroy(struct store_tx *tx);
+int store_tx_write(struct store_tx *tx, uint64_t pg, const char *name, uint64_t off,
+		   uint64_t len, const void *data);
+int store_tx_zero(struct store_tx *tx, uint64_t pg, const char *name, uint64_t off, uint64_t len);
+int store_tx_truncate(struct store_tx *tx, uint64_t pg, const char *name, uint64_t size);
+int store_tx_remove(struct store_tx *tx, uint64_t pg, const char *name);
+int store_tx_setattr(struct store_tx *tx, uint64_t pg, const char *name, const char *key,
+		     const void *val, size_t vlen);
+int store_tx_rmattr(struct store_tx *tx, uint64_t pg, const char *name, const char *key);
+int store_tx_pglog_append(struct store_tx *tx, uint64_t pg, uint64_t seq, const void *entry,
+			  size_t len);
+/* Drop PG log entries with seq <= upto. */
+int store_tx_pglog_trim(struct store_tx *tx, uint64_t pg, uint64_t upto);
+
+typedef void (*store_commit_cb)(void *arg, int rc);
+/*
+ * Apply tx atomically. On 0 the store owns tx and calls cb(arg, rc) later; on
+ * error (-EINVAL bad op, -ENOSPC, -E2BIG, -EIO store failed) nothing changed
+ * and tx still belongs to the caller.
+ */
+int store_tx_submit(struct store *st, struct store_tx *tx, store_commit_cb cb, void *arg);
+/* Run completions without blocking; returns the number of callbacks fired or -errno. */
+int store_poll(struct store *st);
+/* Block until at least one callback fired (or nothing is pending); returns as store_poll. */
+int store_wait(struct store *st);
+/* Block until every submitted transaction has called back. */
+int store_flush(struct store *st);
+/* Make the data device and RocksDB durable up to the last commit and trim the WAL. */
+int store_checkpoint(struct store *st);
+
+struct store_stat {
+	uint64_t size;
+	uint64_t version; /* seq of the last transaction that changed the object */
+	uint64_t blocks;  /* allocation units mapped */
+};
+
+/* Sees every submitted transaction. -ENOENT if the object does not exist. */
+int store_stat(struct store *st, uint64_t pg, const char *name, struct store_stat *stat_out);
+/*
+ * Read [off, off+len) into buf; *read_out = bytes up to the object's end.
+ * Every 4 KiB block is verified: a mismatch is -WEFT_E_CORRUPT, logged with
+ * object and offset, and no data is returned.
+ */
+int store_read(struct store *st, uint64_t pg, const char *name, uint64_t off, uint64_t len,
+	       void *buf, uint64_t *read_out);
+/* Committed attribute value (at most cap bytes copied); -ENOENT, or -ERANGE if cap is short. */
+int store_getattr(struct store *st, uint64_t pg, const char *name, const char *key, void *buf,
+		  size_t cap, size_t *len_out);
+/* Committed objects of a PG in name order, after `after` ("" = from the start). cb: 0 go on. */
+typedef int (*store_list_cb)(void *arg, const char *name);
+int store_list(struct store *st, uint64_t pg, const char *after, store_list_cb cb, void *arg);
+/* Committed PG log entries with seq >= from, in order. cb: 0 go on. */
+typedef int (*store_pglog_cb)(void *arg, uint64_t seq, const void *entry, size_t len);
+int store_pglog_read(struct store *st, uint64_t pg, uint64_t from, store_pglog_cb cb, void *arg);
+
+struct store_fsck_report {
+	uint64_t objects;
+	uint64_t extents;
+	uint64_t units_used;
+	uint64_t errors;     /* overlaps, unallocated or out-of-range extents, bad records */
+	uint64_t leaked;     /* allocated units no object references */
+	uint64_t bad_blocks; /* deep: 4 KiB blocks failing their crc */
+};
+/* Flushes and checkpoints, then checks. 0 if clean, -WEFT_E_CORRUPT if not. */
+int store_fsck(struct store *st, bool deep, struct store_fsck_report *report_out);
+
+struct store_info {
+	uint64_t units_total, units_free, unit;
+	uint64_t wal_size, wal_used;
+	uint64_t committed_seq, next_lsn;
+	uint64_t batches, batched_tx, checkpoints;
+	uint64_t replayed_records, replayed_tx, replay_dropped_bytes;
+	bool direct_io;
+};
+void store_info_get(const struct store *st, struct store_info *info_out);
+
+#endif

@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The group-commit pipeline. Run-to-completion in the owner's thread: a
+ * submit starts a WAL write at once when none is in flight; everything
+ * submitted while one is in flight becomes the next batch (one record, one
+ * barrier). io_uring carries the data writes, the WAL write and its
+ * fdatasync (linked); store_poll() reaps them, applies the metadata of a
+ * durable batch to RocksDB and only then fires its callbacks.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "osd/store/store_int.h"
+
+#define STORE_TAG_FLUSH 1ull
+#define STORE_TAG_WALWRITE 2ull
+
+struct store_dreq {
+	struct store_txc *txc;
+	size_t len;
+};
+
+void store_txc_destroy(struct store_txc *txc)
+{
+	while (txc->bufs) {
+		struct store_buf *b = txc->bufs;
+
+		txc->bufs = b->next;
+		free(b->p);
+		free(b);
+	}
+	if (txc->wb)
+		rocksdb_writebatch_destroy(txc->wb);
+	free(txc->allocs);
+	free(txc->body);
+	free(txc);
+}
+
+static struct io_uring_sqe *store_sqe(struct store *st)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&st->ring);
+
+	if (!sqe) {
+		io_uring_submit(&st->ring);
+		sqe = io_uring_get_sqe(&st->ring);
+	}
+	return sqe;
+}
+
+int store_data_write(struct store *st, struct store_txc *txc, const void *buf, size_t len,
+		     uint64_t unit)
+{
+	struct store_dreq *d = malloc(sizeof(*d));
+	struct io_uring_sqe *sqe;
+
+	if (!d)
+		return -ENOMEM;
+	sqe = store_sqe(st);
+	if (!sqe) {
+		free(d);
+		return -EBUSY;
+	}
+	d->txc = txc;
+	d->len = len;
+	io_uring_prep_write(sqe, st->data_fd, buf, (unsigned int)len,
+			    st->sb.data_base + unit * st->sb.unit);
+	io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)d);
+	txc->data_pending++;
+	st->inflight_data++;
+	io_uring_submit(&st->ring);
+	return 0;
+}
+
+static void store_lg_remove(struct store *st, struct store_txc *txc)
+{
+	for (struct store_txc **pp = &st->lg_head; *pp; pp = &(*pp)->next) {
+		if (*pp == txc) {
+			*pp = txc->next;
+			return;
+		}
+	}
+}
+
+/* Accounting only: the commit itself happens in store_advance(), never in here. */
+int store_reap(struct store *st, bool wait)
+{
+	struct io_uring_cqe *cqe;
+	int n = 0;
+
+	if (wait) {
+		int rc = io_uring_wait_cqe(&st->ring, &cqe);
+
+		if (rc < 0 && rc != -EINTR && rc != -EAGAIN)
+			return rc;
+	}
+	while (io_uring_peek_cqe(&st->ring, &cqe) == 0) {
+		uint64_t tag = io_uring_cqe_get_data64(cqe);
+		int res = cqe->res;
+
+		io_uring_cqe_seen(&st->ring, cqe);
+		n++;
+		if (tag == STORE_TAG_FLUSH || tag == STORE_TAG_WALWRITE) {
+			st->flush_cqes--;
+			if (res < 0 && st->flush_rc == 0)
+				st->flush_rc = res;
+			continue;
+		}
+		{
+			struct store_dreq *d = (struct store_dreq *)(uintptr_t)tag;
+			struct store_txc *txc = d->txc;
+
+			if (res < 0 || (size_t)res != d->len)
+				store_fail(st, res < 0 ? res : -EIO, "data device write");
+			free(d);
+			st->inflight_data--;
+			if (--txc->data_pending == 0 && txc->committed) {
+				store_lg_remove(st, txc);
+				store_txc_destroy(txc);
+			}
+		}
+	}
+	return n;
+}
+
+int store_drain_data(struct store *st)
+{
+	while (st->inflight_data > 0) {
+		int rc = store_reap(st, true);
+
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static void store_txc_retire(struct store *st, struct store_txc *txc)
+{
+	txc->committed = true;
+	if (txc->data_pending == 0) {
+		store_txc_destroy(txc);
+	} else {
+		txc->next = st->lg_head;
+		st->lg_head = txc;
+	}
+}
+
+/* Fail everything not yet committed (the WAL can no longer be trusted to take it). */
+static int store_fail_pending(struct store *st, struct store_txc *list)
+{
+	int n = 0;
+
+	while (list) {
+		struct store_txc *t = list;
+
+		list = t->next;
+		if (t->cb)
+			t->cb(t->arg, st->failed);
+		store_txc_retire(st, t);
+		n++;
+	}
+	return n;
+}
+
+static int store_commit_done(struct store *st)
+{
+	struct store_txc *list = st->fl_head;
+	int n = 0, rc = st->flush_rc;
+
+	st->fl_head = st->fl_tail = NULL;
+	st->flushing = false;
+	free(st->flush_buf);
+	st->flush_buf = NULL;
+	if (rc != 0)
+		store_fail(st, rc, "wal write");
+	if (st->failed) {
+		n = store_fail_pending(st, list);
+		list = st->q_head;
+		st->q_head = st->q_tail = NULL;
+		return n + store_fail_pending(st, list);
+	}
+	/* Metadata first, so a callback that reads or lists sees its transaction. */
+	for (struct store_txc *t = list; t; t = t->next) {
+		rc = kv_write(st->kv, t->wb, false);
+		if (rc != 0) {
+			store_fail(st, rc, "rocksdb apply");
+			break;
+		}
+		for (unsigned int i = 0; i < t->nallocs; i++)
+			store_alloc_persist_mark(st, t->allocs[i].start, t->allocs[i].len, true);
+		st->committed_seq = t->seq;
+		st->info.batched_tx++;
+	}
+	st->commit_vend = st->flush_vend;
+	st->info.batches++;
+	while (list) {
+		struct store_txc *t = list;
+
+		list = t->next;
+		if (t->cb)
+			t->cb(t->arg, st->failed);
+		store_txc_retire(st, t);
+		n++;
+	}
+	if (!st->failed && (st->vhead - st->vtail > st->sb.wal_size / 2 ||
+			    st->nfrees > 65536))
+		store_checkpoint(st);
+	return n;
+}
+
+static void store_batch_start(struct store *st)
+{
+	size_t payload = 0, max = st->sb.wal_size / 4, rec, off = 0;
+	uint64_t v, phys;
+	unsigned int ntx = 0;
+	bool ool = false;
+	struct store_txc *t, *last = NULL;
+
+	if (st->flushing || !st->q_head)
+		return;
+	if (st->failed) {
+		t = st->q_head;
+		st->q_head = st->q_tail = NULL;
+		store_fail_pending(st, t);
+		return;
+	}
+	if (max > (64u << 20))
+		max = 64u << 20;
+	for (t = st->q_head; t; t = t->next) {
+		size_t sz = wal_tx_size(t->blen);
+
+		if (t->has_ool && t->data_pending)
+			break; /* its data must be on the device before its record */
+		if (ntx > 0 && wal_rec_size(payload + sz) > max)
+			break;
+		payload += sz;
+		ntx++;
+		ool |= t->has_ool;
+		last = t;
+	}
+	if (ntx == 0)
+		return;
+	rec = wal_rec_size(payload);
+	for (int attempt = 0; attempt < 2; attempt++) {
+		v = st->vhead;
+		if (v % st->sb.wal_size + rec > st->sb.wal_size)
+			v = (v / st->sb.wal_size + 1) * st->sb.wal_size;
+		if (v + rec - st->vtail <= st->sb.wal_size)
+			break;
+		/* WAL full: back-pressure, not failure. Everything before is committed,
+		 * so a checkpoint frees the whole log. */
+		if (attempt == 1 || store_checkpoint(st) != 0) {
+			store_fail(st, -ENOSPC, "wal has no room after a checkpoint");
+			store_batch_start(st);
+			return;
+		}
+	}
+	if (posix_memalign((void **)&st->flush_buf, WAL_BLOCK, rec) != 0) {
+		store_fail(st, -ENOMEM, "wal batch buffer");
+		return;
+	}
+	for (t = st->q_head;; t = t->next) {
+		wal_payload_add(st->flush_buf + WAL_HDR_SIZE, &off, t->seq, t->body, t->blen);
+		if (t == last)
+			break;
+	}
+	wal_rec_seal(st->flush_buf, st->next_lsn, ntx, st->q_head->seq, payload,
+		     st->sb.wal_nonce);
+	st->fl_head = st->q_head;
+	st->fl_tail = last;
+	st->q_head = last->next;
+	if (!st->q_head)
+		st->q_tail = NULL;
+	last->next = NULL;
+	st->flush_lsn = st->next_lsn++;
+	st->vhead = v + rec;
+	st->flush_vend = st->vhead;
+	st->flushing = true;
+	st->flush_rc = 0;
+	phys = st->sb.wal_base + v % st->sb.wal_size;
+	if (st->opts.sync == STORE_SYNC_INLINE) {
+		struct iovec iov = { st->flush_buf, rec };
+		ssize_t n;
+
+		if (ool && fdatasync(st->data_fd) != 0)
+			st->flush_rc = -errno;
+		if (st->flush_rc == 0) {
+			n = pwritev2(st->wal_fd, &iov, 1, (off_t)phys, RWF_DSYNC);
+			if (n != (ssize_t)rec)
+				st->flush_rc = n < 0 ? -errno : -EIO;
+		}
+		st->flush_cqes = 0;
+		return;
+	}
+	st->flush_cqes = 0;
+	if (ool) {
+		struct io_uring_sqe *s = store_sqe(st);
+
+		io_uring_prep_fsync(s, st->data_fd, IORING_FSYNC_DATASYNC);
+		io_uring_sqe_set_data64(s, STORE_TAG_FLUSH);
+		s->flags |= IOSQE_IO_LINK;
+		st->flush_cqes++;
+	}
+	{
+		struct io_uring_sqe *s = store_sqe(st);
+
+		io_uring_prep_write(s, st->wal_fd, st->flush_buf, (unsigned int)rec, phys);
+		io_uring_sqe_set_data64(s, STORE_TAG_WALWRITE);
+		s->flags |= IOSQE_IO_LINK;
+		s = store_sqe(st);
+		io_uring_prep_fsync(s, st->wal_fd, IORING_FSYNC_DATASYNC);
+		io_uring_sqe_set_data64(s, STORE_TAG_FLUSH);
+		st->flush_cqes += 2;
+	}
+	io_uring_submit(&st->ring);
+}
+
+void store_pipeline_kick(struct store *st)
+{
+	store_batch_start(st);
+}
+
+static int store_advance(struct store *st)
+{
+	int n = 0;
+
+	if (st->flushing && st->flush_cqes == 0)
+		n = store_commit_done(st);
+	store_batch_start(st);
+	return n;
+}
+
+int store_poll(struct store *st)
+{
+	int rc = store_reap(st, false);
+
+	if (rc < 0)
+		return rc;
+	return store_advance(st);
+}
+
+int store_wait(struct store *st)
+{
+	for (;;) {
+		int n = store_poll(st);
+
+		if (n != 0)
+			return n;
+		if (!st->flushing && !st->q_head && st->inflight_data == 0)
+			return 0;
+		if (st->flushing && st->flush_cqes == 0)
+			continue;
+		n = store_reap(st, true);
+		if (n < 0)
+			return n;
+	}
+}
+
+int store_flush(struct store *st)
+{
+	while (st->q_head || st->flushing) {
+		int rc = store_wait(st);
+
+		if (rc < 0)
+			return rc;
+	}
+	return st->failed;
+}

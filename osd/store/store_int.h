@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Store internals shared by store*.c; not for other modules. */
+#ifndef WEFT_OSD_STORE_STORE_INT_H
+#define WEFT_OSD_STORE_STORE_INT_H
+
+#include <liburing.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "osd/store/alloc.h"
+#include "osd/store/extmap.h"
+#include "osd/store/kv.h"
+#include "osd/store/store.h"
+#include "osd/store/wal.h"
+
+#define STORE_SB_MAGIC 0x524f545354464557ull /* "WEFTSTOR" */
+#define STORE_WALHDR_MAGIC 0x314c415754464557ull /* "WEFTWAL1" */
+#define STORE_LAYOUT_VERSION 1u
+#define STORE_CSUM_BLOCK 4096u
+#define STORE_REGION_ALIGN (1ull << 20)
+#define STORE_FSID_LEN 40
+
+#define store_err(st, fmt, ...) log_error("store", "osd.%u: " fmt, (st)->osd_id, ##__VA_ARGS__)
+#define store_warn(st, fmt, ...) log_warn("store", "osd.%u: " fmt, (st)->osd_id, ##__VA_ARGS__)
+#define store_info(st, fmt, ...) log_info("store", "osd.%u: " fmt, (st)->osd_id, ##__VA_ARGS__)
+
+/* Superblock: block 0 of the data device, and a copy under "S" in RocksDB. */
+struct store_sb {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t osd_id;
+	char fsid[STORE_FSID_LEN];
+	uint64_t dev_size;
+	uint64_t data_base; /* byte offset of unit 0 */
+	uint64_t nunits;
+	uint32_t unit;
+	uint32_t wal_separate;
+	uint64_t wal_base;
+	uint64_t wal_size;
+	uint32_t wal_nonce;
+	uint32_t crc; /* crc32c of the struct with crc = 0 */
+};
+
+/* Checkpoint ("C"): replay starts at WAL offset pos expecting lsn; seq <= tx are durable. */
+struct store_ckpt {
+	uint64_t pos;
+	uint64_t lsn;
+	uint64_t seq;
+};
+
+/* Physical ops: the body of a transaction in the WAL (see docs/store.md). */
+enum store_pop {
+	POP_WRITE = 1, /* pg name size lblk nblk flags nruns runs[] crcs[] [image] */
+	POP_FREE,      /* pblk len: released at the next checkpoint */
+	POP_PUNCH,     /* pg name lblk nblk */
+	POP_SETSIZE,   /* pg name size */
+	POP_REMOVE,    /* pg name */
+	POP_ATTR_SET,  /* pg name key value */
+	POP_ATTR_RM,   /* pg name key */
+	POP_LOG_APPEND, /* pg seq entry */
+	POP_LOG_TRIM,  /* pg upto */
+	POP_TOUCH,     /* pg name: create if absent */
+};
+#define POP_WRITE_INLINE 1u
+
+struct onode {
+	struct onode *next; /* hash chain */
+	uint64_t pg;
+	char *name;
+	bool exists;
+	struct onode_rec rec;
+};
+
+struct store_buf {
+	struct store_buf *next;
+	void *p;
+};
+
+/* A submitted transaction. */
+struct store_txc {
+	struct store_txc *next;
+	uint64_t seq;
+	uint8_t *body;
+	size_t blen, bcap;
+	rocksdb_writebatch_t *wb;
+	struct alloc_run *allocs; /* units this tx took (for the persisted bitmap at commit) */
+	unsigned int nallocs, acap;
+	unsigned int data_pending; /* data-device writes in flight */
+	bool has_ool;              /* out-of-line data: needs a data barrier before the WAL write */
+	bool committed;
+	struct store_buf *bufs;
+	store_commit_cb cb;
+	void *arg;
+};
+
+struct store_free {
+	uint64_t seq;
+	uint64_t start, len;
+};
+
+struct store {
+	uint32_t osd_id;
+	struct store_opts opts;
+	struct store_sb sb;
+	int data_fd, wal_fd;
+	bool direct;
+	uint32_t cpb; /* crcs per unit */
+	struct kv *kv;
+	struct alloc live;      /* allocations as of the last submit */
+	struct alloc persisted; /* what the "B" chunks say as of the last commit */
+	uint8_t *chunk_dirty;
+	uint64_t nchunks;
+	struct io_uring ring;
+	bool ring_ok;
+
+	struct onode **htab;
+	uint64_t hsize, hcount;
+
+	/* commit pipeline */
+	struct store_txc *q_head, *q_tail;   /* submitted, not yet written */
+	struct store_txc *fl_head, *fl_tail; /* in the WAL write in flight */
+	struct store_txc *lg_head;           /* committed, data writes still in flight */
+	bool flushing;
+	int flush_cqes, flush_rc;
+	uint8_t *flush_buf;
+	uint64_t flush_vend, flush_lsn;
+	unsigned int inflight_data;
+	int failed;
+
+	uint64_t next_seq, committed_seq, next_lsn;
+	uint64_t vhead, vtail;     /* WAL virtual positions: head = next write, tail = ckpt */
+	uint64_t commit_vend;      /* end of the last committed record */
+	uint64_t ckpt_seq;
+	struct store_free *frees;
+	uint64_t nfrees, fcap;
+
+	uint8_t *bounce; /* aligned, STORE_BOUNCE bytes, for reads */
+	struct store_info info;
+};
+
+#define STORE_BOUNCE (4u << 20)
+#define STORE_MAX_RUNS 4096u
+
+/* store.c */
+int store_pread(struct store *st, void *buf, size_t len, uint64_t off);
+int store_pwrite(struct store *st, int fd, const void *buf, size_t len, uint64_t off);
+int store_ckpt_write(struct store *st, uint64_t seq, uint64_t vend, uint64_t lsn);
+void store_fail(struct store *st, int rc, const char *what);
+
+/* store_onode.c */
+int store_onode_get(struct store *st, uint64_t pg, const char *name, bool create,
+		    struct onode **on_out);
+void store_onode_cache_fini(struct store *st);
+int store_onode_put(struct store *st, struct onode *on, rocksdb_writebatch_t *wb);
+/* Apply one transaction body. meta: onodes/RocksDB; replay: allocations and inline data. */
+int store_body_apply(struct store *st, uint64_t seq, const uint8_t *body, size_t blen,
+		     rocksdb_writebatch_t *wb, bool meta, bool replay);
+int store_free_add(struct store *st, uint64_t seq, uint64_t start, uint64_t len);
+void store_alloc_persist_mark(struct store *st, uint64_t start, uint64_t len, bool used);
+
+/* store_commit.c */
+void store_pipeline_kick(struct store *st);
+int store_reap(struct store *st, bool wait);
+int store_drain_data(struct store *st);
+int store_data_write(struct store *st, struct store_txc *txc, const void *buf, size_t len,
+		     uint64_t unit);
+void store_txc_destroy(struct store_txc *txc);
+
+#endif

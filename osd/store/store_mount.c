@@ -1,0 +1,441 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Mount: open devices, check identities, load the allocator, replay the WAL. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/crc32c.h"
+#include "common/log.h"
+#include "include/weft/weft.h"
+#include "osd/store/store_int.h"
+
+struct store_walhdr {
+	uint64_t magic;
+	char fsid[STORE_FSID_LEN];
+	uint32_t osd_id;
+	uint32_t nonce;
+};
+
+static int store_open_dev(struct store *st, const char *path, const char *what, int *fd_out)
+{
+	int fd = -1;
+
+	if (st->opts.direct_io) {
+		fd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
+		if (fd < 0 && errno == EINVAL) {
+			store_warn(st, "%s %s: O_DIRECT not supported here; using buffered I/O",
+				   what, path);
+			st->direct = false;
+		}
+	}
+	if (fd < 0 && (!st->opts.direct_io || errno == EINVAL))
+		fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		int rc = -errno;
+
+		store_err(st, "open %s %s: %s%s", what, path, strerror(-rc),
+			  rc == -ENOENT ? " (run mkfs first?)" :
+			  rc == -EACCES || rc == -EROFS ? " (device must be writable)" : "");
+		return rc;
+	}
+	*fd_out = fd;
+	return 0;
+}
+
+static int store_read_hdr(int fd, void *hdr, size_t len, uint64_t off)
+{
+	void *blk;
+	int rc = 0;
+
+	if (posix_memalign(&blk, WAL_BLOCK, WAL_BLOCK) != 0)
+		return -ENOMEM;
+	if (pread(fd, blk, WAL_BLOCK, (off_t)off) != WAL_BLOCK)
+		rc = errno ? -errno : -EIO;
+	else
+		memcpy(hdr, blk, len);
+	free(blk);
+	return rc;
+}
+
+static int store_check_sb(struct store *st)
+{
+	struct store_sb c;
+	void *v = NULL;
+	size_t vlen;
+	int rc = store_read_hdr(st->data_fd, &st->sb, sizeof(st->sb), 0);
+
+	if (rc != 0) {
+		store_err(st, "read superblock of %s: %s", st->opts.data_path, strerror(-rc));
+		return rc;
+	}
+	c = st->sb;
+	c.crc = 0;
+	if (st->sb.magic != STORE_SB_MAGIC || crc32c(0, &c, sizeof(c)) != st->sb.crc) {
+		store_err(st, "%s has no valid store superblock (not formatted?)",
+			  st->opts.data_path);
+		return -WEFT_E_CORRUPT;
+	}
+	if (st->sb.version != STORE_LAYOUT_VERSION || st->sb.unit < STORE_CSUM_BLOCK ||
+	    st->sb.wal_size < 16 * WAL_BLOCK) {
+		store_err(st, "%s: unsupported layout version %u", st->opts.data_path,
+			  st->sb.version);
+		return -EINVAL;
+	}
+	rc = kv_get(st->kv, "S", 1, &v, &vlen);
+	if (rc != 0 || vlen != sizeof(c) || memcmp(v, &st->sb, sizeof(c)) != 0) {
+		store_err(st, "db %s does not belong to data device %s (fsid %s)",
+			  st->opts.db_path, st->opts.data_path, st->sb.fsid);
+		free(v);
+		return -EINVAL;
+	}
+	free(v);
+	st->osd_id = st->sb.osd_id;
+	return 0;
+}
+
+static int store_open_wal(struct store *st)
+{
+	struct store_walhdr wh;
+	int rc;
+
+	if (!st->sb.wal_separate) {
+		st->wal_fd = st->data_fd;
+		return 0;
+	}
+	if (!st->opts.wal_path || !st->opts.wal_path[0]) {
+		store_err(st, "store was made with a separate WAL; osd_wal is not set");
+		return -EINVAL;
+	}
+	rc = store_open_dev(st, st->opts.wal_path, "wal", &st->wal_fd);
+	if (rc != 0)
+		return rc;
+	rc = store_read_hdr(st->wal_fd, &wh, sizeof(wh), 0);
+	if (rc == 0 && (wh.magic != STORE_WALHDR_MAGIC || wh.nonce != st->sb.wal_nonce ||
+			memcmp(wh.fsid, st->sb.fsid, STORE_FSID_LEN) != 0)) {
+		store_err(st, "wal %s belongs to another store", st->opts.wal_path);
+		rc = -EINVAL;
+	}
+	return rc;
+}
+
+static int store_load_chunk(void *arg, const uint8_t *key, size_t klen, const uint8_t *val,
+			    size_t vlen)
+{
+	struct store *st = arg;
+	uint64_t c, first, words;
+
+	if (klen != 9)
+		return -EIO;
+	c = kv_get_be64(key + 1);
+	first = c * KV_CHUNK_UNITS / 64;
+	words = (st->sb.nunits + 63) / 64;
+	if (c >= st->nchunks || vlen % 8 || vlen / 8 > words - first) {
+		store_err(st, "allocator chunk %llu malformed", (unsigned long long)c);
+		return -WEFT_E_CORRUPT;
+	}
+	for (uint64_t w = 0; w < vlen / 8; w++) {
+		uint64_t bits;
+
+		memcpy(&bits, val + w * 8, 8);
+		for (int b = 0; b < 64; b++) {
+			uint64_t u = (first + w) * 64 + (uint64_t)b;
+
+			if ((bits >> b) & 1u && u < st->sb.nunits) {
+				alloc_mark(&st->live, u, 1, true);
+				alloc_mark(&st->persisted, u, 1, true);
+			}
+		}
+	}
+	return 0;
+}
+
+static int store_load_state(struct store *st, struct store_ckpt *ck, uint64_t *meta_out)
+{
+	void *v = NULL;
+	size_t vlen;
+	int rc;
+
+	st->cpb = st->sb.unit / STORE_CSUM_BLOCK;
+	st->nchunks = (st->sb.nunits + KV_CHUNK_UNITS - 1) / KV_CHUNK_UNITS;
+	st->chunk_dirty = calloc(st->nchunks ? st->nchunks : 1, 1);
+	if (!st->chunk_dirty || alloc_init(&st->live, st->sb.nunits) != 0 ||
+	    alloc_init(&st->persisted, st->sb.nunits) != 0)
+		return -ENOMEM;
+	rc = kv_iter(st->kv, (const uint8_t *)"B", 1, NULL, 0, store_load_chunk, st);
+	if (rc != 0)
+		return rc;
+	rc = kv_get(st->kv, "C", 1, &v, &vlen);
+	if (rc == 0 && vlen == sizeof(*ck))
+		memcpy(ck, v, sizeof(*ck));
+	else if (rc == 0)
+		rc = -WEFT_E_CORRUPT;
+	free(v);
+	v = NULL;
+	if (rc == 0)
+		rc = kv_get(st->kv, "M", 1, &v, &vlen);
+	if (rc == 0 && vlen == 8)
+		memcpy(meta_out, v, 8);
+	else if (rc == 0)
+		rc = -WEFT_E_CORRUPT;
+	free(v);
+	if (rc == 0 && (ck->pos % WAL_BLOCK || ck->pos >= st->sb.wal_size || *meta_out < ck->seq))
+		rc = -WEFT_E_CORRUPT;
+	if (rc != 0)
+		store_err(st, "db %s: checkpoint or meta record unreadable: %s", st->opts.db_path,
+			  weft_strerror(rc));
+	return rc;
+}
+
+static void store_mark_extent(void *arg, uint64_t lblk, uint64_t pblk, uint64_t len,
+			      const uint32_t *crcs)
+{
+	struct store *st = arg;
+
+	if (pblk < st->sb.nunits && len <= st->sb.nunits - pblk) {
+		alloc_mark(&st->live, pblk, len, true);
+		store_alloc_persist_mark(st, pblk, len, true);
+	}
+}
+
+static int store_mark_onode(void *arg, const uint8_t *key, size_t klen, const uint8_t *val,
+			    size_t vlen)
+{
+	struct store *st = arg;
+	struct onode_rec rec;
+
+	extmap_init(&rec.map, st->cpb);
+	if (onode_rec_decode(&rec, val, vlen) == 0)
+		extmap_walk(&rec.map, 0, UINT64_MAX / 2, store_mark_extent, st);
+	extmap_fini(&rec.map);
+	return 0;
+}
+
+/*
+ * RocksDB holds transactions the WAL no longer has (the log was damaged after
+ * they committed): their allocations were never persisted, so take them from
+ * the object records themselves.
+ */
+static int store_alloc_from_objects(struct store *st)
+{
+	return kv_iter(st->kv, (const uint8_t *)"O", 1, NULL, 0, store_mark_onode, st);
+}
+
+/*
+ * Replay from the checkpoint. Every record re-marks its allocations, re-writes
+ * its inline data and re-queues its frees (all idempotent); metadata is applied
+ * only for transactions RocksDB does not have yet (seq > meta), because an
+ * object record is a whole-object snapshot and replaying an older one would
+ * roll it back.
+ */
+static int store_replay(struct store *st, const struct store_ckpt *ck, uint64_t meta)
+{
+	struct wal_scan s;
+	struct wal_hdr h;
+	const uint8_t *payload;
+	uint64_t last_seq = ck->seq, beyond = 0, ntx = 0;
+	int rc;
+
+	rc = wal_scan_init(&s, st->wal_fd, st->sb.wal_base, st->sb.wal_size, st->sb.wal_nonce,
+			   ck->pos, ck->lsn);
+	if (rc != 0)
+		return rc;
+	while ((rc = wal_scan_next(&s, &h, &payload)) == 1) {
+		struct wal_tx_iter it;
+		const uint8_t *body;
+		uint64_t seq;
+		size_t blen;
+
+		wal_tx_iter_init(&it, payload, h.len, h.ntx);
+		while ((rc = wal_tx_iter_next(&it, &seq, &body, &blen)) == 1) {
+			rocksdb_writebatch_t *wb = NULL;
+			bool meta_needed = seq > meta;
+
+			if (seq != last_seq + 1) {
+				store_err(st, "wal lsn %llu: transaction seq %llu, expected %llu",
+					  (unsigned long long)h.lsn, (unsigned long long)seq,
+					  (unsigned long long)last_seq + 1);
+				rc = -WEFT_E_CORRUPT;
+				break;
+			}
+			if (meta_needed)
+				wb = rocksdb_writebatch_create();
+			rc = store_body_apply(st, seq, body, blen, wb, meta_needed, true);
+			if (rc == 0 && wb) {
+				rocksdb_writebatch_put(wb, "M", 1, (const char *)&seq, 8);
+				rc = kv_write(st->kv, wb, false);
+			}
+			if (wb)
+				rocksdb_writebatch_destroy(wb);
+			if (rc != 0) {
+				store_err(st, "replay of seq %llu (wal lsn %llu) failed: %s",
+					  (unsigned long long)seq, (unsigned long long)h.lsn,
+					  weft_strerror(rc));
+				break;
+			}
+			last_seq = seq;
+			ntx++;
+		}
+		if (rc < 0) {
+			if (rc == -EINVAL)
+				store_err(st, "wal lsn %llu: malformed payload",
+					  (unsigned long long)h.lsn);
+			rc = rc == -EINVAL ? -WEFT_E_CORRUPT : rc;
+			break;
+		}
+	}
+	if (rc == 0)
+		rc = wal_scan_probe_beyond(&s, &beyond);
+	if (rc == 0 && beyond) {
+		store_err(st, "wal damaged mid-log: lsn %llu unreadable (%s) but records up to "
+			  "lsn %llu follow; acknowledged transactions would be lost%s",
+			  (unsigned long long)s.lsn, wal_stop_name(s.stop),
+			  (unsigned long long)beyond,
+			  st->opts.wal_salvage ? "; salvage requested, dropping them" :
+						 "; refusing to mount (salvage drops them)");
+		if (!st->opts.wal_salvage)
+			rc = -WEFT_E_CORRUPT;
+	}
+	if (rc == 0) {
+		store_info(st, "wal replay: %llu records, %llu transactions from lsn %llu; stopped "
+			   "at lsn %llu: %s; dropped %llu bytes", (unsigned long long)s.records,
+			   (unsigned long long)ntx, (unsigned long long)ck->lsn,
+			   (unsigned long long)s.lsn, wal_stop_name(s.stop),
+			   (unsigned long long)s.dropped);
+		st->info.replayed_records = s.records;
+		st->info.replayed_tx = ntx;
+		st->info.replay_dropped_bytes = s.dropped;
+		st->next_lsn = s.lsn;
+		st->next_seq = last_seq + 1;
+		st->committed_seq = last_seq;
+		st->vtail = ck->pos;
+		st->vhead = st->commit_vend = s.vpos;
+		if (meta > last_seq) {
+			store_warn(st, "db has transactions up to seq %llu but the wal ends at %llu: "
+				   "the wal lost committed records; rebuilding allocations from "
+				   "object records", (unsigned long long)meta,
+				   (unsigned long long)last_seq);
+			st->committed_seq = meta; /* never reuse a seq RocksDB has seen */
+			rc = store_alloc_from_objects(st);
+		}
+		st->next_seq = st->committed_seq + 1;
+	}
+	wal_scan_fini(&s);
+	return rc;
+}
+
+int store_mount(const struct store_opts *o, struct store **st_out)
+{
+	struct store *st = calloc(1, sizeof(*st));
+	struct store_ckpt ck;
+	uint64_t meta = 0;
+	int rc;
+
+	if (!st)
+		return -ENOMEM;
+	st->opts = *o;
+	st->osd_id = o->osd_id;
+	st->data_fd = st->wal_fd = -1;
+	st->direct = o->direct_io;
+	if (!o->data_path || !o->db_path) {
+		store_err(st, "osd_data and osd_db must be set");
+		free(st);
+		return -EINVAL;
+	}
+	rc = store_open_dev(st, o->data_path, "data", &st->data_fd);
+	if (rc != 0)
+		goto err;
+	rc = kv_open(o->db_path, false, &st->kv);
+	if (rc != 0) {
+		store_err(st, "open db %s: %s", o->db_path, strerror(-rc));
+		goto err;
+	}
+	rc = store_check_sb(st);
+	if (rc == 0)
+		rc = store_open_wal(st);
+	if (rc == 0)
+		rc = store_load_state(st, &ck, &meta);
+	if (rc != 0)
+		goto err;
+	st->hsize = 1024;
+	st->htab = calloc(st->hsize, sizeof(*st->htab));
+	if (!st->htab || posix_memalign((void **)&st->bounce, WAL_BLOCK, STORE_BOUNCE) != 0) {
+		rc = -ENOMEM;
+		goto err;
+	}
+	rc = -io_uring_queue_init(512, &st->ring, 0);
+	if (rc != 0) {
+		store_err(st, "io_uring setup: %s", strerror(-rc));
+		goto err;
+	}
+	st->ring_ok = true;
+	st->ckpt_seq = ck.seq;
+	rc = store_replay(st, &ck, meta);
+	if (rc != 0)
+		goto err;
+	/* Start clean: the replayed window becomes durable and the WAL empty. */
+	if (fdatasync(st->data_fd) != 0)
+		rc = -errno;
+	if (rc == 0)
+		rc = store_ckpt_write(st, st->committed_seq, st->commit_vend, st->next_lsn);
+	if (rc != 0) {
+		store_err(st, "post-replay checkpoint: %s", weft_strerror(rc));
+		goto err;
+	}
+	store_info(st, "mounted fsid %s: %llu/%llu units free, wal %s, %s I/O",
+		   st->sb.fsid, (unsigned long long)st->live.nfree,
+		   (unsigned long long)st->sb.nunits,
+		   st->sb.wal_separate ? st->opts.wal_path : "in data device",
+		   st->direct ? "direct" : "buffered");
+	*st_out = st;
+	return 0;
+err:
+	if (st->ring_ok)
+		io_uring_queue_exit(&st->ring);
+	store_onode_cache_fini(st);
+	free(st->htab);
+	free(st->bounce);
+	free(st->frees);
+	free(st->chunk_dirty);
+	alloc_fini(&st->live);
+	alloc_fini(&st->persisted);
+	kv_close(st->kv);
+	if (st->wal_fd >= 0 && st->wal_fd != st->data_fd)
+		close(st->wal_fd);
+	if (st->data_fd >= 0)
+		close(st->data_fd);
+	free(st);
+	return rc;
+}
+
+int store_umount(struct store *st)
+{
+	int rc = store_flush(st);
+
+	if (rc == 0)
+		rc = store_checkpoint(st);
+	if (st->ring_ok) {
+		store_drain_data(st);
+		io_uring_queue_exit(&st->ring);
+	}
+	while (st->lg_head) {
+		struct store_txc *t = st->lg_head;
+
+		st->lg_head = t->next;
+		store_txc_destroy(t);
+	}
+	store_onode_cache_fini(st);
+	free(st->htab);
+	free(st->bounce);
+	free(st->frees);
+	free(st->chunk_dirty);
+	alloc_fini(&st->live);
+	alloc_fini(&st->persisted);
+	kv_close(st->kv);
+	if (st->wal_fd >= 0 && st->wal_fd != st->data_fd)
+		close(st->wal_fd);
+	close(st->data_fd);
+	free(st);
+	return rc;
+}

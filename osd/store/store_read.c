@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Reads (verified), stat, attributes, listings, PG logs and fsck. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/crc32c.h"
+#include "common/log.h"
+#include "include/weft/weft.h"
+#include "osd/store/store_int.h"
+
+int store_stat(struct store *st, uint64_t pg, const char *name, struct store_stat *stat_out)
+{
+	struct onode *on;
+	int rc = store_onode_get(st, pg, name, false, &on);
+
+	if (rc != 0)
+		return rc;
+	stat_out->size = on->rec.size;
+	stat_out->version = on->rec.version;
+	stat_out->blocks = extmap_blocks(&on->rec.map);
+	return 0;
+}
+
+/* Read n units starting at pblk into the bounce buffer and verify them against crcs. */
+static int store_read_verified(struct store *st, const struct onode *on, uint64_t lblk,
+			       uint64_t pblk, uint64_t n, const uint32_t *crcs)
+{
+	uint64_t unit = st->sb.unit;
+	int rc = store_pread(st, st->bounce, n * unit, st->sb.data_base + pblk * unit);
+
+	if (rc != 0) {
+		store_err(st, "pg %llx object %s: read at offset %llu: %s",
+			  (unsigned long long)on->pg, on->name, (unsigned long long)(lblk * unit),
+			  strerror(-rc));
+		return rc;
+	}
+	for (uint64_t i = 0; i < n * st->cpb; i++) {
+		if (crc32c(0, st->bounce + i * STORE_CSUM_BLOCK, STORE_CSUM_BLOCK) != crcs[i]) {
+			store_err(st, "pg %llx object %s: crc mismatch at offset %llu (device unit "
+				  "%llu); returning an error, not the data",
+				  (unsigned long long)on->pg, on->name,
+				  (unsigned long long)(lblk * unit + i * STORE_CSUM_BLOCK),
+				  (unsigned long long)(pblk + i / st->cpb));
+			return -WEFT_E_CORRUPT;
+		}
+	}
+	return 0;
+}
+
+int store_read(struct store *st, uint64_t pg, const char *name, uint64_t off, uint64_t len,
+	       void *buf, uint64_t *read_out)
+{
+	uint64_t unit = st->sb.unit, end, pos;
+	struct onode *on;
+	int rc = store_onode_get(st, pg, name, false, &on);
+
+	if (rc != 0)
+		return rc;
+	if (off >= on->rec.size) {
+		*read_out = 0;
+		return 0;
+	}
+	end = off + len < on->rec.size && off + len >= off ? off + len : on->rec.size;
+	/* Data writes still in flight must land before the device is read. */
+	rc = store_drain_data(st);
+	if (rc != 0)
+		return rc;
+	for (pos = off; pos < end;) {
+		uint64_t lblk = pos / unit, pblk, run, n, chunk;
+		const uint32_t *crcs;
+
+		if (extmap_lookup(&on->rec.map, lblk, &pblk, &crcs, &run) != 0) {
+			chunk = run == UINT64_MAX ? end - pos : run * unit - pos % unit;
+			if (chunk > end - pos)
+				chunk = end - pos;
+			memset((uint8_t *)buf + (pos - off), 0, chunk);
+			pos += chunk;
+			continue;
+		}
+		n = (end - lblk * unit + unit - 1) / unit;
+		if (n > run)
+			n = run;
+		if (n > STORE_BOUNCE / unit)
+			n = STORE_BOUNCE / unit;
+		rc = store_read_verified(st, on, lblk, pblk, n, crcs);
+		if (rc != 0)
+			return rc;
+		chunk = n * unit - pos % unit;
+		if (chunk > end - pos)
+			chunk = end - pos;
+		memcpy((uint8_t *)buf + (pos - off), st->bounce + pos % unit, chunk);
+		pos += chunk;
+	}
+	*read_out = end - off;
+	return 0;
+}
+
+int store_getattr(struct store *st, uint64_t pg, const char *name, const char *key, void *buf,
+		  size_t cap, size_t *len_out)
+{
+	uint8_t k[KV_KEY_MAX];
+	void *v;
+	size_t vlen;
+	int rc;
+
+	if (strlen(name) > STORE_NAME_MAX || strlen(key) > STORE_ATTR_MAX)
+		return -EINVAL;
+	rc = kv_get(st->kv, k, kv_key_attr(k, pg, name, key), &v, &vlen);
+	if (rc != 0)
+		return rc;
+	if (vlen > cap) {
+		free(v);
+		return -ERANGE;
+	}
+	memcpy(buf, v, vlen);
+	free(v);
+	*len_out = vlen;
+	return 0;
+}
+
+struct list_ctx {
+	store_list_cb cb;
+	void *arg;
+	const char *after;
+};
+
+static int store_list_one(void *arg, const uint8_t *key, size_t klen, const uint8_t *val,
+			  size_t vlen)
+{
+	struct list_ctx *c = arg;
+	char name[STORE_NAME_MAX + 1];
+
+	if (klen - 9 > STORE_NAME_MAX)
+		return -EIO;
+	memcpy(name, key + 9, klen - 9);
+	name[klen - 9] = 0;
+	if (c->after[0] && strcmp(name, c->after) <= 0)
+		return 0;
+	return c->cb(c->arg, name) ? 1 : 0;
+}
+
+int store_list(struct store *st, uint64_t pg, const char *after, store_list_cb cb, void *arg)
+{
+	uint8_t prefix[9], start[KV_KEY_MAX];
+	struct list_ctx c = { cb, arg, after ? after : "" };
+
+	if (strlen(c.after) > STORE_NAME_MAX)
+		return -EINVAL;
+	prefix[0] = 'O';
+	kv_be64(prefix + 1, pg);
+	return kv_iter(st->kv, prefix, 9, start, kv_key_onode(start, pg, c.after),
+		       store_list_one, &c);
+}
+
+struct pglog_ctx {
+	store_pglog_cb cb;
+	void *arg;
+};
+
+static int store_pglog_one(void *arg, const uint8_t *key, size_t klen, const uint8_t *val,
+			   size_t vlen)
+{
+	struct pglog_ctx *c = arg;
+
+	if (klen != 17)
+		return -EIO;
+	return c->cb(c->arg, kv_get_be64(key + 9), val, vlen) ? 1 : 0;
+}
+
+int store_pglog_read(struct store *st, uint64_t pg, uint64_t from, store_pglog_cb cb, void *arg)
+{
+	uint8_t prefix[9], start[17];
+	struct pglog_ctx c = { cb, arg };
+
+	prefix[0] = 'L';
+	kv_be64(prefix + 1, pg);
+	return kv_iter(st->kv, prefix, 9, start, kv_key_pglog(start, pg, from), store_pglog_one,
+		       &c);
+}
+
+/* ---- fsck ---- */
+
+struct fsck_ctx {
+	struct store *st;
+	bool deep;
+	struct alloc seen;
+	struct store_fsck_report r;
+	struct onode on;
+};
+
+static void fsck_extent(void *arg, uint64_t lblk, uint64_t pblk, uint64_t len,
+			const uint32_t *crcs)
+{
+	struct fsck_ctx *c = arg;
+	struct store *st = c->st;
+
+	c->r.extents++;
+	if (pblk >= st->sb.nunits || len > st->sb.nunits - pblk) {
+		store_err(st, "fsck: pg %llx object %s: extent %llu+%llu beyond the device",
+			  (unsigned long long)c->on.pg, c->on.name, (unsigned long long)pblk,
+			  (unsigned long long)len);
+		c->r.errors++;
+		return;
+	}
+	if (!alloc_range_is(&c->seen, pblk, len, false)) {
+		store_err(st, "fsck: pg %llx object %s: extent at unit %llu overlaps another",
+			  (unsigned long long)c->on.pg, c->on.name, (unsigned long long)pblk);
+		c->r.errors++;
+	}
+	if (!alloc_range_is(&st->persisted, pblk, len, true)) {
+		store_err(st, "fsck: pg %llx object %s: extent at unit %llu is not allocated",
+			  (unsigned long long)c->on.pg, c->on.name, (unsigned long long)pblk);
+		c->r.errors++;
+	}
+	alloc_mark(&c->seen, pblk, len, true);
+	c->r.units_used += len;
+	for (uint64_t done = 0; c->deep && done < len;) {
+		uint64_t n = len - done, max = STORE_BOUNCE / st->sb.unit;
+
+		if (n > max)
+			n = max;
+		if (store_read_verified(st, &c->on, lblk + done, pblk + done, n,
+					crcs + done * st->cpb) != 0) {
+			/* count every bad 4 KiB block in this piece */
+			for (uint64_t i = 0; i < n * st->cpb; i++) {
+				if (crc32c(0, st->bounce + i * STORE_CSUM_BLOCK,
+					   STORE_CSUM_BLOCK) != crcs[done * st->cpb + i])
+					c->r.bad_blocks++;
+			}
+		}
+		done += n;
+	}
+}
+
+static int fsck_onode(void *arg, const uint8_t *key, size_t klen, const uint8_t *val,
+		      size_t vlen)
+{
+	struct fsck_ctx *c = arg;
+	char name[STORE_NAME_MAX + 1];
+
+	c->r.objects++;
+	if (klen < 10 || klen - 9 > STORE_NAME_MAX) {
+		c->r.errors++;
+		return 0;
+	}
+	memcpy(name, key + 9, klen - 9);
+	name[klen - 9] = 0;
+	c->on.pg = kv_get_be64(key + 1);
+	c->on.name = name;
+	extmap_init(&c->on.rec.map, c->st->cpb);
+	if (onode_rec_decode(&c->on.rec, val, vlen) != 0) {
+		store_err(c->st, "fsck: pg %llx object %s: malformed record",
+			  (unsigned long long)c->on.pg, name);
+		c->r.errors++;
+		return 0;
+	}
+	extmap_walk(&c->on.rec.map, 0, UINT64_MAX / 2, fsck_extent, c);
+	extmap_fini(&c->on.rec.map);
+	return 0;
+}
+
+int store_fsck(struct store *st, bool deep, struct store_fsck_report *report_out)
+{
+	struct fsck_ctx c = { .st = st, .deep = deep };
+	int rc;
+
+	/* Quiesce: RocksDB and the persisted bitmap then describe everything. */
+	rc = store_flush(st);
+	if (rc == 0)
+		rc = store_checkpoint(st);
+	if (rc == 0)
+		rc = store_drain_data(st);
+	if (rc != 0)
+		return rc;
+	if (alloc_init(&c.seen, st->sb.nunits) != 0)
+		return -ENOMEM;
+	rc = kv_iter(st->kv, (const uint8_t *)"O", 1, NULL, 0, fsck_onode, &c);
+	if (rc == 0) {
+		for (uint64_t u = 0; u < st->sb.nunits; u++) {
+			if (alloc_is_used(&st->persisted, u) && !alloc_is_used(&c.seen, u))
+				c.r.leaked++;
+		}
+		if (c.r.leaked)
+			store_err(st, "fsck: %llu allocated units belong to no object",
+				  (unsigned long long)c.r.leaked);
+	}
+	alloc_fini(&c.seen);
+	if (rc != 0)
+		return rc;
+	log_info("store", "osd.%u: fsck%s: %llu objects, %llu extents, %llu units, %llu errors, "
+		 "%llu leaked, %llu bad blocks", st->osd_id, deep ? " (deep)" : "",
+		 (unsigned long long)c.r.objects, (unsigned long long)c.r.extents,
+		 (unsigned long long)c.r.units_used, (unsigned long long)c.r.errors,
+		 (unsigned long long)c.r.leaked, (unsigned long long)c.r.bad_blocks);
+	*report_out = c.r;
+	return c.r.errors || c.r.leaked || c.r.bad_blocks ? -WEFT_E_CORRUPT : 0;
+}

@@ -1,0 +1,664 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Transactions: the caller's logical ops are translated at submit into
+ * physical ops (allocations made, block images and crcs computed) that are
+ * both applied to the in-memory object records and logged in the WAL, so
+ * replay does exactly what submit did. See docs/store.md.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/crc32c.h"
+#include "common/log.h"
+#include "include/weft/weft.h"
+#include "osd/store/store_int.h"
+
+enum tx_kind { TX_WRITE, TX_ZERO, TX_TRUNC, TX_REMOVE, TX_SETATTR, TX_RMATTR, TX_LOG, TX_TRIM };
+
+struct tx_op {
+	enum tx_kind kind;
+	uint64_t pg;
+	char *name;
+	char *key;
+	uint64_t off, len;
+	void *data;
+};
+
+struct store_tx {
+	struct tx_op *ops;
+	unsigned int n, cap;
+};
+
+int store_tx_create(struct store_tx **tx_out)
+{
+	struct store_tx *tx = calloc(1, sizeof(*tx));
+
+	if (!tx)
+		return -ENOMEM;
+	*tx_out = tx;
+	return 0;
+}
+
+void store_tx_destroy(struct store_tx *tx)
+{
+	if (!tx)
+		return;
+	for (unsigned int i = 0; i < tx->n; i++) {
+		free(tx->ops[i].name);
+		free(tx->ops[i].key);
+		free(tx->ops[i].data);
+	}
+	free(tx->ops);
+	free(tx);
+}
+
+static int tx_add(struct store_tx *tx, enum tx_kind kind, uint64_t pg, const char *name,
+		  const char *key, uint64_t off, uint64_t len, const void *data, size_t dlen)
+{
+	struct tx_op *op;
+
+	if (name && (!name[0] || strlen(name) > STORE_NAME_MAX))
+		return -EINVAL;
+	if (key && (!key[0] || strlen(key) > STORE_ATTR_MAX))
+		return -EINVAL;
+	if (tx->n == tx->cap) {
+		unsigned int cap = tx->cap ? tx->cap * 2 : 4;
+		struct tx_op *nops = realloc(tx->ops, cap * sizeof(*nops));
+
+		if (!nops)
+			return -ENOMEM;
+		tx->ops = nops;
+		tx->cap = cap;
+	}
+	op = &tx->ops[tx->n];
+	memset(op, 0, sizeof(*op));
+	op->kind = kind;
+	op->pg = pg;
+	op->off = off;
+	op->len = len;
+	if ((name && !(op->name = strdup(name))) || (key && !(op->key = strdup(key))) ||
+	    (dlen && !(op->data = malloc(dlen)))) {
+		free(op->name);
+		free(op->key);
+		return -ENOMEM;
+	}
+	if (dlen)
+		memcpy(op->data, data, dlen);
+	tx->n++;
+	return 0;
+}
+
+static bool range_ok(uint64_t off, uint64_t len)
+{
+	return off <= STORE_OBJECT_MAX && len <= STORE_OBJECT_MAX - off;
+}
+
+int store_tx_write(struct store_tx *tx, uint64_t pg, const char *name, uint64_t off,
+		   uint64_t len, const void *data)
+{
+	if (!range_ok(off, len) || len == 0 || len > (1u << 30) || !data)
+		return -EINVAL;
+	return tx_add(tx, TX_WRITE, pg, name, NULL, off, len, data, len);
+}
+
+int store_tx_zero(struct store_tx *tx, uint64_t pg, const char *name, uint64_t off, uint64_t len)
+{
+	if (!range_ok(off, len) || len == 0)
+		return -EINVAL;
+	return tx_add(tx, TX_ZERO, pg, name, NULL, off, len, NULL, 0);
+}
+
+int store_tx_truncate(struct store_tx *tx, uint64_t pg, const char *name, uint64_t size)
+{
+	if (size > STORE_OBJECT_MAX)
+		return -EINVAL;
+	return tx_add(tx, TX_TRUNC, pg, name, NULL, size, 0, NULL, 0);
+}
+
+int store_tx_remove(struct store_tx *tx, uint64_t pg, const char *name)
+{
+	return tx_add(tx, TX_REMOVE, pg, name, NULL, 0, 0, NULL, 0);
+}
+
+int store_tx_setattr(struct store_tx *tx, uint64_t pg, const char *name, const char *key,
+		     const void *val, size_t vlen)
+{
+	if (vlen > (1u << 20) || (vlen && !val) || !key)
+		return -EINVAL;
+	return tx_add(tx, TX_SETATTR, pg, name, key, 0, vlen, val, vlen);
+}
+
+int store_tx_rmattr(struct store_tx *tx, uint64_t pg, const char *name, const char *key)
+{
+	if (!key)
+		return -EINVAL;
+	return tx_add(tx, TX_RMATTR, pg, name, key, 0, 0, NULL, 0);
+}
+
+int store_tx_pglog_append(struct store_tx *tx, uint64_t pg, uint64_t seq, const void *entry,
+			  size_t len)
+{
+	if (len > (1u << 20) || (len && !entry))
+		return -EINVAL;
+	return tx_add(tx, TX_LOG, pg, NULL, NULL, seq, len, entry, len);
+}
+
+int store_tx_pglog_trim(struct store_tx *tx, uint64_t pg, uint64_t upto)
+{
+	return tx_add(tx, TX_TRIM, pg, NULL, NULL, upto, 0, NULL, 0);
+}
+
+/* ---- translation ---- */
+
+struct snap {
+	struct onode *on;
+	bool exists;
+	uint8_t *rec; /* encoded record before this tx */
+	size_t len;
+};
+
+struct xl {
+	struct store *st;
+	struct store_txc *txc;
+	struct alloc_run *pool; /* reserved units not yet used */
+	unsigned int npool;
+	struct snap *snaps;
+	unsigned int nsnaps;
+	size_t applied; /* body bytes already applied */
+	int rc;
+};
+
+static int body_put(struct store_txc *t, const void *p, size_t n)
+{
+	if (t->blen + n > t->bcap) {
+		size_t cap = t->bcap ? t->bcap * 2 : 256;
+		uint8_t *nb;
+
+		while (cap < t->blen + n)
+			cap *= 2;
+		nb = realloc(t->body, cap);
+		if (!nb)
+			return -ENOMEM;
+		t->body = nb;
+		t->bcap = cap;
+	}
+	memcpy(t->body + t->blen, p, n);
+	t->blen += n;
+	return 0;
+}
+
+static void put8(struct xl *x, uint8_t v)
+{
+	if (x->rc == 0)
+		x->rc = body_put(x->txc, &v, 1);
+}
+
+static void put32(struct xl *x, uint32_t v)
+{
+	if (x->rc == 0)
+		x->rc = body_put(x->txc, &v, 4);
+}
+
+static void put64(struct xl *x, uint64_t v)
+{
+	if (x->rc == 0)
+		x->rc = body_put(x->txc, &v, 8);
+}
+
+static void putbytes(struct xl *x, const void *p, size_t n)
+{
+	if (x->rc == 0 && n)
+		x->rc = body_put(x->txc, p, n);
+}
+
+static void putstr(struct xl *x, const char *s)
+{
+	uint16_t n = (uint16_t)strlen(s);
+
+	if (x->rc == 0)
+		x->rc = body_put(x->txc, &n, 2);
+	putbytes(x, s, n);
+}
+
+static void put_obj(struct xl *x, uint8_t op, uint64_t pg, const char *name)
+{
+	put8(x, op);
+	put64(x, pg);
+	putstr(x, name);
+}
+
+/* Apply the ops appended since the last call. */
+static int xl_apply(struct xl *x)
+{
+	struct store_txc *t = x->txc;
+	int rc;
+
+	if (x->rc)
+		return x->rc;
+	rc = store_body_apply(x->st, t->seq, t->body + x->applied, t->blen - x->applied, t->wb,
+			      true, false);
+	x->applied = t->blen;
+	if (rc)
+		x->rc = rc;
+	return rc;
+}
+
+static int xl_onode(struct xl *x, uint64_t pg, const char *name, struct onode **on_out)
+{
+	struct onode *on;
+	struct snap *ns;
+	int rc = store_onode_get(x->st, pg, name, true, &on);
+
+	if (rc)
+		return rc;
+	for (unsigned int i = 0; i < x->nsnaps; i++) {
+		if (x->snaps[i].on == on) {
+			*on_out = on;
+			return 0;
+		}
+	}
+	ns = realloc(x->snaps, (x->nsnaps + 1) * sizeof(*ns));
+	if (!ns)
+		return -ENOMEM;
+	x->snaps = ns;
+	ns = &x->snaps[x->nsnaps];
+	ns->on = on;
+	ns->exists = on->exists;
+	ns->len = onode_rec_size(&on->rec);
+	ns->rec = malloc(ns->len);
+	if (!ns->rec)
+		return -ENOMEM;
+	onode_rec_encode(&on->rec, ns->rec);
+	x->nsnaps++;
+	*on_out = on;
+	return 0;
+}
+
+/* Take n units from the reservation. */
+static int xl_take(struct xl *x, uint64_t n, struct alloc_run *runs, unsigned int *nruns_out)
+{
+	unsigned int nr = 0;
+
+	while (n > 0) {
+		struct alloc_run *p;
+		uint64_t k;
+
+		if (x->npool == 0)
+			return -ENOSPC; /* reservation estimate was short: a bug */
+		p = &x->pool[0];
+		k = p->len < n ? p->len : n;
+		runs[nr++] = (struct alloc_run){ p->start, k };
+		p->start += k;
+		p->len -= k;
+		n -= k;
+		if (p->len == 0) {
+			memmove(x->pool, x->pool + 1, (x->npool - 1) * sizeof(*p));
+			x->npool--;
+		}
+	}
+	*nruns_out = nr;
+	return 0;
+}
+
+static void xl_free_cb(void *arg, uint64_t lblk, uint64_t pblk, uint64_t len,
+		       const uint32_t *crcs)
+{
+	struct xl *x = arg;
+
+	put8(x, POP_FREE);
+	put64(x, pblk);
+	put64(x, len);
+}
+
+/* Old content of logical unit lblk into dst (one unit), verified; zeros if unmapped. */
+static int xl_read_unit(struct xl *x, struct onode *on, uint64_t lblk, uint8_t *dst)
+{
+	struct store *st = x->st;
+	const uint32_t *crcs;
+	uint64_t pblk, run;
+	int rc;
+
+	if (extmap_lookup(&on->rec.map, lblk, &pblk, &crcs, &run) != 0) {
+		memset(dst, 0, st->sb.unit);
+		return 0;
+	}
+	rc = store_drain_data(st);
+	if (rc == 0)
+		rc = store_pread(st, dst, st->sb.unit, st->sb.data_base + pblk * st->sb.unit);
+	if (rc != 0) {
+		store_err(st, "pg %llx object %s: read for update at offset %llu: %s",
+			  (unsigned long long)on->pg, on->name,
+			  (unsigned long long)(lblk * st->sb.unit), strerror(-rc));
+		return rc;
+	}
+	for (uint32_t i = 0; i < st->cpb; i++) {
+		if (crc32c(0, dst + i * STORE_CSUM_BLOCK, STORE_CSUM_BLOCK) != crcs[i]) {
+			store_err(st, "pg %llx object %s: crc mismatch at offset %llu (unit %llu) "
+				  "during read-modify-write", (unsigned long long)on->pg, on->name,
+				  (unsigned long long)(lblk * st->sb.unit + i * STORE_CSUM_BLOCK),
+				  (unsigned long long)pblk);
+			return -WEFT_E_CORRUPT;
+		}
+	}
+	return 0;
+}
+
+/* Write [off, off+len) (src NULL = zeros) as new units; the object's size becomes size. */
+static int xl_write(struct xl *x, struct onode *on, uint64_t off, uint64_t len, const void *src,
+		    uint64_t size)
+{
+	struct store *st = x->st;
+	uint64_t unit = st->sb.unit, u0 = off / unit, u1 = (off + len + unit - 1) / unit;
+	uint64_t n = u1 - u0;
+	bool inline_data = len < st->opts.large_write;
+	struct alloc_run *runs = malloc(n * sizeof(*runs));
+	unsigned int nruns = 0;
+	struct store_buf *sb;
+	uint32_t *crcs;
+	uint8_t *buf;
+	int rc;
+
+	if (posix_memalign((void **)&buf, WAL_BLOCK, n * unit) != 0)
+		return -ENOMEM;
+	sb = malloc(sizeof(*sb));
+	crcs = malloc(n * st->cpb * 4);
+	if (!sb || !crcs || !runs) {
+		free(buf);
+		free(sb);
+		free(crcs);
+		free(runs);
+		return -ENOMEM;
+	}
+	sb->p = buf;
+	sb->next = x->txc->bufs;
+	x->txc->bufs = sb;
+	rc = 0;
+	if (off % unit)
+		rc = xl_read_unit(x, on, u0, buf);
+	if (rc == 0 && (off + len) % unit && (u1 - 1 != u0 || off % unit == 0))
+		rc = xl_read_unit(x, on, u1 - 1, buf + (n - 1) * unit);
+	if (rc != 0)
+		goto out;
+	if (src)
+		memcpy(buf + off % unit, src, len);
+	else
+		memset(buf + off % unit, 0, len);
+	for (uint64_t i = 0; i < n * st->cpb; i++)
+		crcs[i] = crc32c(0, buf + i * STORE_CSUM_BLOCK, STORE_CSUM_BLOCK);
+	rc = xl_take(x, n, runs, &nruns);
+	if (rc != 0)
+		goto out;
+	extmap_walk(&on->rec.map, u0, n, xl_free_cb, x);
+	put_obj(x, POP_WRITE, on->pg, on->name);
+	put64(x, size);
+	put64(x, u0);
+	put64(x, n);
+	put32(x, inline_data ? POP_WRITE_INLINE : 0);
+	put32(x, nruns);
+	putbytes(x, runs, nruns * sizeof(runs[0]));
+	putbytes(x, crcs, n * st->cpb * 4);
+	if (inline_data)
+		putbytes(x, buf, n * unit);
+	rc = xl_apply(x);
+	for (unsigned int i = 0, b = 0; rc == 0 && i < nruns; b += (unsigned int)runs[i].len, i++) {
+		struct store_txc *t = x->txc;
+
+		if (t->nallocs == t->acap) {
+			unsigned int cap = t->acap ? t->acap * 2 : 4;
+			struct alloc_run *na = realloc(t->allocs, cap * sizeof(*na));
+
+			if (!na) {
+				rc = -ENOMEM;
+				break;
+			}
+			t->allocs = na;
+			t->acap = cap;
+		}
+		t->allocs[t->nallocs++] = runs[i];
+		rc = store_data_write(st, t, buf + (uint64_t)b * unit, runs[i].len * unit,
+				      runs[i].start);
+	}
+	if (rc == 0 && !inline_data)
+		x->txc->has_ool = true;
+out:
+	free(crcs);
+	free(runs);
+	return rc;
+}
+
+static bool unit_mapped(struct store *st, struct onode *on, uint64_t lblk)
+{
+	const uint32_t *c;
+	uint64_t p, r;
+
+	return extmap_lookup(&on->rec.map, lblk, &p, &c, &r) == 0;
+}
+
+static int xl_zero(struct xl *x, struct onode *on, uint64_t off, uint64_t len)
+{
+	uint64_t unit = x->st->sb.unit, end = off + len;
+	uint64_t size = on->exists && on->rec.size > end ? on->rec.size : end;
+	uint64_t ua = (off + unit - 1) / unit, ub = end / unit;
+	int rc = 0;
+
+	if (ua < ub) {
+		extmap_walk(&on->rec.map, ua, ub - ua, xl_free_cb, x);
+		put_obj(x, POP_PUNCH, on->pg, on->name);
+		put64(x, ua);
+		put64(x, ub - ua);
+	}
+	if (off / unit == (end - 1) / unit && (off % unit || end % unit)) {
+		if (unit_mapped(x->st, on, off / unit))
+			rc = xl_write(x, on, off, len, NULL, size);
+	} else {
+		if (off % unit && unit_mapped(x->st, on, off / unit))
+			rc = xl_write(x, on, off, ua * unit - off, NULL, size);
+		if (rc == 0 && end % unit && unit_mapped(x->st, on, ub))
+			rc = xl_write(x, on, ub * unit, end - ub * unit, NULL, size);
+	}
+	put_obj(x, POP_SETSIZE, on->pg, on->name);
+	put64(x, size);
+	return rc ? rc : xl_apply(x);
+}
+
+static int xl_truncate(struct xl *x, struct onode *on, uint64_t size)
+{
+	uint64_t unit = x->st->sb.unit, old = on->exists ? on->rec.size : 0;
+	uint64_t first = (size + unit - 1) / unit, maxb = STORE_OBJECT_MAX / unit + 1;
+	int rc = 0;
+
+	if (size < old) {
+		if (first < maxb) {
+			extmap_walk(&on->rec.map, first, maxb - first, xl_free_cb, x);
+			put_obj(x, POP_PUNCH, on->pg, on->name);
+			put64(x, first);
+			put64(x, maxb - first);
+		}
+		/* Zero the tail of the last unit so a later extension reads zeros. */
+		if (size % unit && unit_mapped(x->st, on, size / unit))
+			rc = xl_write(x, on, size, first * unit - size, NULL, size);
+	}
+	put_obj(x, POP_SETSIZE, on->pg, on->name);
+	put64(x, size);
+	return rc ? rc : xl_apply(x);
+}
+
+static int xl_op(struct xl *x, const struct tx_op *op)
+{
+	struct onode *on = NULL;
+	int rc = 0;
+
+	if (op->name) {
+		rc = xl_onode(x, op->pg, op->name, &on);
+		if (rc)
+			return rc;
+	}
+	switch (op->kind) {
+	case TX_WRITE: {
+		uint64_t end = op->off + op->len;
+
+		return xl_write(x, on, op->off, op->len, op->data,
+				on->exists && on->rec.size > end ? on->rec.size : end);
+	}
+	case TX_ZERO:
+		return xl_zero(x, on, op->off, op->len);
+	case TX_TRUNC:
+		return xl_truncate(x, on, op->off);
+	case TX_REMOVE:
+		if (on->exists)
+			extmap_walk(&on->rec.map, 0, UINT64_MAX / 2, xl_free_cb, x);
+		put_obj(x, POP_REMOVE, op->pg, op->name);
+		break;
+	case TX_SETATTR:
+		put_obj(x, POP_TOUCH, op->pg, op->name);
+		put_obj(x, POP_ATTR_SET, op->pg, op->name);
+		putstr(x, op->key);
+		put32(x, (uint32_t)op->len);
+		putbytes(x, op->data, op->len);
+		break;
+	case TX_RMATTR:
+		put_obj(x, POP_ATTR_RM, op->pg, op->name);
+		putstr(x, op->key);
+		break;
+	case TX_LOG:
+		put8(x, POP_LOG_APPEND);
+		put64(x, op->pg);
+		put64(x, op->off);
+		put32(x, (uint32_t)op->len);
+		putbytes(x, op->data, op->len);
+		break;
+	case TX_TRIM:
+		put8(x, POP_LOG_TRIM);
+		put64(x, op->pg);
+		put64(x, op->off);
+		break;
+	}
+	return xl_apply(x);
+}
+
+/* Units a transaction may need, and a bound on its WAL body. */
+static void tx_estimate(const struct store *st, const struct store_tx *tx, uint64_t *units_out,
+			uint64_t *body_out)
+{
+	uint64_t unit = st->sb.unit, units = 0, body = 0;
+
+	for (unsigned int i = 0; i < tx->n; i++) {
+		const struct tx_op *op = &tx->ops[i];
+		uint64_t n = 0;
+
+		if (op->kind == TX_WRITE)
+			n = (op->off + op->len + unit - 1) / unit - op->off / unit;
+		else if (op->kind == TX_ZERO)
+			n = 2;
+		else if (op->kind == TX_TRUNC)
+			n = 1;
+		units += n;
+		body += 600 + op->len * (op->kind == TX_SETATTR || op->kind == TX_LOG) +
+			n * (st->cpb * 4 + 40);
+		if (op->kind == TX_WRITE && op->len < st->opts.large_write)
+			body += n * unit;
+		if (op->kind != TX_WRITE)
+			body += 2 * (unit + st->cpb * 4 + 40);
+	}
+	*units_out = units;
+	*body_out = body;
+}
+
+static void xl_rollback(struct xl *x)
+{
+	struct store *st = x->st;
+	struct store_txc *t = x->txc;
+
+	/* Data writes into the units being returned must land before anyone reuses them. */
+	store_drain_data(st);
+	for (unsigned int i = 0; i < x->nsnaps; i++) {
+		struct snap *s = &x->snaps[i];
+
+		s->on->exists = s->exists;
+		if (onode_rec_decode(&s->on->rec, s->rec, s->len) != 0)
+			store_fail(st, -ENOMEM, "transaction rollback");
+	}
+	while (st->nfrees > 0 && st->frees[st->nfrees - 1].seq == t->seq)
+		st->nfrees--;
+	for (unsigned int i = 0; i < t->nallocs; i++)
+		alloc_mark(&st->live, t->allocs[i].start, t->allocs[i].len, false);
+}
+
+int store_tx_submit(struct store *st, struct store_tx *tx, store_commit_cb cb, void *arg)
+{
+	struct xl x = { .st = st };
+	uint64_t units, body;
+	struct store_txc *t;
+	int rc;
+
+	if (st->failed)
+		return st->failed;
+	if (tx->n == 0)
+		return -EINVAL;
+	tx_estimate(st, tx, &units, &body);
+	if (body > st->sb.wal_size / 4 || body > (64u << 20)) {
+		store_err(st, "transaction of %u ops needs ~%llu WAL bytes; the limit is %llu",
+			  tx->n, (unsigned long long)body,
+			  (unsigned long long)(st->sb.wal_size / 4));
+		return -E2BIG;
+	}
+	x.pool = malloc((units ? units : 1) * sizeof(*x.pool));
+	if (!x.pool)
+		return -ENOMEM;
+	rc = alloc_take(&st->live, units, x.pool,
+			units < STORE_MAX_RUNS ? (unsigned int)(units ? units : 1) : STORE_MAX_RUNS,
+			&x.npool);
+	if (rc == -ENOSPC && st->nfrees > 0) {
+		/* Space freed by committed transactions comes back at a checkpoint. */
+		rc = store_flush(st);
+		if (rc == 0)
+			rc = store_checkpoint(st);
+		if (rc == 0)
+			rc = alloc_take(&st->live, units, x.pool,
+					units < STORE_MAX_RUNS ? (unsigned int)(units ? units : 1) :
+								 STORE_MAX_RUNS, &x.npool);
+	}
+	if (rc != 0) {
+		if (rc == -ENOSPC)
+			store_warn(st, "no space for a transaction needing %llu units (%llu free)",
+				   (unsigned long long)units, (unsigned long long)st->live.nfree);
+		free(x.pool);
+		return rc;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t || !(t->wb = rocksdb_writebatch_create())) {
+		free(t);
+		rc = -ENOMEM;
+		goto out_pool;
+	}
+	t->seq = st->next_seq;
+	t->cb = cb;
+	t->arg = arg;
+	x.txc = t;
+	for (unsigned int i = 0; i < tx->n && rc == 0; i++)
+		rc = xl_op(&x, &tx->ops[i]);
+	if (rc != 0) {
+		xl_rollback(&x);
+		store_txc_destroy(t);
+		goto out_pool;
+	}
+	rocksdb_writebatch_put(t->wb, "M", 1, (const char *)&t->seq, 8);
+	st->next_seq++;
+	if (st->q_tail)
+		st->q_tail->next = t;
+	else
+		st->q_head = t;
+	st->q_tail = t;
+	store_tx_destroy(tx);
+	store_pipeline_kick(st);
+out_pool:
+	/* Unused reservation goes straight back: nothing ever pointed at it. */
+	for (unsigned int i = 0; i < x.npool; i++)
+		alloc_mark(&st->live, x.pool[i].start, x.pool[i].len, false);
+	free(x.pool);
+	for (unsigned int i = 0; i < x.nsnaps; i++)
+		free(x.snaps[i].rec);
+	free(x.snaps);
+	return rc;
+}

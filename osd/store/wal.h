@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Write-ahead log format and replay scan. The log is a circular region
+ * [base, base+size) of a device. Each record is one group-commit batch:
+ *
+ *   header (40 bytes): magic u32, crc u32, lsn u64, type u32, len u32,
+ *                      ntx u32, rsvd u32, first_seq u64
+ *   payload (len bytes): ntx x { seq u64, blen u32, rsvd u32, body[blen], pad to 8 }
+ *   zero padding to WAL_BLOCK
+ *
+ * crc = crc32c(seed = the store's WAL nonce) over the header (crc field 0),
+ * the payload and the padding. LSNs are consecutive. A record never straddles
+ * the end of the region: when it does not fit, the writer starts it at offset
+ * 0, and replay looks for the next LSN at the current position, then at 0.
+ */
+#ifndef WEFT_OSD_STORE_WAL_H
+#define WEFT_OSD_STORE_WAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define WAL_BLOCK 4096u
+#define WAL_MAGIC 0x4c415757u /* "WWAL" */
+#define WAL_HDR_SIZE 40u
+#define WAL_TYPE_BATCH 1u
+#define WAL_TX_HDR 16u
+
+struct wal_hdr {
+	uint32_t magic;
+	uint32_t crc;
+	uint64_t lsn;
+	uint32_t type;
+	uint32_t len;
+	uint32_t ntx;
+	uint32_t rsvd;
+	uint64_t first_seq;
+};
+
+_Static_assert(sizeof(struct wal_hdr) == WAL_HDR_SIZE, "wal header layout");
+
+static inline size_t wal_rec_size(size_t payload)
+{
+	return (WAL_HDR_SIZE + payload + WAL_BLOCK - 1) / WAL_BLOCK * WAL_BLOCK;
+}
+
+static inline size_t wal_tx_size(size_t blen)
+{
+	return WAL_TX_HDR + ((blen + 7) & ~(size_t)7);
+}
+
+/* Append one transaction to a payload at *off (caller sized the buffer with wal_tx_size). */
+void wal_payload_add(uint8_t *payload, size_t *off, uint64_t seq, const void *body, size_t blen);
+/* Fill the header and padding of rec (wal_rec_size(len) bytes, payload already at +40). */
+void wal_rec_seal(uint8_t *rec, uint64_t lsn, uint32_t ntx, uint64_t first_seq, size_t len,
+		  uint32_t nonce);
+
+/* Iterate the transactions of a verified payload. 1 = one returned, 0 = end, -EINVAL = malformed. */
+struct wal_tx_iter {
+	const uint8_t *p, *end;
+	unsigned int left;
+};
+void wal_tx_iter_init(struct wal_tx_iter *it, const uint8_t *payload, size_t len, uint32_t ntx);
+int wal_tx_iter_next(struct wal_tx_iter *it, uint64_t *seq_out, const uint8_t **body_out,
+		     size_t *blen_out);
+
+enum wal_stop {
+	WAL_STOP_NONE = 0,
+	WAL_STOP_EMPTY,   /* no record with the expected LSN: clean end of log */
+	WAL_STOP_BADCRC,  /* header for the expected LSN, payload fails its crc: torn */
+	WAL_STOP_BADHDR,  /* expected LSN with an impossible length or type */
+};
+
+struct wal_scan {
+	int fd;
+	uint64_t base, size;
+	uint32_t nonce;
+	uint64_t vpos;      /* virtual position: phys = vpos % size */
+	uint64_t lsn;       /* next expected */
+	uint8_t *buf;       /* aligned, holds the current record */
+	size_t cap;
+	enum wal_stop stop;
+	uint64_t dropped;   /* bytes of the record that failed */
+	uint64_t records;
+};
+
+int wal_scan_init(struct wal_scan *s, int fd, uint64_t base, uint64_t size, uint32_t nonce,
+		  uint64_t pos, uint64_t lsn);
+void wal_scan_fini(struct wal_scan *s);
+/*
+ * Next valid record: 1 with *hdr_out and *payload_out (valid until the next
+ * call), 0 at the end of the valid log (s->stop says why), -errno on I/O error.
+ * After 1, s->vpos is the end of the returned record.
+ */
+int wal_scan_next(struct wal_scan *s, struct wal_hdr *hdr_out, const uint8_t **payload_out);
+/*
+ * After the scan stopped: look through the whole region for a valid record
+ * with an LSN above the stop point. Finding one means the log is damaged in
+ * the middle (acknowledged records would be lost), not merely torn at the tail.
+ * Returns 0 with *lsn_out = highest such LSN, or 0 if none; -errno on I/O error.
+ */
+int wal_scan_probe_beyond(struct wal_scan *s, uint64_t *lsn_out);
+const char *wal_stop_name(enum wal_stop stop);
+
+#endif

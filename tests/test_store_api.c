@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Store API: ops, remount, replay, corruption, ENOSPC, full WAL, bad devices. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "include/weft/weft.h"
+#include "store_test_util.h"
+
+static void fill(uint8_t *b, size_t n, unsigned int seed)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i] = (uint8_t)(seed * 131 + i * 7 + (i >> 9));
+}
+
+static void write_obj(struct store *st, const char *name, uint64_t off, size_t len,
+		      unsigned int seed)
+{
+	struct store_tx *tx;
+	uint8_t *b = malloc(len);
+
+	fill(b, len, seed);
+	assert_int_equal(store_tx_create(&tx), 0);
+	assert_int_equal(store_tx_write(tx, 1, name, off, len, b), 0);
+	assert_int_equal(stu_commit(st, tx), 0);
+	free(b);
+}
+
+static void check_obj(struct store *st, const char *name, uint64_t off, size_t len,
+		      unsigned int seed)
+{
+	uint8_t *b = malloc(len), *e = malloc(len);
+	uint64_t n;
+
+	fill(e, len, seed);
+	assert_int_equal(store_read(st, 1, name, off, len, b, &n), 0);
+	assert_int_equal(n, len);
+	assert_memory_equal(b, e, len);
+	free(b);
+	free(e);
+}
+
+static void test_basic(void **state)
+{
+	struct stu u;
+	struct store *st;
+	struct store_tx *tx;
+	struct store_stat s;
+	struct store_fsck_report r;
+	uint8_t buf[100000];
+	uint64_t n;
+	size_t alen;
+	char av[16];
+
+	stu_init(&u, false);
+	assert_int_equal(store_mkfs(&u.o), 0);
+	assert_int_equal(store_mkfs(&u.o), -EEXIST);
+	assert_int_equal(store_mount(&u.o, &st), 0);
+	write_obj(st, "a", 0, 4096, 1);
+	write_obj(st, "a", 100, 50, 2);         /* small RMW inside a unit */
+	write_obj(st, "b", 5000, 200000, 3);    /* large, unaligned, out of line */
+	check_obj(st, "a", 100, 50, 2);
+	check_obj(st, "b", 5000, 200000, 3);
+	assert_int_equal(store_stat(st, 1, "b", &s), 0);
+	assert_int_equal(s.size, 205000);
+	/* hole reads as zeros */
+	assert_int_equal(store_read(st, 1, "b", 0, 5000, buf, &n), 0);
+	assert_int_equal(n, 5000);
+	for (int i = 0; i < 5000; i++)
+		assert_int_equal(buf[i], 0);
+	assert_int_equal(store_tx_create(&tx), 0);
+	assert_int_equal(store_tx_truncate(tx, 1, "b", 6000), 0);
+	assert_int_equal(store_tx_zero(tx, 1, "a", 0, 10), 0);
+	assert_int_equal(store_tx_setattr(tx, 1, "a", "v", "hello", 5), 0);
+	assert_int_equal(store_tx_pglog_append(tx, 1, 1, "e1", 2), 0);
+	assert_int_equal(store_tx_pglog_append(tx, 1, 2, "e2", 2), 0);
+	assert_int_equal(stu_commit(st, tx), 0);
+	assert_int_equal(store_stat(st, 1, "b", &s), 0);
+	assert_int_equal(s.size, 6000);
+	check_obj(st, "b", 5000, 1000, 3);
+	assert_int_equal(store_read(st, 1, "a", 0, 10, buf, &n), 0);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(buf[i], 0);
+	assert_int_equal(store_getattr(st, 1, "a", "v", av, sizeof(av), &alen), 0);
+	assert_int_equal(alen, 5);
+	/* extend after truncate reads zeros */
+	assert_int_equal(store_tx_create(&tx), 0);
+	assert_int_equal(store_tx_truncate(tx, 1, "b", 9000), 0);
+	assert_int_equal(stu_commit(st, tx), 0);
+	assert_int_equal(store_read(st, 1, "b", 6000, 3000, buf, &n), 0);
+	for (int i = 0; i < 3000; i++)
+		assert_int_equal(buf[i], 0);
+	assert_int_equal(store_fsck(st, true, &r), 0);
+	assert_int_equal(store_umount(st), 0);
+	/* remount: everything still there */
+	assert_int_equal(store_mount(&u.o, &st), 0);
+	check_obj(st, "a", 100, 50, 2);
+	check_obj(st, "b", 5000, 1000, 3);
+	assert_int_equal(store_tx_create(&tx), 0);
+	assert_int_equal(store_tx_remove(tx, 1, "a"), 0);
+	assert_int_equal(stu_commit(st, tx), 0);
+	assert_int_equal(store_stat(st, 1, "a", &s), -ENOENT);
+	assert_int_equal(store_getattr(st, 1, "a", "v", av, sizeof(av), &alen), -ENOENT);
+	assert_int_equal(store_fsck(st, true, &r), 0);
+	assert_int_equal(r.objects, 1);
+	assert_int_equal(store_umount(st), 0);
+	stu_cleanup(&u);
+}
+
+static int count_cb(void *arg, const char *name)
+{
+	(*(int *)arg)++;
+	return 0;
+}
+
+static int log_cb(void *arg, uint64_t seq, const void *e, size_t len)
+{
+	(*(int *)arg)++;
+	return 0;
+}
+
+/* Many transactions in flight, a WAL that wraps many times, remount without umount. */
+static void test_group_commit_and_wrap(void **state)
+{
+	struct stu u;
+	struct store *st;
+	struct store_info info;
+	struct store_fsck_report r;
+	int done[64], nlist = 0, nlog = 0;
+	uint8_t b[8192];
+	char name[32];
+
+	stu_init(&u, true);
+	assert_int_equal(store_mkfs(&u.o), 0);
+	assert_int_equal(store_mount(&u.o, &st), 0);
+	for (int round = 0; round < 40; round++) {
+		for (int i = 0; i < 64; i++) {
+			struct store_tx *tx;
+
+			snprintf(name, sizeof(name), "o%d", i % 20);
+			fill(b, sizeof(b), (unsigned int)(round * 64 + i));
+			assert_int_equal(store_tx_create(&tx), 0);
+			assert_int_equal(store_tx_write(tx, 2, name, 0, sizeof(b), b), 0);
+			assert_int_equal(store_tx_pglog_append(tx, 2, (uint64_t)round * 64 + i,
+							       "x", 1), 0);
+			done[i] = 1;
+			assert_int_equal(store_tx_submit(st, tx, stu_cb, &done[i]), 0);
+		}
+		assert_int_equal(store_flush(st), 0);
+		for (int i = 0; i < 64; i++)
+			assert_int_equal(done[i], 0);
+	}
+	store_info_get(st, &info);
+	assert_true(info.batches < info.batched_tx); /* batching happened */
+	assert_true(info.checkpoints > 1);           /* the 2 MiB WAL wrapped */
+	assert_int_equal(store_list(st, 2, "", count_cb, &nlist), 0);
+	assert_int_equal(nlist, 20);
+	assert_int_equal(store_pglog_read(st, 2, 100, log_cb, &nlog), 0);
+	assert_int_equal(nlog, 40 * 64 - 100);
+	assert_int_equal(store_fsck(st, true, &r), 0);
+	assert_int_equal(store_umount(st), 0);
+	stu_cleanup(&u);
+}
+
+static void test_enospc(void **state)
+{
+	struct stu u;
+	struct store *st;
+	struct store_tx *tx;
+	struct store_fsck_report r;
+	uint8_t *b = calloc(1, 4 << 20);
+	char name[32];
+	int i, rc = 0;
+
+	stu_init(&u, false);
+	assert_int_equal(store_mkfs(&u.o), 0);
+	assert_int_equal(store_mount(&u.o, &st), 0);
+	for (i = 0; i < 100 && rc == 0; i++) {
+		snprintf(name, sizeof(name), "big%d", i);
+		assert_int_equal(store_tx_create(&tx), 0);
+		assert_int_equal(store_tx_write(tx, 3, name, 0, 4 << 20, b), 0);
+		rc = stu_commit(st, tx);
+	}
+	assert_int_equal(rc, -ENOSPC);
+	assert_int_equal(store_fsck(st, false, &r), 0);
+	/* Freed space is reused. */
+	assert_int_equal(store_tx_create(&tx), 0);
+	assert_int_equal(store_tx_remove(tx, 3, "big0"), 0);
+	assert_int_equal(stu_commit(st, tx), 0);
+	assert_int_equal(store_tx_create(&tx), 0);
+	assert_int_equal(store_tx_write(tx, 3, "again", 0, 4 << 20, b), 0);
+	assert_int_equal(stu_commit(st, tx), 0);
+	assert_int_equal(store_fsck(st, true, &r), 0);
+	assert_int_equal(store_umount(st), 0);
+	free(b);
+	stu_cleanup(&u);
+}
+
+static void test_bad_devices(void **state)
+{
+	struct stu u;
+	struct store *st;
+
+	stu_init(&u, true);
+	assert_int_equal(store_mount(&u.o, &st), -ENOENT); /* never formatted */
+	assert_int_equal(store_mkfs(&u.o), 0);
+	assert_int_equal(unlink(u.wal), 0);
+	assert_int_equal(store_mount(&u.o, &st), -ENOENT); /* missing WAL device */
+	stu_cleanup(&u);
+
+	stu_init(&u, false);
+	assert_int_equal(store_mkfs(&u.o), 0);
+	assert_int_equal(chmod(u.data, 0444), 0);
+	if (geteuid() != 0) /* root ignores file modes */
+		assert_int_equal(store_mount(&u.o, &st), -EACCES);
+	stu_cleanup(&u);
+}
+
+/* Damage the data block behind object "c": the read fails, fsck deep reports it. */
+static void test_data_corruption(void **state)
+{
+	struct stu u;
+	struct store *st;
+	struct store_fsck_report r;
+	uint8_t buf[8192];
+	uint64_t n;
+	int fd;
+
+	stu_init(&u, false);
+	assert_int_equal(store_mkfs(&u.o), 0);
+	assert_int_equal(store_mount(&u.o, &st), 0);
+	write_obj(st, "c", 0, 8192, 9);
+	assert_int_equal(store_umount(st), 0);
+	/* unit 0 of the data region is the first allocated: region starts at 1 MiB + wal, 1 MiB aligned */
+	fd = open(u.data, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, "X", 1, (3 << 20) + 4096 + 17), 1);
+	close(fd);
+	assert_int_equal(store_mount(&u.o, &st), 0);
+	assert_int_equal(store_read(st, 1, "c", 0, 4096, buf, &n), 0); /* first block fine */
+	assert_int_equal(store_read(st, 1, "c", 0, 8192, buf, &n), -WEFT_E_CORRUPT);
+	assert_int_equal(store_fsck(st, true, &r), -WEFT_E_CORRUPT);
+	assert_int_equal(r.bad_blocks, 1);
+	assert_int_equal(store_umount(st), 0);
+	stu_cleanup(&u);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_basic),
+		cmocka_unit_test(test_group_commit_and_wrap),
+		cmocka_unit_test(test_enospc),
+		cmocka_unit_test(test_bad_devices),
+		cmocka_unit_test(test_data_corruption),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * weft store-bench: the OSD store against the raw limits of the same device,
+ * in one run. Raw: QD1 4 KiB write+fdatasync, QD32 4 KiB O_DIRECT io_uring
+ * writes, sequential 4 MiB O_DIRECT writes. Store: durable 4 KiB transactions
+ * at QD1 and QD32 and 4 MiB writes, then the ratios the store is held to.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <liburing.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/histogram.h"
+#include "common/log.h"
+#include "osd/store/store.h"
+#include "tools/cli.h"
+
+struct sb_args {
+	const char *dir;
+	double secs;
+	enum store_sync sync;
+	uint64_t file_size;
+};
+
+static void sb_usage(FILE *out)
+{
+	fprintf(out, "usage: weft store-bench [--dir DIR] [--seconds S] [--wal-sync uring|inline]\n"
+		     "  Measures raw device limits, then the OSD store, on files in DIR (default\n"
+		     "  /var/tmp); needs about 5 GiB free. Prints the store/raw ratios.\n");
+}
+
+static void *sb_buf(size_t n)
+{
+	void *p;
+
+	if (posix_memalign(&p, 4096, n) != 0)
+		return NULL;
+	memset(p, 0xa5, n);
+	return p;
+}
+
+static int sb_file(const char *dir, const char *name, uint64_t size, char *path, size_t plen)
+{
+	int fd;
+
+	snprintf(path, plen, "%s/%s", dir, name);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_DIRECT, 0600);
+	if (fd < 0) {
+		fprintf(stderr, "store-bench: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (fallocate(fd, 0, 0, (off_t)size) != 0) {
+		fprintf(stderr, "store-bench: fallocate %s: %s\n", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Write the whole file once, like a raw device: writes into unwritten
+ * (fallocated) file extents make every fdatasync commit the filesystem
+ * journal, which is a property of files-as-devices, not of the device.
+ */
+static int sb_precondition(int fd, uint64_t size)
+{
+	void *b = sb_buf(4 << 20);
+	int rc = 0;
+
+	for (uint64_t off = 0; off < size && rc == 0; off += 4 << 20)
+		if (pwrite(fd, b, 4 << 20, (off_t)off) != 4 << 20)
+			rc = -errno;
+	if (rc == 0 && fdatasync(fd) != 0)
+		rc = -errno;
+	free(b);
+	return rc;
+}
+
+/* Raw QD1: 4 KiB pwrite + fdatasync over a pre-written region. */
+static int raw_qd1(int fd, double secs, struct hist *h, double *iops)
+{
+	void *b = sb_buf(4096);
+	uint64_t start = clock_now_ns(), end = start + (uint64_t)(secs * 1e9), n = 0;
+
+	for (int i = 0; i < 4096; i++) /* make the extents written, like the store's WAL */
+		if (pwrite(fd, b, 4096, (off_t)i * 4096) != 4096)
+			return -errno;
+	fdatasync(fd);
+	start = clock_now_ns();
+	while (clock_now_ns() < end || n < 100) {
+		uint64_t t = clock_now_ns();
+
+		if (pwrite(fd, b, 4096, (off_t)(n % 4096) * 4096) != 4096 || fdatasync(fd) != 0)
+			return -errno;
+		hist_record(h, clock_now_ns() - t);
+		n++;
+	}
+	*iops = (double)n / ((double)(clock_now_ns() - start) / 1e9);
+	free(b);
+	return 0;
+}
+
+/* Raw QD32: random 4 KiB O_DIRECT writes through io_uring, busy-polled. */
+static int raw_qd32(int fd, double secs, uint64_t span, double *iops)
+{
+	struct io_uring ring;
+	void *b = sb_buf(4096 * 32);
+	uint64_t start, end, n = 0, seed = 88172645463325252ull;
+	int inflight = 0;
+
+	if (io_uring_queue_init(64, &ring, 0) != 0)
+		return -EIO;
+	/* Overwrite written space: unwritten-extent conversion is filesystem work, not device. */
+	for (uint64_t off = 0; off < span; off += 4096 * 32)
+		if (pwrite(fd, b, 4096 * 32, (off_t)off) != 4096 * 32)
+			return -errno;
+	fdatasync(fd);
+	start = clock_now_ns();
+	end = start + (uint64_t)(secs * 1e9);
+	while (clock_now_ns() < end || inflight) {
+		struct io_uring_cqe *cqe;
+
+		while (inflight < 32 && clock_now_ns() < end) {
+			struct io_uring_sqe *s = io_uring_get_sqe(&ring);
+
+			seed ^= seed << 13;
+			seed ^= seed >> 7;
+			seed ^= seed << 17;
+			io_uring_prep_write(s, fd, (char *)b + 4096 * inflight, 4096,
+					    (seed % (span / 4096)) * 4096);
+			inflight++;
+		}
+		io_uring_submit(&ring);
+		while (io_uring_peek_cqe(&ring, &cqe) == 0) {
+			if (cqe->res != 4096)
+				return -EIO;
+			io_uring_cqe_seen(&ring, cqe);
+			inflight--;
+			n++;
+		}
+	}
+	*iops = (double)n / ((double)(clock_now_ns() - start) / 1e9);
+	io_uring_queue_exit(&ring);
+	free(b);
+	return 0;
+}
+
+/* Raw sequential 4 MiB O_DIRECT writes (QD1) over written space, then one fdatasync. */
+static int raw_seq(int fd, double secs, uint64_t span, double *mbs)
+{
+	void *b = sb_buf(4 << 20);
+	uint64_t start = clock_now_ns(), end = start + (uint64_t)(secs * 1e9), n = 0;
+
+	while (clock_now_ns() < end) {
+		if (pwrite(fd, b, 4 << 20, (off_t)((n * (4ull << 20)) % span)) != 4 << 20)
+			return -errno;
+		n++;
+	}
+	fdatasync(fd);
+	*mbs = (double)n * 4.0 * 1048576 / 1e6 / ((double)(clock_now_ns() - start) / 1e9);
+	free(b);
+	return 0;
+}
+
+struct sb_ctx {
+	int inflight;
+	uint64_t done;
+	struct hist lat;
+};
+
+struct sb_op {
+	struct sb_ctx *c;
+	uint64_t t0;
+};
+
+static void sb_cb(void *arg, int rc)
+{
+	struct sb_op *op = arg;
+
+	if (rc != 0) {
+		fprintf(stderr, "store-bench: transaction failed: %d\n", rc);
+		exit(1);
+	}
+	hist_record(&op->c->lat, clock_now_ns() - op->t0);
+	op->c->inflight--;
+	op->c->done++;
+	free(op);
+}
+
+/* Durable writes of len bytes at queue depth qd; busy-polls like an OSD reactor. */
+static int store_phase(struct store *st, int qd, size_t len, int nobj, double secs,
+		       struct sb_ctx *c, double *ops_s)
+{
+	void *b = sb_buf(len);
+	uint64_t start = clock_now_ns(), end = start + (uint64_t)(secs * 1e9), i = 0;
+	char name[32];
+
+	memset(c, 0, sizeof(*c));
+	hist_init(&c->lat);
+	while (clock_now_ns() < end || c->inflight) {
+		while (c->inflight < qd && clock_now_ns() < end) {
+			struct store_tx *tx;
+			struct sb_op *op = malloc(sizeof(*op));
+			int rc;
+
+			snprintf(name, sizeof(name), "bench%llu", (unsigned long long)(i++ % nobj));
+			if (!op || store_tx_create(&tx) != 0 ||
+			    store_tx_write(tx, 1, name, 0, len, b) != 0)
+				return -ENOMEM;
+			op->c = c;
+			op->t0 = clock_now_ns();
+			rc = store_tx_submit(st, tx, sb_cb, op);
+			if (rc != 0) {
+				fprintf(stderr, "store-bench: submit: %s\n", strerror(-rc));
+				return rc;
+			}
+			c->inflight++;
+		}
+		if (store_poll(st) < 0)
+			return -EIO;
+	}
+	*ops_s = (double)c->done / ((double)(clock_now_ns() - start) / 1e9);
+	free(b);
+	return 0;
+}
+
+int cli_store_bench_main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "dir", required_argument, NULL, 'd' },
+		{ "seconds", required_argument, NULL, 's' },
+		{ "wal-sync", required_argument, NULL, 'w' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct sb_args a = { "/var/tmp", 3.0, STORE_SYNC_URING, 2ull << 30 };
+	struct hist raw_lat;
+	struct sb_ctx c1, c32, cbig;
+	double r_qd1 = 0, r_qd32 = 0, r_seq = 0, s_qd1 = 0, s_qd32 = 0, s_big = 0;
+	char path[1400], dpath[512], dbpath[600];
+	struct store_opts o;
+	struct store *st;
+	int opt, fd, rc;
+
+	while ((opt = getopt_long(argc, argv, "d:s:w:h", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'd':
+			a.dir = optarg;
+			break;
+		case 's':
+			a.secs = atof(optarg);
+			break;
+		case 'w':
+			if (strcmp(optarg, "uring") && strcmp(optarg, "inline")) {
+				fprintf(stderr, "store-bench: --wal-sync must be uring or inline\n");
+				return 2;
+			}
+			a.sync = strcmp(optarg, "inline") ? STORE_SYNC_URING : STORE_SYNC_INLINE;
+			break;
+		case 'h':
+			sb_usage(stdout);
+			return 0;
+		default:
+			sb_usage(stderr);
+			return 2;
+		}
+	}
+	if (a.secs <= 0) {
+		fprintf(stderr, "store-bench: --seconds must be positive\n");
+		return 2;
+	}
+	weft_log_open("store-bench", WEFT_LOG_WARN, NULL);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("store-bench in %s, %.1f s per phase, wal sync %s\n", a.dir, a.secs,
+	       a.sync == STORE_SYNC_URING ? "uring (write + linked fdatasync)" :
+					    "inline (pwritev2 RWF_DSYNC)");
+	fd = sb_file(a.dir, "store-bench-raw", a.file_size, path, sizeof(path));
+	if (fd < 0)
+		return 1;
+	printf("preconditioning %llu MiB of raw file ...\n", (unsigned long long)(a.file_size >> 20));
+	if (sb_precondition(fd, a.file_size) != 0)
+		goto io_err;
+	hist_init(&raw_lat);
+	printf("raw  QD1  4K write+fdatasync ... ");
+	fflush(stdout);
+	if (raw_qd1(fd, a.secs, &raw_lat, &r_qd1) != 0)
+		goto io_err;
+	printf("%8.0f IOPS  p50 %6.1f us  p99 %6.1f us\n", r_qd1,
+	       hist_quantile(&raw_lat, 0.5) / 1e3, hist_quantile(&raw_lat, 0.99) / 1e3);
+	printf("raw  QD32 4K O_DIRECT io_uring ... ");
+	fflush(stdout);
+	if (raw_qd32(fd, a.secs, 256ull << 20, &r_qd32) != 0)
+		goto io_err;
+	printf("%8.0f IOPS\n", r_qd32);
+	printf("raw  seq 4M O_DIRECT ............. ");
+	fflush(stdout);
+	if (raw_seq(fd, a.secs, a.file_size, &r_seq) != 0)
+		goto io_err;
+	printf("%8.0f MB/s\n", r_seq);
+	close(fd);
+	unlink(path);
+
+	snprintf(dpath, sizeof(dpath), "%s/store-bench-data", a.dir);
+	snprintf(dbpath, sizeof(dbpath), "%s/store-bench-db", a.dir);
+	snprintf(path, sizeof(path), "rm -rf '%s' '%s'", dpath, dbpath);
+	if (system(path) != 0)
+		return 1;
+	fd = sb_file(a.dir, "store-bench-data", a.file_size + (512ull << 20), dpath, sizeof(dpath));
+	if (fd < 0 || sb_precondition(fd, a.file_size + (512ull << 20)) != 0) {
+		fprintf(stderr, "store-bench: preconditioning %s failed\n", dpath);
+		return 1;
+	}
+	close(fd);
+	store_opts_init(&o);
+	o.data_path = dpath;
+	o.wal_path = "";
+	o.db_path = dbpath;
+	o.data_size = a.file_size + (512ull << 20);
+	o.wal_size = 256ull << 20;
+	o.sync = a.sync;
+	rc = store_mkfs(&o);
+	if (rc == 0)
+		rc = store_mount(&o, &st);
+	if (rc != 0) {
+		fprintf(stderr, "store-bench: store: %s\n", strerror(-rc));
+		return 1;
+	}
+	printf("store QD1  4K durable tx ......... ");
+	fflush(stdout);
+	if (store_phase(st, 1, 4096, 1024, a.secs, &c1, &s_qd1) != 0)
+		return 1;
+	printf("%8.0f IOPS  p50 %6.1f us  p99 %6.1f us\n", s_qd1,
+	       hist_quantile(&c1.lat, 0.5) / 1e3, hist_quantile(&c1.lat, 0.99) / 1e3);
+	printf("store QD32 4K durable tx ......... ");
+	fflush(stdout);
+	if (store_phase(st, 32, 4096, 1024, a.secs, &c32, &s_qd32) != 0)
+		return 1;
+	printf("%8.0f IOPS  p50 %6.1f us  p99 %6.1f us\n", s_qd32,
+	       hist_quantile(&c32.lat, 0.5) / 1e3, hist_quantile(&c32.lat, 0.99) / 1e3);
+	printf("store QD4  4M durable tx ......... ");
+	fflush(stdout);
+	if (store_phase(st, 4, 4u << 20, 64, a.secs, &cbig, &s_big) != 0)
+		return 1;
+	s_big = s_big * 4.0 * 1048576 / 1e6;
+	printf("%8.0f MB/s\n", s_big);
+	store_umount(st);
+	if (system(path) != 0)
+		return 1;
+	printf("\nratios (acceptance):\n");
+	printf("  store QD32 4K IOPS / raw QD1 fdatasync IOPS  = %5.2fx  (>= 3)   %s\n",
+	       s_qd32 / r_qd1, s_qd32 / r_qd1 >= 3 ? "ok" : "MISS");
+	printf("  store QD1 p50 / raw fdatasync p50            = %5.2fx  (<= 1.3) %s\n",
+	       (double)hist_quantile(&c1.lat, 0.5) / (double)hist_quantile(&raw_lat, 0.5),
+	       hist_quantile(&c1.lat, 0.5) <= 1.3 * hist_quantile(&raw_lat, 0.5) ? "ok" : "MISS");
+	printf("  store 4M MB/s / raw sequential MB/s          = %5.2f   (>= 0.7) %s\n",
+	       s_big / r_seq, s_big / r_seq >= 0.7 ? "ok" : "MISS");
+	printf("  store QD32 4K IOPS / raw QD32 IOPS           = %5.2f   (info)\n",
+	       s_qd32 / r_qd32);
+	return 0;
+io_err:
+	fprintf(stderr, "store-bench: raw I/O on %s failed: %s\n", path, strerror(errno));
+	close(fd);
+	unlink(path);
+	return 1;
+}
