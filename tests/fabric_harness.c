@@ -9,6 +9,14 @@
 
 const char *fh_backend = "tcp";
 
+/* RDMA CM cannot route 127.0.0.1 over a RoCE device: the VM run sets 198.18.0.1. */
+const char *fh_ip(void)
+{
+	const char *ip = getenv("WEFT_TEST_ADDR");
+
+	return ip && ip[0] ? ip : "127.0.0.1";
+}
+
 struct fab_domain *fh_domain_open(uint32_t msg_size, uint32_t credits, uint32_t sq_depth)
 {
 	struct fab_domain_attr attr;
@@ -140,10 +148,11 @@ int fh_pair_open(struct fh_pair *p, uint32_t msg_size, uint32_t credits, uint32_
 	}
 	fh_side_init(&p->a, da);
 	fh_side_init(&p->b, db);
-	rc = fab_listen(db, "127.0.0.1:0", (void *)0xb0b, &p->l);
+	snprintf(addr, sizeof(addr), "%s:0", fh_ip());
+	rc = fab_listen(db, addr, (void *)0xb0b, &p->l);
 	if (rc)
 		return rc;
-	snprintf(addr, sizeof(addr), "127.0.0.1:%u", fab_listener_port(p->l));
+	snprintf(addr, sizeof(addr), "%s:%u", fh_ip(), fab_listener_port(p->l));
 	rc = fab_connect(da, addr, NULL, (void *)0xa11ce, &p->ea);
 	if (rc)
 		return rc;

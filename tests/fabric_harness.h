@@ -30,6 +30,8 @@ struct fh_pair {
 };
 
 extern const char *fh_backend;
+/* The IP the suite listens on and connects to: $WEFT_TEST_ADDR, default 127.0.0.1. */
+const char *fh_ip(void);
 
 /* Open a domain on fh_backend with small, test-friendly limits. */
 struct fab_domain *fh_domain_open(uint32_t msg_size, uint32_t credits, uint32_t sq_depth);
