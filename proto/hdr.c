@@ -29,6 +29,24 @@ const char *proto_type_name(uint16_t type)
 		return "osd_op";
 	case PROTO_OSD_OP_REPLY:
 		return "osd_op_reply";
+	case PROTO_BULK:
+		return "bulk";
+	case PROTO_BULK_DONE:
+		return "bulk_done";
+	case PROTO_MON_CMD:
+		return "mon_cmd";
+	case PROTO_MON_CMD_REPLY:
+		return "mon_cmd_reply";
+	case PROTO_MON_SUB:
+		return "mon_sub";
+	case PROTO_MAP_INC:
+		return "map_inc";
+	case PROTO_OSD_BOOT:
+		return "osd_boot";
+	case PROTO_OSD_BEACON:
+		return "osd_beacon";
+	case PROTO_OSD_FAILURE:
+		return "osd_failure";
 	}
 	return "unknown";
 }
@@ -46,6 +64,15 @@ bool proto_type_known(uint16_t type)
 	case PROTO_MAP:
 	case PROTO_OSD_OP:
 	case PROTO_OSD_OP_REPLY:
+	case PROTO_BULK:
+	case PROTO_BULK_DONE:
+	case PROTO_MON_CMD:
+	case PROTO_MON_CMD_REPLY:
+	case PROTO_MON_SUB:
+	case PROTO_MAP_INC:
+	case PROTO_OSD_BOOT:
+	case PROTO_OSD_BEACON:
+	case PROTO_OSD_FAILURE:
 		return true;
 	}
 	return false;

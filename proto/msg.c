@@ -457,6 +457,24 @@ int proto_msg_validate(const struct proto_msg *msg, struct proto_err *err)
 		return proto_osd_op_validate(&msg->osd_op, err);
 	case PROTO_OSD_OP_REPLY:
 		return proto_osd_op_reply_validate(&msg->osd_op_reply, err);
+	case PROTO_BULK:
+		return proto_bulk_validate(&msg->bulk, err);
+	case PROTO_BULK_DONE:
+		return proto_bulk_done_validate(&msg->bulk_done, err);
+	case PROTO_MON_CMD:
+		return proto_mon_cmd_validate(&msg->mon_cmd, err);
+	case PROTO_MON_CMD_REPLY:
+		return proto_mon_cmd_reply_validate(&msg->mon_cmd_reply, err);
+	case PROTO_MON_SUB:
+		return proto_mon_sub_validate(&msg->mon_sub, err);
+	case PROTO_MAP_INC:
+		return proto_map_validate(&msg->map, err);
+	case PROTO_OSD_BOOT:
+		return proto_osd_boot_validate(&msg->osd_boot, err);
+	case PROTO_OSD_BEACON:
+		return 0;
+	case PROTO_OSD_FAILURE:
+		return proto_osd_failure_validate(&msg->osd_failure, err);
 	}
 	return proto_err_set(err, "msg", "type: unknown message type %u", msg->type);
 }
@@ -483,6 +501,24 @@ static int proto_msg_put(struct proto_enc *enc, const struct proto_msg *msg)
 		return proto_osd_op_encode(enc, &msg->osd_op);
 	case PROTO_OSD_OP_REPLY:
 		return proto_osd_op_reply_encode(enc, &msg->osd_op_reply);
+	case PROTO_BULK:
+		return proto_bulk_encode(enc, &msg->bulk);
+	case PROTO_BULK_DONE:
+		return proto_bulk_done_encode(enc, &msg->bulk_done);
+	case PROTO_MON_CMD:
+		return proto_mon_cmd_encode(enc, &msg->mon_cmd);
+	case PROTO_MON_CMD_REPLY:
+		return proto_mon_cmd_reply_encode(enc, &msg->mon_cmd_reply);
+	case PROTO_MON_SUB:
+		return proto_mon_sub_encode(enc, &msg->mon_sub);
+	case PROTO_MAP_INC:
+		return proto_map_encode(enc, &msg->map);
+	case PROTO_OSD_BOOT:
+		return proto_osd_boot_encode(enc, &msg->osd_boot);
+	case PROTO_OSD_BEACON:
+		return proto_osd_beacon_encode(enc, &msg->osd_beacon);
+	case PROTO_OSD_FAILURE:
+		return proto_osd_failure_encode(enc, &msg->osd_failure);
 	}
 	return -EINVAL;
 }
@@ -550,6 +586,33 @@ int proto_msg_decode(uint16_t type, const void *payload, size_t len, struct prot
 		break;
 	case PROTO_OSD_OP_REPLY:
 		rc = proto_osd_op_reply_decode(payload, len, err, &msg_out->osd_op_reply);
+		break;
+	case PROTO_BULK:
+		rc = proto_bulk_decode(payload, len, err, &msg_out->bulk);
+		break;
+	case PROTO_BULK_DONE:
+		rc = proto_bulk_done_decode(payload, len, err, &msg_out->bulk_done);
+		break;
+	case PROTO_MON_CMD:
+		rc = proto_mon_cmd_decode(payload, len, err, &msg_out->mon_cmd);
+		break;
+	case PROTO_MON_CMD_REPLY:
+		rc = proto_mon_cmd_reply_decode(payload, len, err, &msg_out->mon_cmd_reply);
+		break;
+	case PROTO_MON_SUB:
+		rc = proto_mon_sub_decode(payload, len, err, &msg_out->mon_sub);
+		break;
+	case PROTO_MAP_INC:
+		rc = proto_map_decode(payload, len, err, &msg_out->map);
+		break;
+	case PROTO_OSD_BOOT:
+		rc = proto_osd_boot_decode(payload, len, err, &msg_out->osd_boot);
+		break;
+	case PROTO_OSD_BEACON:
+		rc = proto_osd_beacon_decode(payload, len, err, &msg_out->osd_beacon);
+		break;
+	case PROTO_OSD_FAILURE:
+		rc = proto_osd_failure_decode(payload, len, err, &msg_out->osd_failure);
 		break;
 	default:
 		return proto_err_set(err, "msg", "type: unknown message type %u", type);

@@ -50,10 +50,20 @@ enum proto_type {
 	PROTO_PING = 4,
 	PROTO_PONG = 5,
 	PROTO_ERROR = 6,
+	PROTO_BULK = 8,	     /* msgr rendezvous: pull a large frame (proto_mon.h) */
+	PROTO_BULK_DONE = 9,
 	PROTO_MAP_GET = 16,
 	PROTO_MAP = 17,
 	PROTO_OSD_OP = 32,
 	PROTO_OSD_OP_REPLY = 33,
+	/* monitor service (proto_mon.h, msg_mon.c) */
+	PROTO_MON_CMD = 48,
+	PROTO_MON_CMD_REPLY = 49,
+	PROTO_MON_SUB = 50,
+	PROTO_MAP_INC = 51, /* struct proto_map: blob is one map increment */
+	PROTO_OSD_BOOT = 52,
+	PROTO_OSD_BEACON = 53,
+	PROTO_OSD_FAILURE = 54,
 };
 
 struct proto_hdr {
@@ -195,6 +205,8 @@ struct proto_osd_op_reply {
 	uint32_t data_len;
 };
 
+#include "proto/proto_mon.h"
+
 struct proto_msg {
 	uint16_t type; /* enum proto_type: says which member is valid */
 	union {
@@ -207,6 +219,14 @@ struct proto_msg {
 		struct proto_map map;
 		struct proto_osd_op osd_op;
 		struct proto_osd_op_reply osd_op_reply;
+		struct proto_bulk bulk;
+		struct proto_bulk_done bulk_done;
+		struct proto_mon_cmd mon_cmd;
+		struct proto_mon_cmd_reply mon_cmd_reply;
+		struct proto_mon_sub mon_sub;
+		struct proto_osd_boot osd_boot;
+		struct proto_osd_beacon osd_beacon;
+		struct proto_osd_failure osd_failure;
 	};
 };
 

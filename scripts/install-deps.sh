@@ -12,8 +12,10 @@ PKGS=(
 	librocksdb-dev liburing-dev libraft-dev libuv1-dev
 	# fabric backends (auto-detected at configure time)
 	libibverbs-dev librdmacm-dev libucx-dev libnuma-dev
+	# ucx_info / ucx_perftest: what UCX sees here, raw UCX baselines (docs/ucx.md)
+	ucx-utils
 	# tests and baselines
-	libcmocka-dev iperf3 procps python3
+	libcmocka-dev iperf3 procps python3 jq
 )
 
 SUDO=""

@@ -11,5 +11,10 @@
 int cli_config_main(int argc, char **argv);
 int cli_fabric_bench_main(int argc, char **argv);
 int cli_store_bench_main(int argc, char **argv);
+/* Monitor commands (cmd_mon.c): argv[0] is "status" or "health" for cli_status_main. */
+int cli_status_main(int argc, char **argv);
+int cli_mon_main(int argc, char **argv);
+int cli_osd_main(int argc, char **argv);
+int cli_pool_main(int argc, char **argv);
 
 #endif

@@ -15,6 +15,11 @@ static const struct cli_cmd cli_cmds[] = {
 	{ "config", cli_config_main, "config help [--markdown] | config show: the option table" },
 	{ "fabric-bench", cli_fabric_bench_main,
 	  "point-to-point transport benchmark (like perftest ib_write_bw)" },
+	{ "status", cli_status_main, "cluster health, monitor quorum, map epoch, OSDs, pools" },
+	{ "health", cli_status_main, "HEALTH_OK / HEALTH_WARN / HEALTH_ERR and why" },
+	{ "mon", cli_mon_main, "mon stat: monitors, leader, term, quorum" },
+	{ "osd", cli_osd_main, "osd tree | dump | down|out|in ID | set|unset noout|pause" },
+	{ "pool", cli_pool_main, "pool ls | create NAME [--size N --min-size M --pg-num P] | rm | set" },
 	{ "store-bench", cli_store_bench_main,
 	  "OSD object store vs. raw device limits (WAL group commit, 4K/4M writes)" },
 };

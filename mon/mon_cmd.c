@@ -1,0 +1,475 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Commands: a JSON object {"prefix": "osd tree", ...args}. Reads are
+ * answered from this monitor's applied map; writes become jobs whose
+ * increment is built (and every argument checked) against the map at the
+ * moment they are proposed. The output is JSON; the CLI renders it.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "mon/mon_priv.h"
+
+static const char *const mon_write_cmds[] = {
+	"osd down", "osd out", "osd in", "osd set", "osd unset",
+	"pool create", "pool rm", "pool set", NULL,
+};
+
+static bool mon_prefix_in(const char *json, size_t len, const char *const *list)
+{
+	json_t *root = json_loadb(json, len, 0, NULL);
+	const char *p = json_string_value(json_object_get(root, "prefix"));
+	bool hit = false;
+
+	for (unsigned int i = 0; p != NULL && list[i] != NULL && !hit; i++)
+		hit = !strcmp(p, list[i]);
+	json_decref(root);
+	return hit;
+}
+
+bool mon_cmd_is_write(const char *json, size_t len)
+{
+	return mon_prefix_in(json, len, mon_write_cmds);
+}
+
+/* ------------------------------------------------------------------ reads */
+
+static json_t *mon_json_osd(const struct mon_osd *o)
+{
+	char uuid[37];
+
+	mon_uuid_str(o->uuid, uuid);
+	return json_pack("{s:i, s:s, s:s, s:b, s:b, s:f, s:s, s:s, s:s, s:i, s:i}", "id", o->id,
+			 "uuid", uuid, "host", o->host, "up", (o->state & MON_OSD_UP) != 0, "in",
+			 (o->state & MON_OSD_IN) != 0, "weight", o->weight / 65536.0,
+			 "public_addr", o->public_addr, "cluster_addr", o->cluster_addr, "state",
+			 mon_osd_state_str(o->state), "up_from", o->up_from, "down_at",
+			 o->down_at);
+}
+
+static json_t *mon_json_pools(const struct mon_map *map)
+{
+	json_t *a = json_array();
+
+	for (uint32_t i = 0; i < map->npools; i++) {
+		const struct mon_pool *p = &map->pools[i];
+
+		json_array_append_new(a, json_pack("{s:i, s:s, s:i, s:i, s:i}", "id", p->id,
+						   "name", p->name, "size", p->size, "min_size",
+						   p->min_size, "pg_num", p->pg_num));
+	}
+	return a;
+}
+
+static json_t *mon_json_quorum(struct mon *mon, bool *have_out, unsigned int *nq_out)
+{
+	raft_id lid = mon_raft_leader(mon);
+	bool leader = mon_is_leader(mon) && mon->leader_ready;
+	uint64_t now = clock_now_ms();
+	json_t *members = json_array(), *quorum = json_array(), *o;
+	unsigned int nq = 0;
+
+	for (unsigned int i = 0; i < mon->npeers; i++) {
+		const char *state = "unknown";
+		bool in = false;
+
+		if (mon->peers[i].id == lid) {
+			state = "leader";
+			in = true;
+		} else if (leader && now - mon->peer_seen_ms[i] < 2ull * mon->election_ms) {
+			state = "peon";
+			in = true;
+		} else if (leader) {
+			state = "down";
+		}
+		if (in) {
+			json_array_append_new(quorum, json_integer(i));
+			nq++;
+		}
+		json_array_append_new(members,
+				      json_pack("{s:i, s:s, s:s, s:s}", "rank", i, "addr",
+						mon->peers[i].addr, "raft_addr",
+						mon->peers[i].raft_addr, "state", state));
+	}
+	*have_out = lid != 0;
+	*nq_out = nq;
+	o = json_pack("{s:b, s:I, s:o, s:o}", "have_quorum", lid != 0, "term",
+		      (json_int_t)mon->raft.current_term, "members", members, "quorum", quorum);
+	if (lid != 0 && lid <= mon->npeers) {
+		json_object_set_new(o, "leader_rank", json_integer(lid - 1));
+		json_object_set_new(o, "leader_addr", json_string(mon->peers[lid - 1].addr));
+	} else {
+		json_object_set_new(o, "leader_rank", json_null());
+	}
+	json_object_set_new(o, "answered_by", json_string(mon->name));
+	return o;
+}
+
+static json_t *mon_json_health(struct mon *mon, bool have_quorum, unsigned int nq)
+{
+	json_t *checks = json_array();
+	const char *status = "HEALTH_OK";
+	uint32_t total, up, in;
+	char f[32];
+
+	mon_map_osd_counts(&mon->map, &total, &up, &in);
+	if (!have_quorum) {
+		status = "HEALTH_ERR";
+		json_array_append_new(checks, json_sprintf("no monitor quorum: %s sees no leader "
+							   "(a majority of monitors is down or "
+							   "partitioned); the map cannot change",
+							   mon->name));
+	} else if (mon_is_leader(mon) && nq < mon->npeers) {
+		status = "HEALTH_WARN";
+		json_array_append_new(checks, json_sprintf("%u/%u mons down", mon->npeers - nq,
+							   mon->npeers));
+	}
+	if (mon->map.epoch == 0) {
+		status = have_quorum ? "HEALTH_WARN" : status;
+		json_array_append_new(checks, json_string("no cluster map yet"));
+	}
+	if (up < total) {
+		if (strcmp(status, "HEALTH_ERR") != 0)
+			status = "HEALTH_WARN";
+		json_array_append_new(checks, json_sprintf("%u/%u osds down", total - up, total));
+	}
+	if (mon->map.flags != 0) {
+		if (strcmp(status, "HEALTH_ERR") != 0)
+			status = "HEALTH_WARN";
+		json_array_append_new(checks, json_sprintf("%s flag(s) set",
+							   mon_flags_str(mon->map.flags, f,
+									 sizeof(f))));
+	}
+	return json_pack("{s:s, s:o}", "status", status, "checks", checks);
+}
+
+static json_t *mon_cmd_status(struct mon *mon, const char *prefix)
+{
+	uint32_t total, up, in, pgs = 0;
+	unsigned int nq;
+	bool have;
+	json_t *quorum = mon_json_quorum(mon, &have, &nq), *health, *out;
+	char f[32];
+
+	health = mon_json_health(mon, have, nq);
+	if (!strcmp(prefix, "health")) {
+		json_decref(quorum);
+		return health;
+	}
+	if (!strcmp(prefix, "mon stat")) {
+		json_decref(health);
+		json_object_set_new(quorum, "epoch", json_integer(mon->map.epoch));
+		return quorum;
+	}
+	mon_map_osd_counts(&mon->map, &total, &up, &in);
+	for (uint32_t i = 0; i < mon->map.npools; i++)
+		pgs += mon->map.pools[i].pg_num;
+	out = json_pack("{s:o, s:o, s:{s:i, s:i, s:i, s:i, s:s}, s:o, s:{s:i}}", "health",
+			health, "monmap", quorum, "osdmap", "epoch", mon->map.epoch, "num_osds",
+			total, "num_up_osds", up, "num_in_osds", in, "flags",
+			mon_flags_str(mon->map.flags, f, sizeof(f)), "pools",
+			mon_json_pools(&mon->map), "pgmap", "num_pgs", pgs);
+	return out;
+}
+
+static json_t *mon_cmd_osd_tree(struct mon *mon)
+{
+	json_t *hosts = json_object(), *out = json_array();
+	const char *h;
+	json_t *v;
+
+	for (uint32_t i = 0; i < mon->map.max_osd; i++) {
+		const struct mon_osd *o = mon_map_osd(&mon->map, i);
+		json_t *list;
+
+		if (o == NULL)
+			continue;
+		list = json_object_get(hosts, o->host);
+		if (list == NULL) {
+			list = json_array();
+			json_object_set_new(hosts, o->host, list);
+		}
+		json_array_append_new(list, mon_json_osd(o));
+	}
+	json_object_foreach(hosts, h, v)
+		json_array_append_new(out, json_pack("{s:s, s:O}", "host", h, "osds", v));
+	json_decref(hosts);
+	return json_pack("{s:i, s:o}", "epoch", mon->map.epoch, "hosts", out);
+}
+
+static json_t *mon_cmd_osd_dump(struct mon *mon)
+{
+	json_t *osds = json_array();
+	char f[32];
+
+	for (uint32_t i = 0; i < mon->map.max_osd; i++) {
+		const struct mon_osd *o = mon_map_osd(&mon->map, i);
+
+		if (o != NULL)
+			json_array_append_new(osds, mon_json_osd(o));
+	}
+	return json_pack("{s:i, s:s, s:o, s:o}", "epoch", mon->map.epoch, "flags",
+			 mon_flags_str(mon->map.flags, f, sizeof(f)), "osds", osds, "pools",
+			 mon_json_pools(&mon->map));
+}
+
+/* ----------------------------------------------------------------- writes */
+
+static int mon_arg_u32(struct mon_job *job, json_t *root, const char *key, bool required,
+		       uint32_t def, uint32_t min, uint32_t max, uint32_t *v_out)
+{
+	json_t *v = json_object_get(root, key);
+
+	if (v == NULL || json_is_null(v)) {
+		if (required) {
+			mon_job_refuse(job, "missing argument '%s'", key);
+			return -EINVAL;
+		}
+		*v_out = def;
+		return 0;
+	}
+	if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max) {
+		mon_job_refuse(job, "argument '%s' must be an integer in %u..%u", key, min, max);
+		return -EINVAL;
+	}
+	*v_out = (uint32_t)json_integer_value(v);
+	return 0;
+}
+
+static int mon_build_osd(struct mon *mon, struct mon_job *job, json_t *root, const char *prefix,
+			 struct mon_inc *inc)
+{
+	struct mon_op op = { .kind = MON_OP_OSD_SET };
+	const struct mon_osd *o;
+	uint32_t id;
+	uint8_t state;
+	int rc;
+
+	rc = mon_arg_u32(job, root, "id", true, 0, 0, MON_OSD_MAX - 1, &id);
+	if (rc != 0)
+		return rc;
+	o = mon_map_osd(&mon->map, id);
+	if (o == NULL) {
+		mon_job_refuse(job, "osd.%u does not exist", id);
+		return -ENOENT;
+	}
+	op.osd = *o;
+	state = o->state;
+	if (!strcmp(prefix, "osd down")) {
+		op.osd.state &= (uint8_t)~MON_OSD_UP;
+		if (state & MON_OSD_UP) {
+			op.osd.down_at = inc->epoch;
+			op.osd.down_stamp = (uint64_t)clock_wall_s();
+		}
+	} else if (!strcmp(prefix, "osd out")) {
+		op.osd.state &= (uint8_t)~MON_OSD_IN;
+	} else {
+		/* An operator's "in" wins over the automatic down -> out: cancel it. */
+		op.osd.state |= MON_OSD_IN;
+		op.osd.down_stamp = 0;
+	}
+	if (op.osd.state == state)
+		return 1;
+	snprintf(inc->reason, sizeof(inc->reason), "'%s %u' by an operator", prefix, id);
+	return mon_inc_add(inc, &op);
+}
+
+static int mon_build_flag(struct mon *mon, struct mon_job *job, json_t *root, bool set,
+			  struct mon_inc *inc)
+{
+	const char *key = json_string_value(json_object_get(root, "key"));
+	struct mon_op op = { .kind = MON_OP_FLAGS };
+	uint32_t flag = key != NULL ? mon_flag_parse(key) : 0;
+
+	if (flag == 0) {
+		mon_job_refuse(job, "unknown flag '%s' (known: noout, pause)", key ? key : "");
+		return -EINVAL;
+	}
+	op.flags = set ? mon->map.flags | flag : mon->map.flags & ~flag;
+	if (op.flags == mon->map.flags)
+		return 1;
+	snprintf(inc->reason, sizeof(inc->reason), "'osd %s %s' by an operator",
+		 set ? "set" : "unset", key);
+	return mon_inc_add(inc, &op);
+}
+
+static int mon_pool_check(struct mon_job *job, const struct mon_pool *p)
+{
+	if (p->min_size > p->size) {
+		mon_job_refuse(job, "min_size %u is larger than size %u", p->min_size, p->size);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int mon_build_pool(struct mon *mon, struct mon_job *job, json_t *root, const char *prefix,
+			  struct mon_inc *inc)
+{
+	const char *name = json_string_value(json_object_get(root, "name"));
+	const struct mon_pool *cur;
+	struct mon_op op = { 0 };
+	int rc;
+
+	if (name == NULL || name[0] == '\0' || strlen(name) > MON_NAME_MAX) {
+		mon_job_refuse(job, "a pool name of 1..%d characters is required", MON_NAME_MAX);
+		return -EINVAL;
+	}
+	cur = mon_map_pool_by_name(&mon->map, name);
+	if (!strcmp(prefix, "pool create")) {
+		uint32_t dsize = (uint32_t)conf_get_int(mon->conf, CONF_OSD_POOL_DEFAULT_SIZE);
+
+		if (cur != NULL) {
+			mon_job_refuse(job, "pool '%s' already exists", name);
+			return -EEXIST;
+		}
+		op.kind = MON_OP_POOL_SET;
+		op.pool.id = mon->map.next_pool_id;
+		snprintf(op.pool.name, sizeof(op.pool.name), "%s", name);
+		rc = mon_arg_u32(job, root, "size", false, dsize, 1, 10, &op.pool.size);
+		if (rc == 0)
+			rc = mon_arg_u32(job, root, "min_size", false,
+					 (uint32_t)conf_get_int(mon->conf,
+								CONF_OSD_POOL_DEFAULT_MIN_SIZE),
+					 1, 10, &op.pool.min_size);
+		if (rc == 0)
+			rc = mon_arg_u32(job, root, "pg_num", false,
+					 (uint32_t)conf_get_int(mon->conf,
+								CONF_OSD_POOL_DEFAULT_PG_NUM),
+					 1, 65536, &op.pool.pg_num);
+		/* A default min_size above an explicit small size follows the size. */
+		if (rc == 0 && json_object_get(root, "min_size") == NULL &&
+		    op.pool.min_size > op.pool.size)
+			op.pool.min_size = op.pool.size;
+		if (rc == 0)
+			rc = mon_pool_check(job, &op.pool);
+		if (rc == 0 && mon->map.npools >= MON_POOL_MAX) {
+			mon_job_refuse(job, "too many pools (max %u)", MON_POOL_MAX);
+			rc = -ENOSPC;
+		}
+		if (rc != 0)
+			return rc;
+		snprintf(inc->reason, sizeof(inc->reason), "pool create '%s'", name);
+		return mon_inc_add(inc, &op);
+	}
+	if (cur == NULL) {
+		mon_job_refuse(job, "pool '%s' does not exist", name);
+		return -ENOENT;
+	}
+	if (!strcmp(prefix, "pool rm")) {
+		op.kind = MON_OP_POOL_RM;
+		op.pool_id = cur->id;
+		snprintf(inc->reason, sizeof(inc->reason), "pool rm '%s'", name);
+		return mon_inc_add(inc, &op);
+	}
+	/* pool set NAME KEY VALUE */
+	{
+		const char *key = json_string_value(json_object_get(root, "key"));
+		uint32_t *field;
+
+		op.kind = MON_OP_POOL_SET;
+		op.pool = *cur;
+		if (key != NULL && !strcmp(key, "size"))
+			field = &op.pool.size;
+		else if (key != NULL && !strcmp(key, "min_size"))
+			field = &op.pool.min_size;
+		else if (key != NULL && !strcmp(key, "pg_num"))
+			field = &op.pool.pg_num;
+		else {
+			mon_job_refuse(job, "unknown pool property '%s' (size, min_size, pg_num)",
+				       key != NULL ? key : "");
+			return -EINVAL;
+		}
+		rc = mon_arg_u32(job, root, "value", true, 0, 1,
+				 field == &op.pool.pg_num ? 65536 : 10, field);
+		if (rc == 0)
+			rc = mon_pool_check(job, &op.pool);
+		if (rc != 0)
+			return rc;
+		if (field == &op.pool.pg_num && op.pool.pg_num < cur->pg_num) {
+			mon_job_refuse(job, "pg_num can only grow (%u now)", cur->pg_num);
+			return -EINVAL;
+		}
+		if (!memcmp(&op.pool, cur, sizeof(*cur)))
+			return 1;
+		snprintf(inc->reason, sizeof(inc->reason), "pool set '%s' %s %u", name, key,
+			 *field);
+		return mon_inc_add(inc, &op);
+	}
+}
+
+static int mon_job_build_cmd(struct mon *mon, struct mon_job *job, struct mon_inc *inc)
+{
+	json_t *root = json_loads(job->json, 0, NULL);
+	const char *prefix = json_string_value(json_object_get(root, "prefix"));
+	int rc;
+
+	if (prefix == NULL) {
+		rc = -EINVAL;
+		mon_job_refuse(job, "command is not a JSON object with a prefix");
+	} else if (!strncmp(prefix, "osd set", 7) || !strncmp(prefix, "osd unset", 9)) {
+		rc = mon_build_flag(mon, job, root, prefix[4] == 's', inc);
+	} else if (!strncmp(prefix, "osd ", 4)) {
+		rc = mon_build_osd(mon, job, root, prefix, inc);
+	} else {
+		rc = mon_build_pool(mon, job, root, prefix, inc);
+	}
+	json_decref(root);
+	return rc;
+}
+
+void mon_cmd_handle(struct mon *mon, struct msgr_conn *conn, uint64_t tid, const char *json,
+		    size_t len)
+{
+	uint64_t cid = msgr_conn_id(conn);
+	json_error_t jerr;
+	json_t *root = json_loadb(json, len, 0, &jerr), *out = NULL;
+	const char *prefix = json_string_value(json_object_get(root, "prefix"));
+	struct mon_job *job;
+	char *text;
+	int rc;
+
+	if (prefix == NULL) {
+		mon_reply(mon, cid, tid, -EINVAL, NULL, "malformed command: %s",
+			  root == NULL ? jerr.text : "no \"prefix\"");
+		goto out;
+	}
+	if (mon_cmd_is_write(json, len)) {
+		job = mon_job_alloc(conn, tid, mon_job_build_cmd);
+		if (job != NULL)
+			job->json = strndup(json, len);
+		if (job == NULL || job->json == NULL) {
+			mon_job_free(job);
+			mon_reply(mon, cid, tid, -ENOMEM, NULL, "out of memory");
+			goto out;
+		}
+		rc = mon_job_submit(mon, job);
+		if (rc != 0)
+			mon_reply(mon, cid, tid, rc, NULL, "%s",
+				  rc == -EAGAIN ? "not the leader; retry" : "too many pending changes");
+		goto out;
+	}
+	if (!strcmp(prefix, "status") || !strcmp(prefix, "health") || !strcmp(prefix, "mon stat"))
+		out = mon_cmd_status(mon, prefix);
+	else if (!strcmp(prefix, "osd tree"))
+		out = mon_cmd_osd_tree(mon);
+	else if (!strcmp(prefix, "osd dump"))
+		out = mon_cmd_osd_dump(mon);
+	else if (!strcmp(prefix, "pool ls"))
+		out = json_pack("{s:i, s:o}", "epoch", mon->map.epoch, "pools",
+				mon_json_pools(&mon->map));
+	if (out == NULL) {
+		mon_reply(mon, cid, tid, -EOPNOTSUPP, NULL, "unknown command '%s'", prefix);
+		goto out;
+	}
+	text = json_dumps(out, JSON_COMPACT);
+	mon_reply(mon, cid, tid, text != NULL ? 0 : -ENOMEM, text, "%s", "");
+	free(text);
+	json_decref(out);
+out:
+	json_decref(root);
+}

@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * weft-mon: a monitor. Keeps the cluster map in a Raft quorum of the
+ * monitors listed in mon_host; serves clients, OSDs and the CLI on the
+ * fabric at its mon_addr; talks Raft on mon_addr's port +
+ * mon_raft_port_offset. docs/mon.md.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "mon/mon_priv.h"
+
+#define MON_TICK_MS 5
+#define MON_SNAPSHOT_THRESHOLD 256
+#define MON_SNAPSHOT_TRAILING 128
+#define MON_MARKER "weft-mon"
+
+static void mon_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: weft-mon -i ID [-c FILE] [--mkfs] [--KEY=VALUE...]\n"
+		"\n"
+		"  -i, --id ID     this monitor's id: its section is [mon.ID] (mon_addr)\n"
+		"  -c, --conf FILE configuration file (default /etc/weft/weft.conf)\n"
+		"  --mkfs          create the data directory (mon_data) and bootstrap Raft\n"
+		"                  with every monitor of mon_host, then exit\n"
+		"  -h, --help      this text\n");
+}
+
+static int mon_addr_fmt(const struct conf_addr *a, uint16_t port, char *buf, size_t cap)
+{
+	int n = snprintf(buf, cap, a->family == AF_INET6 ? "[%s]:%u" : "%s:%u", a->ip, port);
+
+	return n > 0 && (size_t)n < cap ? 0 : -ENAMETOOLONG;
+}
+
+/* Peers from mon_host; self from mon_addr of [mon.ID]. */
+static int mon_peers_load(struct mon *mon)
+{
+	unsigned int n, ns;
+	const struct conf_addr *hosts = conf_get_addrs(mon->conf, CONF_MON_HOST, &n);
+	const struct conf_addr *self = conf_get_addrs(mon->conf, CONF_MON_ADDR, &ns);
+	uint16_t defport = (uint16_t)conf_get_int(mon->conf, CONF_MON_PORT);
+	int64_t off = conf_get_int(mon->conf, CONF_MON_RAFT_PORT_OFFSET);
+
+	if (n == 0 || n > MON_PEERS_MAX) {
+		log_error("mon", "%s: mon_host lists %u monitors; 1..%d needed", mon->name, n,
+			  MON_PEERS_MAX);
+		return -EINVAL;
+	}
+	if (ns != 1) {
+		log_error("mon", "%s: mon_addr must be one address in [%s]", mon->name, mon->name);
+		return -EINVAL;
+	}
+	mon->npeers = n;
+	mon->self = n;
+	for (unsigned int i = 0; i < n; i++) {
+		uint16_t port = hosts[i].port != 0 ? hosts[i].port : defport;
+
+		if (port + off > 65535) {
+			log_error("mon", "%s: raft port %lld of %s is out of range", mon->name,
+				  (long long)(port + off), hosts[i].ip);
+			return -EINVAL;
+		}
+		mon->peers[i].id = i + 1;
+		mon_addr_fmt(&hosts[i], port, mon->peers[i].addr, sizeof(mon->peers[i].addr));
+		mon_addr_fmt(&hosts[i], (uint16_t)(port + off), mon->peers[i].raft_addr,
+			     sizeof(mon->peers[i].raft_addr));
+		if (!strcmp(hosts[i].ip, self[0].ip) &&
+		    port == (self[0].port != 0 ? self[0].port : defport))
+			mon->self = i;
+	}
+	if (mon->self == n) {
+		log_error("mon", "%s: mon_addr %s:%u is not in mon_host", mon->name, self[0].ip,
+			  self[0].port);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int mon_raft_open(struct mon *mon)
+{
+	int rc;
+
+	rc = raft_uv_tcp_init(&mon->transport, &mon->loop);
+	if (rc != 0)
+		return -ENOMEM;
+	rc = raft_uv_init(&mon->io, &mon->loop, mon->data_dir, &mon->transport);
+	if (rc != 0) {
+		log_error("mon", "%s: raft storage in %s: %s", mon->name, mon->data_dir,
+			  mon->io.errmsg);
+		raft_uv_tcp_close(&mon->transport);
+		return -EIO;
+	}
+	mon_raft_setup(mon);
+	rc = raft_init(&mon->raft, &mon->io, &mon->fsm, mon->peers[mon->self].id,
+		       mon->peers[mon->self].raft_addr);
+	if (rc != 0) {
+		log_error("mon", "%s: raft init: %s", mon->name, raft_errmsg(&mon->raft));
+		raft_uv_close(&mon->io);
+		raft_uv_tcp_close(&mon->transport);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* raft's uv I/O and transport may only go once raft itself is closed. */
+static void mon_raft_close_cb(struct raft *r)
+{
+	struct mon *mon = r->data;
+
+	raft_uv_close(&mon->io);
+	raft_uv_tcp_close(&mon->transport);
+}
+
+static int mon_mkfs(struct mon *mon)
+{
+	struct raft_configuration cfg;
+	char path[PATH_MAX + 16];
+	FILE *f;
+	int rc;
+
+	if (mkdir(mon->data_dir, 0700) != 0 && errno != EEXIST) {
+		rc = -errno;
+		log_error("mon", "%s: mkdir %s: %s", mon->name, mon->data_dir, strerror(errno));
+		return rc;
+	}
+	snprintf(path, sizeof(path), "%s/%s", mon->data_dir, MON_MARKER);
+	if (access(path, F_OK) == 0) {
+		log_error("mon", "%s: %s is already bootstrapped", mon->name, mon->data_dir);
+		return -EEXIST;
+	}
+	rc = mon_raft_open(mon);
+	if (rc != 0)
+		return rc;
+	mon->raft.data = mon;
+	raft_configuration_init(&cfg);
+	for (unsigned int i = 0; i < mon->npeers && rc == 0; i++)
+		rc = raft_configuration_add(&cfg, mon->peers[i].id, mon->peers[i].raft_addr,
+					    RAFT_VOTER);
+	if (rc == 0)
+		rc = raft_bootstrap(&mon->raft, &cfg);
+	if (rc != 0)
+		log_error("mon", "%s: raft bootstrap: %s", mon->name, raft_strerror(rc));
+	raft_configuration_close(&cfg);
+	raft_close(&mon->raft, mon_raft_close_cb);
+	uv_run(&mon->loop, UV_RUN_DEFAULT);
+	if (rc != 0)
+		return -EIO;
+	f = fopen(path, "w");
+	if (f == NULL || fprintf(f, "raft_id %llu\nmons %u\n",
+				 (unsigned long long)mon->peers[mon->self].id, mon->npeers) < 0 ||
+	    fclose(f) != 0) {
+		log_error("mon", "%s: writing %s: %s", mon->name, path, strerror(errno));
+		return -EIO;
+	}
+	log_info("mon", "%s: bootstrapped %s as rank %u of %u (raft id %llu at %s)", mon->name,
+		 mon->data_dir, mon->self, mon->npeers,
+		 (unsigned long long)mon->peers[mon->self].id, mon->peers[mon->self].raft_addr);
+	return 0;
+}
+
+static void mon_tick_cb(uv_timer_t *t)
+{
+	struct mon *mon = t->data;
+
+	if (mon->stopping)
+		return;
+	mon_svc_tick(mon);
+	mon_raft_tick(mon);
+}
+
+static void mon_handle_close_cb(uv_handle_t *h)
+{
+}
+
+static void mon_stop(struct mon *mon)
+{
+	if (mon->stopping)
+		return;
+	mon->stopping = true;
+	log_info("mon", "%s: stopping", mon->name);
+	uv_timer_stop(&mon->tick);
+	uv_close((uv_handle_t *)&mon->tick, mon_handle_close_cb);
+	uv_close((uv_handle_t *)&mon->poll, mon_handle_close_cb);
+	uv_close((uv_handle_t *)&mon->sigterm, mon_handle_close_cb);
+	uv_close((uv_handle_t *)&mon->sigint, mon_handle_close_cb);
+	mon_jobs_fail(mon, -ESHUTDOWN, "the monitor is shutting down");
+	raft_close(&mon->raft, mon_raft_close_cb);
+}
+
+static void mon_signal_cb(uv_signal_t *s, int signum)
+{
+	mon_stop(s->data);
+}
+
+static int mon_run(struct mon *mon)
+{
+	char path[PATH_MAX + 16];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s", mon->data_dir, MON_MARKER);
+	if (access(path, F_OK) != 0) {
+		log_error("mon", "%s: %s is not a monitor data directory (run weft-mon --mkfs -i "
+			  "ID first)", mon->name, mon->data_dir);
+		return -ENOENT;
+	}
+	rc = mon_svc_start(mon);
+	if (rc != 0)
+		return rc;
+	rc = mon_raft_open(mon);
+	if (rc != 0)
+		goto err_svc;
+	mon->raft.data = mon;
+	raft_set_election_timeout(&mon->raft, mon->election_ms);
+	raft_set_heartbeat_timeout(&mon->raft, mon->election_ms / 10 > 50 ? mon->election_ms / 10
+									   : 50);
+	raft_set_snapshot_threshold(&mon->raft, MON_SNAPSHOT_THRESHOLD);
+	raft_set_snapshot_trailing(&mon->raft, MON_SNAPSHOT_TRAILING);
+	raft_set_pre_vote(&mon->raft, true);
+	rc = raft_start(&mon->raft);
+	if (rc != 0) {
+		log_error("mon", "%s: raft start (raft port %s): %s", mon->name,
+			  mon->peers[mon->self].raft_addr, raft_errmsg(&mon->raft));
+		raft_close(&mon->raft, mon_raft_close_cb);
+		uv_run(&mon->loop, UV_RUN_DEFAULT);
+		rc = -EIO;
+		goto err_svc;
+	}
+	uv_timer_init(&mon->loop, &mon->tick);
+	mon->tick.data = mon;
+	uv_timer_start(&mon->tick, mon_tick_cb, MON_TICK_MS, MON_TICK_MS);
+	uv_signal_init(&mon->loop, &mon->sigterm);
+	uv_signal_init(&mon->loop, &mon->sigint);
+	mon->sigterm.data = mon->sigint.data = mon;
+	uv_signal_start(&mon->sigterm, mon_signal_cb, SIGTERM);
+	uv_signal_start(&mon->sigint, mon_signal_cb, SIGINT);
+	log_info("mon", "%s: rank %u of %u, election timeout %u ms, map epoch %u", mon->name,
+		 mon->self, mon->npeers, mon->election_ms, mon->map.epoch);
+	uv_run(&mon->loop, UV_RUN_DEFAULT);
+	rc = 0;
+err_svc:
+	mon_svc_stop(mon);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "id", required_argument, NULL, 'i' },	 { "conf", required_argument, NULL, 'c' },
+		{ "mkfs", no_argument, NULL, 'm' },	 { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *id = NULL, *file = NULL;
+	static struct mon mon;
+	enum weft_log_level level;
+	char entity[80];
+	bool mkfs = false;
+	int c, rc;
+
+	signal(SIGPIPE, SIG_IGN);
+	rc = conf_create("mon", &mon.conf);
+	if (rc != 0)
+		return 1;
+	/* --KEY=VALUE flags first; then our own options. */
+	if (conf_apply_args(mon.conf, &argc, argv) != 0)
+		return 2;
+	while ((c = getopt_long(argc, argv, "i:c:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			id = optarg;
+			break;
+		case 'c':
+			file = optarg;
+			break;
+		case 'm':
+			mkfs = true;
+			break;
+		case 'h':
+			mon_usage(stdout);
+			return 0;
+		default:
+			mon_usage(stderr);
+			return 2;
+		}
+	}
+	if (id == NULL || optind != argc) {
+		fprintf(stderr, "weft-mon: %s (see --help)\n",
+			id == NULL ? "-i ID is required" : "unexpected argument");
+		return 2;
+	}
+	snprintf(entity, sizeof(entity), "mon.%s", id);
+	conf_destroy(mon.conf);
+	if (conf_create(entity, &mon.conf) != 0)
+		return 2;
+	if (file == NULL && access("/etc/weft/weft.conf", F_OK) == 0)
+		file = "/etc/weft/weft.conf";
+	if ((file != NULL && conf_load_file(mon.conf, file) != 0) ||
+	    conf_apply_env(mon.conf) != 0 || conf_apply_args(mon.conf, &argc, argv) != 0)
+		return 2;
+	if (weft_log_level_parse(conf_get_str(mon.conf, CONF_LOG_LEVEL), &level) != 0)
+		level = WEFT_LOG_INFO;
+	weft_log_open(entity, level, conf_get_str(mon.conf, CONF_LOG_FILE));
+	mon.name = conf_entity(mon.conf);
+	snprintf(mon.data_dir, sizeof(mon.data_dir), "%s", conf_get_str(mon.conf, CONF_MON_DATA));
+	mon.grace_ms = conf_get_duration_us(mon.conf, CONF_OSD_HEARTBEAT_GRACE) / 1000;
+	mon.down_out_s = conf_get_duration_us(mon.conf, CONF_MON_OSD_DOWN_OUT_INTERVAL) / 1000000;
+	mon.min_reporters = (unsigned int)conf_get_int(mon.conf, CONF_MON_OSD_MIN_DOWN_REPORTERS);
+	mon.election_ms =
+		(unsigned int)(conf_get_duration_us(mon.conf, CONF_MON_ELECTION_TIMEOUT) / 1000);
+	mon_map_init(&mon.map);
+	rc = mon_peers_load(&mon);
+	if (rc == 0)
+		rc = uv_loop_init(&mon.loop) == 0 ? 0 : -ENOMEM;
+	if (rc == 0)
+		rc = mkfs ? mon_mkfs(&mon) : mon_run(&mon);
+	if (rc == 0 || rc != -ENOMEM)
+		uv_loop_close(&mon.loop);
+	mon_hist_free(&mon);
+	mon_map_free(&mon.map);
+	free(mon.live);
+	conf_destroy(mon.conf);
+	weft_log_close();
+	return rc == 0 ? 0 : 1;
+}

@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * OSD membership (boot, beacons, peer failure reports) and the liveness
+ * rules (down after the grace or enough reporters, out after the down-out
+ * interval unless noout). Changes become jobs whose increments the leader
+ * builds against the current map (mon_raft.c).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "mon/mon_priv.h"
+
+#define MON_LIVE_CHECK_MS 200
+
+struct mon_job *mon_job_alloc(struct msgr_conn *conn, uint64_t tid, mon_job_build_fn fn)
+{
+	struct mon_job *job = calloc(1, sizeof(*job));
+
+	if (job == NULL)
+		return NULL;
+	job->build = fn;
+	job->conn_id = conn != NULL ? msgr_conn_id(conn) : 0;
+	job->tid = tid;
+	job->result_id = PROTO_OSD_ID_NONE;
+	return job;
+}
+
+void mon_job_refuse(struct mon_job *job, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(job->errmsg, sizeof(job->errmsg), fmt, ap);
+	va_end(ap);
+}
+
+static int mon_inc_osd(struct mon_inc *inc, const struct mon_osd *o)
+{
+	struct mon_op op = { .kind = MON_OP_OSD_SET };
+
+	op.osd = *o;
+	return mon_inc_add(inc, &op);
+}
+
+static void mon_reason_add(struct mon_inc *inc, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void mon_reason_add(struct mon_inc *inc, const char *fmt, ...)
+{
+	size_t n = strlen(inc->reason);
+	va_list ap;
+
+	if (n > 0 && n + 2 < sizeof(inc->reason)) {
+		memcpy(inc->reason + n, "; ", 3);
+		n += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(inc->reason + n, sizeof(inc->reason) - n, fmt, ap);
+	va_end(ap);
+}
+
+/* ---------------------------------------------------------- map changes */
+
+void mon_map_log_changes(struct mon *mon, const struct mon_map *old, const struct mon_inc *inc)
+{
+	char a[16], b[16];
+
+	for (uint32_t i = 0; i < inc->nops; i++) {
+		const struct mon_op *op = &inc->ops[i];
+		const struct mon_osd *prev;
+
+		switch (op->kind) {
+		case MON_OP_OSD_SET:
+			prev = mon_map_osd(old, op->osd.id);
+			if (prev != NULL && prev->state == op->osd.state)
+				break;
+			log_info("mon", "%s: epoch %u: osd.%u %s -> %s (%s)", mon->name, inc->epoch,
+				 op->osd.id, prev != NULL ? mon_osd_state_str(prev->state) : "new",
+				 mon_osd_state_str(op->osd.state), inc->reason);
+			break;
+		case MON_OP_POOL_SET:
+			log_info("mon", "%s: epoch %u: pool %u '%s' size %u min_size %u pg_num %u (%s)",
+				 mon->name, inc->epoch, op->pool.id, op->pool.name, op->pool.size,
+				 op->pool.min_size, op->pool.pg_num, inc->reason);
+			break;
+		case MON_OP_POOL_RM:
+			log_info("mon", "%s: epoch %u: pool %u removed (%s)", mon->name, inc->epoch,
+				 op->pool_id, inc->reason);
+			break;
+		case MON_OP_FLAGS:
+			log_info("mon", "%s: epoch %u: flags '%s' -> '%s' (%s)", mon->name,
+				 inc->epoch, mon_flags_str(old->flags, a, sizeof(a)),
+				 mon_flags_str(op->flags, b, sizeof(b)), inc->reason);
+			break;
+		}
+	}
+	if (inc->nops == 0)
+		log_info("mon", "%s: epoch %u: %s", mon->name, inc->epoch, inc->reason);
+}
+
+/* -------------------------------------------------------------- liveness */
+
+static int mon_live_grow(struct mon *mon, uint32_t n)
+{
+	struct mon_live *l;
+	uint64_t now = clock_now_ms();
+
+	if (n <= mon->nlive)
+		return 0;
+	l = realloc(mon->live, sizeof(*l) * n);
+	if (l == NULL)
+		return -ENOMEM;
+	for (uint32_t i = mon->nlive; i < n; i++) {
+		memset(&l[i], 0, sizeof(l[i]));
+		l[i].last_beacon_ms = now;
+	}
+	mon->live = l;
+	mon->nlive = n;
+	return 0;
+}
+
+void mon_live_reset(struct mon *mon)
+{
+	/* A new leader knows no beacon history: every OSD gets a full grace period. */
+	mon->nlive = 0;
+	mon_live_grow(mon, mon->map.max_osd);
+	for (unsigned int i = 0; i < MON_PEERS_MAX; i++)
+		mon->peer_seen_ms[i] = clock_now_ms();
+}
+
+static int mon_job_build_live(struct mon *mon, struct mon_job *job, struct mon_inc *inc)
+{
+	uint64_t now = clock_now_ms(), wall = (uint64_t)clock_wall_s();
+	int rc;
+
+	mon->live_job_queued = false;
+	mon_live_grow(mon, mon->map.max_osd);
+	for (uint32_t id = 0; id < mon->map.max_osd && id < mon->nlive; id++) {
+		struct mon_osd o = mon->map.osds[id];
+		struct mon_live *l = &mon->live[id];
+
+		if (!(o.state & MON_OSD_EXISTS))
+			continue;
+		if (o.state & MON_OSD_UP) {
+			if (now - l->last_beacon_ms > mon->grace_ms)
+				mon_reason_add(inc, "osd.%u: no beacon for %.1f s (grace %.1f s)",
+					       id, (now - l->last_beacon_ms) / 1000.0,
+					       mon->grace_ms / 1000.0);
+			else if (l->nreporters >= mon->min_reporters)
+				mon_reason_add(inc, "osd.%u: reported failed by %u peers (min %u)",
+					       id, l->nreporters, mon->min_reporters);
+			else
+				continue;
+			o.state &= (uint8_t)~MON_OSD_UP;
+			o.down_at = inc->epoch;
+			o.down_stamp = wall;
+			l->nreporters = 0;
+		} else if ((o.state & MON_OSD_IN) && !(mon->map.flags & MON_FLAG_NOOUT) &&
+			   mon->down_out_s > 0 && o.down_stamp != 0 &&
+			   wall >= o.down_stamp + mon->down_out_s) {
+			mon_reason_add(inc, "osd.%u: down for %llu s (mon_osd_down_out_interval %llu s)",
+				       id, (unsigned long long)(wall - o.down_stamp),
+				       (unsigned long long)mon->down_out_s);
+			o.state &= (uint8_t)~MON_OSD_IN;
+		} else {
+			continue;
+		}
+		rc = mon_inc_osd(inc, &o);
+		if (rc != 0)
+			return rc;
+	}
+	return inc->nops > 0 ? 0 : 1;
+}
+
+void mon_live_check(struct mon *mon)
+{
+	uint64_t now = clock_now_ms(), wall = (uint64_t)clock_wall_s();
+	const struct raft_configuration *cfg = &mon->raft.configuration;
+	struct mon_job *job;
+	bool due = false;
+
+	for (unsigned int i = 0; i < cfg->n && i < MON_PEERS_MAX; i++) {
+		raft_id id = cfg->servers[i].id;
+
+		if (id >= 1 && id <= MON_PEERS_MAX && mon->raft.leader_state.progress != NULL &&
+		    mon->raft.leader_state.progress[i].recent_recv)
+			mon->peer_seen_ms[id - 1] = now;
+	}
+	if (now - mon->last_check_ms < MON_LIVE_CHECK_MS || mon->live_job_queued)
+		return;
+	mon->last_check_ms = now;
+	mon_live_grow(mon, mon->map.max_osd);
+	for (uint32_t id = 0; id < mon->map.max_osd && !due; id++) {
+		const struct mon_osd *o = &mon->map.osds[id];
+		const struct mon_live *l = &mon->live[id];
+
+		if (!(o->state & MON_OSD_EXISTS))
+			continue;
+		if (o->state & MON_OSD_UP)
+			due = now - l->last_beacon_ms > mon->grace_ms ||
+			      l->nreporters >= mon->min_reporters;
+		else
+			due = (o->state & MON_OSD_IN) && !(mon->map.flags & MON_FLAG_NOOUT) &&
+			      mon->down_out_s > 0 && o->down_stamp != 0 &&
+			      wall >= o->down_stamp + mon->down_out_s;
+	}
+	if (!due)
+		return;
+	job = mon_job_alloc(NULL, 0, mon_job_build_live);
+	if (job == NULL)
+		return;
+	/* Set first: the submit may build the job at once, which clears it. */
+	mon->live_job_queued = true;
+	if (mon_job_submit(mon, job) != 0)
+		mon->live_job_queued = false;
+}
+
+/* ------------------------------------------------------------ membership */
+
+static int mon_job_build_boot(struct mon *mon, struct mon_job *job, struct mon_inc *inc)
+{
+	const struct proto_osd_boot *b = &job->boot;
+	const struct mon_osd *cur = NULL;
+	struct mon_osd o;
+	uint32_t id = PROTO_OSD_ID_NONE;
+
+	for (uint32_t i = 0; i < mon->map.max_osd; i++) {
+		if ((mon->map.osds[i].state & MON_OSD_EXISTS) &&
+		    !memcmp(mon->map.osds[i].uuid, b->uuid, PROTO_UUID_LEN)) {
+			id = i;
+			break;
+		}
+	}
+	if (id == PROTO_OSD_ID_NONE && b->want_id != PROTO_OSD_ID_NONE) {
+		if (b->want_id >= MON_OSD_MAX) {
+			mon_job_refuse(job, "osd id %u is out of range", b->want_id);
+			return -EINVAL;
+		}
+		if (mon_map_osd(&mon->map, b->want_id) != NULL) {
+			mon_job_refuse(job, "osd.%u exists with another uuid", b->want_id);
+			return -EEXIST;
+		}
+		id = b->want_id;
+	}
+	if (id != PROTO_OSD_ID_NONE && b->want_id != PROTO_OSD_ID_NONE && id != b->want_id) {
+		mon_job_refuse(job, "this uuid is osd.%u, not osd.%u", id, b->want_id);
+		return -EEXIST;
+	}
+	for (uint32_t i = 0; id == PROTO_OSD_ID_NONE && i <= mon->map.max_osd; i++)
+		if (i < MON_OSD_MAX && mon_map_osd(&mon->map, i) == NULL)
+			id = i;
+	if (id == PROTO_OSD_ID_NONE) {
+		mon_job_refuse(job, "no free osd id");
+		return -ENOSPC;
+	}
+	cur = mon_map_osd(&mon->map, id);
+	memset(&o, 0, sizeof(o));
+	if (cur != NULL)
+		o = *cur;
+	o.id = id;
+	memcpy(o.uuid, b->uuid, PROTO_UUID_LEN);
+	snprintf(o.host, sizeof(o.host), "%s", b->host);
+	snprintf(o.public_addr, sizeof(o.public_addr), "%s", b->public_addr);
+	snprintf(o.cluster_addr, sizeof(o.cluster_addr), "%s", b->cluster_addr);
+	if (b->weight != 0 || cur == NULL)
+		o.weight = b->weight != 0 ? b->weight : MON_WEIGHT_ONE;
+	o.state = MON_OSD_EXISTS | MON_OSD_UP | MON_OSD_IN;
+	job->result_id = id;
+	mon_live_grow(mon, id + 1);
+	if (id < mon->nlive) {
+		mon->live[id].last_beacon_ms = clock_now_ms();
+		mon->live[id].nreporters = 0;
+	}
+	if (cur != NULL && !memcmp(cur, &o, sizeof(o)))
+		return 1; /* already up with these addresses: confirmed, no new epoch */
+	o.up_from = inc->epoch;
+	snprintf(inc->reason, sizeof(inc->reason), "osd.%u booted (%s, host %s, public %s)", id,
+		 cur == NULL ? "new" : "known", o.host, o.public_addr);
+	return mon_inc_osd(inc, &o);
+}
+
+void mon_osd_boot(struct mon *mon, struct msgr_conn *conn, uint64_t tid,
+		  const struct proto_osd_boot *boot)
+{
+	struct mon_job *job = mon_job_alloc(conn, tid, mon_job_build_boot);
+	int rc;
+
+	if (job == NULL) {
+		mon_reply(mon, msgr_conn_id(conn), tid, -ENOMEM, NULL, "out of memory");
+		return;
+	}
+	job->boot = *boot;
+	rc = mon_job_submit(mon, job);
+	if (rc != 0)
+		mon_reply(mon, msgr_conn_id(conn), tid, rc, NULL, "cannot queue the boot: %s",
+			  strerror(-rc));
+}
+
+void mon_osd_beacon(struct mon *mon, const struct proto_osd_beacon *b)
+{
+	const struct mon_osd *o = mon_map_osd(&mon->map, b->id);
+
+	if (o == NULL || memcmp(o->uuid, b->uuid, PROTO_UUID_LEN) != 0 || b->id >= mon->nlive)
+		return; /* not registered (yet): it will boot */
+	mon->live[b->id].last_beacon_ms = clock_now_ms();
+}
+
+void mon_osd_failure(struct mon *mon, const struct proto_osd_failure *f)
+{
+	const struct mon_osd *t = mon_map_osd(&mon->map, f->target);
+	const struct mon_osd *r = mon_map_osd(&mon->map, f->reporter);
+	struct mon_live *l;
+	unsigned int i;
+
+	if (t == NULL || r == NULL || !(t->state & MON_OSD_UP) || !(r->state & MON_OSD_UP) ||
+	    f->target >= mon->nlive)
+		return;
+	l = &mon->live[f->target];
+	for (i = 0; i < l->nreporters && l->reporters[i] != f->reporter; i++)
+		;
+	if (f->flags & PROTO_FAIL_F_ALIVE) {
+		if (i < l->nreporters)
+			l->reporters[i] = l->reporters[--l->nreporters];
+		return;
+	}
+	if (i == l->nreporters && l->nreporters < MON_REPORTERS_MAX)
+		l->reporters[l->nreporters++] = f->reporter;
+	log_info("mon", "%s: osd.%u reported failed by osd.%u after %u ms (%u of %u reporters)",
+		 mon->name, f->target, f->reporter, f->failed_ms, l->nreporters,
+		 mon->min_reporters);
+}

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * weft-mon internals. One thread, one libuv loop: Raft (canonical raft with
+ * its libuv I/O and TCP transport) and the client-facing service (msgr on
+ * the fabric, polled through uv_poll + a short uv_timer) share it, so no
+ * state here is locked.
+ *
+ *   mon_main.c  conf, --mkfs, the loop, start and stop
+ *   mon_raft.c  the FSM (applies map increments), the proposal queue (one
+ *               increment in flight), map history and subscriptions
+ *   mon_svc.c   messages from clients/OSDs/mons, forwarding to the leader
+ *   mon_cmd.c   commands (JSON), OSD boot/beacon/failure, liveness rules
+ */
+#ifndef WEFT_MON_MON_PRIV_H
+#define WEFT_MON_MON_PRIV_H
+
+#include <limits.h>
+#include <raft.h>
+#include <raft/uv.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "common/conf.h"
+#include "mon/map.h"
+#include "msgr/msgr.h"
+
+#define MON_PEERS_MAX 7
+#define MON_HIST 128		/* increments kept for subscribers that are behind */
+#define MON_FWD_TIMEOUT_MS 10000
+#define MON_QUEUE_MAX 1024	/* proposals waiting on the leader */
+#define MON_REPORTERS_MAX 16
+
+struct mon_peer {
+	raft_id id; /* rank + 1 */
+	char addr[PROTO_ADDR_MAX + 1];	    /* fabric (clients, OSDs, forwarding) */
+	char raft_addr[PROTO_ADDR_MAX + 1]; /* raft's own TCP transport */
+};
+
+struct mon;
+struct mon_job;
+
+/* Build the increment of a job against the current map: 0 = propose inc,
+ * 1 = nothing to change (done at once, status 0), < 0 = refuse. */
+typedef int (*mon_job_build_fn)(struct mon *mon, struct mon_job *job, struct mon_inc *inc);
+
+/* A change waiting to be proposed (leader only). */
+struct mon_job {
+	struct mon_job *next;
+	mon_job_build_fn build;
+	uint64_t conn_id; /* where the reply goes; 0 = nobody (internal job) */
+	uint64_t tid;
+	int retries;
+	char *json;	/* command text (MON_CMD) */
+	struct proto_osd_boot boot;
+	uint32_t result_id; /* osd id given by a boot */
+	char errmsg[PROTO_ERRMSG_MAX + 1];
+};
+
+/* A request relayed to the leader (followers). */
+struct mon_fwd {
+	struct mon_fwd *next;
+	uint64_t tid; /* ours, towards the leader */
+	uint64_t conn_id, orig_tid;
+	uint64_t deadline_ms;
+};
+
+struct mon_sub {
+	struct mon_sub *next;
+	uint64_t conn_id;
+	uint32_t have;
+	bool onetime;
+};
+
+struct mon_hist {
+	uint32_t epoch;
+	void *buf;
+	size_t len;
+};
+
+/* Leader-only liveness state, by OSD id; rebuilt when leadership starts. */
+struct mon_live {
+	uint64_t last_beacon_ms;
+	uint32_t reporters[MON_REPORTERS_MAX];
+	uint8_t nreporters;
+};
+
+struct mon {
+	struct conf *conf;
+	const char *name; /* "mon.a" */
+	char data_dir[PATH_MAX];
+	unsigned int npeers, self;
+	struct mon_peer peers[MON_PEERS_MAX];
+	uint64_t grace_ms, down_out_s;
+	unsigned int min_reporters;
+	unsigned int election_ms;
+
+	uv_loop_t loop;
+	uv_timer_t tick;
+	uv_poll_t poll;
+	uv_signal_t sigterm, sigint;
+	bool stopping;
+
+	struct raft raft;
+	struct raft_io io;
+	struct raft_uv_transport transport;
+	struct raft_fsm fsm;
+
+	struct mon_map map;
+	struct mon_hist hist[MON_HIST];
+	struct mon_sub *subs;
+
+	/* leader */
+	bool leader_ready;
+	raft_term ready_term;
+	bool barrier_inflight;
+	struct raft_barrier barrier;
+	struct mon_job *q_head, *q_tail;
+	unsigned int q_len;
+	struct mon_job *inflight;
+	struct raft_apply apply_req;
+	bool live_job_queued;
+	struct mon_live *live;
+	uint32_t nlive;
+	uint64_t last_check_ms;
+	uint64_t peer_seen_ms[MON_PEERS_MAX]; /* last time raft heard from a peer (leader) */
+
+	/* service */
+	struct msgr *msgr;
+	struct msgr_conn *leader_conn;
+	raft_id leader_conn_id;
+	struct mon_fwd *fwds;
+	uint64_t next_tid;
+};
+
+/* mon_raft.c */
+int mon_raft_setup(struct mon *mon);
+raft_id mon_raft_leader(struct mon *mon);
+bool mon_is_leader(struct mon *mon);
+void mon_raft_tick(struct mon *mon);
+int mon_job_submit(struct mon *mon, struct mon_job *job);
+void mon_job_free(struct mon_job *job);
+void mon_jobs_fail(struct mon *mon, int status, const char *msg);
+void mon_subs_push(struct mon *mon);
+int mon_sub_add(struct mon *mon, struct msgr_conn *conn, const struct proto_mon_sub *sub);
+void mon_hist_free(struct mon *mon);
+
+/* mon_svc.c */
+int mon_svc_start(struct mon *mon);
+void mon_svc_stop(struct mon *mon);
+void mon_svc_tick(struct mon *mon);
+void mon_reply(struct mon *mon, uint64_t conn_id, uint64_t tid, int status, const char *out,
+	       const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* mon_osd.c */
+struct mon_job *mon_job_alloc(struct msgr_conn *conn, uint64_t tid, mon_job_build_fn fn);
+void mon_job_refuse(struct mon_job *job, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* mon_cmd.c */
+void mon_cmd_handle(struct mon *mon, struct msgr_conn *conn, uint64_t tid, const char *json,
+		    size_t len);
+bool mon_cmd_is_write(const char *json, size_t len);
+void mon_osd_boot(struct mon *mon, struct msgr_conn *conn, uint64_t tid,
+		  const struct proto_osd_boot *boot);
+void mon_osd_beacon(struct mon *mon, const struct proto_osd_beacon *b);
+void mon_osd_failure(struct mon *mon, const struct proto_osd_failure *f);
+void mon_live_reset(struct mon *mon);
+void mon_live_check(struct mon *mon);
+void mon_map_log_changes(struct mon *mon, const struct mon_map *old, const struct mon_inc *inc);
+
+#endif

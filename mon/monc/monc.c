@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Mon client: hunting, requests with deadlines and retries, map subscription. See monc.h. */
+#include "mon/monc/monc.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "msgr/msgr.h"
+
+#define MONC_MONS_MAX 16
+#define MONC_RETRY_MS 300    /* resend after -EAGAIN (no leader yet) */
+#define MONC_HUNT_MS 200     /* pause before trying the next monitor */
+#define MONC_EAGAIN_HUNT 5   /* consecutive -EAGAIN answers before trying another mon */
+
+struct monc_req {
+	struct monc_req *next;
+	uint64_t tid;
+	struct proto_msg msg; /* json points at json_copy */
+	char *json_copy;
+	uint64_t deadline_ms;
+	uint64_t resend_ms; /* 0 = sent on the current connection */
+	monc_reply_cb cb;
+	void *arg;
+	char lasterr[PROTO_ERRMSG_MAX + 1];
+};
+
+struct monc {
+	char name[64];
+	char mons[MONC_MONS_MAX][PROTO_ADDR_MAX + 1];
+	unsigned int nmons, cur;
+	struct msgr *msgr;
+	struct msgr_conn *conn;
+	bool connected;
+	uint64_t hunt_at_ms;
+	unsigned int eagains;
+	struct monc_req *reqs;
+	uint64_t next_tid;
+	bool subscribed;
+	monc_map_cb map_cb;
+	void *map_arg;
+	struct mon_map map;
+};
+
+static void monc_hunt(struct monc *mc, uint64_t delay_ms);
+
+static void monc_req_done(struct monc *mc, struct monc_req *r, int status, const char *out,
+			  size_t out_len, const char *msg)
+{
+	for (struct monc_req **pp = &mc->reqs; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == r) {
+			*pp = r->next;
+			break;
+		}
+	}
+	if (r->cb != NULL)
+		r->cb(mc, status, out, out_len, msg, r->arg);
+	free(r->json_copy);
+	free(r);
+}
+
+static void monc_req_send(struct monc *mc, struct monc_req *r)
+{
+	if (mc->conn == NULL || msgr_send(mc->conn, &r->msg, r->tid) != 0) {
+		r->resend_ms = clock_now_ms() + MONC_RETRY_MS;
+		return;
+	}
+	r->resend_ms = 0;
+}
+
+static void monc_sub_send(struct monc *mc)
+{
+	struct proto_msg m = { .type = PROTO_MON_SUB };
+
+	if (mc->conn == NULL || !mc->subscribed)
+		return;
+	m.mon_sub.have_epoch = mc->map.epoch;
+	msgr_send(mc->conn, &m, 0);
+}
+
+/* ----------------------------------------------------------------- maps */
+
+static void monc_map_changed(struct monc *mc)
+{
+	if (mc->map_cb != NULL)
+		mc->map_cb(mc, &mc->map, mc->map_arg);
+}
+
+static void monc_map_recv(struct monc *mc, uint16_t type, const struct proto_map *pm)
+{
+	struct proto_err err;
+	struct mon_inc inc;
+
+	if (pm->epoch <= mc->map.epoch)
+		return;
+	if (type == PROTO_MAP) {
+		if (mon_map_decode(pm->blob, pm->blob_len, &err, &mc->map) != 0) {
+			log_warn("monc", "%s: bad map from %s: %s", mc->name, monc_mon_addr(mc),
+				 err.msg);
+			return;
+		}
+		monc_map_changed(mc);
+		return;
+	}
+	if (pm->epoch != mc->map.epoch + 1) {
+		/* A gap: ask again from what we have; the mon sends what is missing. */
+		monc_sub_send(mc);
+		return;
+	}
+	if (mon_inc_decode(pm->blob, pm->blob_len, &err, &inc) != 0) {
+		log_warn("monc", "%s: bad map increment from %s: %s", mc->name, monc_mon_addr(mc),
+			 err.msg);
+		return;
+	}
+	if (inc.epoch == pm->epoch && mon_map_apply(&mc->map, &inc) == 0)
+		monc_map_changed(mc);
+	mon_inc_free(&inc);
+}
+
+/* ------------------------------------------------------------ messenger */
+
+static void monc_recv_cb(struct msgr_conn *conn, const struct proto_hdr *hdr,
+			 const struct proto_msg *msg, void *arg)
+{
+	struct monc *mc = arg;
+	const struct proto_mon_cmd_reply *r = &msg->mon_cmd_reply;
+	struct monc_req *req;
+
+	if (conn != mc->conn)
+		return;
+	switch (msg->type) {
+	case PROTO_MAP:
+	case PROTO_MAP_INC:
+		monc_map_recv(mc, msg->type, &msg->map);
+		return;
+	case PROTO_MON_CMD_REPLY:
+		break;
+	default:
+		return;
+	}
+	for (req = mc->reqs; req != NULL && req->tid != hdr->tid; req = req->next)
+		;
+	if (req == NULL)
+		return; /* an answer to a request that timed out */
+	if (r->status == -EAGAIN) {
+		snprintf(req->lasterr, sizeof(req->lasterr), "%s", r->msg);
+		req->resend_ms = clock_now_ms() + MONC_RETRY_MS;
+		if (++mc->eagains >= MONC_EAGAIN_HUNT) {
+			mc->eagains = 0;
+			monc_hunt(mc, 0);
+		}
+		return;
+	}
+	mc->eagains = 0;
+	monc_req_done(mc, req, r->status, r->out, r->out_len, r->msg);
+}
+
+static void monc_connect_cb(struct msgr_conn *conn, int status, void *arg)
+{
+	struct monc *mc = arg;
+
+	if (conn != mc->conn || status != 0)
+		return;
+	/* The subscription and requests were posted with the connect (monc_try_connect). */
+	mc->connected = true;
+	log_debug("monc", "%s: connected to mon %s", mc->name, monc_mon_addr(mc));
+}
+
+static void monc_fail_cb(struct msgr_conn *conn, int status, void *arg)
+{
+	struct monc *mc = arg;
+
+	if (conn == mc->conn) {
+		if (mc->connected)
+			log_info("monc", "%s: lost mon %s: %s; hunting", mc->name,
+				 monc_mon_addr(mc), strerror(-status));
+		mc->conn = NULL;
+		mc->connected = false;
+		monc_hunt(mc, MONC_HUNT_MS);
+	}
+	msgr_conn_close(conn);
+}
+
+/* Drop the current monitor and try the next one after delay_ms. */
+static void monc_hunt(struct monc *mc, uint64_t delay_ms)
+{
+	if (mc->conn != NULL) {
+		msgr_conn_close(mc->conn);
+		mc->conn = NULL;
+		mc->connected = false;
+	}
+	mc->cur = (mc->cur + 1) % mc->nmons;
+	mc->hunt_at_ms = clock_now_ms() + delay_ms;
+}
+
+static void monc_try_connect(struct monc *mc)
+{
+	if (mc->conn != NULL || clock_now_ms() < mc->hunt_at_ms)
+		return;
+	if (msgr_connect(mc->msgr, mc->mons[mc->cur], mc, &mc->conn) != 0) {
+		mc->conn = NULL;
+		monc_hunt(mc, MONC_HUNT_MS);
+		return;
+	}
+	/* Requests go out with the connection; they wait for it in the fabric. */
+	monc_sub_send(mc);
+	for (struct monc_req *r = mc->reqs; r != NULL; r = r->next)
+		monc_req_send(mc, r);
+}
+
+int monc_create(const struct conf *conf, const char *name, struct monc **monc_out)
+{
+	static const struct msgr_ops ops = {
+		.recv_cb = monc_recv_cb,
+		.connect_cb = monc_connect_cb,
+		.fail_cb = monc_fail_cb,
+	};
+	unsigned int n;
+	const struct conf_addr *hosts = conf_get_addrs(conf, CONF_MON_HOST, &n);
+	uint16_t defport = (uint16_t)conf_get_int(conf, CONF_MON_PORT);
+	struct fab_domain_attr attr;
+	struct monc *mc;
+	int rc;
+
+	if (n == 0) {
+		log_error("monc", "%s: mon_host is empty: no monitor to talk to", name);
+		return -EINVAL;
+	}
+	mc = calloc(1, sizeof(*mc));
+	if (mc == NULL)
+		return -ENOMEM;
+	snprintf(mc->name, sizeof(mc->name), "%s", name);
+	for (unsigned int i = 0; i < n && i < MONC_MONS_MAX; i++) {
+		snprintf(mc->mons[i], sizeof(mc->mons[i]),
+			 hosts[i].family == AF_INET6 ? "[%s]:%u" : "%s:%u", hosts[i].ip,
+			 hosts[i].port != 0 ? hosts[i].port : defport);
+		mc->nmons++;
+	}
+	mc->cur = (unsigned int)((uint64_t)clock_now_ns() % mc->nmons);
+	mc->next_tid = 1;
+	mon_map_init(&mc->map);
+	fab_domain_attr_from_conf(&attr, conf);
+	attr.name = mc->name;
+	rc = msgr_create(&attr, &ops, mc, &mc->msgr);
+	if (rc != 0) {
+		log_error("monc", "%s: fabric: %s", name, strerror(-rc));
+		free(mc);
+		return rc;
+	}
+	monc_try_connect(mc);
+	*monc_out = mc;
+	return 0;
+}
+
+void monc_destroy(struct monc *mc)
+{
+	if (mc == NULL)
+		return;
+	while (mc->reqs != NULL)
+		monc_req_done(mc, mc->reqs, -ECANCELED, NULL, 0, "mon client closed");
+	msgr_destroy(mc->msgr);
+	mon_map_free(&mc->map);
+	free(mc);
+}
+
+void monc_subscribe(struct monc *mc, monc_map_cb cb, void *arg)
+{
+	mc->map_cb = cb;
+	mc->map_arg = arg;
+	if (!mc->subscribed) {
+		mc->subscribed = true;
+		monc_sub_send(mc);
+	}
+}
+
+const struct mon_map *monc_map(const struct monc *mc)
+{
+	return &mc->map;
+}
+
+int monc_request(struct monc *mc, const struct proto_msg *msg, unsigned int timeout_ms,
+		 monc_reply_cb cb, void *arg)
+{
+	struct monc_req *r = calloc(1, sizeof(*r));
+
+	if (r == NULL)
+		return -ENOMEM;
+	r->msg = *msg;
+	if (msg->type == PROTO_MON_CMD) {
+		r->json_copy = malloc(msg->mon_cmd.json_len);
+		if (r->json_copy == NULL) {
+			free(r);
+			return -ENOMEM;
+		}
+		memcpy(r->json_copy, msg->mon_cmd.json, msg->mon_cmd.json_len);
+		r->msg.mon_cmd.json = r->json_copy;
+	}
+	r->tid = mc->next_tid++;
+	r->deadline_ms = clock_now_ms() + timeout_ms;
+	r->cb = cb;
+	r->arg = arg;
+	snprintf(r->lasterr, sizeof(r->lasterr), "no monitor answered (tried %s)",
+		 mc->mons[mc->cur]);
+	r->next = mc->reqs;
+	mc->reqs = r;
+	monc_req_send(mc, r);
+	return 0;
+}
+
+int monc_command(struct monc *mc, const char *json, unsigned int timeout_ms, monc_reply_cb cb,
+		 void *arg)
+{
+	struct proto_msg m = { .type = PROTO_MON_CMD };
+
+	m.mon_cmd.json = json;
+	m.mon_cmd.json_len = (uint32_t)strlen(json);
+	if (proto_mon_cmd_validate(&m.mon_cmd, NULL) != 0)
+		return -EINVAL;
+	return monc_request(mc, &m, timeout_ms, cb, arg);
+}
+
+int monc_send(struct monc *mc, const struct proto_msg *msg)
+{
+	if (mc->conn == NULL || !mc->connected)
+		return -ENOTCONN;
+	return msgr_send(mc->conn, msg, 0);
+}
+
+int monc_progress(struct monc *mc)
+{
+	uint64_t now = clock_now_ms();
+	int n = 0, rc;
+
+	monc_try_connect(mc);
+	for (int i = 0; i < 64 && (rc = msgr_progress(mc->msgr)) > 0; i++)
+		n += rc;
+	for (struct monc_req *r = mc->reqs, *next; r != NULL; r = next) {
+		next = r->next;
+		if (now >= r->deadline_ms) {
+			monc_req_done(mc, r, -ETIMEDOUT, NULL, 0, r->lasterr);
+			n++;
+			next = mc->reqs; /* a callback may have changed the list */
+			continue;
+		}
+		if (r->resend_ms != 0 && now >= r->resend_ms && mc->conn != NULL)
+			monc_req_send(mc, r);
+	}
+	return n;
+}
+
+int monc_wait(struct monc *mc, int timeout_ms)
+{
+	/* Short sleeps: deadlines, retries and hunting are timers of our own. */
+	msgr_wait(mc->msgr, timeout_ms < 0 || timeout_ms > 20 ? 20 : timeout_ms);
+	return monc_progress(mc);
+}
+
+int monc_fd(const struct monc *mc)
+{
+	return msgr_fd(mc->msgr);
+}
+
+bool monc_connected(const struct monc *mc)
+{
+	return mc->connected;
+}
+
+const char *monc_mon_addr(const struct monc *mc)
+{
+	return mc->conn != NULL ? mc->mons[mc->cur] : "";
+}
+
+/* -------------------------------------------------------------- sync */
+
+struct monc_sync {
+	bool done;
+	int status;
+	char *out;
+	char *errmsg;
+	size_t errcap;
+};
+
+static void monc_sync_cb(struct monc *mc, int status, const char *out, size_t out_len,
+			 const char *errmsg, void *arg)
+{
+	struct monc_sync *s = arg;
+
+	s->done = true;
+	s->status = status;
+	if (status == 0 && out != NULL && out_len > 0)
+		s->out = strndup(out, out_len);
+	if (s->errmsg != NULL)
+		snprintf(s->errmsg, s->errcap, "%s", errmsg != NULL ? errmsg : "");
+}
+
+int monc_command_sync(struct monc *mc, const char *json, unsigned int timeout_ms,
+		      char **out_out, char *errmsg, size_t errcap)
+{
+	struct monc_sync s = { .errmsg = errmsg, .errcap = errcap };
+	int rc;
+
+	rc = monc_command(mc, json, timeout_ms, monc_sync_cb, &s);
+	if (rc != 0)
+		return rc;
+	/* Bounded: the request's own deadline completes it. */
+	while (!s.done)
+		monc_wait(mc, 20);
+	if (s.status == 0 && out_out != NULL)
+		*out_out = s.out;
+	else
+		free(s.out);
+	return s.status;
+}
+
+int monc_wait_map_sync(struct monc *mc, uint32_t epoch, unsigned int timeout_ms)
+{
+	uint64_t deadline = clock_now_ms() + timeout_ms;
+
+	if (!mc->subscribed)
+		monc_subscribe(mc, mc->map_cb, mc->map_arg);
+	while (mc->map.epoch == 0 || mc->map.epoch < epoch) {
+		if (clock_now_ms() >= deadline)
+			return -ETIMEDOUT;
+		monc_wait(mc, 20);
+	}
+	return 0;
+}

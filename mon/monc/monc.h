@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Mon client: what OSDs, libweft and the CLI use to talk to the monitors.
+ *
+ * - Connects to one monitor of mon_host at a time and hunts for another
+ *   (round robin, starting at a random one) when it fails or refuses.
+ * - Requests (commands, OSD boot) carry a deadline; they are resent after
+ *   a failover and while the monitors answer -EAGAIN (no leader yet, leader
+ *   changed), and complete exactly once: with the reply, or -ETIMEDOUT.
+ * - Subscribes to the cluster map: keeps a current struct mon_map, applies
+ *   increments, takes full maps when it is too far behind, and resubscribes
+ *   from its epoch after a failover.
+ * - Single-threaded and poll-driven: call monc_progress() when monc_fd()
+ *   polls readable and at least every few milliseconds (monc_wait() does
+ *   both), or use the *_sync helpers, which drive it themselves.
+ */
+#ifndef WEFT_MON_MONC_MONC_H
+#define WEFT_MON_MONC_MONC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/conf.h"
+#include "mon/map.h"
+#include "proto/proto.h"
+
+struct monc;
+
+/* status 0 or -errno; out (JSON, may be NULL) and errmsg valid during the call only. */
+typedef void (*monc_reply_cb)(struct monc *monc, int status, const char *out, size_t out_len,
+			      const char *errmsg, void *arg);
+/* The map moved to a new epoch; map is monc's (valid until the next monc call). */
+typedef void (*monc_map_cb)(struct monc *monc, const struct mon_map *map, void *arg);
+
+/* conf: mon_host, mon_port, ms_*; name for logs ("client.admin", "osd.3"). */
+int monc_create(const struct conf *conf, const char *name, struct monc **monc_out);
+/* Pending requests complete with -ECANCELED. */
+void monc_destroy(struct monc *monc);
+
+/* Follow every new epoch (cb may be NULL: monc_map() still tracks it). */
+void monc_subscribe(struct monc *monc, monc_map_cb cb, void *arg);
+const struct mon_map *monc_map(const struct monc *monc);
+
+/* A JSON command ({"prefix": ...}); cb runs once. 0 or -errno (nothing queued). */
+int monc_command(struct monc *monc, const char *json, unsigned int timeout_ms, monc_reply_cb cb,
+		 void *arg);
+/* Any request answered by MON_CMD_REPLY (OSD_BOOT, MON_CMD). */
+int monc_request(struct monc *monc, const struct proto_msg *msg, unsigned int timeout_ms,
+		 monc_reply_cb cb, void *arg);
+/* Fire and forget (beacons, failure reports): -ENOTCONN when no monitor is connected. */
+int monc_send(struct monc *monc, const struct proto_msg *msg);
+
+/*
+ * Run a command to completion. 0, or the monitors' -errno (message in
+ * errmsg), or -ETIMEDOUT. *out_out (malloc'ed JSON, or NULL) on success.
+ */
+int monc_command_sync(struct monc *monc, const char *json, unsigned int timeout_ms,
+		      char **out_out, char *errmsg, size_t errcap);
+/* Wait until the map reaches at least epoch (0 = any map). 0 or -ETIMEDOUT. */
+int monc_wait_map_sync(struct monc *monc, uint32_t epoch, unsigned int timeout_ms);
+
+int monc_progress(struct monc *monc);
+int monc_wait(struct monc *monc, int timeout_ms);
+int monc_fd(const struct monc *monc);
+bool monc_connected(const struct monc *monc);
+/* The monitor in use ("ip:port"), "" while hunting. */
+const char *monc_mon_addr(const struct monc *monc);
+
+#endif

@@ -1,0 +1,552 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Messenger: frames over fabric endpoints, with a rendezvous for large frames. See msgr.h. */
+#include "msgr/msgr.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+
+#define MSGR_BULK_OUT_MAX 256 /* large frames a peer has not pulled yet, per connection */
+#define MSGR_PENDING_MAX 4096 /* frames parked on a full send queue, per connection */
+
+struct msgr_frame {
+	struct msgr_frame *next;
+	size_t len;
+	uint8_t data[];
+};
+
+/* A large frame we registered for the peer to pull. */
+struct msgr_bulk_out {
+	struct msgr_bulk_out *next;
+	uint64_t id;
+	void *buf;
+	struct fab_mr *mr;
+};
+
+/* A large frame we are pulling. Outlives its connection until the read completes. */
+struct msgr_bulk_in {
+	struct msgr_bulk_in *next, *prev; /* msgr->bulk_in */
+	struct msgr_conn *conn;		  /* NULL once the connection is closed */
+	uint64_t id;
+	uint32_t len;
+	void *buf;
+	struct fab_mr *mr;
+};
+
+struct msgr_conn {
+	struct msgr *msgr;
+	struct msgr_conn *next, *prev;
+	struct fab_ep *ep;
+	void *ctx;
+	uint64_t id;
+	bool failed;
+	struct msgr_frame *pend_head, *pend_tail;
+	unsigned int npend;
+	struct msgr_bulk_out *bulk_out;
+	unsigned int nbulk_out;
+};
+
+struct msgr {
+	struct fab_domain *dom;
+	struct msgr_ops ops;
+	void *arg;
+	uint32_t msg_size;
+	struct fab_listener *listener;
+	struct msgr_conn *conns;
+	struct msgr_bulk_in *bulk_in;
+	uint64_t next_conn_id;
+	uint64_t next_bulk_id;
+	uint8_t *scratch; /* msg_size bytes: small frames are encoded here */
+};
+
+int msgr_create(const struct fab_domain_attr *attr, const struct msgr_ops *ops, void *arg,
+		struct msgr **msgr_out)
+{
+	struct msgr *m;
+	int rc;
+
+	m = calloc(1, sizeof(*m));
+	if (m == NULL)
+		return -ENOMEM;
+	rc = fab_domain_open(attr, &m->dom);
+	if (rc != 0)
+		goto err_free;
+	m->ops = *ops;
+	m->arg = arg;
+	m->msg_size = attr->msg_size;
+	m->next_conn_id = 1;
+	m->next_bulk_id = 1;
+	m->scratch = malloc(m->msg_size);
+	if (m->scratch == NULL) {
+		rc = -ENOMEM;
+		goto err_close;
+	}
+	*msgr_out = m;
+	return 0;
+err_close:
+	fab_domain_close(m->dom);
+err_free:
+	free(m);
+	return rc;
+}
+
+static void msgr_conn_free(struct msgr_conn *c)
+{
+	struct msgr *m = c->msgr;
+
+	while (c->pend_head != NULL) {
+		struct msgr_frame *f = c->pend_head;
+
+		c->pend_head = f->next;
+		free(f);
+	}
+	while (c->bulk_out != NULL) {
+		struct msgr_bulk_out *b = c->bulk_out;
+
+		c->bulk_out = b->next;
+		fab_mr_dereg(b->mr);
+		free(b->buf);
+		free(b);
+	}
+	for (struct msgr_bulk_in *b = m->bulk_in; b != NULL; b = b->next)
+		if (b->conn == c)
+			b->conn = NULL;
+	if (c->prev != NULL)
+		c->prev->next = c->next;
+	else
+		m->conns = c->next;
+	if (c->next != NULL)
+		c->next->prev = c->prev;
+	free(c);
+}
+
+static void msgr_bulk_in_free(struct msgr *m, struct msgr_bulk_in *b)
+{
+	if (b->prev != NULL)
+		b->prev->next = b->next;
+	else
+		m->bulk_in = b->next;
+	if (b->next != NULL)
+		b->next->prev = b->prev;
+	if (b->mr != NULL)
+		fab_mr_dereg(b->mr);
+	free(b->buf);
+	free(b);
+}
+
+void msgr_destroy(struct msgr *m)
+{
+	if (m == NULL)
+		return;
+	while (m->conns != NULL)
+		msgr_conn_close(m->conns);
+	if (m->listener != NULL)
+		fab_listener_close(m->listener);
+	while (m->bulk_in != NULL)
+		msgr_bulk_in_free(m, m->bulk_in);
+	fab_domain_close(m->dom);
+	free(m->scratch);
+	free(m);
+}
+
+static struct msgr_conn *msgr_conn_new(struct msgr *m, struct fab_ep *ep, void *ctx)
+{
+	struct msgr_conn *c = calloc(1, sizeof(*c));
+
+	if (c == NULL)
+		return NULL;
+	c->msgr = m;
+	c->ep = ep;
+	c->ctx = ctx;
+	c->id = m->next_conn_id++;
+	c->next = m->conns;
+	if (m->conns != NULL)
+		m->conns->prev = c;
+	m->conns = c;
+	fab_ep_set_ctx(ep, c);
+	return c;
+}
+
+int msgr_listen(struct msgr *m, const char *addr)
+{
+	return fab_listen(m->dom, addr, NULL, &m->listener);
+}
+
+uint16_t msgr_listen_port(const struct msgr *m)
+{
+	return m->listener != NULL ? fab_listener_port(m->listener) : 0;
+}
+
+int msgr_connect(struct msgr *m, const char *addr, void *ctx, struct msgr_conn **conn_out)
+{
+	struct msgr_conn *c;
+	struct fab_ep *ep;
+	int rc;
+
+	rc = fab_connect(m->dom, addr, NULL, NULL, &ep);
+	if (rc != 0)
+		return rc;
+	c = msgr_conn_new(m, ep, ctx);
+	if (c == NULL) {
+		fab_ep_close(ep);
+		return -ENOMEM;
+	}
+	*conn_out = c;
+	return 0;
+}
+
+void msgr_conn_close(struct msgr_conn *c)
+{
+	if (c == NULL)
+		return;
+	fab_ep_close(c->ep);
+	msgr_conn_free(c);
+}
+
+void msgr_conn_set_ctx(struct msgr_conn *c, void *ctx)
+{
+	c->ctx = ctx;
+}
+
+void *msgr_conn_ctx(const struct msgr_conn *c)
+{
+	return c->ctx;
+}
+
+const char *msgr_conn_peer(const struct msgr_conn *c)
+{
+	return fab_ep_peer_addr(c->ep);
+}
+
+uint64_t msgr_conn_id(const struct msgr_conn *c)
+{
+	return c->id;
+}
+
+struct msgr_conn *msgr_conn_find(struct msgr *m, uint64_t id)
+{
+	for (struct msgr_conn *c = m->conns; c != NULL; c = c->next)
+		if (c->id == id)
+			return c;
+	return NULL;
+}
+
+int msgr_fd(const struct msgr *m)
+{
+	return fab_domain_fd(m->dom);
+}
+
+uint32_t msgr_msg_size(const struct msgr *m)
+{
+	return m->msg_size;
+}
+
+int msgr_wait(struct msgr *m, int timeout_ms)
+{
+	return fab_wait(m->dom, timeout_ms);
+}
+
+/* ------------------------------------------------------------------ send */
+
+/* Post a small frame now, or park it when the send queue is full. */
+static int msgr_post(struct msgr_conn *c, const void *buf, size_t len)
+{
+	struct msgr_frame *f;
+	int rc;
+
+	if (c->failed)
+		return -ENOTCONN;
+	if (c->pend_head == NULL) {
+		rc = fab_send(c->ep, buf, len, NULL);
+		if (rc != -EAGAIN)
+			return rc;
+	}
+	if (c->npend >= MSGR_PENDING_MAX) {
+		log_warn("msgr", "peer %s: %u frames waiting for the send queue, dropping one",
+			 msgr_conn_peer(c), c->npend);
+		return -ENOBUFS;
+	}
+	f = malloc(sizeof(*f) + len);
+	if (f == NULL)
+		return -ENOMEM;
+	f->next = NULL;
+	f->len = len;
+	memcpy(f->data, buf, len);
+	if (c->pend_tail != NULL)
+		c->pend_tail->next = f;
+	else
+		c->pend_head = f;
+	c->pend_tail = f;
+	c->npend++;
+	return 0;
+}
+
+static void msgr_flush(struct msgr_conn *c)
+{
+	while (c->pend_head != NULL && !c->failed) {
+		struct msgr_frame *f = c->pend_head;
+
+		if (fab_send(c->ep, f->data, f->len, NULL) == -EAGAIN)
+			return;
+		c->pend_head = f->next;
+		if (c->pend_head == NULL)
+			c->pend_tail = NULL;
+		c->npend--;
+		free(f);
+	}
+}
+
+static int msgr_send_bulk(struct msgr_conn *c, const struct proto_msg *msg, uint64_t tid,
+			  size_t len)
+{
+	struct msgr *m = c->msgr;
+	struct proto_msg bm = { .type = PROTO_BULK };
+	struct fab_rkey rkey;
+	struct msgr_bulk_out *b;
+	size_t blen;
+	int rc;
+
+	if (c->nbulk_out >= MSGR_BULK_OUT_MAX)
+		return -ENOBUFS;
+	b = calloc(1, sizeof(*b));
+	if (b == NULL)
+		return -ENOMEM;
+	b->buf = malloc(len);
+	if (b->buf == NULL) {
+		rc = -ENOMEM;
+		goto err_free;
+	}
+	rc = proto_frame_encode(msg, tid, b->buf, len, &len);
+	if (rc != 0)
+		goto err_free_buf;
+	rc = fab_mr_reg(m->dom, b->buf, len, FAB_ACCESS_REMOTE_READ, &b->mr);
+	if (rc != 0) {
+		log_error("msgr", "peer %s: registering a %zu-byte frame: %s", msgr_conn_peer(c),
+			  len, strerror(-rc));
+		goto err_free_buf;
+	}
+	fab_mr_rkey(b->mr, &rkey);
+	b->id = m->next_bulk_id++;
+	bm.bulk.id = b->id;
+	bm.bulk.len = (uint32_t)len;
+	bm.bulk.rkey.addr = rkey.addr;
+	bm.bulk.rkey.len = rkey.len;
+	bm.bulk.rkey.key = rkey.key;
+	rc = proto_frame_encode(&bm, 0, m->scratch, m->msg_size, &blen);
+	if (rc == 0)
+		rc = msgr_post(c, m->scratch, blen);
+	if (rc != 0)
+		goto err_dereg;
+	b->next = c->bulk_out;
+	c->bulk_out = b;
+	c->nbulk_out++;
+	return 0;
+err_dereg:
+	fab_mr_dereg(b->mr);
+err_free_buf:
+	free(b->buf);
+err_free:
+	free(b);
+	return rc;
+}
+
+int msgr_send(struct msgr_conn *c, const struct proto_msg *msg, uint64_t tid)
+{
+	struct msgr *m = c->msgr;
+	size_t len;
+	int rc;
+
+	if (c->failed)
+		return -ENOTCONN;
+	rc = proto_frame_encode(msg, tid, NULL, 0, &len);
+	if (rc != 0)
+		return rc;
+	if (len > m->msg_size)
+		return msgr_send_bulk(c, msg, tid, len);
+	rc = proto_frame_encode(msg, tid, m->scratch, m->msg_size, &len);
+	if (rc != 0)
+		return rc;
+	return msgr_post(c, m->scratch, len);
+}
+
+/* -------------------------------------------------------------- receive */
+
+static void msgr_conn_fail(struct msgr_conn *c, int status)
+{
+	if (c->failed)
+		return;
+	c->failed = true;
+	c->msgr->ops.fail_cb(c, status, c->msgr->arg);
+}
+
+static void msgr_bulk_start(struct msgr_conn *c, const struct proto_bulk *bk)
+{
+	struct msgr *m = c->msgr;
+	struct fab_rkey rkey = { bk->rkey.addr, bk->rkey.len, bk->rkey.key };
+	struct msgr_bulk_in *b;
+	struct fab_sge sge;
+	int rc;
+
+	b = calloc(1, sizeof(*b));
+	if (b == NULL)
+		goto err_fail;
+	b->buf = malloc(bk->len);
+	if (b->buf == NULL)
+		goto err_free;
+	rc = fab_mr_reg(m->dom, b->buf, bk->len, FAB_ACCESS_LOCAL, &b->mr);
+	if (rc != 0)
+		goto err_free_buf;
+	b->conn = c;
+	b->id = bk->id;
+	b->len = bk->len;
+	sge.addr = b->buf;
+	sge.len = bk->len;
+	sge.mr = b->mr;
+	rc = fab_read(c->ep, &sge, &rkey, 0, b);
+	if (rc != 0) {
+		log_warn("msgr", "peer %s: pulling a %u-byte frame: %s", msgr_conn_peer(c),
+			 bk->len, strerror(-rc));
+		fab_mr_dereg(b->mr);
+		goto err_free_buf;
+	}
+	b->next = m->bulk_in;
+	if (m->bulk_in != NULL)
+		m->bulk_in->prev = b;
+	m->bulk_in = b;
+	return;
+err_free_buf:
+	free(b->buf);
+err_free:
+	free(b);
+err_fail:
+	msgr_conn_fail(c, -ENOMEM);
+}
+
+static void msgr_bulk_done(struct msgr_conn *c, uint64_t id)
+{
+	for (struct msgr_bulk_out **pp = &c->bulk_out; *pp != NULL; pp = &(*pp)->next) {
+		struct msgr_bulk_out *b = *pp;
+
+		if (b->id == id) {
+			*pp = b->next;
+			c->nbulk_out--;
+			fab_mr_dereg(b->mr);
+			free(b->buf);
+			free(b);
+			return;
+		}
+	}
+	log_warn("msgr", "peer %s: bulk_done for unknown frame %llu", msgr_conn_peer(c),
+		 (unsigned long long)id);
+}
+
+/* One frame from the wire or from a bulk pull; the callback may close conn. */
+static void msgr_deliver(struct msgr_conn *c, const void *data, size_t len)
+{
+	struct msgr *m = c->msgr;
+	struct proto_hdr hdr;
+	struct proto_msg msg;
+	char who[96];
+
+	snprintf(who, sizeof(who), "msgr peer %s", msgr_conn_peer(c));
+	if (proto_frame_decode(data, len, PROTO_PAYLOAD_MAX, who, NULL, &hdr, &msg) != 0) {
+		msgr_conn_fail(c, -EPROTO);
+		return;
+	}
+	switch (msg.type) {
+	case PROTO_BULK:
+		msgr_bulk_start(c, &msg.bulk);
+		return;
+	case PROTO_BULK_DONE:
+		msgr_bulk_done(c, msg.bulk_done.id);
+		return;
+	}
+	m->ops.recv_cb(c, &hdr, &msg, m->arg);
+}
+
+static void msgr_read_done(struct msgr *m, const struct fab_cqe *cqe)
+{
+	struct msgr_bulk_in *b = cqe->ctx;
+	struct msgr_conn *c = b->conn;
+	struct proto_msg done = { .type = PROTO_BULK_DONE };
+
+	if (c != NULL && cqe->status == 0) {
+		done.bulk_done.id = b->id;
+		/* Acknowledge first: the delivery may close the connection. */
+		msgr_send(c, &done, 0);
+		fab_mr_dereg(b->mr);
+		b->mr = NULL;
+		msgr_deliver(c, b->buf, b->len);
+	} else if (c != NULL) {
+		log_warn("msgr", "peer %s: pull of a %u-byte frame failed: %s", msgr_conn_peer(c),
+			 b->len, strerror(-cqe->status));
+		msgr_conn_fail(c, cqe->status);
+	}
+	msgr_bulk_in_free(m, b);
+}
+
+static void msgr_handle(struct msgr *m, const struct fab_cqe *cqe)
+{
+	struct msgr_conn *c = cqe->ep != NULL ? fab_ep_ctx(cqe->ep) : NULL;
+	uint64_t id;
+
+	switch (cqe->kind) {
+	case FAB_EV_RECV:
+		if (c != NULL && !c->failed)
+			msgr_deliver(c, cqe->data, cqe->len);
+		fab_recv_release(cqe);
+		break;
+	case FAB_EV_READ:
+		msgr_read_done(m, cqe);
+		break;
+	case FAB_EV_ACCEPTED:
+		c = msgr_conn_new(m, cqe->ep, NULL);
+		if (c == NULL) {
+			fab_ep_close(cqe->ep);
+			break;
+		}
+		if (m->ops.accept_cb != NULL)
+			m->ops.accept_cb(c, m->arg);
+		break;
+	case FAB_EV_CONNECTED:
+		if (c == NULL)
+			break;
+		id = c->id;
+		if (m->ops.connect_cb != NULL)
+			m->ops.connect_cb(c, cqe->status, m->arg);
+		/* A refused or timed-out connect is a failure like any other. */
+		c = msgr_conn_find(m, id);
+		if (cqe->status != 0 && c != NULL)
+			msgr_conn_fail(c, cqe->status);
+		break;
+	case FAB_EV_PEER_FAILED:
+		if (c != NULL)
+			msgr_conn_fail(c, cqe->status != 0 ? cqe->status : -ECONNRESET);
+		break;
+	default:
+		break; /* SEND/WRITE: nothing to do; a failure is followed by PEER_FAILED */
+	}
+}
+
+int msgr_progress(struct msgr *m)
+{
+	struct fab_cqe cqe;
+	int rc, n = 0;
+
+	for (struct msgr_conn *c = m->conns; c != NULL; c = c->next)
+		if (c->pend_head != NULL)
+			msgr_flush(c);
+	rc = fab_progress(m->dom, 0);
+	if (rc < 0)
+		return rc;
+	/* One at a time: a callback may close an endpoint a later completion names. */
+	for (int i = 0; i < 256 && fab_cq_poll(m->dom, &cqe, 1) == 1; i++) {
+		msgr_handle(m, &cqe);
+		n++;
+	}
+	return n + rc;
+}

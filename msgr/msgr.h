@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Messenger: typed proto frames over fabric endpoints, for one thread.
+ *
+ * - One struct msgr owns a fabric domain; connections (struct msgr_conn)
+ *   carry whole frames (proto/proto.h) and the owner's ctx.
+ * - Frames up to ms_msg_size go as one fabric send. Larger frames (a full
+ *   map, a long command output) use a rendezvous: the sender registers the
+ *   encoded frame for remote read and sends a small BULK {id, len, rkey};
+ *   the receiver pulls it with one fab_read into its own buffer, delivers
+ *   it like any frame and answers BULK_DONE {id}, on which the sender
+ *   deregisters and frees it. On RDMA the pull is a one-sided read that
+ *   costs the sender no CPU; on TCP the fabric emulates it.
+ * - Sends never block: a full send queue (-EAGAIN) parks the frame in a
+ *   per-connection queue flushed by msgr_progress().
+ * - Failure: when a connection breaks, fail_cb runs once; the owner then
+ *   calls msgr_conn_close() (inside the callback is fine). Every callback
+ *   may close the connection it is given, and nothing else.
+ */
+#ifndef WEFT_MSGR_MSGR_H
+#define WEFT_MSGR_MSGR_H
+
+#include <stdint.h>
+
+#include "fabric/fabric.h"
+#include "proto/proto.h"
+
+struct msgr;
+struct msgr_conn;
+
+struct msgr_ops {
+	/* A frame arrived. hdr and msg (and its views) are valid during the call only. */
+	void (*recv_cb)(struct msgr_conn *conn, const struct proto_hdr *hdr,
+			const struct proto_msg *msg, void *arg);
+	/* A listener accepted conn (optional). */
+	void (*accept_cb)(struct msgr_conn *conn, void *arg);
+	/* msgr_connect finished; status 0 or -errno (a failure also raises fail_cb). */
+	void (*connect_cb)(struct msgr_conn *conn, int status, void *arg);
+	/* The connection broke or was refused: close it. */
+	void (*fail_cb)(struct msgr_conn *conn, int status, void *arg);
+};
+
+/* attr: the fabric domain's (msg_size, timeouts); name is used in logs. */
+int msgr_create(const struct fab_domain_attr *attr, const struct msgr_ops *ops, void *arg,
+		struct msgr **msgr_out);
+/* Closes every connection (no callbacks) and the domain. */
+void msgr_destroy(struct msgr *msgr);
+
+int msgr_listen(struct msgr *msgr, const char *addr);
+/* The listening port (useful after listening on port 0); 0 when not listening. */
+uint16_t msgr_listen_port(const struct msgr *msgr);
+int msgr_connect(struct msgr *msgr, const char *addr, void *ctx, struct msgr_conn **conn_out);
+void msgr_conn_close(struct msgr_conn *conn);
+
+/* Encode and send one frame. 0, -EINVAL (bad message), -ENOTCONN, -ENOMEM. */
+int msgr_send(struct msgr_conn *conn, const struct proto_msg *msg, uint64_t tid);
+
+void msgr_conn_set_ctx(struct msgr_conn *conn, void *ctx);
+void *msgr_conn_ctx(const struct msgr_conn *conn);
+/* "ip:port" of the peer, "" when unknown. */
+const char *msgr_conn_peer(const struct msgr_conn *conn);
+/* A number unique for the messenger's life: lets others name a conn without a pointer. */
+uint64_t msgr_conn_id(const struct msgr_conn *conn);
+/* The live connection with this id, or NULL. */
+struct msgr_conn *msgr_conn_find(struct msgr *msgr, uint64_t id);
+
+/* Drive the fabric and run callbacks. Returns events handled or a negative errno. */
+int msgr_progress(struct msgr *msgr);
+/* Sleep until there may be work, at most timeout_ms. */
+int msgr_wait(struct msgr *msgr, int timeout_ms);
+/* For event loops: readable when msgr_progress may have work (poll after it returned 0). */
+int msgr_fd(const struct msgr *msgr);
+uint32_t msgr_msg_size(const struct msgr *msgr);
+
+#endif

@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Monitor commands of the weft CLI: status, health, mon stat, osd ..., pool ...
+ * Each builds a JSON command, sends it to any monitor through the mon client
+ * (which hunts and retries until --timeout), and prints the JSON answer as
+ * text, or as is with --format json.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/conf.h"
+#include "common/log.h"
+#include "mon/monc/monc.h"
+#include "tools/cli.h"
+#include "tools/cli_mon.h"
+
+#define CLI_MON_DEFAULT_FILE "/etc/weft/weft.conf"
+
+static void cli_mon_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: weft [OPTIONS] status | health | mon stat\n"
+		"       weft [OPTIONS] osd tree | osd dump | osd down|out|in ID | osd set|unset noout|pause\n"
+		"       weft [OPTIONS] pool ls | pool create NAME [--size N] [--min-size M] [--pg-num P]\n"
+		"       weft [OPTIONS] pool rm NAME | pool set NAME size|min_size|pg_num VALUE\n"
+		"\n"
+		"options (anywhere on the line):\n"
+		"  -c, --conf FILE     configuration (default " CLI_MON_DEFAULT_FILE ")\n"
+		"  -n, --name ENTITY   who we are (default client.admin)\n"
+		"  -f, --format FMT    plain (default) or json\n"
+		"  --timeout SECONDS   give up after this long (default 15)\n"
+		"  --KEY=VALUE         any configuration option (--mon_host=...)\n");
+}
+
+int cli_mon_parse(int argc, char **argv, struct cli_mon_args *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->name = "client.admin";
+	a->timeout_ms = 15000;
+	for (int i = 0; i < argc; i++) {
+		const char *s = argv[i];
+		const char *v = NULL;
+		bool takes = !strcmp(s, "-c") || !strcmp(s, "--conf") || !strcmp(s, "-n") ||
+			     !strcmp(s, "--name") || !strcmp(s, "-f") || !strcmp(s, "--format") ||
+			     !strcmp(s, "--timeout") || !strcmp(s, "--size") ||
+			     !strcmp(s, "--min-size") || !strcmp(s, "--pg-num");
+
+		if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
+			cli_mon_usage(stdout);
+			return 1;
+		}
+		if (takes) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "weft: %s needs a value\n", s);
+				return -1;
+			}
+			v = argv[++i];
+		} else if (!strncmp(s, "--format=", 9)) {
+			s = "--format";
+			v = argv[i] + 9;
+		} else if (!strncmp(s, "--conf=", 7)) {
+			s = "--conf";
+			v = argv[i] + 7;
+		} else if (!strncmp(s, "--timeout=", 10)) {
+			s = "--timeout";
+			v = argv[i] + 10;
+		} else if (!strncmp(s, "--", 2)) {
+			a->rest[a->nrest++] = argv[i]; /* a conf option, checked later */
+			continue;
+		} else {
+			if (a->nwords >= CLI_MON_WORDS_MAX) {
+				fprintf(stderr, "weft: too many arguments\n");
+				return -1;
+			}
+			a->words[a->nwords++] = argv[i];
+			continue;
+		}
+		if (!strcmp(s, "-c") || !strcmp(s, "--conf")) {
+			a->conf_file = v;
+		} else if (!strcmp(s, "-n") || !strcmp(s, "--name")) {
+			a->name = v;
+		} else if (!strcmp(s, "-f") || !strcmp(s, "--format")) {
+			if (strcmp(v, "json") != 0 && strcmp(v, "plain") != 0) {
+				fprintf(stderr, "weft: --format must be plain or json, not '%s'\n", v);
+				return -1;
+			}
+			a->json = !strcmp(v, "json");
+		} else if (!strcmp(s, "--timeout")) {
+			char *end;
+			double t = strtod(v, &end);
+
+			if (*end != '\0' || t <= 0 || t > 3600) {
+				fprintf(stderr, "weft: --timeout must be seconds in (0, 3600]\n");
+				return -1;
+			}
+			a->timeout_ms = (unsigned int)(t * 1000);
+		} else {
+			char *end;
+			long n = strtol(v, &end, 10);
+
+			if (*end != '\0' || n < 1 || n > 65536) {
+				fprintf(stderr, "weft: %s must be a positive integer, not '%s'\n", s, v);
+				return -1;
+			}
+			if (!strcmp(s, "--size"))
+				a->size = n;
+			else if (!strcmp(s, "--min-size"))
+				a->min_size = n;
+			else
+				a->pg_num = n;
+		}
+	}
+	return 0;
+}
+
+/* Load conf, connect, run one command. 0 and *out_out, or an exit code (1 or 2). */
+static int cli_mon_run(struct cli_mon_args *a, const char *what, json_t *cmd, json_t **out_out)
+{
+	struct conf *conf = NULL;
+	struct monc *mc = NULL;
+	char errmsg[PROTO_ERRMSG_MAX + 1] = "";
+	char *text = NULL, *json = NULL;
+	const char *file = a->conf_file;
+	int argc = a->nrest + 1, rc, ret = 2;
+	char *argv[CLI_MON_WORDS_MAX + 2];
+	json_error_t jerr;
+
+	argv[0] = "weft";
+	for (int i = 0; i < a->nrest; i++)
+		argv[i + 1] = a->rest[i];
+	if (conf_create(a->name, &conf) != 0)
+		goto out;
+	if (file == NULL && access(CLI_MON_DEFAULT_FILE, F_OK) == 0)
+		file = CLI_MON_DEFAULT_FILE;
+	if ((file != NULL && conf_load_file(conf, file) != 0) || conf_apply_env(conf) != 0 ||
+	    conf_apply_args(conf, &argc, argv) != 0)
+		goto out;
+	if (argc > 1) {
+		fprintf(stderr, "weft %s: unknown option '%s'\n", what, argv[1]);
+		goto out;
+	}
+	ret = 1;
+	weft_log_set_level(WEFT_LOG_ERROR);
+	if (monc_create(conf, a->name, &mc) != 0) {
+		fprintf(stderr, "weft %s: cannot set up a mon client (is mon_host set?)\n", what);
+		goto out;
+	}
+	json = json_dumps(cmd, JSON_COMPACT);
+	rc = monc_command_sync(mc, json, a->timeout_ms, &text, errmsg, sizeof(errmsg));
+	if (rc != 0) {
+		fprintf(stderr, "weft %s: %s%s(%s)\n", what, errmsg, errmsg[0] ? " " : "",
+			rc == -ETIMEDOUT ? "timed out" : strerror(-rc));
+		goto out;
+	}
+	*out_out = text != NULL ? json_loads(text, 0, &jerr) : json_object();
+	if (*out_out == NULL) {
+		fprintf(stderr, "weft %s: the monitor answered malformed JSON\n", what);
+		goto out;
+	}
+	ret = 0;
+out:
+	free(text);
+	free(json);
+	monc_destroy(mc);
+	conf_destroy(conf);
+	json_decref(cmd);
+	return ret;
+}
+
+static void cli_print_json(json_t *out)
+{
+	char *s = json_dumps(out, JSON_INDENT(2) | JSON_SORT_KEYS);
+
+	if (s != NULL)
+		printf("%s\n", s);
+	free(s);
+}
+
+static int cli_cmd_simple(struct cli_mon_args *a, const char *what, json_t *cmd,
+			  void (*render)(json_t *))
+{
+	json_t *out = NULL;
+	int rc = cli_mon_run(a, what, cmd, &out);
+
+	if (rc != 0)
+		return rc;
+	if (a->json || render == NULL)
+		cli_print_json(out);
+	else
+		render(out);
+	json_decref(out);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
+int cli_status_main(int argc, char **argv)
+{
+	struct cli_mon_args a;
+	int rc = cli_mon_parse(argc - 1, argv + 1, &a);
+	const char *prefix = argv[0];
+
+	if (rc != 0)
+		return rc > 0 ? 0 : 2;
+	if (a.nwords != 0) {
+		fprintf(stderr, "weft %s: unexpected argument '%s'\n", prefix, a.words[0]);
+		return 2;
+	}
+	return cli_cmd_simple(&a, prefix, json_pack("{s:s}", "prefix", prefix),
+			      !strcmp(prefix, "status") ? cli_render_status : cli_render_health);
+}
+
+int cli_mon_main(int argc, char **argv)
+{
+	struct cli_mon_args a;
+	int rc = cli_mon_parse(argc - 1, argv + 1, &a);
+
+	if (rc != 0)
+		return rc > 0 ? 0 : 2;
+	if (a.nwords != 1 || strcmp(a.words[0], "stat") != 0) {
+		fprintf(stderr, "weft mon: unknown subcommand (try 'weft mon stat')\n");
+		return 2;
+	}
+	return cli_cmd_simple(&a, "mon stat", json_pack("{s:s}", "prefix", "mon stat"),
+			      cli_render_mon_stat);
+}
+
+static int cli_parse_id(const char *what, const char *s, long *id_out)
+{
+	char *end;
+	long id;
+
+	if (!strncmp(s, "osd.", 4))
+		s += 4;
+	id = strtol(s, &end, 10);
+	if (*s == '\0' || *end != '\0' || id < 0 || id > 65535) {
+		fprintf(stderr, "weft %s: '%s' is not an osd id\n", what, s);
+		return -1;
+	}
+	*id_out = id;
+	return 0;
+}
+
+int cli_osd_main(int argc, char **argv)
+{
+	struct cli_mon_args a;
+	int rc = cli_mon_parse(argc - 1, argv + 1, &a);
+	char prefix[32];
+	const char *sub;
+	long id;
+
+	if (rc != 0)
+		return rc > 0 ? 0 : 2;
+	if (a.nwords < 1) {
+		fprintf(stderr, "weft osd: missing subcommand (try 'weft osd --help')\n");
+		return 2;
+	}
+	sub = a.words[0];
+	snprintf(prefix, sizeof(prefix), "osd %s", sub);
+	if ((!strcmp(sub, "tree") || !strcmp(sub, "dump")) && a.nwords == 1)
+		return cli_cmd_simple(&a, prefix, json_pack("{s:s}", "prefix", prefix),
+				      !strcmp(sub, "tree") ? cli_render_osd_tree
+							   : cli_render_osd_dump);
+	if ((!strcmp(sub, "down") || !strcmp(sub, "out") || !strcmp(sub, "in")) && a.nwords == 2) {
+		if (cli_parse_id(prefix, a.words[1], &id) != 0)
+			return 2;
+		rc = cli_cmd_simple(&a, prefix, json_pack("{s:s, s:i}", "prefix", prefix, "id", id),
+				    cli_render_none);
+		if (rc == 0 && !a.json)
+			printf("marked %s osd.%ld\n", sub, id);
+		return rc;
+	}
+	if ((!strcmp(sub, "set") || !strcmp(sub, "unset")) && a.nwords == 2) {
+		rc = cli_cmd_simple(&a, prefix,
+				    json_pack("{s:s, s:s}", "prefix", prefix, "key", a.words[1]),
+				    cli_render_none);
+		if (rc == 0 && !a.json)
+			printf("%s is %s\n", a.words[1], !strcmp(sub, "set") ? "set" : "unset");
+		return rc;
+	}
+	fprintf(stderr, "weft osd: bad arguments for '%s' (try 'weft osd --help')\n", sub);
+	return 2;
+}
+
+int cli_pool_main(int argc, char **argv)
+{
+	struct cli_mon_args a;
+	int rc = cli_mon_parse(argc - 1, argv + 1, &a);
+	char prefix[32];
+	const char *sub;
+	json_t *cmd;
+
+	if (rc != 0)
+		return rc > 0 ? 0 : 2;
+	if (a.nwords < 1) {
+		fprintf(stderr, "weft pool: missing subcommand (try 'weft pool --help')\n");
+		return 2;
+	}
+	sub = a.words[0];
+	snprintf(prefix, sizeof(prefix), "pool %s", sub);
+	if (!strcmp(sub, "ls") && a.nwords == 1)
+		return cli_cmd_simple(&a, prefix, json_pack("{s:s}", "prefix", prefix),
+				      cli_render_pool_ls);
+	if (!strcmp(sub, "create") && a.nwords == 2) {
+		cmd = json_pack("{s:s, s:s}", "prefix", prefix, "name", a.words[1]);
+		if (a.size)
+			json_object_set_new(cmd, "size", json_integer(a.size));
+		if (a.min_size)
+			json_object_set_new(cmd, "min_size", json_integer(a.min_size));
+		if (a.pg_num)
+			json_object_set_new(cmd, "pg_num", json_integer(a.pg_num));
+	} else if (!strcmp(sub, "rm") && a.nwords == 2) {
+		cmd = json_pack("{s:s, s:s}", "prefix", prefix, "name", a.words[1]);
+	} else if (!strcmp(sub, "set") && a.nwords == 4) {
+		char *end;
+		long v = strtol(a.words[3], &end, 10);
+
+		if (*end != '\0' || v < 1 || v > 65536) {
+			fprintf(stderr, "weft pool set: '%s' is not a positive integer\n",
+				a.words[3]);
+			return 2;
+		}
+		cmd = json_pack("{s:s, s:s, s:s, s:i}", "prefix", prefix, "name", a.words[1],
+				"key", a.words[2], "value", v);
+	} else {
+		fprintf(stderr, "weft pool: bad arguments for '%s' (try 'weft pool --help')\n", sub);
+		return 2;
+	}
+	rc = cli_cmd_simple(&a, prefix, cmd, cli_render_none);
+	if (rc == 0 && !a.json)
+		printf("pool '%s' %s\n", a.words[1],
+		       !strcmp(sub, "create") ? "created" : !strcmp(sub, "rm") ? "removed" : "updated");
+	return rc;
+}

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Text rendering of the monitors' JSON answers (weft status, osd tree, ...). */
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/cli_mon.h"
+
+static const char *cli_str(json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s != NULL ? s : "";
+}
+
+static long long cli_int(json_t *o, const char *key)
+{
+	return json_integer_value(json_object_get(o, key));
+}
+
+void cli_render_none(json_t *out)
+{
+	(void)out;
+}
+
+void cli_render_health(json_t *h)
+{
+	size_t i;
+	json_t *c;
+
+	printf("%s\n", cli_str(h, "status"));
+	json_array_foreach(json_object_get(h, "checks"), i, c)
+		printf("    %s\n", json_string_value(c));
+}
+
+static void cli_quorum_line(json_t *m, char *buf, size_t cap)
+{
+	size_t i, off = 0;
+	json_t *r;
+
+	buf[0] = '\0';
+	json_array_foreach(json_object_get(m, "quorum"), i, r)
+		off += (size_t)snprintf(buf + off, off < cap ? cap - off : 0, "%s%lld",
+					i ? "," : "", json_integer_value(r));
+	if (off == 0)
+		snprintf(buf, cap, "none");
+}
+
+void cli_render_status(json_t *s)
+{
+	json_t *h = json_object_get(s, "health"), *m = json_object_get(s, "monmap");
+	json_t *o = json_object_get(s, "osdmap"), *pools = json_object_get(s, "pools"), *c;
+	char q[64];
+	size_t i;
+
+	cli_quorum_line(m, q, sizeof(q));
+	printf("  cluster:\n    health: %s\n", cli_str(h, "status"));
+	json_array_foreach(json_object_get(h, "checks"), i, c)
+		printf("            %s\n", json_string_value(c));
+	printf("\n  services:\n");
+	if (json_is_true(json_object_get(m, "have_quorum")))
+		printf("    mon: %zu daemons, quorum %s, leader rank %lld (%s), term %lld\n",
+		       json_array_size(json_object_get(m, "members")), q,
+		       cli_int(m, "leader_rank"), cli_str(m, "leader_addr"), cli_int(m, "term"));
+	else
+		printf("    mon: %zu daemons, NO QUORUM (answered by %s)\n",
+		       json_array_size(json_object_get(m, "members")), cli_str(m, "answered_by"));
+	printf("    osd: %lld osds: %lld up, %lld in%s%s\n", cli_int(o, "num_osds"),
+	       cli_int(o, "num_up_osds"), cli_int(o, "num_in_osds"),
+	       cli_str(o, "flags")[0] ? "; flags " : "", cli_str(o, "flags"));
+	printf("\n  data:\n    map:   epoch %lld\n    pools: %zu pools, %lld pgs\n",
+	       cli_int(o, "epoch"), json_array_size(pools),
+	       cli_int(json_object_get(s, "pgmap"), "num_pgs"));
+}
+
+void cli_render_mon_stat(json_t *m)
+{
+	char q[64];
+	size_t i;
+	json_t *p;
+
+	cli_quorum_line(m, q, sizeof(q));
+	if (json_is_true(json_object_get(m, "have_quorum")))
+		printf("%zu mons, leader rank %lld (%s), term %lld, quorum %s, map epoch %lld\n",
+		       json_array_size(json_object_get(m, "members")), cli_int(m, "leader_rank"),
+		       cli_str(m, "leader_addr"), cli_int(m, "term"), q, cli_int(m, "epoch"));
+	else
+		printf("%zu mons, NO QUORUM (no leader seen by %s), term %lld, map epoch %lld\n",
+		       json_array_size(json_object_get(m, "members")), cli_str(m, "answered_by"),
+		       cli_int(m, "term"), cli_int(m, "epoch"));
+	json_array_foreach(json_object_get(m, "members"), i, p)
+		printf("  rank %lld  %-22s raft %-22s %s\n", cli_int(p, "rank"), cli_str(p, "addr"),
+		       cli_str(p, "raft_addr"), cli_str(p, "state"));
+}
+
+static double cli_weight_sum(json_t *osds)
+{
+	double w = 0;
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(osds, i, o)
+		w += json_real_value(json_object_get(o, "weight"));
+	return w;
+}
+
+void cli_render_osd_tree(json_t *t)
+{
+	json_t *hosts = json_object_get(t, "hosts"), *h, *o;
+	double total = 0;
+	size_t i, j;
+
+	json_array_foreach(hosts, i, h)
+		total += cli_weight_sum(json_object_get(h, "osds"));
+	printf("%-5s %-9s %-22s %-7s %s\n", "ID", "WEIGHT", "TYPE NAME", "STATUS", "IN");
+	printf("%-5d %-9.5f %s\n", -1, total, "root default");
+	json_array_foreach(hosts, i, h) {
+		char name[80];
+
+		snprintf(name, sizeof(name), "    host %s", cli_str(h, "host"));
+		printf("%-5d %-9.5f %s\n", -2 - (int)i,
+		       cli_weight_sum(json_object_get(h, "osds")), name);
+		json_array_foreach(json_object_get(h, "osds"), j, o) {
+			snprintf(name, sizeof(name), "        osd.%lld", cli_int(o, "id"));
+			printf("%-5lld %-9.5f %-22s %-7s %s\n", cli_int(o, "id"),
+			       json_real_value(json_object_get(o, "weight")), name,
+			       json_is_true(json_object_get(o, "up")) ? "up" : "down",
+			       json_is_true(json_object_get(o, "in")) ? "in" : "out");
+		}
+	}
+}
+
+static void cli_render_pools(json_t *pools)
+{
+	size_t i;
+	json_t *p;
+
+	json_array_foreach(pools, i, p)
+		printf("pool %lld '%s' size %lld min_size %lld pg_num %lld\n", cli_int(p, "id"),
+		       cli_str(p, "name"), cli_int(p, "size"), cli_int(p, "min_size"),
+		       cli_int(p, "pg_num"));
+}
+
+void cli_render_osd_dump(json_t *d)
+{
+	size_t i;
+	json_t *o;
+
+	printf("epoch %lld\nflags %s\n", cli_int(d, "epoch"), cli_str(d, "flags"));
+	cli_render_pools(json_object_get(d, "pools"));
+	json_array_foreach(json_object_get(d, "osds"), i, o)
+		printf("osd.%lld %s %s weight %.5f up_from %lld down_at %lld public %s cluster %s "
+		       "host %s uuid %s\n",
+		       cli_int(o, "id"), json_is_true(json_object_get(o, "up")) ? "up" : "down",
+		       json_is_true(json_object_get(o, "in")) ? "in" : "out",
+		       json_real_value(json_object_get(o, "weight")), cli_int(o, "up_from"),
+		       cli_int(o, "down_at"), cli_str(o, "public_addr"), cli_str(o, "cluster_addr"),
+		       cli_str(o, "host"), cli_str(o, "uuid"));
+}
+
+void cli_render_pool_ls(json_t *l)
+{
+	size_t i;
+	json_t *p;
+
+	json_array_foreach(json_object_get(l, "pools"), i, p)
+		printf("%s\n", cli_str(p, "name"));
+}
