@@ -121,6 +121,28 @@ static void mon_raft_close_cb(struct raft *r)
 	raft_uv_tcp_close(&mon->transport);
 }
 
+/* mkdir -p: a dev cluster's mon_data ("dev-cluster/$name") may not exist yet. */
+static int mon_mkdir_p(const char *dir)
+{
+	char path[PATH_MAX];
+	size_t len = strlen(dir);
+
+	if (len == 0 || len >= sizeof(path))
+		return -ENAMETOOLONG;
+	memcpy(path, dir, len + 1);
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0755) != 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(path, 0700) != 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
 static int mon_mkfs(struct mon *mon)
 {
 	struct raft_configuration cfg;
@@ -128,9 +150,9 @@ static int mon_mkfs(struct mon *mon)
 	FILE *f;
 	int rc;
 
-	if (mkdir(mon->data_dir, 0700) != 0 && errno != EEXIST) {
-		rc = -errno;
-		log_error("mon", "%s: mkdir %s: %s", mon->name, mon->data_dir, strerror(errno));
+	rc = mon_mkdir_p(mon->data_dir);
+	if (rc != 0) {
+		log_error("mon", "%s: mkdir %s: %s", mon->name, mon->data_dir, strerror(-rc));
 		return rc;
 	}
 	snprintf(path, sizeof(path), "%s/%s", mon->data_dir, MON_MARKER);
