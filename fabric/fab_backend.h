@@ -62,6 +62,12 @@ struct fab_mr {
  */
 struct fab_ops {
 	const char *name;
+	/*
+	 * Only when asked for by name, never by ms_type=auto: UCX over TCP is
+	 * slower than the TCP backend, and auto means "verbs if a device is
+	 * usable, else tcp" (DESIGN.md).
+	 */
+	bool explicit_only;
 	/* 0 if this backend can run here with attr; -errno (and one log line) if not. */
 	int (*probe)(const struct fab_domain_attr *attr);
 	int (*domain_open)(const struct fab_domain_attr *attr, struct fab_domain **dom_out);

@@ -16,8 +16,9 @@
 #include "fabric/fab_backend.h"
 
 /*
- * Preference order for ms_type=auto: the RDMA backends that were built,
- * then TCP, which is always there so auto falls back to it.
+ * Preference order for ms_type=auto: the RDMA backends that were built
+ * (minus those marked explicit_only), then TCP, which is always there so
+ * auto falls back to it.
  */
 static const struct fab_ops *const fab_registry[] = {
 #ifdef WEFT_HAVE_VERBS
@@ -120,6 +121,8 @@ int fab_domain_open(const struct fab_domain_attr *attr_in, struct fab_domain **d
 		bool is_auto = !strcmp(want, "auto");
 
 		if (!is_auto && strcmp(want, ops->name))
+			continue;
+		if (is_auto && ops->explicit_only)
 			continue;
 		if (ops->probe) {
 			rc = ops->probe(&attr);

@@ -689,6 +689,7 @@ static void ucx_ep_stats(const struct fab_ep *fep, struct fab_ep_stats *st)
 
 const struct fab_ops fab_ucx_ops = {
 	.name = "ucx",
+	.explicit_only = true, /* see fab_ops: auto never picks UCX */
 	.probe = NULL, /* domain_open is the probe: it fails cleanly without transports */
 	.domain_open = ucx_domain_open,
 	.domain_close = ucx_domain_close,
