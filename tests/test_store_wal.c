@@ -3,6 +3,7 @@
  * WAL damage: a child commits transactions and exits without unmounting, so
  * they live only in the WAL; the parent then flips bytes in the tail record,
  * in the middle of the log, or truncates the WAL file mid-record, and mounts.
+ * Then a large write whose record reached the WAL without its data.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -154,6 +155,109 @@ static void test_truncated(void **state)
 	stu_cleanup(&u);
 }
 
+static bool die_armed;
+
+static void die_cb(void *arg)
+{
+	(void)arg;
+	if (die_armed)
+		_exit(0); /* crash: the record is written, the large write's data never was */
+}
+
+/*
+ * A large write's record reaches the WAL but its data does not (the batch's
+ * barrier never ran): replay must find the data missing, drop the record as
+ * the torn tail, and keep everything acknowledged before it.
+ */
+static void torn_large_write(bool sep_wal)
+{
+	enum { BIG = 256 << 10 };
+	struct stu u;
+	struct store *st;
+	struct store_info info;
+	struct store_fsck_report r;
+	struct store_stat sst;
+	uint8_t *buf = malloc(BIG), *got = malloc(BIG);
+	uint64_t n;
+	pid_t pid;
+	int status;
+
+	assert_non_null(buf);
+	assert_non_null(got);
+	stu_init(&u, sep_wal);
+	assert_int_equal(store_mkfs(&u.o), 0);
+	pid = fork();
+	if (pid == 0) {
+		struct store_tx *tx;
+		int done = 1;
+
+		u.o.test_wal_written_cb = die_cb;
+		if (store_mount(&u.o, &st) != 0)
+			_exit(1);
+		memset(buf, 'a', BIG);
+		if (store_tx_create(&tx) || store_tx_write(tx, 1, "big", 0, BIG, buf) ||
+		    stu_commit(st, tx))
+			_exit(2);
+		if (store_tx_create(&tx) || store_tx_write(tx, 1, "small", 0, 100, buf) ||
+		    stu_commit(st, tx))
+			_exit(3);
+		die_armed = true;
+		memset(buf, 'b', BIG);
+		if (store_tx_create(&tx) || store_tx_write(tx, 1, "big", 0, BIG, buf) ||
+		    store_tx_write(tx, 1, "big2", 0, BIG, buf) ||
+		    store_tx_submit(st, tx, stu_cb, &done))
+			_exit(4);
+		while (done == 1)
+			if (store_wait(st) < 0)
+				_exit(5);
+		_exit(6); /* acknowledged: the hook did not fire */
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(store_mount(&u.o, &st), 0);
+	store_info_get(st, &info);
+	assert_int_equal(info.replay_dropped_data, 1);
+	assert_int_equal(info.replayed_tx, 2);
+	assert_int_equal(store_stat(st, 1, "big2", &sst), -ENOENT);
+	assert_int_equal(store_read(st, 1, "big", 0, BIG, got, &n), 0);
+	assert_int_equal(n, BIG);
+	memset(buf, 'a', BIG);
+	assert_memory_equal(got, buf, BIG);
+	assert_int_equal(store_stat(st, 1, "small", &sst), 0);
+	assert_int_equal(store_fsck(st, true, &r), 0);
+	/* The store goes on from there, and the next mount replays nothing stale. */
+	{
+		struct store_tx *tx;
+
+		memset(buf, 'c', BIG);
+		assert_int_equal(store_tx_create(&tx), 0);
+		assert_int_equal(store_tx_write(tx, 1, "big2", 0, BIG, buf), 0);
+		assert_int_equal(stu_commit(st, tx), 0);
+	}
+	assert_int_equal(store_umount(st), 0);
+	assert_int_equal(store_mount(&u.o, &st), 0);
+	store_info_get(st, &info);
+	assert_int_equal(info.replay_dropped_data, 0);
+	assert_int_equal(store_read(st, 1, "big2", 0, BIG, got, &n), 0);
+	assert_memory_equal(got, buf, BIG);
+	assert_int_equal(store_fsck(st, true, &r), 0);
+	assert_int_equal(store_umount(st), 0);
+	stu_cleanup(&u);
+	free(buf);
+	free(got);
+}
+
+static void test_torn_large_write_shared(void **state)
+{
+	torn_large_write(false);
+}
+
+static void test_torn_large_write_separate(void **state)
+{
+	torn_large_write(true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -161,6 +265,8 @@ int main(void)
 		cmocka_unit_test(test_tail_flip),
 		cmocka_unit_test(test_middle_flip),
 		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_torn_large_write_shared),
+		cmocka_unit_test(test_torn_large_write_separate),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -244,6 +244,7 @@ int cli_store_bench_main(int argc, char **argv)
 	double r_qd1 = 0, r_qd32 = 0, r_seq = 0, s_qd1 = 0, s_qd32 = 0, s_big = 0;
 	char path[1400], dpath[512], dbpath[600];
 	struct store_opts o;
+	struct store_info info0, info1;
 	struct store *st;
 	int opt, fd, rc;
 
@@ -344,10 +345,15 @@ int cli_store_bench_main(int argc, char **argv)
 	       hist_quantile(&c32.lat, 0.5) / 1e3, hist_quantile(&c32.lat, 0.99) / 1e3);
 	printf("store QD4  4M durable tx ......... ");
 	fflush(stdout);
+	store_info_get(st, &info0);
 	if (store_phase(st, 4, 4u << 20, 64, a.secs, &cbig, &s_big) != 0)
 		return 1;
+	store_info_get(st, &info1);
 	s_big = s_big * 4.0 * 1048576 / 1e6;
-	printf("%8.0f MB/s\n", s_big);
+	printf("%8.0f MB/s  p50 %6.1f ms  (%llu tx in %llu batches)\n", s_big,
+	       hist_quantile(&cbig.lat, 0.5) / 1e6,
+	       (unsigned long long)(info1.batched_tx - info0.batched_tx),
+	       (unsigned long long)(info1.batches - info0.batches));
 	store_umount(st);
 	if (system(path) != 0)
 		return 1;

@@ -44,6 +44,14 @@ struct store_opts {
 	enum store_sync sync;
 	bool direct_io;       /* O_DIRECT on data and WAL (falls back with a warning) */
 	bool wal_salvage;     /* mount even if the WAL is damaged mid-log (drops records) */
+	/*
+	 * Tests only (no conf option): when set, out-of-line data writes are held
+	 * back until the WAL record of their batch has been written, and this is
+	 * called at that point, before they are issued, so a crash test can die
+	 * with the record on disk and the data not.
+	 */
+	void (*test_wal_written_cb)(void *arg);
+	void *test_arg;
 };
 
 void store_opts_init(struct store_opts *o);
@@ -129,6 +137,7 @@ struct store_info {
 	uint64_t committed_seq, next_lsn;
 	uint64_t batches, batched_tx, checkpoints;
 	uint64_t replayed_records, replayed_tx, replay_dropped_bytes;
+	uint64_t replay_dropped_data; /* 1 if the last record's out-of-line data failed its crc */
 	bool direct_io;
 };
 void store_info_get(const struct store *st, struct store_info *info_out);

@@ -6,6 +6,16 @@
  * barrier). io_uring carries the data writes, the WAL write and its
  * fdatasync (linked); store_poll() reaps them, applies the metadata of a
  * durable batch to RocksDB and only then fires its callbacks.
+ *
+ * A batch with out-of-line (large-write) data does not wait for that data
+ * before writing its record: record and data are written side by side, and
+ * the barrier is issued once both completed (one fdatasync when the WAL is a
+ * region of the data file; on a separate WAL, the WAL's fdatasync and the
+ * data device's run in parallel). A crash can therefore leave the last
+ * record without its data; replay checks the last record's data against the
+ * crcs it carries and drops it as the torn tail if they do not match. This
+ * relies on one batch at a time: a record is only written after the barrier
+ * of the one before it completed, so only the last record can be unbarriered.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,10 +29,16 @@
 #define STORE_TAG_FLUSH 1ull
 #define STORE_TAG_WALWRITE 2ull
 
-struct store_dreq {
-	struct store_txc *txc;
-	size_t len;
-};
+static struct io_uring_sqe *store_sqe(struct store *st)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&st->ring);
+
+	if (!sqe) {
+		io_uring_submit(&st->ring);
+		sqe = io_uring_get_sqe(&st->ring);
+	}
+	return sqe;
+}
 
 void store_txc_destroy(struct store_txc *txc)
 {
@@ -40,39 +56,60 @@ void store_txc_destroy(struct store_txc *txc)
 	free(txc);
 }
 
-static struct io_uring_sqe *store_sqe(struct store *st)
+static int store_dreq_issue(struct store *st, struct store_dreq *d)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&st->ring);
+	struct io_uring_sqe *sqe = store_sqe(st);
 
-	if (!sqe) {
-		io_uring_submit(&st->ring);
-		sqe = io_uring_get_sqe(&st->ring);
-	}
-	return sqe;
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_write(sqe, st->data_fd, d->buf, (unsigned int)d->len, d->off);
+	io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)d);
+	return 0;
 }
 
+static void store_dreq_done(struct store *st, struct store_dreq *d, int res);
+
 int store_data_write(struct store *st, struct store_txc *txc, const void *buf, size_t len,
-		     uint64_t unit)
+		     uint64_t unit, bool out_of_line)
 {
 	struct store_dreq *d = malloc(sizeof(*d));
-	struct io_uring_sqe *sqe;
 
 	if (!d)
 		return -ENOMEM;
-	sqe = store_sqe(st);
-	if (!sqe) {
-		free(d);
-		return -EBUSY;
+	*d = (struct store_dreq){ .txc = txc, .buf = buf, .len = len,
+				  .off = st->sb.data_base + unit * st->sb.unit };
+	if (out_of_line && st->opts.test_wal_written_cb && st->opts.sync == STORE_SYNC_URING) {
+		d->next = st->held;
+		st->held = d;
+		txc->data_held++;
+	} else {
+		int rc = store_dreq_issue(st, d);
+
+		if (rc != 0) {
+			free(d);
+			return rc;
+		}
+		io_uring_submit(&st->ring);
 	}
-	d->txc = txc;
-	d->len = len;
-	io_uring_prep_write(sqe, st->data_fd, buf, (unsigned int)len,
-			    st->sb.data_base + unit * st->sb.unit);
-	io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)d);
 	txc->data_pending++;
 	st->inflight_data++;
-	io_uring_submit(&st->ring);
 	return 0;
+}
+
+/* Test hook: issue the out-of-line data writes that were held back. */
+static void store_release_held(struct store *st)
+{
+	if (!st->held)
+		return;
+	while (st->held) {
+		struct store_dreq *d = st->held;
+
+		st->held = d->next;
+		d->txc->data_held--;
+		if (store_dreq_issue(st, d) != 0)
+			store_dreq_done(st, d, -EBUSY);
+	}
+	io_uring_submit(&st->ring);
 }
 
 static void store_lg_remove(struct store *st, struct store_txc *txc)
@@ -82,6 +119,26 @@ static void store_lg_remove(struct store *st, struct store_txc *txc)
 			*pp = txc->next;
 			return;
 		}
+	}
+}
+
+static void store_dreq_done(struct store *st, struct store_dreq *d, int res)
+{
+	struct store_txc *txc = d->txc;
+
+	if (res < 0 || (size_t)res != d->len)
+		store_fail(st, res < 0 ? res : -EIO, "data device write");
+	free(d);
+	st->inflight_data--;
+	if (--txc->data_pending > 0)
+		return;
+	if (txc->awaited) {
+		txc->awaited = false;
+		st->flush_data_wait--;
+	}
+	if (txc->committed) {
+		store_lg_remove(st, txc);
+		store_txc_destroy(txc);
 	}
 }
 
@@ -103,31 +160,22 @@ int store_reap(struct store *st, bool wait)
 
 		io_uring_cqe_seen(&st->ring, cqe);
 		n++;
+		if (tag == STORE_TAG_WALWRITE && res >= 0 && (size_t)res != st->flush_len)
+			res = -EIO;
 		if (tag == STORE_TAG_FLUSH || tag == STORE_TAG_WALWRITE) {
 			st->flush_cqes--;
 			if (res < 0 && st->flush_rc == 0)
 				st->flush_rc = res;
 			continue;
 		}
-		{
-			struct store_dreq *d = (struct store_dreq *)(uintptr_t)tag;
-			struct store_txc *txc = d->txc;
-
-			if (res < 0 || (size_t)res != d->len)
-				store_fail(st, res < 0 ? res : -EIO, "data device write");
-			free(d);
-			st->inflight_data--;
-			if (--txc->data_pending == 0 && txc->committed) {
-				store_lg_remove(st, txc);
-				store_txc_destroy(txc);
-			}
-		}
+		store_dreq_done(st, (struct store_dreq *)(uintptr_t)tag, res);
 	}
 	return n;
 }
 
 int store_drain_data(struct store *st)
 {
+	store_release_held(st);
 	while (st->inflight_data > 0) {
 		int rc = store_reap(st, true);
 
@@ -172,6 +220,7 @@ static int store_commit_done(struct store *st)
 
 	st->fl_head = st->fl_tail = NULL;
 	st->flushing = false;
+	st->flush_sync_data = false;
 	free(st->flush_buf);
 	st->flush_buf = NULL;
 	if (rc != 0)
@@ -211,12 +260,14 @@ static int store_commit_done(struct store *st)
 	return n;
 }
 
+static void store_batch_sync(struct store *st);
+
 static void store_batch_start(struct store *st)
 {
 	size_t payload = 0, max = st->sb.wal_size / 4, rec, off = 0;
 	uint64_t v, phys;
 	unsigned int ntx = 0;
-	bool ool = false;
+	bool ool = false, same = st->wal_fd == st->data_fd, link_sync;
 	struct store_txc *t, *last = NULL;
 
 	if (st->flushing || !st->q_head)
@@ -232,8 +283,9 @@ static void store_batch_start(struct store *st)
 	for (t = st->q_head; t; t = t->next) {
 		size_t sz = wal_tx_size(t->blen);
 
-		if (t->has_ool && t->data_pending)
-			break; /* its data must be on the device before its record */
+		/* Inline sync writes the record after the data; io_uring overlaps them. */
+		if (st->opts.sync == STORE_SYNC_INLINE && t->has_ool && t->data_pending)
+			break;
 		if (ntx > 0 && wal_rec_size(payload + sz) > max)
 			break;
 		payload += sz;
@@ -280,42 +332,97 @@ static void store_batch_start(struct store *st)
 	st->flush_vend = st->vhead;
 	st->flushing = true;
 	st->flush_rc = 0;
+	st->flush_len = rec;
+	st->flush_cqes = 0;
+	st->flush_data_wait = 0;
+	for (t = st->fl_head; t; t = t->next) {
+		ool |= t->has_ool;
+		if (t->has_ool && t->data_pending) {
+			t->awaited = true;
+			st->flush_data_wait++;
+		}
+	}
 	phys = st->sb.wal_base + v % st->sb.wal_size;
 	if (st->opts.sync == STORE_SYNC_INLINE) {
 		struct iovec iov = { st->flush_buf, rec };
 		ssize_t n;
 
-		if (ool && fdatasync(st->data_fd) != 0)
+		/* Same file: one fdatasync after the record covers data and record. */
+		if (ool && !same && fdatasync(st->data_fd) != 0)
 			st->flush_rc = -errno;
 		if (st->flush_rc == 0) {
-			n = pwritev2(st->wal_fd, &iov, 1, (off_t)phys, RWF_DSYNC);
+			n = pwritev2(st->wal_fd, &iov, 1, (off_t)phys, ool && same ? 0 : RWF_DSYNC);
 			if (n != (ssize_t)rec)
 				st->flush_rc = n < 0 ? -errno : -EIO;
 		}
-		st->flush_cqes = 0;
+		if (st->flush_rc == 0 && ool && same && fdatasync(st->data_fd) != 0)
+			st->flush_rc = -errno;
 		return;
 	}
-	st->flush_cqes = 0;
-	if (ool) {
-		struct io_uring_sqe *s = store_sqe(st);
-
-		io_uring_prep_fsync(s, st->data_fd, IORING_FSYNC_DATASYNC);
-		io_uring_sqe_set_data64(s, STORE_TAG_FLUSH);
-		s->flags |= IOSQE_IO_LINK;
-		st->flush_cqes++;
-	}
+	/*
+	 * The record goes out now, before or beside its out-of-line data: the
+	 * acknowledgement waits for a barrier issued after both completed, and
+	 * replay checks the last record's data (docs/store.md, commit rule 1).
+	 * Same file: one fdatasync, linked to the record if the data is already
+	 * written, else issued by store_batch_sync() once it is. Separate WAL:
+	 * record + its fdatasync now, the data device's fdatasync in parallel.
+	 */
+	link_sync = !ool || !same || st->flush_data_wait == 0;
+	st->flush_sync_data = ool && !(same && link_sync);
 	{
 		struct io_uring_sqe *s = store_sqe(st);
 
 		io_uring_prep_write(s, st->wal_fd, st->flush_buf, (unsigned int)rec, phys);
 		io_uring_sqe_set_data64(s, STORE_TAG_WALWRITE);
-		s->flags |= IOSQE_IO_LINK;
-		s = store_sqe(st);
-		io_uring_prep_fsync(s, st->wal_fd, IORING_FSYNC_DATASYNC);
-		io_uring_sqe_set_data64(s, STORE_TAG_FLUSH);
-		st->flush_cqes += 2;
+		st->flush_cqes++;
+		if (link_sync) {
+			s->flags |= IOSQE_IO_LINK;
+			s = store_sqe(st);
+			io_uring_prep_fsync(s, st->wal_fd, IORING_FSYNC_DATASYNC);
+			io_uring_sqe_set_data64(s, STORE_TAG_FLUSH);
+			st->flush_cqes++;
+		}
 	}
 	io_uring_submit(&st->ring);
+	store_batch_sync(st); /* separate WAL, data already written: its barrier now */
+}
+
+/* The batch's data-device barrier, once its data (on a shared file: and its record) is written. */
+static void store_batch_sync(struct store *st)
+{
+	struct io_uring_sqe *s;
+
+	if (!st->flushing || !st->flush_sync_data || st->flush_data_wait > 0)
+		return;
+	if (st->wal_fd == st->data_fd && st->flush_cqes > 0)
+		return;
+	st->flush_sync_data = false;
+	if (st->flush_rc != 0 || st->failed)
+		return; /* the batch fails; nothing to make durable */
+	s = store_sqe(st);
+	io_uring_prep_fsync(s, st->data_fd, IORING_FSYNC_DATASYNC);
+	io_uring_sqe_set_data64(s, STORE_TAG_FLUSH);
+	st->flush_cqes++;
+	io_uring_submit(&st->ring);
+}
+
+/* Test hook: the batch's record is written, its held data is not; then issue the data. */
+static void store_batch_hold_point(struct store *st)
+{
+	bool any = false;
+
+	if (!st->held || !st->flushing || st->flush_cqes > 0 || !st->flush_sync_data)
+		return;
+	for (struct store_txc *t = st->fl_head; t; t = t->next)
+		any |= t->data_held > 0;
+	if (any && !st->failed)
+		st->opts.test_wal_written_cb(st->opts.test_arg);
+	store_release_held(st);
+}
+
+static bool store_batch_done(const struct store *st)
+{
+	return st->flushing && st->flush_cqes == 0 && !st->flush_sync_data;
 }
 
 void store_pipeline_kick(struct store *st)
@@ -327,9 +434,14 @@ static int store_advance(struct store *st)
 {
 	int n = 0;
 
-	if (st->flushing && st->flush_cqes == 0)
+	store_batch_hold_point(st);
+	store_batch_sync(st);
+	if (store_batch_done(st))
 		n = store_commit_done(st);
 	store_batch_start(st);
+	/* Held data of transactions no batch will wait for (store failed). */
+	if (st->held && (!st->flushing || st->failed))
+		store_release_held(st);
 	return n;
 }
 
@@ -351,7 +463,7 @@ int store_wait(struct store *st)
 			return n;
 		if (!st->flushing && !st->q_head && st->inflight_data == 0)
 			return 0;
-		if (st->flushing && st->flush_cqes == 0)
+		if (store_batch_done(st))
 			continue;
 		n = store_reap(st, true);
 		if (n < 0)

@@ -71,6 +71,14 @@ struct onode {
 	struct onode_rec rec;
 };
 
+struct store_dreq {
+	struct store_dreq *next; /* held list */
+	struct store_txc *txc;
+	const void *buf;
+	size_t len;
+	uint64_t off;
+};
+
 struct store_buf {
 	struct store_buf *next;
 	void *p;
@@ -85,8 +93,10 @@ struct store_txc {
 	rocksdb_writebatch_t *wb;
 	struct alloc_run *allocs; /* units this tx took (for the persisted bitmap at commit) */
 	unsigned int nallocs, acap;
-	unsigned int data_pending; /* data-device writes in flight */
-	bool has_ool;              /* out-of-line data: needs a data barrier before the WAL write */
+	unsigned int data_pending; /* data-device writes in flight (or held, see below) */
+	unsigned int data_held;    /* test hook: out-of-line writes held until the WAL write */
+	bool has_ool;              /* out-of-line data: the batch's barrier must also cover it */
+	bool awaited;              /* in the batch in flight, which waits for its data writes */
 	bool committed;
 	struct store_buf *bufs;
 	store_commit_cb cb;
@@ -121,7 +131,11 @@ struct store {
 	struct store_txc *fl_head, *fl_tail; /* in the WAL write in flight */
 	struct store_txc *lg_head;           /* committed, data writes still in flight */
 	bool flushing;
+	bool flush_sync_data; /* the batch still has to issue the data-device fdatasync */
+	unsigned int flush_data_wait; /* txs of the batch whose data writes are outstanding */
 	int flush_cqes, flush_rc;
+	size_t flush_len;
+	struct store_dreq *held; /* test hook: out-of-line data writes not yet issued */
 	uint8_t *flush_buf;
 	uint64_t flush_vend, flush_lsn;
 	unsigned int inflight_data;
@@ -148,13 +162,21 @@ int store_ckpt_write(struct store *st, uint64_t seq, uint64_t vend, uint64_t lsn
 void store_fail(struct store *st, int rc, const char *what);
 
 /* store_onode.c */
+/* How store_body_apply treats a body (flags). */
+#define STORE_BODY_META 1u   /* apply to the object records and the RocksDB batch */
+#define STORE_BODY_REPLAY 2u /* re-mark allocations, re-write inline data, re-queue frees */
+#define STORE_BODY_VERIFY 4u /* only check out-of-line data on the device against its crcs */
+
 int store_onode_get(struct store *st, uint64_t pg, const char *name, bool create,
 		    struct onode **on_out);
 void store_onode_cache_fini(struct store *st);
 int store_onode_put(struct store *st, struct onode *on, rocksdb_writebatch_t *wb);
-/* Apply one transaction body. meta: onodes/RocksDB; replay: allocations and inline data. */
+/*
+ * Apply one transaction body (flags STORE_BODY_*). VERIFY alone changes nothing and
+ * returns -WEFT_E_CORRUPT if a block of an out-of-line write does not match its crc.
+ */
 int store_body_apply(struct store *st, uint64_t seq, const uint8_t *body, size_t blen,
-		     rocksdb_writebatch_t *wb, bool meta, bool replay);
+		     rocksdb_writebatch_t *wb, unsigned int flags);
 int store_free_add(struct store *st, uint64_t seq, uint64_t start, uint64_t len);
 void store_alloc_persist_mark(struct store *st, uint64_t start, uint64_t len, bool used);
 
@@ -162,8 +184,9 @@ void store_alloc_persist_mark(struct store *st, uint64_t start, uint64_t len, bo
 void store_pipeline_kick(struct store *st);
 int store_reap(struct store *st, bool wait);
 int store_drain_data(struct store *st);
+/* out_of_line: data the WAL does not carry (held back while the test hook is set). */
 int store_data_write(struct store *st, struct store_txc *txc, const void *buf, size_t len,
-		     uint64_t unit);
+		     uint64_t unit, bool out_of_line);
 void store_txc_destroy(struct store_txc *txc);
 
 #endif

@@ -222,15 +222,134 @@ static int store_alloc_from_objects(struct store *st)
 	return kv_iter(st->kv, (const uint8_t *)"O", 1, NULL, 0, store_mark_onode, st);
 }
 
+/* Apply one valid record: every transaction in it, in seq order. */
+static int store_replay_record(struct store *st, const struct wal_hdr *h, const uint8_t *payload,
+			       uint64_t meta, uint64_t *last_seq, uint64_t *ntx)
+{
+	struct wal_tx_iter it;
+	const uint8_t *body;
+	uint64_t seq;
+	size_t blen;
+	int rc;
+
+	wal_tx_iter_init(&it, payload, h->len, h->ntx);
+	while ((rc = wal_tx_iter_next(&it, &seq, &body, &blen)) == 1) {
+		rocksdb_writebatch_t *wb = NULL;
+		bool meta_needed = seq > meta;
+
+		if (seq != *last_seq + 1) {
+			store_err(st, "wal lsn %llu: transaction seq %llu, expected %llu",
+				  (unsigned long long)h->lsn, (unsigned long long)seq,
+				  (unsigned long long)*last_seq + 1);
+			return -WEFT_E_CORRUPT;
+		}
+		if (meta_needed)
+			wb = rocksdb_writebatch_create();
+		rc = store_body_apply(st, seq, body, blen, wb,
+				      STORE_BODY_REPLAY | (meta_needed ? STORE_BODY_META : 0));
+		if (rc == 0 && wb) {
+			rocksdb_writebatch_put(wb, "M", 1, (const char *)&seq, 8);
+			rc = kv_write(st->kv, wb, false);
+		}
+		if (wb)
+			rocksdb_writebatch_destroy(wb);
+		if (rc != 0) {
+			store_err(st, "replay of seq %llu (wal lsn %llu) failed: %s",
+				  (unsigned long long)seq, (unsigned long long)h->lsn,
+				  weft_strerror(rc));
+			return rc == -EINVAL ? -WEFT_E_CORRUPT : rc;
+		}
+		*last_seq = seq;
+		(*ntx)++;
+	}
+	if (rc == -EINVAL) {
+		store_err(st, "wal lsn %llu: malformed payload", (unsigned long long)h->lsn);
+		rc = -WEFT_E_CORRUPT;
+	}
+	return rc;
+}
+
+/*
+ * The last record may have been written without its batch's barrier having
+ * completed (the record and the out-of-line data go out together): check
+ * that data against the crcs the record carries. -WEFT_E_CORRUPT = it is
+ * not there, so the record was never acknowledged. A malformed body is left
+ * for store_replay_record() to report.
+ */
+static int store_replay_verify(struct store *st, const struct wal_hdr *h, const uint8_t *payload)
+{
+	struct wal_tx_iter it;
+	const uint8_t *body;
+	uint64_t seq;
+	size_t blen;
+	int rc;
+
+	wal_tx_iter_init(&it, payload, h->len, h->ntx);
+	while ((rc = wal_tx_iter_next(&it, &seq, &body, &blen)) == 1) {
+		rc = store_body_apply(st, seq, body, blen, NULL, STORE_BODY_VERIFY);
+		if (rc != 0)
+			return rc == -EINVAL ? 0 : rc;
+	}
+	return rc == -EINVAL ? 0 : rc;
+}
+
+/* Invalidate the header of a dropped tail record, so a later scan never takes it for its LSN. */
+static int store_wal_zero_block(struct store *st, uint64_t vpos)
+{
+	void *blk;
+	int rc = 0;
+
+	if (posix_memalign(&blk, WAL_BLOCK, WAL_BLOCK) != 0)
+		return -ENOMEM;
+	memset(blk, 0, WAL_BLOCK);
+	if (pwrite(st->wal_fd, blk, WAL_BLOCK, (off_t)(st->sb.wal_base + vpos % st->sb.wal_size)) !=
+	    WAL_BLOCK)
+		rc = errno ? -errno : -EIO;
+	if (rc == 0 && fdatasync(st->wal_fd) != 0)
+		rc = -errno;
+	free(blk);
+	return rc;
+}
+
+struct replay_held {
+	struct wal_hdr h;
+	uint8_t *payload;
+	size_t cap;
+	uint64_t vstart;
+	bool have;
+};
+
+static int replay_hold(struct replay_held *r, const struct wal_hdr *h, const uint8_t *payload,
+		       uint64_t vend)
+{
+	if (h->len > r->cap) {
+		uint8_t *p = realloc(r->payload, h->len);
+
+		if (!p)
+			return -ENOMEM;
+		r->payload = p;
+		r->cap = h->len;
+	}
+	if (h->len)
+		memcpy(r->payload, payload, h->len);
+	r->h = *h;
+	r->vstart = vend - wal_rec_size(h->len);
+	r->have = true;
+	return 0;
+}
+
 /*
  * Replay from the checkpoint. Every record re-marks its allocations, re-writes
  * its inline data and re-queues its frees (all idempotent); metadata is applied
  * only for transactions RocksDB does not have yet (seq > meta), because an
  * object record is a whole-object snapshot and replaying an older one would
- * roll it back.
+ * roll it back. A record is applied once the next one is found (its barrier
+ * completed: batches are strictly one after the other), the last one only if
+ * its out-of-line data checks out.
  */
 static int store_replay(struct store *st, const struct store_ckpt *ck, uint64_t meta)
 {
+	struct replay_held held = { 0 };
 	struct wal_scan s;
 	struct wal_hdr h;
 	const uint8_t *payload;
@@ -242,49 +361,33 @@ static int store_replay(struct store *st, const struct store_ckpt *ck, uint64_t 
 	if (rc != 0)
 		return rc;
 	while ((rc = wal_scan_next(&s, &h, &payload)) == 1) {
-		struct wal_tx_iter it;
-		const uint8_t *body;
-		uint64_t seq;
-		size_t blen;
-
-		wal_tx_iter_init(&it, payload, h.len, h.ntx);
-		while ((rc = wal_tx_iter_next(&it, &seq, &body, &blen)) == 1) {
-			rocksdb_writebatch_t *wb = NULL;
-			bool meta_needed = seq > meta;
-
-			if (seq != last_seq + 1) {
-				store_err(st, "wal lsn %llu: transaction seq %llu, expected %llu",
-					  (unsigned long long)h.lsn, (unsigned long long)seq,
-					  (unsigned long long)last_seq + 1);
-				rc = -WEFT_E_CORRUPT;
+		if (held.have) {
+			rc = store_replay_record(st, &held.h, held.payload, meta, &last_seq, &ntx);
+			if (rc != 0)
 				break;
-			}
-			if (meta_needed)
-				wb = rocksdb_writebatch_create();
-			rc = store_body_apply(st, seq, body, blen, wb, meta_needed, true);
-			if (rc == 0 && wb) {
-				rocksdb_writebatch_put(wb, "M", 1, (const char *)&seq, 8);
-				rc = kv_write(st->kv, wb, false);
-			}
-			if (wb)
-				rocksdb_writebatch_destroy(wb);
-			if (rc != 0) {
-				store_err(st, "replay of seq %llu (wal lsn %llu) failed: %s",
-					  (unsigned long long)seq, (unsigned long long)h.lsn,
-					  weft_strerror(rc));
-				break;
-			}
-			last_seq = seq;
-			ntx++;
 		}
-		if (rc < 0) {
-			if (rc == -EINVAL)
-				store_err(st, "wal lsn %llu: malformed payload",
-					  (unsigned long long)h.lsn);
-			rc = rc == -EINVAL ? -WEFT_E_CORRUPT : rc;
+		rc = replay_hold(&held, &h, payload, s.vpos);
+		if (rc != 0)
 			break;
+	}
+	if (rc == 0 && held.have) {
+		rc = store_replay_verify(st, &held.h, held.payload);
+		if (rc == -WEFT_E_CORRUPT) {
+			store_warn(st, "wal lsn %llu (seq %llu..%llu): out-of-line data of the "
+				   "last record is not on the data device; its barrier never "
+				   "completed, so none of it was acknowledged: dropping it as the "
+				   "torn tail",
+				   (unsigned long long)held.h.lsn,
+				   (unsigned long long)held.h.first_seq,
+				   (unsigned long long)(held.h.first_seq + held.h.ntx - 1));
+			wal_scan_drop_last(&s, held.vstart, &held.h);
+			st->info.replay_dropped_data = 1;
+			rc = 0;
+		} else if (rc == 0) {
+			rc = store_replay_record(st, &held.h, held.payload, meta, &last_seq, &ntx);
 		}
 	}
+	free(held.payload);
 	if (rc == 0)
 		rc = wal_scan_probe_beyond(&s, &beyond);
 	if (rc == 0 && beyond) {
@@ -296,6 +399,15 @@ static int store_replay(struct store *st, const struct store_ckpt *ck, uint64_t 
 						 "; refusing to mount (salvage drops them)");
 		if (!st->opts.wal_salvage)
 			rc = -WEFT_E_CORRUPT;
+	}
+	if (rc == 0 && (s.stop == WAL_STOP_BADCRC || s.stop == WAL_STOP_BADHDR ||
+			s.stop == WAL_STOP_BADDATA)) {
+		/* The next record is written here with the same LSN, or at 0 if it does
+		 * not fit: then a later scan must not find the dropped one here. */
+		rc = store_wal_zero_block(st, s.stop_vpos);
+		if (rc != 0)
+			store_err(st, "wal: invalidating the dropped tail record: %s",
+				  strerror(-rc));
 	}
 	if (rc == 0) {
 		store_info(st, "wal replay: %llu records, %llu transactions from lsn %llu; stopped "

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/crc32c.h"
 #include "common/log.h"
 #include "include/weft/weft.h"
 #include "osd/store/store_int.h"
@@ -226,9 +227,39 @@ static int store_replay_data(struct store *st, const uint8_t *img, const struct 
 	return 0;
 }
 
-static int store_apply_write(struct store *st, struct rd *r, uint64_t seq,
-			     rocksdb_writebatch_t *wb, bool meta, bool replay, struct onode *on)
+/*
+ * Replay of the last WAL record: its out-of-line data must be on the device
+ * with the crcs the record carries. If not, the record's barrier never
+ * completed, so none of its transactions was acknowledged (docs/store.md).
+ */
+static int store_verify_data(struct store *st, const uint8_t *crcs, const struct alloc_run *run)
 {
+	uint64_t bytes = run->len * st->sb.unit, done = 0;
+
+	while (done < bytes) {
+		size_t n = bytes - done < STORE_BOUNCE ? (size_t)(bytes - done) : STORE_BOUNCE;
+		int rc = store_pread(st, st->bounce, n,
+				     st->sb.data_base + run->start * st->sb.unit + done);
+
+		if (rc != 0)
+			return rc;
+		for (size_t i = 0; i < n / STORE_CSUM_BLOCK; i++) {
+			uint32_t want;
+
+			memcpy(&want, crcs + (done / STORE_CSUM_BLOCK + i) * 4, 4);
+			if (crc32c(0, st->bounce + i * STORE_CSUM_BLOCK, STORE_CSUM_BLOCK) != want)
+				return -WEFT_E_CORRUPT;
+		}
+		done += n;
+	}
+	return 0;
+}
+
+static int store_apply_write(struct store *st, struct rd *r, uint64_t seq,
+			     rocksdb_writebatch_t *wb, unsigned int how, struct onode *on)
+{
+	bool meta = how & STORE_BODY_META, replay = how & STORE_BODY_REPLAY;
+	bool verify = how & STORE_BODY_VERIFY;
 	uint64_t size = rd_u64(r), lblk = rd_u64(r), nblk = rd_u64(r), total = 0;
 	uint32_t flags = rd_u32(r), nruns = rd_u32(r);
 	const struct alloc_run *runs;
@@ -259,6 +290,10 @@ static int store_apply_write(struct store *st, struct rd *r, uint64_t seq,
 	if (rc == 0 && total != nblk)
 		rc = -EINVAL;
 	for (uint32_t i = 0, b = 0; rc == 0 && i < nruns; b += rc_runs[i].len, i++) {
+		if (verify && !img)
+			rc = store_verify_data(st,
+					       (const uint8_t *)crcs + (uint64_t)b * st->cpb * 4,
+					       &rc_runs[i]);
 		if (replay) {
 			alloc_mark(&st->live, rc_runs[i].start, rc_runs[i].len, true);
 			store_alloc_persist_mark(st, rc_runs[i].start, rc_runs[i].len, true);
@@ -294,8 +329,9 @@ static int store_apply_write(struct store *st, struct rd *r, uint64_t seq,
 }
 
 int store_body_apply(struct store *st, uint64_t seq, const uint8_t *body, size_t blen,
-		     rocksdb_writebatch_t *wb, bool meta, bool replay)
+		     rocksdb_writebatch_t *wb, unsigned int flags)
 {
+	bool meta = flags & STORE_BODY_META, replay = flags & STORE_BODY_REPLAY;
 	struct rd r = { body, body + blen, false };
 	char name[STORE_NAME_MAX + 1], key[STORE_ATTR_MAX + 1];
 	uint8_t k[KV_KEY_MAX], k2[KV_KEY_MAX];
@@ -322,13 +358,15 @@ int store_body_apply(struct store *st, uint64_t seq, const uint8_t *body, size_t
 		}
 		switch (op) {
 		case POP_WRITE:
-			rc = store_apply_write(st, &r, seq, wb, meta, replay, on);
+			rc = store_apply_write(st, &r, seq, wb, flags, on);
 			break;
 		case POP_FREE:
 			a = rd_u64(&r);
 			b = rd_u64(&r);
 			if (r.bad || b == 0 || a >= st->sb.nunits || b > st->sb.nunits - a)
 				return -EINVAL;
+			if (flags & STORE_BODY_VERIFY)
+				break;
 			if (replay) /* still allocated until the checkpoint that releases it */
 				alloc_mark(&st->live, a, b, true);
 			rc = store_free_add(st, seq, a, b);

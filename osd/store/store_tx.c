@@ -237,7 +237,7 @@ static int xl_apply(struct xl *x)
 	if (x->rc)
 		return x->rc;
 	rc = store_body_apply(x->st, t->seq, t->body + x->applied, t->blen - x->applied, t->wb,
-			      true, false);
+			      STORE_BODY_META);
 	x->applied = t->blen;
 	if (rc)
 		x->rc = rc;
@@ -417,7 +417,7 @@ static int xl_write(struct xl *x, struct onode *on, uint64_t off, uint64_t len, 
 		}
 		t->allocs[t->nallocs++] = runs[i];
 		rc = store_data_write(st, t, buf + (uint64_t)b * unit, runs[i].len * unit,
-				      runs[i].start);
+				      runs[i].start, !inline_data);
 	}
 	if (rc == 0 && !inline_data)
 		x->txc->has_ool = true;

@@ -151,6 +151,7 @@ static int wal_scan_try(struct wal_scan *s, uint64_t v, struct wal_hdr *h)
 	total = wal_rec_size(h->len);
 	if (h->type != WAL_TYPE_BATCH || total > s->size - phys) {
 		s->stop = WAL_STOP_BADHDR;
+		s->stop_vpos = v;
 		return -EAGAIN;
 	}
 	rc = wal_grow(s, total);
@@ -159,6 +160,7 @@ static int wal_scan_try(struct wal_scan *s, uint64_t v, struct wal_hdr *h)
 			       s->base + phys + WAL_BLOCK);
 	if (rc == -ENODATA) { /* the record runs past the end of a truncated file */
 		s->stop = WAL_STOP_BADCRC;
+		s->stop_vpos = v;
 		s->dropped = total;
 		return -EAGAIN;
 	}
@@ -166,6 +168,7 @@ static int wal_scan_try(struct wal_scan *s, uint64_t v, struct wal_hdr *h)
 		return rc;
 	if (wal_rec_crc(s->buf, total, s->nonce) != h->crc) {
 		s->stop = WAL_STOP_BADCRC;
+		s->stop_vpos = v;
 		s->dropped = total;
 		return -EAGAIN;
 	}
@@ -241,6 +244,16 @@ int wal_scan_probe_beyond(struct wal_scan *s, uint64_t *lsn_out)
 	return rc;
 }
 
+void wal_scan_drop_last(struct wal_scan *s, uint64_t vstart, const struct wal_hdr *h)
+{
+	s->vpos = vstart;
+	s->lsn = h->lsn;
+	s->records--;
+	s->stop = WAL_STOP_BADDATA;
+	s->stop_vpos = vstart;
+	s->dropped = wal_rec_size(h->len);
+}
+
 const char *wal_stop_name(enum wal_stop stop)
 {
 	switch (stop) {
@@ -252,6 +265,8 @@ const char *wal_stop_name(enum wal_stop stop)
 		return "bad crc (torn or corrupt record)";
 	case WAL_STOP_BADHDR:
 		return "bad header";
+	case WAL_STOP_BADDATA:
+		return "out-of-line data of the last record failed its crc (never acknowledged)";
 	}
 	return "?";
 }

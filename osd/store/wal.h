@@ -69,6 +69,7 @@ enum wal_stop {
 	WAL_STOP_EMPTY,   /* no record with the expected LSN: clean end of log */
 	WAL_STOP_BADCRC,  /* header for the expected LSN, payload fails its crc: torn */
 	WAL_STOP_BADHDR,  /* expected LSN with an impossible length or type */
+	WAL_STOP_BADDATA, /* last record valid, its out-of-line data is not: never acknowledged */
 };
 
 struct wal_scan {
@@ -81,6 +82,7 @@ struct wal_scan {
 	size_t cap;
 	enum wal_stop stop;
 	uint64_t dropped;   /* bytes of the record that failed */
+	uint64_t stop_vpos; /* where the failed record starts (BADCRC, BADHDR, BADDATA) */
 	uint64_t records;
 };
 
@@ -100,6 +102,11 @@ int wal_scan_next(struct wal_scan *s, struct wal_hdr *hdr_out, const uint8_t **p
  * Returns 0 with *lsn_out = highest such LSN, or 0 if none; -errno on I/O error.
  */
 int wal_scan_probe_beyond(struct wal_scan *s, uint64_t *lsn_out);
+/*
+ * Un-read the record last returned (it started at vstart), and stop there as
+ * WAL_STOP_BADDATA: the caller found it was never acknowledged.
+ */
+void wal_scan_drop_last(struct wal_scan *s, uint64_t vstart, const struct wal_hdr *h);
 const char *wal_stop_name(enum wal_stop stop);
 
 #endif
