@@ -249,6 +249,10 @@ static const char *proto_osd_opcode_name(uint16_t op)
 		return "remove";
 	case PROTO_OP_TRUNCATE:
 		return "truncate";
+	case PROTO_OP_READ_LOCAL:
+		return "read_local";
+	case PROTO_OP_PERF:
+		return "perf";
 	}
 	return NULL;
 }
@@ -292,6 +296,7 @@ int proto_osd_op_validate(const struct proto_osd_op *m, struct proto_err *err)
 
 	switch (m->op) {
 	case PROTO_OP_READ:
+	case PROTO_OP_READ_LOCAL:
 		if (inl || fua)
 			return proto_err_set(err, "osd_op", "flags: read with %s",
 					     inl ? "inline data" : "fua");
@@ -310,6 +315,7 @@ int proto_osd_op_validate(const struct proto_osd_op *m, struct proto_err *err)
 	case PROTO_OP_STAT:
 	case PROTO_OP_REMOVE:
 	case PROTO_OP_TRUNCATE:
+	case PROTO_OP_PERF:
 		/* truncate's new size travels in offset */
 		if (m->op != PROTO_OP_TRUNCATE && m->offset != 0)
 			return proto_err_set(err, "osd_op", "offset: %s with offset %llu", opname,

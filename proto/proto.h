@@ -157,6 +157,13 @@ enum proto_osd_opcode {
 	PROTO_OP_STAT = 4,
 	PROTO_OP_REMOVE = 5,
 	PROTO_OP_TRUNCATE = 6,
+	/*
+	 * Debug/admin (osd/: any OSD answers from its own store, no primary
+	 * check): READ_LOCAL reads its copy like READ; PERF returns its
+	 * counters as inline JSON.
+	 */
+	PROTO_OP_READ_LOCAL = 64,
+	PROTO_OP_PERF = 65,
 };
 
 /* OSD_OP flags */

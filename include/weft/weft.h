@@ -4,7 +4,7 @@
  *
  * Every function returns 0 or a negative errno; a few Weft-specific
  * conditions use codes above WEFT_ERRNO_BASE. weft_strerror() names both.
- * The object and volume API arrives with libweft (client/).
+ * Objects: libweft (client/, docs/client.md); volumes arrive later.
  */
 #ifndef WEFT_WEFT_H
 #define WEFT_WEFT_H
@@ -33,6 +33,93 @@ enum weft_status {
  * static or thread-local storage; never NULL.
  */
 const char *weft_strerror(int rc);
+
+/* ------------------------------------------------------------------ libweft */
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * A connection to a cluster (monitors + OSDs). Not thread-safe: one thread
+ * drives it, either through the synchronous calls (which run the event
+ * loop until their op completes) or through weft_poll() / weft_fd() for
+ * the asynchronous ones. Callbacks run inside weft_poll() and the sync
+ * calls, never from another thread.
+ */
+struct weft_cluster;
+
+/* What an async op produced. */
+struct weft_result {
+	int rc;		  /* 0 or -errno / -WEFT_E_* */
+	uint64_t length;  /* read: bytes read; stat: object size; write: bytes written */
+	uint64_t version; /* object version after the op (write, stat) */
+};
+typedef void (*weft_op_cb)(const struct weft_result *res, void *arg);
+
+/*
+ * Load conf_path (NULL: /etc/weft/weft.conf if present), connect to the
+ * monitors as name ("client.admin") and wait for the first map (bounded
+ * by client_op_timeout).
+ */
+int weft_connect(const char *conf_path, const char *name, struct weft_cluster **cl_out);
+/* Ops still in flight complete with -ECANCELED first. */
+void weft_disconnect(struct weft_cluster *cl);
+/* Set an option before use, as --key=value would ("client_op_timeout", "5s"). */
+int weft_conf_set(struct weft_cluster *cl, const char *key, const char *value);
+
+/* Pool id by name: -ENOENT if the current map has none. */
+int weft_pool_lookup(struct weft_cluster *cl, const char *pool, uint32_t *pool_id_out);
+/* The map epoch the client works with. */
+uint32_t weft_map_epoch(const struct weft_cluster *cl);
+/* Wait (bounded) until the client has at least this map epoch. */
+int weft_wait_epoch(struct weft_cluster *cl, uint32_t epoch, unsigned int timeout_ms);
+
+/*
+ * Registered buffers for zero-copy I/O: OSDs pull writes from and push
+ * reads into them directly. Any other buffer is copied through a
+ * registered bounce buffer. NULL when none of that size is free (errno
+ * ENOBUFS) or len > osd_max_op_size (E2BIG).
+ */
+void *weft_buf_alloc(struct weft_cluster *cl, size_t len);
+void weft_buf_free(struct weft_cluster *cl, void *buf);
+
+/*
+ * Async object ops. 0 when queued (cb runs exactly once, later, from
+ * weft_poll or a sync call), or -errno with nothing queued. buf must stay
+ * valid until cb. Writes and reads are at most osd_max_op_size bytes.
+ */
+int weft_aio_write(struct weft_cluster *cl, uint32_t pool, const char *name, const void *buf,
+		   size_t len, uint64_t off, weft_op_cb cb, void *arg);
+int weft_aio_write_full(struct weft_cluster *cl, uint32_t pool, const char *name,
+			const void *buf, size_t len, weft_op_cb cb, void *arg);
+int weft_aio_read(struct weft_cluster *cl, uint32_t pool, const char *name, void *buf,
+		  size_t len, uint64_t off, weft_op_cb cb, void *arg);
+int weft_aio_stat(struct weft_cluster *cl, uint32_t pool, const char *name, weft_op_cb cb,
+		  void *arg);
+int weft_aio_remove(struct weft_cluster *cl, uint32_t pool, const char *name, weft_op_cb cb,
+		    void *arg);
+int weft_aio_truncate(struct weft_cluster *cl, uint32_t pool, const char *name, uint64_t size,
+		      weft_op_cb cb, void *arg);
+
+/* Drive the client for at most timeout_ms (0 = don't sleep); returns callbacks run or -errno. */
+int weft_poll(struct weft_cluster *cl, int timeout_ms);
+/* Readable when weft_poll has work. */
+int weft_fd(const struct weft_cluster *cl);
+/* Ops queued or in flight. */
+unsigned int weft_inflight(const struct weft_cluster *cl);
+
+/* Synchronous forms: 0 or -errno; out-parameters written only on success. */
+int weft_write(struct weft_cluster *cl, uint32_t pool, const char *name, const void *buf,
+	       size_t len, uint64_t off);
+int weft_write_full(struct weft_cluster *cl, uint32_t pool, const char *name, const void *buf,
+		    size_t len);
+int weft_read(struct weft_cluster *cl, uint32_t pool, const char *name, void *buf, size_t len,
+	      uint64_t off, size_t *read_out);
+int weft_stat(struct weft_cluster *cl, uint32_t pool, const char *name, uint64_t *size_out,
+	      uint64_t *version_out);
+int weft_remove(struct weft_cluster *cl, uint32_t pool, const char *name);
+int weft_truncate(struct weft_cluster *cl, uint32_t pool, const char *name, uint64_t size);
+
 
 #ifdef __cplusplus
 }

@@ -181,6 +181,14 @@ int main(int argc, char **argv)
 	m.osd_op.op = PROTO_OP_TRUNCATE;
 	m.osd_op.offset = 1 << 20;
 	rc |= gen_msg(dir, "osd_op-truncate", &m, false);
+	m.osd_op.op = PROTO_OP_PERF;
+	m.osd_op.offset = 0;
+	rc |= gen_msg(dir, "osd_op-perf", &m, false);
+	m.osd_op.op = PROTO_OP_READ_LOCAL;
+	m.osd_op.flags = PROTO_OP_F_RKEY;
+	m.osd_op.length = 65536;
+	m.osd_op.rkey.len = 65536;
+	rc |= gen_msg(dir, "osd_op-read_local-rkey", &m, false);
 
 	memset(&m, 0, sizeof(m));
 	m.type = PROTO_OSD_OP_REPLY;

@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * libweft: connecting, the map, OSD connections, registered buffers and
+ * the event loop (docs/client.md).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "client/client_debug.h"
+#include "client/client_int.h"
+#include "common/clock.h"
+#include "common/log.h"
+
+static int client_epoll_sync(struct weft_cluster *cl)
+{
+	int fd = monc_fd(cl->monc);
+	struct epoll_event ev = {.events = EPOLLIN};
+
+	if (fd == cl->monc_fd_added)
+		return 0;
+	if (cl->monc_fd_added >= 0)
+		epoll_ctl(cl->epfd, EPOLL_CTL_DEL, cl->monc_fd_added, NULL);
+	cl->monc_fd_added = -1;
+	if (fd < 0)
+		return 0;
+	if (epoll_ctl(cl->epfd, EPOLL_CTL_ADD, fd, &ev) != 0)
+		return -errno;
+	cl->monc_fd_added = fd;
+	return 0;
+}
+
+int weft_connect(const char *conf_path, const char *name, struct weft_cluster **cl_out)
+{
+	struct weft_cluster *cl;
+	struct fab_domain_attr attr;
+	struct epoll_event ev = {.events = EPOLLIN};
+	int rc;
+
+	if (name == NULL || strncmp(name, "client.", 7) != 0 || strlen(name) > PROTO_NAME_MAX)
+		return -EINVAL;
+	cl = calloc(1, sizeof(*cl));
+	if (cl == NULL)
+		return -ENOMEM;
+	snprintf(cl->name, sizeof(cl->name), "%s", name);
+	cl->epfd = -1;
+	cl->monc_fd_added = -1;
+	cl->next_tid = 1;
+	rc = conf_create(name, &cl->conf);
+	if (rc != 0)
+		goto err_free;
+	if (conf_path == NULL && access("/etc/weft/weft.conf", F_OK) == 0)
+		conf_path = "/etc/weft/weft.conf";
+	if (conf_path != NULL)
+		rc = conf_load_file(cl->conf, conf_path);
+	if (rc == 0)
+		rc = conf_apply_env(cl->conf);
+	if (rc != 0) {
+		rc = -WEFT_E_BADCONF;
+		goto err_conf;
+	}
+	cl->max_op = conf_get_size(cl->conf, CONF_OSD_MAX_OP_SIZE);
+	cl->inline_max = conf_get_size(cl->conf, CONF_CLIENT_INLINE_MAX);
+	cl->op_timeout_ms = conf_get_duration_us(cl->conf, CONF_CLIENT_OP_TIMEOUT) / 1000;
+	fab_domain_attr_from_conf(&attr, cl->conf);
+	attr.name = cl->name;
+	rc = fab_domain_open(&attr, &cl->dom);
+	if (rc != 0)
+		goto err_conf;
+	cl->msg_size = attr.msg_size;
+	cl->txbuf = malloc(cl->msg_size);
+	if (cl->txbuf == NULL) {
+		rc = -ENOMEM;
+		goto err_dom;
+	}
+	/* registered once: OSDs pull payloads from and push reads into these */
+	rc = fab_pool_create(cl->dom, CLIENT_SMALL_BUF, CLIENT_SMALL_COUNT,
+			     FAB_ACCESS_REMOTE_READ | FAB_ACCESS_REMOTE_WRITE, 0, &cl->small_pool);
+	if (rc == 0)
+		rc = fab_pool_create(
+		    cl->dom, cl->max_op, (uint32_t)conf_get_int(cl->conf, CONF_CLIENT_BUFFERS),
+		    FAB_ACCESS_REMOTE_READ | FAB_ACCESS_REMOTE_WRITE, 0, &cl->large_pool);
+	if (rc != 0)
+		goto err_dom;
+	rc = monc_create(cl->conf, cl->name, &cl->monc);
+	if (rc != 0)
+		goto err_dom;
+	monc_subscribe(cl->monc, NULL, NULL);
+	cl->epfd = epoll_create1(EPOLL_CLOEXEC);
+	ev.data.u32 = 1;
+	if (cl->epfd < 0 || epoll_ctl(cl->epfd, EPOLL_CTL_ADD, fab_domain_fd(cl->dom), &ev) != 0) {
+		rc = -errno;
+		goto err_monc;
+	}
+	rc = monc_wait_map_sync(cl->monc, 0, (unsigned int)cl->op_timeout_ms);
+	if (rc != 0) {
+		log_error("client", "%s: no cluster map from the monitors: %s", cl->name,
+			  weft_strerror(rc));
+		goto err_monc;
+	}
+	cl->epoch = monc_map(cl->monc)->epoch;
+	*cl_out = cl;
+	return 0;
+err_monc:
+	if (cl->epfd >= 0)
+		close(cl->epfd);
+	monc_destroy(cl->monc);
+err_dom:
+	free(cl->txbuf);
+	fab_domain_close(cl->dom); /* frees the pools' registrations too */
+err_conf:
+	conf_destroy(cl->conf);
+err_free:
+	free(cl);
+	return rc;
+}
+
+void weft_disconnect(struct weft_cluster *cl)
+{
+	if (cl == NULL)
+		return;
+	client_ops_cancel_all(cl);
+	while (cl->conns)
+		client_conn_free(cl->conns);
+	monc_destroy(cl->monc);
+	close(cl->epfd);
+	if (cl->large_pool)
+		fab_pool_destroy(cl->large_pool);
+	if (cl->small_pool)
+		fab_pool_destroy(cl->small_pool);
+	fab_domain_close(cl->dom);
+	conf_destroy(cl->conf);
+	free(cl->txbuf);
+	free(cl);
+}
+
+int weft_conf_set(struct weft_cluster *cl, const char *key, const char *value)
+{
+	int rc = conf_set(cl->conf, key, value, "weft_conf_set");
+
+	if (rc == 0) {
+		cl->inline_max = conf_get_size(cl->conf, CONF_CLIENT_INLINE_MAX);
+		cl->op_timeout_ms = conf_get_duration_us(cl->conf, CONF_CLIENT_OP_TIMEOUT) / 1000;
+	}
+	return rc;
+}
+
+int weft_pool_lookup(struct weft_cluster *cl, const char *pool, uint32_t *pool_id_out)
+{
+	const struct mon_pool *p = mon_map_pool_by_name(monc_map(cl->monc), pool);
+
+	if (p == NULL)
+		return -ENOENT;
+	*pool_id_out = p->id;
+	return 0;
+}
+
+uint32_t weft_map_epoch(const struct weft_cluster *cl)
+{
+	return monc_map(cl->monc)->epoch;
+}
+
+int weft_wait_epoch(struct weft_cluster *cl, uint32_t epoch, unsigned int timeout_ms)
+{
+	uint64_t end = clock_now_ms() + timeout_ms;
+
+	while (monc_map(cl->monc)->epoch < epoch) {
+		if (clock_now_ms() >= end)
+			return -ETIMEDOUT;
+		weft_poll(cl, 10);
+	}
+	return 0;
+}
+
+struct fab_pool *client_buf_pool(struct weft_cluster *cl, const void *buf, size_t len)
+{
+	struct fab_pool *pools[2] = {cl->small_pool, cl->large_pool};
+
+	for (int i = 0; i < 2; i++) {
+		const char *base = fab_mr_addr(fab_pool_mr(pools[i]));
+		size_t mlen = fab_mr_len(fab_pool_mr(pools[i]));
+
+		if ((const char *)buf >= base && (const char *)buf < base + mlen &&
+		    len <= (size_t)(base + mlen - (const char *)buf))
+			return pools[i];
+	}
+	return NULL;
+}
+
+void *client_bounce_get(struct weft_cluster *cl, uint64_t len, struct fab_pool **pool_out)
+{
+	struct fab_sge sge;
+	void *b = NULL;
+
+	if (len <= CLIENT_SMALL_BUF) {
+		b = fab_pool_get(cl->small_pool, &sge);
+		if (b != NULL)
+			*pool_out = cl->small_pool;
+	}
+	if (b == NULL && len <= cl->max_op) {
+		b = fab_pool_get(cl->large_pool, &sge);
+		if (b != NULL)
+			*pool_out = cl->large_pool;
+	}
+	return b;
+}
+
+void *weft_buf_alloc(struct weft_cluster *cl, size_t len)
+{
+	struct fab_pool *p;
+	void *b;
+
+	if (len > cl->max_op) {
+		errno = E2BIG;
+		return NULL;
+	}
+	b = client_bounce_get(cl, len, &p);
+	if (b == NULL)
+		errno = ENOBUFS;
+	return b;
+}
+
+void weft_buf_free(struct weft_cluster *cl, void *buf)
+{
+	struct fab_pool *p;
+
+	if (buf == NULL)
+		return;
+	p = client_buf_pool(cl, buf, 1);
+	if (p != NULL)
+		fab_pool_put(p, buf);
+}
+
+struct client_conn *client_conn_get(struct weft_cluster *cl, uint32_t osd, const char *addr)
+{
+	struct client_conn *c;
+	int rc;
+
+	for (c = cl->conns; c; c = c->next)
+		if (c->osd == osd && !c->failed && !strcmp(c->addr, addr))
+			return c;
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return NULL;
+	rc = fab_connect(cl->dom, addr, NULL, c, &c->ep);
+	if (rc != 0) {
+		log_warn("client", "%s: connect to osd.%u at %s: %s", cl->name, osd, addr,
+			 weft_strerror(rc));
+		free(c);
+		return NULL;
+	}
+	c->cl = cl;
+	c->osd = osd;
+	snprintf(c->addr, sizeof(c->addr), "%s", addr);
+	c->next = cl->conns;
+	cl->conns = c;
+	return c;
+}
+
+void client_conn_free(struct client_conn *c)
+{
+	struct weft_cluster *cl = c->cl;
+
+	for (struct client_conn **pp = &cl->conns; *pp; pp = &(*pp)->next) {
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	}
+	client_ops_conn_failed(cl, c);
+	fab_ep_close(c->ep);
+	free(c);
+}
+
+static void client_cqe_handle(struct weft_cluster *cl, const struct fab_cqe *cqe)
+{
+	struct client_conn *c = cqe->ep ? fab_ep_ctx(cqe->ep) : NULL;
+
+	switch (cqe->kind) {
+	case FAB_EV_RECV:
+		if (c != NULL && !c->failed)
+			client_op_reply(cl, c, cqe->data, cqe->len);
+		fab_recv_release(cqe);
+		break;
+	case FAB_EV_CONNECTED:
+		if (cqe->status != 0 && c != NULL)
+			c->failed = true;
+		break;
+	case FAB_EV_PEER_FAILED:
+		if (c != NULL)
+			c->failed = true;
+		break;
+	default:
+		break;
+	}
+}
+
+int weft_poll(struct weft_cluster *cl, int timeout_ms)
+{
+	struct fab_cqe cqes[32];
+	struct epoll_event ev[4];
+	int n, total = 0, rc;
+
+	for (int round = 0; round < 2; round++) {
+		rc = fab_progress(cl->dom, 0);
+		if (rc < 0)
+			return rc;
+		total += rc;
+		while ((n = fab_cq_poll(cl->dom, cqes, 32)) > 0) {
+			for (int i = 0; i < n; i++)
+				client_cqe_handle(cl, &cqes[i]);
+			total += n;
+		}
+		for (struct client_conn *c = cl->conns, *next; c; c = next) {
+			next = c->next;
+			if (c->failed)
+				client_conn_free(c);
+		}
+		total += monc_progress(cl->monc) > 0;
+		client_epoll_sync(cl);
+		rc = client_ops_tick(cl);
+		if (rc > 0)
+			return rc; /* callbacks ran: the caller has something to look at */
+		if (total > 0 || timeout_ms == 0 || round == 1)
+			break;
+		/* timers (retries, timeouts) need a tick every few ms */
+		epoll_wait(cl->epfd, ev, 4, timeout_ms < 5 ? timeout_ms : 5);
+	}
+	return 0;
+}
+
+int weft_fd(const struct weft_cluster *cl)
+{
+	return cl->epfd;
+}
+
+unsigned int weft_inflight(const struct weft_cluster *cl)
+{
+	return cl->nops;
+}
+
+int weft_debug_conns_json(struct weft_cluster *cl, char *buf, size_t cap)
+{
+	size_t off = 0;
+	int n = 0;
+
+	off += (size_t)snprintf(buf, cap, "{\"conns\": [");
+	for (struct client_conn *c = cl->conns; c && off < cap; c = c->next, n++) {
+		struct fab_ep_stats s;
+
+		fab_ep_stats(c->ep, &s);
+		off += (size_t)snprintf(buf + off, cap - off,
+					"%s{\"osd\": %u, \"local\": \"%s\", \"peer\": \"%s\", "
+					"\"tx_bytes\": %" PRIu64 ", \"rx_bytes\": %" PRIu64 "}",
+					n ? ", " : "", c->osd, fab_ep_local_addr(c->ep),
+					fab_ep_peer_addr(c->ep), s.tx_bytes, s.rx_bytes);
+	}
+	if (off < cap)
+		off += (size_t)snprintf(buf + off, cap - off, "]}");
+	return off < cap ? 0 : -ENOBUFS;
+}
+
+uint64_t weft_debug_resends(const struct weft_cluster *cl)
+{
+	return cl->resends;
+}

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * libweft internals (docs/client.md). One struct weft_cluster per
+ * connection to a cluster: the mon client (maps), one fabric domain with
+ * one endpoint per OSD it talks to (their public addresses), registered
+ * buffer pools, and every op that is queued or in flight.
+ *
+ *   client.c      connect, map, connections, buffers, the event loop
+ *   client_op.c   ops: placement, send, replies, resend, timeouts, sync forms
+ */
+#ifndef WEFT_CLIENT_CLIENT_INT_H
+#define WEFT_CLIENT_CLIENT_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/conf.h"
+#include "fabric/fabric.h"
+#include "mon/monc/monc.h"
+#include "proto/proto.h"
+#include "weft/weft.h"
+
+#define CLIENT_SMALL_BUF      (64u << 10)
+#define CLIENT_SMALL_COUNT    64u
+#define CLIENT_TARGET_PRIMARY (-1)
+
+struct client_conn {
+	struct weft_cluster *cl;
+	uint32_t osd;
+	char addr[PROTO_ADDR_MAX + 1];
+	struct fab_ep *ep;
+	bool failed;
+	struct client_conn *next;
+};
+
+enum client_op_state {
+	CLIENT_OP_WAIT = 1, /* to be (re)sent: needs want_epoch, retry_at, or a buffer */
+	CLIENT_OP_SENT,	    /* request out, reply awaited on conn */
+	CLIENT_OP_ZOMBIE,   /* timed out and reported; may still be touched by an OSD */
+	CLIENT_OP_DONE,	    /* result ready, callback pending */
+};
+
+struct client_op {
+	struct weft_cluster *cl;
+	struct client_op *next, *prev; /* cl->ops */
+	enum client_op_state state;
+	uint16_t opcode;
+	uint32_t pool;
+	char name[PROTO_OBJ_NAME_MAX + 1];
+	size_t name_len;
+	uint64_t off, len;
+	const void *wbuf;
+	void *rbuf;
+	int target; /* CLIENT_TARGET_PRIMARY or a fixed OSD id (debug ops) */
+	/* registered source/destination: the user's buffer or a bounce buffer */
+	bool direct;
+	void *bounce;
+	struct fab_pool *bpool;
+	struct fab_rkey rkey;
+	struct client_conn *conn;
+	uint64_t tid;
+	uint32_t want_epoch;
+	uint64_t retry_at_ms, deadline_ms;
+	unsigned int resends;
+	struct weft_result res;
+	void *inline_out; /* debug perf: where the inline reply goes */
+	size_t inline_cap;
+	weft_op_cb cb;
+	void *arg;
+};
+
+struct weft_cluster {
+	struct conf *conf;
+	char name[PROTO_NAME_MAX + 1];
+	struct monc *monc;
+	uint32_t epoch; /* last epoch the ops were kicked for */
+	struct fab_domain *dom;
+	struct fab_pool *small_pool, *large_pool;
+	struct client_conn *conns;
+	struct client_op *ops;
+	unsigned int nops;
+	uint64_t next_tid;
+	uint32_t msg_size;
+	uint64_t max_op, inline_max, op_timeout_ms;
+	int epfd, monc_fd_added;
+	uint8_t *txbuf;
+	uint64_t resends; /* ops sent again (stale epoch, primary change, failure) */
+};
+
+/* client.c */
+struct client_conn *client_conn_get(struct weft_cluster *cl, uint32_t osd, const char *addr);
+void client_conn_free(struct client_conn *c);
+/* The registered pool holding [buf, buf+len), or NULL. */
+struct fab_pool *client_buf_pool(struct weft_cluster *cl, const void *buf, size_t len);
+void *client_bounce_get(struct weft_cluster *cl, uint64_t len, struct fab_pool **pool_out);
+
+/* client_op.c */
+int client_op_submit(struct weft_cluster *cl, struct client_op *op);
+void client_op_reply(struct weft_cluster *cl, struct client_conn *conn, const void *buf,
+		     size_t len);
+void client_ops_conn_failed(struct weft_cluster *cl, struct client_conn *conn);
+/* Send what can be sent, expire what timed out, run finished callbacks. Returns callbacks run. */
+int client_ops_tick(struct weft_cluster *cl);
+void client_ops_cancel_all(struct weft_cluster *cl);
+
+#endif

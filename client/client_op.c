@@ -1,0 +1,514 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * libweft ops (docs/client.md): the client computes the primary from its
+ * map, sends one OSD_OP carrying its epoch and the key of a registered
+ * buffer (small writes inline), and handles the answer:
+ *   -ESTALE  the OSD has a newer map: wait for that epoch, resend
+ *   -EAGAIN  the OSD is behind us: resend shortly
+ *   -ENXIO   not the primary (maps disagree): resend once the map moves
+ * An OSD connection failing makes its ops wait and resend. Every op has a
+ * deadline (client_op_timeout) and completes exactly once.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/client_debug.h"
+#include "client/client_int.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "placement/plc_map.h"
+
+#define CLIENT_RETRY_MS	     20u
+#define CLIENT_FAIL_RETRY_MS 200u
+
+static void client_op_unlink(struct weft_cluster *cl, struct client_op *op)
+{
+	if (op->prev)
+		op->prev->next = op->next;
+	else
+		cl->ops = op->next;
+	if (op->next)
+		op->next->prev = op->prev;
+	cl->nops--;
+}
+
+static void client_op_free(struct weft_cluster *cl, struct client_op *op)
+{
+	client_op_unlink(cl, op);
+	if (op->bounce)
+		fab_pool_put(op->bpool, op->bounce);
+	free(op);
+}
+
+static void client_op_complete(struct client_op *op, int rc)
+{
+	op->res.rc = rc;
+	op->state = CLIENT_OP_DONE;
+}
+
+static void client_op_wait(struct client_op *op, uint32_t want_epoch, uint64_t delay_ms)
+{
+	op->state = CLIENT_OP_WAIT;
+	op->conn = NULL;
+	if (want_epoch > op->want_epoch)
+		op->want_epoch = want_epoch;
+	op->retry_at_ms = clock_now_ms() + delay_ms;
+	op->resends++;
+	op->cl->resends++;
+}
+
+static bool client_op_is_write(uint16_t opc)
+{
+	return opc == PROTO_OP_WRITE || opc == PROTO_OP_WRITE_FULL;
+}
+
+/* Where the payload goes or comes from: the caller's registered buffer or a bounce buffer. */
+static int client_op_prepare_buf(struct weft_cluster *cl, struct client_op *op)
+{
+	const void *user = client_op_is_write(op->opcode) ? op->wbuf : op->rbuf;
+	struct fab_rkey k;
+	void *b;
+
+	if (op->direct || op->bounce)
+		return 0;
+	if (client_buf_pool(cl, user, op->len) != NULL) {
+		op->direct = true;
+		b = (void *)user;
+		fab_mr_rkey(fab_pool_mr(client_buf_pool(cl, user, op->len)), &k);
+	} else {
+		b = client_bounce_get(cl, op->len, &op->bpool);
+		if (b == NULL)
+			return -ENOBUFS;
+		op->bounce = b;
+		fab_mr_rkey(fab_pool_mr(op->bpool), &k);
+		if (client_op_is_write(op->opcode))
+			memcpy(b, op->wbuf, op->len);
+	}
+	op->rkey = (struct fab_rkey){(uint64_t)(uintptr_t)b, op->len, k.key};
+	return 0;
+}
+
+/* Try to send a WAIT op now; leaves it WAIT when it must wait longer. */
+static void client_op_send(struct weft_cluster *cl, struct client_op *op)
+{
+	const struct mon_map *map = monc_map(cl->monc);
+	struct proto_msg m = {.type = PROTO_OSD_OP};
+	struct proto_osd_op *o = &m.osd_op;
+	const struct mon_pool *pool;
+	const struct mon_osd *osd;
+	int32_t acting[PLC_MAX_REPLICAS];
+	struct client_conn *conn;
+	size_t flen;
+	int n, rc;
+
+	if (map->epoch == 0 || map->epoch < op->want_epoch || clock_now_ms() < op->retry_at_ms)
+		return;
+	pool = mon_map_pool(map, op->pool);
+	if (pool == NULL && op->opcode != PROTO_OP_PERF)
+		return client_op_complete(op, -ENOENT);
+	o->op = op->opcode;
+	o->pool = op->pool;
+	o->pg = pool ? plc_map_object_pg(pool, op->name, op->name_len) : 0;
+	o->epoch = map->epoch;
+	o->offset = op->off;
+	o->length = op->len;
+	memcpy(o->name, op->name, op->name_len + 1);
+	o->name_len = op->name_len;
+	if (op->target == CLIENT_TARGET_PRIMARY) {
+		n = plc_map_acting(map, pool, o->pg, acting);
+		if (n <= 0) {
+			op->retry_at_ms = clock_now_ms() + CLIENT_FAIL_RETRY_MS; /* no OSD up yet */
+			return;
+		}
+	} else {
+		acting[0] = op->target;
+	}
+	osd = mon_map_osd(map, (uint32_t)acting[0]);
+	if (op->target != CLIENT_TARGET_PRIMARY && (osd == NULL || !(osd->state & MON_OSD_UP)))
+		return client_op_complete(op, osd == NULL ? -ENOENT : -EHOSTDOWN);
+	if (osd == NULL || !(osd->state & MON_OSD_UP) || osd->public_addr[0] == '\0') {
+		op->retry_at_ms = clock_now_ms() + CLIENT_FAIL_RETRY_MS;
+		return;
+	}
+	if (op->len > 0 && !(client_op_is_write(op->opcode) && op->len <= cl->inline_max)) {
+		if (client_op_prepare_buf(cl, op) != 0)
+			return; /* every bounce buffer busy: retried on the next tick */
+		o->flags |= PROTO_OP_F_RKEY;
+		o->rkey = (struct proto_rkey){op->rkey.addr, op->rkey.len, op->rkey.key};
+	} else if (op->len > 0) {
+		o->flags |= PROTO_OP_F_INLINE;
+		o->data = op->wbuf;
+		o->data_len = (uint32_t)op->len;
+	}
+	conn = client_conn_get(cl, (uint32_t)acting[0], osd->public_addr);
+	if (conn == NULL) {
+		op->retry_at_ms = clock_now_ms() + CLIENT_FAIL_RETRY_MS;
+		return;
+	}
+	op->tid = cl->next_tid++;
+	rc = proto_frame_encode(&m, op->tid, cl->txbuf, cl->msg_size, &flen);
+	if (rc == -ENOBUFS && (o->flags & PROTO_OP_F_INLINE)) {
+		/* name + data too big for one message: pull it instead */
+		cl->inline_max = 0;
+		op->retry_at_ms = 0;
+		return;
+	}
+	if (rc == 0)
+		rc = fab_send(conn->ep, cl->txbuf, flen, NULL);
+	if (rc == -EAGAIN || rc == -ENOTCONN) {
+		op->retry_at_ms = clock_now_ms() + 1;
+		return;
+	}
+	if (rc != 0)
+		return client_op_complete(op, rc);
+	op->conn = conn;
+	op->state = CLIENT_OP_SENT;
+}
+
+void client_op_reply(struct weft_cluster *cl, struct client_conn *conn, const void *buf, size_t len)
+{
+	struct proto_hdr hdr;
+	struct proto_msg m;
+	struct proto_osd_op_reply *r = &m.osd_op_reply;
+	struct client_op *op;
+	char who[96];
+
+	snprintf(who, sizeof(who), "%s osd.%u", cl->name, conn->osd);
+	if (proto_frame_decode(buf, len, cl->msg_size, who, NULL, &hdr, &m) != 0 ||
+	    m.type != PROTO_OSD_OP_REPLY) {
+		conn->failed = true; /* a malformed peer is dropped, its ops resent */
+		return;
+	}
+	for (op = cl->ops; op; op = op->next)
+		if (op->tid == hdr.tid && op->conn == conn)
+			break;
+	if (op == NULL)
+		return; /* a reply to an op that was resent or completed */
+	if (op->state == CLIENT_OP_ZOMBIE) {
+		client_op_free(cl, op);
+		return;
+	}
+	if (op->state != CLIENT_OP_SENT)
+		return;
+	switch (r->status) {
+	case -ESTALE:
+		return client_op_wait(op, r->epoch, 0);
+	case -EAGAIN:
+		return client_op_wait(op, 0, CLIENT_RETRY_MS);
+	case -ENXIO:
+		return client_op_wait(op, r->epoch > monc_map(cl->monc)->epoch ? r->epoch : 0,
+				      CLIENT_RETRY_MS);
+	default:
+		break;
+	}
+	op->res.length = r->length;
+	op->res.version = r->version;
+	if (r->status == 0 && op->inline_out != NULL) {
+		size_t n = r->data_len < op->inline_cap - 1 ? r->data_len : op->inline_cap - 1;
+
+		memcpy(op->inline_out, r->data, n);
+		((char *)op->inline_out)[n] = '\0';
+	}
+	if (r->status == 0 && op->bounce != NULL && !client_op_is_write(op->opcode) &&
+	    op->rbuf != NULL)
+		memcpy(op->rbuf, op->bounce, r->length < op->len ? r->length : op->len);
+	client_op_complete(op, r->status);
+}
+
+void client_ops_conn_failed(struct weft_cluster *cl, struct client_conn *conn)
+{
+	for (struct client_op *op = cl->ops, *next; op; op = next) {
+		next = op->next;
+		if (op->conn != conn)
+			continue;
+		if (op->state == CLIENT_OP_ZOMBIE)
+			client_op_free(cl, op); /* nobody can touch its buffer any more */
+		else if (op->state == CLIENT_OP_SENT)
+			client_op_wait(op, 0, CLIENT_FAIL_RETRY_MS);
+	}
+}
+
+int client_ops_tick(struct weft_cluster *cl)
+{
+	uint64_t now = clock_now_ms();
+	int ran = 0;
+
+	for (struct client_op *op = cl->ops; op; op = op->next) {
+		if (op->state == CLIENT_OP_WAIT)
+			client_op_send(cl, op);
+		if ((op->state == CLIENT_OP_WAIT || op->state == CLIENT_OP_SENT) &&
+		    now >= op->deadline_ms) {
+			log_warn("client", "%s: op on %s timed out after %llu ms (%u resends)",
+				 cl->name, op->name, (unsigned long long)cl->op_timeout_ms,
+				 op->resends);
+			op->res.rc = -ETIMEDOUT;
+			if (op->cb)
+				op->cb(&op->res, op->arg);
+			op->cb = NULL;
+			ran++;
+			/* an OSD may still pull from or push into the bounce buffer */
+			if (op->state == CLIENT_OP_SENT && op->bounce) {
+				op->state = CLIENT_OP_ZOMBIE;
+			} else {
+				op->state = CLIENT_OP_DONE;
+				op->res.rc = -ETIMEDOUT;
+			}
+		}
+	}
+	for (struct client_op *op = cl->ops, *next; op; op = next) {
+		next = op->next;
+		if (op->state != CLIENT_OP_DONE)
+			continue;
+		if (op->cb) {
+			op->cb(&op->res, op->arg);
+			ran++;
+		}
+		client_op_free(cl, op);
+	}
+	return ran;
+}
+
+void client_ops_cancel_all(struct weft_cluster *cl)
+{
+	while (cl->ops) {
+		struct client_op *op = cl->ops;
+
+		if (op->cb && op->state != CLIENT_OP_ZOMBIE) {
+			op->res.rc = op->state == CLIENT_OP_DONE ? op->res.rc : -ECANCELED;
+			op->cb(&op->res, op->arg);
+		}
+		client_op_free(cl, op);
+	}
+}
+
+static int client_op_new(struct weft_cluster *cl, uint16_t opcode, uint32_t pool, const char *name,
+			 uint64_t off, uint64_t len, weft_op_cb cb, void *arg,
+			 struct client_op **op_out)
+{
+	struct client_op *op;
+	size_t nl = name ? strlen(name) : 0;
+
+	if (nl == 0 || nl > PROTO_OBJ_NAME_MAX)
+		return -EINVAL;
+	if (len > cl->max_op)
+		return -E2BIG;
+	op = calloc(1, sizeof(*op));
+	if (op == NULL)
+		return -ENOMEM;
+	op->cl = cl;
+	op->opcode = opcode;
+	op->pool = pool;
+	memcpy(op->name, name, nl + 1);
+	op->name_len = nl;
+	op->off = off;
+	op->len = len;
+	op->cb = cb;
+	op->arg = arg;
+	op->target = CLIENT_TARGET_PRIMARY;
+	op->state = CLIENT_OP_WAIT;
+	op->deadline_ms = clock_now_ms() + cl->op_timeout_ms;
+	*op_out = op;
+	return 0;
+}
+
+static int client_op_queue(struct weft_cluster *cl, struct client_op *op)
+{
+	op->next = cl->ops;
+	if (cl->ops)
+		cl->ops->prev = op;
+	cl->ops = op;
+	cl->nops++;
+	client_op_send(cl, op);
+	return 0;
+}
+
+int weft_aio_write(struct weft_cluster *cl, uint32_t pool, const char *name, const void *buf,
+		   size_t len, uint64_t off, weft_op_cb cb, void *arg)
+{
+	struct client_op *op;
+	int rc = client_op_new(cl, PROTO_OP_WRITE, pool, name, off, len, cb, arg, &op);
+
+	if (rc != 0)
+		return rc;
+	op->wbuf = buf;
+	return client_op_queue(cl, op);
+}
+
+int weft_aio_write_full(struct weft_cluster *cl, uint32_t pool, const char *name, const void *buf,
+			size_t len, weft_op_cb cb, void *arg)
+{
+	struct client_op *op;
+	int rc = client_op_new(cl, PROTO_OP_WRITE_FULL, pool, name, 0, len, cb, arg, &op);
+
+	if (rc != 0)
+		return rc;
+	op->wbuf = buf;
+	return client_op_queue(cl, op);
+}
+
+int weft_aio_read(struct weft_cluster *cl, uint32_t pool, const char *name, void *buf, size_t len,
+		  uint64_t off, weft_op_cb cb, void *arg)
+{
+	struct client_op *op;
+	int rc = client_op_new(cl, PROTO_OP_READ, pool, name, off, len, cb, arg, &op);
+
+	if (rc != 0)
+		return rc;
+	op->rbuf = buf;
+	return client_op_queue(cl, op);
+}
+
+int weft_aio_stat(struct weft_cluster *cl, uint32_t pool, const char *name, weft_op_cb cb,
+		  void *arg)
+{
+	struct client_op *op;
+	int rc = client_op_new(cl, PROTO_OP_STAT, pool, name, 0, 0, cb, arg, &op);
+
+	return rc != 0 ? rc : client_op_queue(cl, op);
+}
+
+int weft_aio_remove(struct weft_cluster *cl, uint32_t pool, const char *name, weft_op_cb cb,
+		    void *arg)
+{
+	struct client_op *op;
+	int rc = client_op_new(cl, PROTO_OP_REMOVE, pool, name, 0, 0, cb, arg, &op);
+
+	return rc != 0 ? rc : client_op_queue(cl, op);
+}
+
+int weft_aio_truncate(struct weft_cluster *cl, uint32_t pool, const char *name, uint64_t size,
+		      weft_op_cb cb, void *arg)
+{
+	struct client_op *op;
+	int rc = client_op_new(cl, PROTO_OP_TRUNCATE, pool, name, size, 0, cb, arg, &op);
+
+	return rc != 0 ? rc : client_op_queue(cl, op);
+}
+
+/* ------------------------------------------------------------ sync forms */
+
+struct client_sync {
+	bool done;
+	struct weft_result res;
+};
+
+static void client_sync_cb(const struct weft_result *res, void *arg)
+{
+	struct client_sync *s = arg;
+
+	s->res = *res;
+	s->done = true;
+}
+
+/* Run the loop until the op completes; the op's own deadline bounds this. */
+static int client_sync_wait(struct weft_cluster *cl, struct client_sync *s, int rc)
+{
+	uint64_t hard = clock_now_ms() + cl->op_timeout_ms + 5000;
+
+	if (rc != 0)
+		return rc;
+	while (!s->done) {
+		if (clock_now_ms() > hard)
+			return -ETIMEDOUT; /* only if the loop itself is wedged */
+		rc = weft_poll(cl, 5);
+		if (rc < 0)
+			return rc;
+	}
+	return s->res.rc;
+}
+
+int weft_write(struct weft_cluster *cl, uint32_t pool, const char *name, const void *buf,
+	       size_t len, uint64_t off)
+{
+	struct client_sync s = {0};
+
+	return client_sync_wait(cl, &s,
+				weft_aio_write(cl, pool, name, buf, len, off, client_sync_cb, &s));
+}
+
+int weft_write_full(struct weft_cluster *cl, uint32_t pool, const char *name, const void *buf,
+		    size_t len)
+{
+	struct client_sync s = {0};
+
+	return client_sync_wait(cl, &s,
+				weft_aio_write_full(cl, pool, name, buf, len, client_sync_cb, &s));
+}
+
+int weft_read(struct weft_cluster *cl, uint32_t pool, const char *name, void *buf, size_t len,
+	      uint64_t off, size_t *read_out)
+{
+	struct client_sync s = {0};
+	int rc = client_sync_wait(cl, &s,
+				  weft_aio_read(cl, pool, name, buf, len, off, client_sync_cb, &s));
+
+	if (rc == 0 && read_out)
+		*read_out = s.res.length;
+	return rc;
+}
+
+int weft_stat(struct weft_cluster *cl, uint32_t pool, const char *name, uint64_t *size_out,
+	      uint64_t *version_out)
+{
+	struct client_sync s = {0};
+	int rc = client_sync_wait(cl, &s, weft_aio_stat(cl, pool, name, client_sync_cb, &s));
+
+	if (rc == 0 && size_out)
+		*size_out = s.res.length;
+	if (rc == 0 && version_out)
+		*version_out = s.res.version;
+	return rc;
+}
+
+int weft_remove(struct weft_cluster *cl, uint32_t pool, const char *name)
+{
+	struct client_sync s = {0};
+
+	return client_sync_wait(cl, &s, weft_aio_remove(cl, pool, name, client_sync_cb, &s));
+}
+
+int weft_truncate(struct weft_cluster *cl, uint32_t pool, const char *name, uint64_t size)
+{
+	struct client_sync s = {0};
+
+	return client_sync_wait(cl, &s,
+				weft_aio_truncate(cl, pool, name, size, client_sync_cb, &s));
+}
+
+/* ------------------------------------------------------------ debug calls */
+
+int weft_debug_read_local(struct weft_cluster *cl, uint32_t osd, uint32_t pool, const char *name,
+			  void *buf, size_t len, uint64_t off, size_t *read_out)
+{
+	struct client_sync s = {0};
+	struct client_op *op;
+	int rc =
+	    client_op_new(cl, PROTO_OP_READ_LOCAL, pool, name, off, len, client_sync_cb, &s, &op);
+
+	if (rc != 0)
+		return rc;
+	op->rbuf = buf;
+	op->target = (int)osd;
+	rc = client_sync_wait(cl, &s, client_op_queue(cl, op));
+	if (rc == 0 && read_out)
+		*read_out = s.res.length;
+	return rc;
+}
+
+int weft_debug_osd_perf(struct weft_cluster *cl, uint32_t osd, char *buf, size_t cap)
+{
+	struct client_sync s = {0};
+	struct client_op *op;
+	int rc;
+
+	if (cap < 2)
+		return -EINVAL;
+	rc = client_op_new(cl, PROTO_OP_PERF, 0, "perf", 0, 0, client_sync_cb, &s, &op);
+	if (rc != 0)
+		return rc;
+	op->target = (int)osd;
+	op->inline_out = buf;
+	op->inline_cap = cap;
+	return client_sync_wait(cl, &s, client_op_queue(cl, op));
+}

@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * weft-osd internals. One thread runs everything (docs/osd.md): the fabric
+ * domain (public and cluster listeners, peer connections), the store and
+ * the mon client are polled from one run-to-completion loop (osd_main.c).
+ *
+ *   osd_main.c   arguments, mkfs/mount, boot, beacons, the reactor loop
+ *   osd_net.c    addresses, listeners, connections, frames, events
+ *   osd_op.c     client ops on the primary: ordering, pull, commit, reply
+ *   osd_repl.c   replication: per-peer rings, records, acks (both sides)
+ *   osd_wire.c   cluster-network message and ring record codec
+ */
+#ifndef WEFT_OSD_OSD_H
+#define WEFT_OSD_OSD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/conf.h"
+#include "fabric/fabric.h"
+#include "mon/map.h"
+#include "mon/monc/monc.h"
+#include "osd/store/store.h"
+#include "placement/placement.h"
+#include "proto/proto.h"
+#include "weft/weft.h"
+
+#define OSD_PG_BUCKETS	1024
+#define OSD_REC_ALIGN	64u	   /* ring records start on 64-byte boundaries */
+#define OSD_REC_HDR_MAX 2048u	   /* encoded record header, name included */
+#define OSD_META_PG	UINT64_MAX /* the store "PG" holding the OSD's own metadata */
+
+#define OSD_TAG_OP   0x4f50u
+#define OSD_TAG_REPL 0x5250u
+
+struct osd;
+struct osd_op;
+struct osd_peer;
+
+/* What a connection is: set from the listener that accepted it or by connect. */
+enum osd_conn_kind {
+	OSD_CONN_CLIENT = 1, /* public network: client ops */
+	OSD_CONN_REPLICA,    /* cluster network, accepted: we are a replica of the peer */
+	OSD_CONN_PEER,	     /* cluster network, connected by us: we are the primary */
+};
+
+struct osd_conn {
+	struct osd *osd;
+	struct fab_ep *ep;
+	enum osd_conn_kind kind;
+	bool failed;
+	struct osd_conn *next, *prev; /* osd->conns */
+	/* REPLICA: the ring the peer writes records into */
+	struct fab_mr *ring_mr;
+	void *ring;
+	uint64_t ring_size;
+	uint32_t peer_id;
+	uint64_t gen; /* REPLICA: tells a commit callback its connection is still the same */
+	struct osd_peer *peer; /* PEER */
+	uint32_t ops_inflight; /* CLIENT: ops holding this conn */
+};
+
+/* One record in flight in a peer's ring (primary side), oldest first. */
+struct osd_ring_slot {
+	uint64_t off, len;
+	bool acked;
+};
+
+/* A replica as seen from a primary: one connection and one ring. */
+struct osd_peer {
+	uint32_t id;
+	char addr[PROTO_ADDR_MAX + 1];
+	struct osd_conn *conn; /* NULL when not connected */
+	bool ring_ready;
+	struct fab_rkey ring;
+	struct osd_ring_slot *slots; /* circular FIFO */
+	uint32_t slot_cap, slot_head, slot_count;
+	uint64_t next_connect_ms; /* reconnect backoff */
+	struct osd_peer *next;
+};
+
+enum osd_op_state {
+	OSD_OP_NEW = 0,	  /* queued in its PG */
+	OSD_OP_PULLING,	  /* payload read from the client in flight */
+	OSD_OP_READY,	  /* payload here, waiting for its turn to be ordered */
+	OSD_OP_SUBMITTED, /* version assigned, local tx + replica records out */
+	OSD_OP_SENDING,	  /* read: RDMA write to the client in flight */
+	OSD_OP_DONE,	  /* replied (or abandoned), waiting for stray completions */
+};
+
+struct osd_pg {
+	uint32_t pool, pg;
+	uint32_t seq_epoch; /* versions are (epoch << 32) | seq */
+	uint32_t seq;
+	struct osd_op *head, *tail; /* ops in arrival order */
+	bool kicking, rekick;
+	struct osd_op *dead; /* finished during a kick, freed after it */
+	struct osd_pg *hnext;
+};
+
+struct osd_op {
+	uint32_t tag; /* OSD_TAG_OP: fabric completions carry op or repl ctx */
+	struct osd *osd;
+	struct osd_pg *pg;
+	struct osd_op *next, *prev; /* pg queue */
+	struct osd_conn *conn;	    /* client; NULL once it failed */
+	uint64_t tid;
+	enum osd_op_state state;
+	uint16_t op;
+	uint16_t flags;
+	uint32_t epoch;
+	uint64_t offset, length;
+	char name[PROTO_OBJ_NAME_MAX + 1];
+	size_t name_len;
+	struct proto_rkey rkey;
+	void *inline_data; /* inline write payload, copied out of the receive buffer */
+	bool blocked;	   /* counted once as blocked below min_size */
+	bool min_ok;	   /* the acting set still has min_size members */
+	uint64_t start_ms;
+	/* payload / read buffer (registered): record header + data for writes */
+	struct fab_pool *bpool;
+	void *buf;
+	struct fab_sge sge;
+	uint32_t hdr_len;
+	uint64_t version;
+	/* commit tracking */
+	bool local_done;
+	int local_rc;
+	int32_t acting[PLC_MAX_REPLICAS];
+	unsigned int nacting;
+	uint32_t repl_wait; /* bit i: acting[i] has not acked */
+	uint32_t repl_sent; /* bit i: record posted to acting[i] on its current connection */
+	uint32_t refs;	    /* completions still to come (fabric ops, store callback) */
+	uint64_t result_len;
+	int status;
+	bool replied;
+};
+
+/* ctx of a record write to a replica */
+struct osd_repl_ctx {
+	uint32_t tag; /* OSD_TAG_REPL */
+	struct osd_op *op;
+	struct osd_peer *peer;
+	unsigned int idx;
+};
+
+struct osd_counters {
+	uint64_t ops, op_errors, writes, reads, write_bytes, read_bytes;
+	uint64_t repl_records, repl_bytes, repl_acks, replica_records, replica_bytes;
+	uint64_t estale, enxio, blocked;
+};
+
+struct osd {
+	struct conf *conf;
+	uint32_t id;
+	char name[32];
+	uint8_t uuid[PROTO_UUID_LEN];
+	struct store *store;
+	struct monc *monc;
+	struct mon_map map; /* our copy of the current map */
+	bool booted;
+	bool boot_pending;
+	uint32_t boot_epoch;
+	bool stopping;
+	struct fab_domain *dom;
+	struct fab_listener *pub_l, *clu_l;
+	char pub_addr[PROTO_ADDR_MAX + 1], clu_addr[PROTO_ADDR_MAX + 1];
+	char clu_ip[64];
+	struct fab_pool *small_pool, *large_pool;
+	struct osd_conn *conns;
+	struct osd_peer *peers;
+	struct osd_pg *pgs[OSD_PG_BUCKETS];
+	uint32_t store_pending;
+	uint32_t msg_size;
+	uint64_t ring_size;
+	uint64_t max_op;
+	uint64_t op_timeout_ms;
+	struct osd_counters ctr;
+	struct fab_ep_stats closed_pub, closed_clu; /* of connections already gone */
+};
+
+/* osd_net.c */
+int osd_net_start(struct osd *osd);
+void osd_net_stop(struct osd *osd);
+int osd_net_progress(struct osd *osd);
+int osd_conn_send(struct osd_conn *conn, const void *buf, size_t len);
+int osd_conn_send_reply(struct osd_conn *conn, uint64_t tid, const struct proto_osd_op_reply *r);
+struct osd_conn *osd_conn_new(struct osd *osd, struct fab_ep *ep, enum osd_conn_kind kind);
+void osd_conn_free(struct osd_conn *conn);
+int osd_perf_json(struct osd *osd, char *buf, size_t cap, size_t *len_out);
+/* Take a registered buffer for len bytes; NULL when none is free. */
+void *osd_buf_get(struct osd *osd, uint64_t len, struct fab_pool **pool_out,
+		  struct fab_sge *sge_out);
+
+/* osd_op.c */
+void osd_op_recv(struct osd_conn *conn, uint64_t tid, const struct proto_osd_op *m);
+void osd_op_fab_done(struct osd_op *op, const struct fab_cqe *cqe);
+void osd_op_conn_failed(struct osd *osd, struct osd_conn *conn);
+void osd_op_map_changed(struct osd *osd);
+void osd_op_tick(struct osd *osd);
+void osd_op_repl_acked(struct osd *osd, uint32_t peer_id, uint32_t pool, uint32_t pg,
+		       uint64_t version, int status);
+void osd_pg_kick(struct osd_pg *pg);
+void osd_op_check_done(struct osd_op *op);
+void osd_pg_kick_all(struct osd *osd);
+void osd_ops_cleanup(struct osd *osd);
+
+/* osd_repl.c */
+void osd_repl_pg_flush(struct osd *osd, struct osd_pg *pg);
+void osd_repl_recv(struct osd_conn *conn, const void *buf, size_t len);
+void osd_repl_write_imm(struct osd_conn *conn, uint32_t imm, uint32_t len);
+void osd_repl_peer_failed(struct osd *osd, struct osd_peer *peer);
+void osd_repl_connected(struct osd_conn *conn);
+struct osd_peer *osd_peer_get(struct osd *osd, uint32_t id);
+void osd_repl_cleanup(struct osd *osd);
+void osd_repl_tick(struct osd *osd);
+
+/* osd_wire.c: cluster messages (two-sided) and ring records (one-sided) */
+enum osd_wire_type {
+	OSD_WIRE_RING_REQ = 1,	 /* primary -> replica: osd id; "give me a ring" */
+	OSD_WIRE_RING_GRANT = 2, /* replica -> primary: rkey of the ring */
+	OSD_WIRE_ACK = 3,	 /* replica -> primary: a record committed, its ring bytes free */
+};
+#define OSD_WIRE_MAGIC 0x4c505257u /* "WRPL" */
+
+struct osd_wire_msg {
+	uint32_t type;
+	uint32_t osd_id;      /* RING_REQ */
+	struct fab_rkey ring; /* RING_GRANT */
+	uint64_t ring_off;    /* ACK */
+	uint32_t pool, pg;    /* ACK */
+	uint64_t version;     /* ACK */
+	int32_t status;	      /* ACK */
+};
+
+struct osd_rec_hdr {
+	uint16_t op;
+	uint32_t pool, pg, epoch;
+	uint64_t version, offset, length;
+	char name[PROTO_OBJ_NAME_MAX + 1];
+	size_t name_len;
+};
+
+int osd_wire_encode(const struct osd_wire_msg *m, void *buf, size_t cap, size_t *len_out);
+int osd_wire_decode(const void *buf, size_t len, struct osd_wire_msg *m_out);
+int osd_rec_hdr_encode(const struct osd_rec_hdr *h, void *buf, size_t cap, size_t *len_out);
+/* Decode a record of len bytes; *hdr_len_out: where the data starts. */
+int osd_rec_hdr_decode(const void *buf, size_t len, struct osd_rec_hdr *h_out,
+		       uint32_t *hdr_len_out);
+
+static inline uint64_t osd_pg_key(uint32_t pool, uint32_t pg)
+{
+	return ((uint64_t)pool << 32) | pg;
+}
+
+#endif

@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * weft-osd: one object storage daemon per data device.
+ *
+ *   weft-osd -i ID [-c FILE] [--mkfs] [--KEY=VALUE...]
+ *
+ * One thread runs a run-to-completion loop: fabric progress (public and
+ * cluster listeners, replica connections), store completions, the mon
+ * client, timers (beacons, op timeouts). docs/osd.md describes it.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "osd/osd.h"
+
+#define OSD_META_OBJ	    "osd_superblock"
+#define OSD_BOOT_TIMEOUT_MS 30000u
+
+static volatile sig_atomic_t osd_stop_sig;
+
+static void osd_sig(int sig)
+{
+	osd_stop_sig = 1;
+}
+
+static void osd_usage(FILE *out)
+{
+	fprintf(out, "usage: weft-osd -i ID [-c FILE] [--mkfs] [--KEY=VALUE...]\n"
+		     "  -i ID           OSD id (osd.ID); --mkfs creates its store and exits\n"
+		     "  -c FILE         conf file (default /etc/weft/weft.conf)\n"
+		     "  --KEY=VALUE     any option of 'weft config help'\n"
+		     "  -h, --help      this text\n");
+}
+
+static void osd_mkfs_cb(void *arg, int rc)
+{
+	*(int *)arg = rc;
+}
+
+static int osd_mkfs(struct osd *osd)
+{
+	struct store_opts o;
+	struct store *st;
+	struct store_tx *tx;
+	uint8_t uuid[PROTO_UUID_LEN];
+	int rc, crc = 0;
+
+	rc = store_opts_from_conf(osd->conf, &o);
+	if (rc != 0)
+		return rc;
+	o.osd_id = osd->id;
+	rc = store_mkfs(&o);
+	if (rc != 0)
+		return rc;
+	rc = store_mount(&o, &st);
+	if (rc != 0)
+		return rc;
+	if (getrandom(uuid, sizeof(uuid), 0) != (ssize_t)sizeof(uuid)) {
+		store_umount(st);
+		return -EIO;
+	}
+	uuid[6] = (uuid[6] & 0x0f) | 0x40; /* version 4 */
+	uuid[8] = (uuid[8] & 0x3f) | 0x80;
+	rc = store_tx_create(&tx);
+	if (rc == 0)
+		rc = store_tx_setattr(tx, OSD_META_PG, OSD_META_OBJ, "uuid", uuid, sizeof(uuid));
+	if (rc == 0)
+		rc = store_tx_submit(st, tx, osd_mkfs_cb, &crc);
+	if (rc == 0)
+		rc = store_flush(st);
+	if (rc == 0)
+		rc = crc;
+	store_umount(st);
+	if (rc == 0) {
+		char s[37];
+
+		mon_uuid_str(uuid, s);
+		log_info("osd", "%s: created store, uuid %s", osd->name, s);
+	}
+	return rc;
+}
+
+static void osd_boot_cb(struct monc *mc, int status, const char *out, size_t out_len,
+			const char *errmsg, void *arg);
+
+static int osd_boot(struct osd *osd)
+{
+	struct proto_msg boot = {.type = PROTO_OSD_BOOT};
+	struct proto_osd_boot *b = &boot.osd_boot;
+	const char *host = conf_get_str(osd->conf, CONF_HOST);
+	char hn[64];
+
+	if (host == NULL || host[0] == '\0') {
+		if (gethostname(hn, sizeof(hn)) != 0)
+			snprintf(hn, sizeof(hn), "localhost");
+		hn[sizeof(hn) - 1] = '\0';
+		host = hn;
+	}
+	memcpy(b->uuid, osd->uuid, PROTO_UUID_LEN);
+	b->want_id = osd->id;
+	b->host_len = strnlen(host, PROTO_NAME_MAX);
+	memcpy(b->host, host, b->host_len);
+	b->public_addr_len = strlen(osd->pub_addr);
+	memcpy(b->public_addr, osd->pub_addr, b->public_addr_len);
+	b->cluster_addr_len = strlen(osd->clu_addr);
+	memcpy(b->cluster_addr, osd->clu_addr, b->cluster_addr_len);
+	osd->boot_pending = true;
+	return monc_request(osd->monc, &boot, OSD_BOOT_TIMEOUT_MS, osd_boot_cb, osd);
+}
+
+static void osd_boot_cb(struct monc *mc, int status, const char *out, size_t out_len,
+			const char *errmsg, void *arg)
+{
+	struct osd *osd = arg;
+	const char *p = out != NULL ? memmem(out, out_len, "\"osd\": ", 7) : NULL;
+
+	osd->boot_pending = false;
+	if (status != 0 || p == NULL || strtoul(p + 7, NULL, 10) != osd->id) {
+		log_error("osd", "%s: boot refused: %s", osd->name,
+			  status != 0 ? (errmsg && errmsg[0] ? errmsg : weft_strerror(status))
+				      : "reply without our id");
+		if (status != -ETIMEDOUT)
+			osd->stopping = true;
+		return;
+	}
+	osd->booted = true;
+	osd->boot_epoch = monc_map(mc)->epoch;
+	log_info("osd", "%s: booted (map epoch %u)", osd->name, osd->boot_epoch);
+}
+
+static void osd_map_cb(struct monc *mc, const struct mon_map *map, void *arg)
+{
+	struct osd *osd = arg;
+	const struct mon_osd *me;
+
+	if (mon_map_copy(&osd->map, map) != 0) {
+		log_error("osd", "%s: out of memory copying map epoch %u", osd->name, map->epoch);
+		return;
+	}
+	me = mon_map_osd(&osd->map, osd->id);
+	/* marked down while alive (a long stall, a lost beacon): boot again */
+	if (osd->booted && !osd->boot_pending && me != NULL && !(me->state & MON_OSD_UP) &&
+	    map->epoch > osd->boot_epoch) {
+		log_warn("osd", "%s: map epoch %u marks us down; booting again", osd->name,
+			 map->epoch);
+		osd->booted = false;
+		osd_boot(osd);
+	}
+	osd_op_map_changed(osd);
+}
+
+static void osd_beacon(struct osd *osd)
+{
+	struct proto_msg m = {.type = PROTO_OSD_BEACON};
+
+	m.osd_beacon.id = osd->id;
+	m.osd_beacon.epoch = osd->map.epoch;
+	memcpy(m.osd_beacon.uuid, osd->uuid, PROTO_UUID_LEN);
+	monc_send(osd->monc, &m);
+}
+
+static int osd_run(struct osd *osd)
+{
+	uint64_t beacon_ms = conf_get_duration_us(osd->conf, CONF_OSD_HEARTBEAT_INTERVAL) / 1000;
+	uint64_t next_beacon = 0, next_tick = 0;
+	struct pollfd pfd[2];
+	int idle = 0;
+
+	pfd[0].fd = fab_domain_fd(osd->dom);
+	pfd[1].fd = monc_fd(osd->monc);
+	pfd[0].events = pfd[1].events = POLLIN;
+	while (!osd_stop_sig && !osd->stopping) {
+		uint64_t now;
+		int n = 0, rc;
+
+		rc = osd_net_progress(osd);
+		if (rc < 0) {
+			log_error("osd", "%s: fabric failed: %s", osd->name, weft_strerror(rc));
+			return rc;
+		}
+		n += rc;
+		if (osd->store_pending > 0) {
+			rc = store_poll(osd->store);
+			if (rc < 0) {
+				log_error("osd", "%s: store failed: %s", osd->name,
+					  weft_strerror(rc));
+				return rc;
+			}
+			n += rc;
+		}
+		monc_progress(osd->monc);
+		now = clock_now_ms();
+		if (osd->booted && now >= next_beacon) {
+			next_beacon = now + beacon_ms;
+			osd_beacon(osd);
+		}
+		if (now >= next_tick) {
+			next_tick = now + 100;
+			osd_op_tick(osd);
+			osd_repl_tick(osd);
+			pfd[1].fd = monc_fd(osd->monc);
+		}
+		if (n > 0) {
+			idle = 0;
+			continue;
+		}
+		/*
+		 * The store's io_uring has no fd here: while commits are pending, spin
+		 * briefly then nap 50 us; otherwise sleep on the fabric and mon fds.
+		 */
+		if (osd->store_pending > 0) {
+			if (++idle > 64) {
+				struct timespec ts = {0, 50000};
+
+				nanosleep(&ts, NULL);
+			}
+			continue;
+		}
+		poll(pfd, pfd[1].fd >= 0 ? 2 : 1, 10);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"mkfs", no_argument, NULL, 'm'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	static struct osd osd;
+	const char *file = NULL, *id = NULL;
+	enum weft_log_level level;
+	struct store_opts so;
+	bool mkfs = false;
+	char *end;
+	int c, rc;
+
+	signal(SIGPIPE, SIG_IGN);
+	for (int i = 1; i + 1 < argc; i++)
+		if (!strcmp(argv[i], "-i"))
+			id = argv[i + 1];
+	if (id == NULL) {
+		for (int i = 1; i < argc; i++)
+			if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+				osd_usage(stdout);
+				return 0;
+			}
+		fprintf(stderr, "weft-osd: -i ID is required (see --help)\n");
+		return 2;
+	}
+	osd.id = (uint32_t)strtoul(id, &end, 10);
+	if (*end != '\0' || end == id || osd.id >= MON_OSD_MAX) {
+		fprintf(stderr, "weft-osd: bad id '%s'\n", id);
+		return 2;
+	}
+	snprintf(osd.name, sizeof(osd.name), "osd.%u", osd.id);
+	if (conf_create(osd.name, &osd.conf) != 0)
+		return 2;
+	if (conf_apply_args(osd.conf, &argc, argv) != 0)
+		return 2;
+	while ((c = getopt_long(argc, argv, "i:c:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			break;
+		case 'c':
+			file = optarg;
+			break;
+		case 'm':
+			mkfs = true;
+			break;
+		case 'h':
+			osd_usage(stdout);
+			return 0;
+		default:
+			osd_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "weft-osd: unexpected argument '%s' (see --help)\n", argv[optind]);
+		return 2;
+	}
+	if (file == NULL && access("/etc/weft/weft.conf", F_OK) == 0)
+		file = "/etc/weft/weft.conf";
+	/* file first, then env; flags were applied above and keep their precedence */
+	if ((file != NULL && conf_load_file(osd.conf, file) != 0) || conf_apply_env(osd.conf) != 0)
+		return 2;
+	if (weft_log_level_parse(conf_get_str(osd.conf, CONF_LOG_LEVEL), &level) != 0)
+		level = WEFT_LOG_INFO;
+	weft_log_open(osd.name, level, conf_get_str(osd.conf, CONF_LOG_FILE));
+	if (mkfs) {
+		rc = osd_mkfs(&osd);
+		if (rc != 0)
+			fprintf(stderr, "weft-osd: mkfs of %s failed: %s\n", osd.name,
+				weft_strerror(rc));
+		conf_destroy(osd.conf);
+		return rc != 0;
+	}
+	osd.max_op = conf_get_size(osd.conf, CONF_OSD_MAX_OP_SIZE);
+	osd.ring_size = conf_get_size(osd.conf, CONF_OSD_REPL_RING_SIZE);
+	osd.op_timeout_ms = conf_get_duration_us(osd.conf, CONF_OSD_OP_TIMEOUT) / 1000;
+	if (osd.ring_size < osd.max_op + OSD_REC_HDR_MAX + OSD_REC_ALIGN) {
+		fprintf(stderr, "weft-osd: osd_repl_ring_size must exceed osd_max_op_size\n");
+		return 2;
+	}
+	mon_map_init(&osd.map);
+	rc = store_opts_from_conf(osd.conf, &so);
+	if (rc == 0) {
+		so.osd_id = osd.id;
+		rc = store_mount(&so, &osd.store);
+	}
+	if (rc != 0) {
+		fprintf(stderr, "weft-osd: %s: cannot mount the store: %s\n", osd.name,
+			weft_strerror(rc));
+		goto out_conf;
+	}
+	{
+		size_t len;
+
+		rc = store_getattr(osd.store, OSD_META_PG, OSD_META_OBJ, "uuid", osd.uuid,
+				   sizeof(osd.uuid), &len);
+		if (rc != 0 || len != sizeof(osd.uuid)) {
+			fprintf(stderr, "weft-osd: %s: store has no OSD uuid (run --mkfs)\n",
+				osd.name);
+			rc = rc ? rc : -EINVAL;
+			goto out_store;
+		}
+	}
+	rc = osd_net_start(&osd);
+	if (rc != 0)
+		goto out_store;
+	rc = monc_create(osd.conf, osd.name, &osd.monc);
+	if (rc != 0)
+		goto out_net;
+	monc_subscribe(osd.monc, osd_map_cb, &osd);
+	signal(SIGTERM, osd_sig);
+	signal(SIGINT, osd_sig);
+	rc = osd_boot(&osd);
+	if (rc == 0)
+		rc = osd_run(&osd);
+	log_info("osd", "%s: stopping", osd.name);
+	monc_destroy(osd.monc);
+out_net:
+	osd_net_stop(&osd);
+	osd_ops_cleanup(&osd);
+	osd_repl_cleanup(&osd);
+out_store:
+	store_umount(osd.store);
+out_conf:
+	mon_map_free(&osd.map);
+	conf_destroy(osd.conf);
+	return rc != 0;
+}

@@ -1,0 +1,664 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Client ops on the primary (docs/osd.md, "Write path" / "Read path").
+ *
+ * Each PG keeps its ops in arrival order. A write moves NEW -> PULLING
+ * (one-sided read of the client's payload, unless inline) -> READY ->
+ * SUBMITTED (version assigned in queue order, local transaction and
+ * replica records out together) -> replied once the local commit and every
+ * replica still in the acting set have acknowledged. Writes are ordered by
+ * version even when their pulls finish out of order; a read or stat waits
+ * for earlier unfinished ops on the same object, so ops on one object
+ * apply in the order they arrived.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "osd/osd.h"
+#include "placement/plc_map.h"
+
+static bool osd_op_is_write(uint16_t op)
+{
+	return op == PROTO_OP_WRITE || op == PROTO_OP_WRITE_FULL || op == PROTO_OP_REMOVE ||
+	       op == PROTO_OP_TRUNCATE;
+}
+
+static struct osd_pg *osd_pg_get(struct osd *osd, uint32_t pool, uint32_t pgid)
+{
+	unsigned int b = (pool * 2654435761u ^ pgid * 40503u) % OSD_PG_BUCKETS;
+	struct osd_pg *pg;
+
+	for (pg = osd->pgs[b]; pg; pg = pg->hnext)
+		if (pg->pool == pool && pg->pg == pgid)
+			return pg;
+	pg = calloc(1, sizeof(*pg));
+	if (pg == NULL)
+		return NULL;
+	pg->pool = pool;
+	pg->pg = pgid;
+	pg->hnext = osd->pgs[b];
+	osd->pgs[b] = pg;
+	return pg;
+}
+
+static void osd_op_maybe_free(struct osd_op *op)
+{
+	if (op->state != OSD_OP_DONE || op->refs > 0)
+		return;
+	if (op->pg->kicking) {
+		/* the kick loop still looks at it: freed when the loop ends */
+		op->next = op->pg->dead;
+		op->pg->dead = op;
+		return;
+	}
+	if (op->buf)
+		fab_pool_put(op->bpool, op->buf);
+	free(op->inline_data);
+	free(op);
+}
+
+/* Reply (unless the client is gone) and leave the PG queue; the op lives on until refs drop. */
+static void osd_op_finish(struct osd_op *op, int status)
+{
+	struct osd *osd = op->osd;
+	struct osd_pg *pg = op->pg;
+
+	if (op->state == OSD_OP_DONE)
+		return;
+	if (op->conn != NULL) {
+		struct proto_osd_op_reply r = {.status = status, .epoch = osd->map.epoch};
+
+		if (status == 0) {
+			r.version = op->version;
+			r.length = op->result_len;
+		}
+		osd_conn_send_reply(op->conn, op->tid, &r);
+		op->conn->ops_inflight--;
+	}
+	if (status != 0)
+		osd->ctr.op_errors++;
+	if (status == -ESTALE)
+		osd->ctr.estale++;
+	if (op->prev)
+		op->prev->next = op->next;
+	else
+		pg->head = op->next;
+	if (op->next)
+		op->next->prev = op->prev;
+	else
+		pg->tail = op->prev;
+	op->next = op->prev = NULL;
+	op->state = OSD_OP_DONE;
+	pg->rekick = true;
+	osd_op_maybe_free(op);
+}
+
+static void osd_reply_now(struct osd_conn *conn, uint64_t tid, int status, uint64_t version)
+{
+	struct proto_osd_op_reply r = {.status = status, .epoch = conn->osd->map.epoch};
+
+	r.version = version;
+	if (status != 0)
+		conn->osd->ctr.op_errors++;
+	osd_conn_send_reply(conn, tid, &r);
+}
+
+static void osd_perf_reply(struct osd_conn *conn, uint64_t tid)
+{
+	struct osd *osd = conn->osd;
+	struct proto_osd_op_reply r = {.epoch = osd->map.epoch, .flags = PROTO_REPLY_F_INLINE};
+	size_t cap = osd->msg_size - 128, len;
+	char *json = malloc(cap);
+	int rc;
+
+	if (json == NULL)
+		return osd_reply_now(conn, tid, -ENOMEM, 0);
+	rc = osd_perf_json(osd, json, cap, &len);
+	if (rc != 0) {
+		free(json);
+		return osd_reply_now(conn, tid, rc, 0);
+	}
+	r.data = json;
+	r.data_len = (uint32_t)len;
+	r.length = len;
+	osd_conn_send_reply(conn, tid, &r);
+	free(json);
+}
+
+/*
+ * Where (pool, pg) stands in the current map: 0 and the acting set, or
+ * -ENOENT (pool gone), -ESTALE (we are no longer its primary).
+ */
+static int osd_op_acting(struct osd *osd, struct osd_op *op, int32_t *acting, unsigned int *n,
+			 const struct mon_pool **pool_out)
+{
+	const struct mon_pool *pool = mon_map_pool(&osd->map, op->pg->pool);
+	int rc;
+
+	if (pool == NULL)
+		return -ENOENT;
+	rc = plc_map_acting(&osd->map, pool, op->pg->pg, acting);
+	if (rc < 0)
+		return rc;
+	if (op->op != PROTO_OP_READ_LOCAL && (rc == 0 || acting[0] != (int32_t)osd->id))
+		return -ESTALE;
+	*n = (unsigned int)rc;
+	*pool_out = pool;
+	return 0;
+}
+
+void osd_op_recv(struct osd_conn *conn, uint64_t tid, const struct proto_osd_op *m)
+{
+	struct osd *osd = conn->osd;
+	const struct mon_pool *pool;
+	int32_t acting[PLC_MAX_REPLICAS];
+	struct osd_op *op;
+	struct osd_pg *pg;
+	int n;
+
+	osd->ctr.ops++;
+	if (m->op == PROTO_OP_PERF)
+		return osd_perf_reply(conn, tid);
+	if (!osd->booted || osd->map.epoch == 0 || m->epoch > osd->map.epoch)
+		return osd_reply_now(conn, tid, -EAGAIN, 0); /* we are behind: the client retries */
+	if (m->epoch < osd->map.epoch)
+		return osd_reply_now(conn, tid, -ESTALE, 0);
+	pool = mon_map_pool(&osd->map, m->pool);
+	if (pool == NULL)
+		return osd_reply_now(conn, tid, -ENOENT, 0);
+	if (m->pg >= pool->pg_num || plc_map_object_pg(pool, m->name, m->name_len) != m->pg ||
+	    m->name_len > STORE_NAME_MAX)
+		return osd_reply_now(conn, tid, -EINVAL, 0);
+	if (m->length > osd->max_op)
+		return osd_reply_now(conn, tid, -E2BIG, 0);
+	n = plc_map_acting(&osd->map, pool, m->pg, acting);
+	if (m->op != PROTO_OP_READ_LOCAL && (n <= 0 || acting[0] != (int32_t)osd->id)) {
+		osd->ctr.enxio++;
+		/* the right primary travels in version; the client recomputes it from the same
+		 * epoch */
+		return osd_reply_now(conn, tid, -ENXIO, n > 0 ? (uint64_t)acting[0] : UINT32_MAX);
+	}
+	pg = osd_pg_get(osd, m->pool, m->pg);
+	op = calloc(1, sizeof(*op));
+	if (pg == NULL || op == NULL) {
+		free(op);
+		return osd_reply_now(conn, tid, -ENOMEM, 0);
+	}
+	op->tag = OSD_TAG_OP;
+	op->osd = osd;
+	op->pg = pg;
+	op->conn = conn;
+	op->tid = tid;
+	op->op = m->op;
+	op->flags = m->flags;
+	op->epoch = m->epoch;
+	op->offset = m->offset;
+	op->length = m->length;
+	memcpy(op->name, m->name, m->name_len + 1);
+	op->name_len = m->name_len;
+	op->rkey = m->rkey;
+	op->start_ms = clock_now_ms();
+	if ((m->flags & PROTO_OP_F_INLINE) && m->data_len > 0) {
+		/* the receive buffer goes back at once: keep the few inline bytes */
+		op->inline_data = malloc(m->data_len);
+		if (op->inline_data == NULL) {
+			free(op);
+			return osd_reply_now(conn, tid, -ENOMEM, 0);
+		}
+		memcpy(op->inline_data, m->data, m->data_len);
+	}
+	conn->ops_inflight++;
+	op->prev = pg->tail;
+	if (pg->tail)
+		pg->tail->next = op;
+	else
+		pg->head = op;
+	pg->tail = op;
+	osd_pg_kick(pg);
+}
+
+static int osd_op_hdr(struct osd_op *op, void *buf, size_t cap, size_t *len_out)
+{
+	struct osd_rec_hdr h = {
+	    .op = op->op,
+	    .pool = op->pg->pool,
+	    .pg = op->pg->pg,
+	    .epoch = op->osd->map.epoch,
+	    .version = op->version,
+	    .offset = op->offset,
+	    .length = (op->op == PROTO_OP_WRITE || op->op == PROTO_OP_WRITE_FULL) ? op->length : 0,
+	    .name_len = op->name_len,
+	};
+
+	memcpy(h.name, op->name, op->name_len + 1);
+	return osd_rec_hdr_encode(&h, buf, cap, len_out);
+}
+
+/* NEW write: check min_size, take a buffer, start pulling the payload. */
+static void osd_op_start_write(struct osd_op *op)
+{
+	struct osd *osd = op->osd;
+	const struct mon_pool *pool;
+	int32_t acting[PLC_MAX_REPLICAS];
+	uint64_t data_len =
+	    (op->op == PROTO_OP_WRITE || op->op == PROTO_OP_WRITE_FULL) ? op->length : 0;
+	unsigned int n;
+	size_t hl;
+	int rc;
+
+	if (op->conn == NULL)
+		return osd_op_finish(op, -ENOTCONN);
+	rc = osd_op_acting(osd, op, acting, &n, &pool);
+	if (rc != 0)
+		return osd_op_finish(op, rc);
+	if (n < pool->min_size) {
+		/* never acknowledge under-replicated: wait for a map with enough OSDs up */
+		if (!op->blocked) {
+			op->blocked = true;
+			osd->ctr.blocked++;
+			log_info("osd", "%s pg %u.%x: %u of min_size %u up, write blocked",
+				 osd->name, op->pg->pool, op->pg->pg, n, pool->min_size);
+		}
+		return;
+	}
+	rc = osd_op_hdr(op, NULL, 0, &hl);
+	if (rc != 0)
+		return osd_op_finish(op, rc);
+	op->buf = osd_buf_get(osd, hl + data_len, &op->bpool, &op->sge);
+	if (op->buf == NULL)
+		return; /* all payload buffers busy: retried when one frees */
+	op->hdr_len = (uint32_t)hl;
+	if (data_len == 0 || op->inline_data != NULL) {
+		if (data_len)
+			memcpy((char *)op->buf + hl, op->inline_data, data_len);
+		op->state = OSD_OP_READY;
+		return;
+	}
+	{
+		struct fab_sge dst = {(char *)op->buf + hl, (uint32_t)data_len, op->sge.mr};
+		struct fab_rkey src = {op->rkey.addr, op->rkey.len, op->rkey.key};
+
+		rc = fab_read(op->conn->ep, &dst, &src, 0, op);
+	}
+	if (rc == -EAGAIN)
+		return; /* send queue full: the next kick retries */
+	if (rc != 0)
+		return osd_op_finish(op, rc);
+	op->refs++;
+	op->state = OSD_OP_PULLING;
+}
+
+static void osd_op_local_cb(void *arg, int rc)
+{
+	struct osd_op *op = arg;
+	struct osd *osd = op->osd;
+
+	osd->store_pending--;
+	op->refs--;
+	op->local_done = true;
+	op->local_rc = rc;
+	if (rc != 0)
+		log_error("osd", "%s pg %u.%x: commit of %s v%llx failed: %s", osd->name,
+			  op->pg->pool, op->pg->pg, op->name, (unsigned long long)op->version,
+			  weft_strerror(rc));
+	if (op->state == OSD_OP_DONE)
+		return osd_op_maybe_free(op); /* already answered (timeout, primary change) */
+	osd_op_check_done(op);		      /* may free op */
+}
+
+void osd_op_check_done(struct osd_op *op)
+{
+	if (op->state != OSD_OP_SUBMITTED)
+		return;
+	if (op->local_done && op->local_rc != 0)
+		return osd_op_finish(op, op->local_rc);
+	if (op->local_done && op->repl_wait == 0 && op->min_ok) {
+		op->result_len = op->length;
+		op->osd->ctr.writes++;
+		op->osd->ctr.write_bytes += op->length;
+		osd_op_finish(op, 0);
+	}
+}
+
+static int osd_op_tx_build(struct osd_op *op, struct store_tx *tx)
+{
+	uint64_t pgk = osd_pg_key(op->pg->pool, op->pg->pg);
+	const char *data = (const char *)op->buf + op->hdr_len;
+	int rc = 0;
+
+	switch (op->op) {
+	case PROTO_OP_WRITE_FULL:
+		rc = store_tx_truncate(tx, pgk, op->name, 0);
+		/* fall through */
+	case PROTO_OP_WRITE:
+		if (rc == 0 && op->length > 0)
+			rc = store_tx_write(tx, pgk, op->name, op->offset, op->length, data);
+		break;
+	case PROTO_OP_REMOVE:
+		rc = store_tx_remove(tx, pgk, op->name);
+		break;
+	case PROTO_OP_TRUNCATE:
+		rc = store_tx_truncate(tx, pgk, op->name, op->offset);
+		break;
+	}
+	/* the record header doubles as the PG log entry (recovery replays it) */
+	if (rc == 0)
+		rc = store_tx_pglog_append(tx, pgk, op->version, op->buf, op->hdr_len);
+	return rc;
+}
+
+/* READY write whose turn it is: version, local transaction, replica records. */
+static void osd_op_submit(struct osd_op *op)
+{
+	struct osd *osd = op->osd;
+	struct osd_pg *pg = op->pg;
+	const struct mon_pool *pool;
+	struct store_stat st;
+	struct store_tx *tx;
+	size_t hl;
+	int rc;
+
+	rc = osd_op_acting(osd, op, op->acting, &op->nacting, &pool);
+	if (rc != 0)
+		return osd_op_finish(op, rc);
+	if (op->nacting < pool->min_size)
+		return; /* blocked while READY; a later map or the timeout moves it */
+	if (op->op == PROTO_OP_REMOVE &&
+	    store_stat(osd->store, osd_pg_key(pg->pool, pg->pg), op->name, &st) == -ENOENT)
+		return osd_op_finish(op, -ENOENT);
+	if (pg->seq_epoch != osd->map.epoch) {
+		pg->seq_epoch = osd->map.epoch;
+		pg->seq = 0;
+	}
+	op->version = ((uint64_t)pg->seq_epoch << 32) | ++pg->seq;
+	rc = osd_op_hdr(op, op->buf, op->hdr_len, &hl);
+	if (rc == 0)
+		rc = store_tx_create(&tx);
+	if (rc != 0)
+		return osd_op_finish(op, rc);
+	rc = osd_op_tx_build(op, tx);
+	if (rc == 0)
+		rc = store_tx_submit(osd->store, tx, osd_op_local_cb, op);
+	if (rc != 0) {
+		store_tx_destroy(tx);
+		log_error("osd", "%s pg %u.%x: %s of %s refused by the store: %s", osd->name,
+			  pg->pool, pg->pg, op->op == PROTO_OP_REMOVE ? "remove" : "write",
+			  op->name, weft_strerror(rc));
+		return osd_op_finish(op, rc);
+	}
+	osd->store_pending++;
+	op->refs++;
+	op->state = OSD_OP_SUBMITTED;
+	op->min_ok = true;
+	op->repl_wait = 0;
+	for (unsigned int i = 1; i < op->nacting; i++)
+		op->repl_wait |= 1u << i;
+	/* records go out from the PG flush so they keep version order per peer */
+	osd_repl_pg_flush(osd, pg);
+}
+
+static bool osd_op_earlier_same_object(const struct osd_op *op)
+{
+	for (const struct osd_op *o = op->prev; o; o = o->prev)
+		if (osd_op_is_write(o->op) && o->name_len == op->name_len &&
+		    !memcmp(o->name, op->name, op->name_len))
+			return true;
+	return false;
+}
+
+static void osd_op_do_read(struct osd_op *op)
+{
+	struct osd *osd = op->osd;
+	uint64_t pgk = osd_pg_key(op->pg->pool, op->pg->pg), got = 0;
+	const struct mon_pool *pool;
+	int32_t acting[PLC_MAX_REPLICAS];
+	struct store_stat st;
+	unsigned int n;
+	int rc;
+
+	if (op->conn == NULL)
+		return osd_op_finish(op, -ENOTCONN);
+	rc = osd_op_acting(osd, op, acting, &n, &pool);
+	if (rc != 0)
+		return osd_op_finish(op, rc);
+	if (op->op == PROTO_OP_STAT) {
+		rc = store_stat(osd->store, pgk, op->name, &st);
+		if (rc == 0) {
+			op->result_len = st.size;
+			op->version = st.version;
+		}
+		return osd_op_finish(op, rc);
+	}
+	if (op->length == 0)
+		return osd_op_finish(op, 0);
+	if (!(op->flags & PROTO_OP_F_RKEY))
+		return osd_op_finish(op, -EINVAL);
+	op->buf = osd_buf_get(osd, op->length, &op->bpool, &op->sge);
+	if (op->buf == NULL)
+		return; /* retried when a buffer frees */
+	rc = store_read(osd->store, pgk, op->name, op->offset, op->length, op->buf, &got);
+	if (rc != 0)
+		return osd_op_finish(op, rc);
+	op->result_len = got;
+	osd->ctr.reads++;
+	osd->ctr.read_bytes += got;
+	if (got == 0)
+		return osd_op_finish(op, 0);
+	{
+		struct fab_sge src = {op->buf, (uint32_t)got, op->sge.mr};
+		struct fab_rkey dst = {op->rkey.addr, op->rkey.len, op->rkey.key};
+
+		rc = fab_write(op->conn->ep, &src, &dst, 0, op);
+	}
+	if (rc != 0)
+		return osd_op_finish(op, rc);
+	op->refs++;
+	op->state = OSD_OP_SENDING;
+}
+
+void osd_pg_kick(struct osd_pg *pg)
+{
+	if (pg->kicking) {
+		pg->rekick = true;
+		return;
+	}
+	pg->kicking = true;
+	/* each pass either moves an op or stops; finishing ops asks for one more pass */
+	for (int pass = 0; pass < 1024; pass++) {
+		bool order_blocked = false;
+
+		pg->rekick = false;
+		for (struct osd_op *op = pg->head, *next; op; op = next) {
+			next = op->next;
+			if (osd_op_is_write(op->op)) {
+				if (op->state == OSD_OP_NEW)
+					osd_op_start_write(op);
+				if (op->state == OSD_OP_READY && !order_blocked)
+					osd_op_submit(op);
+				if (op->state < OSD_OP_SUBMITTED)
+					order_blocked = true;
+			} else if (op->state == OSD_OP_NEW && !osd_op_earlier_same_object(op)) {
+				osd_op_do_read(op);
+			}
+		}
+		if (!pg->rekick)
+			break;
+	}
+	pg->kicking = false;
+	while (pg->dead) {
+		struct osd_op *op = pg->dead;
+
+		pg->dead = op->next;
+		osd_op_maybe_free(op);
+	}
+}
+
+void osd_pg_kick_all(struct osd *osd)
+{
+	for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++)
+		for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext)
+			if (pg->head)
+				osd_pg_kick(pg);
+}
+
+void osd_op_fab_done(struct osd_op *op, const struct fab_cqe *cqe)
+{
+	struct osd_pg *pg;
+
+	if (op->tag == OSD_TAG_REPL) {
+		struct osd_repl_ctx *rc = (struct osd_repl_ctx *)op;
+
+		op = rc->op;
+		op->refs--;
+		if (cqe->status != 0)
+			op->repl_sent &= ~(1u << rc->idx); /* resent after the peer reconnects */
+		free(rc);
+		osd_op_maybe_free(op);
+		return;
+	}
+	pg = op->pg;
+	op->refs--;
+	if (op->state == OSD_OP_DONE) {
+		osd_op_maybe_free(op);
+	} else if (cqe->kind == FAB_EV_READ && op->state == OSD_OP_PULLING) {
+		if (cqe->status != 0) {
+			log_warn("osd", "%s pg %u.%x: payload pull for %s failed: %s",
+				 op->osd->name, pg->pool, pg->pg, op->name,
+				 weft_strerror(cqe->status));
+			osd_op_finish(op, cqe->status);
+		} else {
+			op->state = OSD_OP_READY;
+		}
+	} else if (cqe->kind == FAB_EV_WRITE && op->state == OSD_OP_SENDING) {
+		osd_op_finish(op, cqe->status); /* frees op once nothing else refers to it */
+	}
+	osd_pg_kick(pg);
+}
+
+/* A replica committed (status 0) or failed a record. */
+void osd_op_repl_acked(struct osd *osd, uint32_t peer_id, uint32_t pool, uint32_t pgid,
+		       uint64_t version, int status)
+{
+	struct osd_pg *pg = osd_pg_get(osd, pool, pgid);
+
+	if (pg == NULL)
+		return;
+	for (struct osd_op *op = pg->head; op; op = op->next) {
+		if (op->state != OSD_OP_SUBMITTED || op->version != version)
+			continue;
+		for (unsigned int i = 1; i < op->nacting; i++) {
+			if (op->acting[i] != (int32_t)peer_id)
+				continue;
+			if (status != 0) {
+				log_error("osd", "%s pg %u.%x: osd.%u failed %s v%llx: %s",
+					  osd->name, pool, pgid, peer_id, op->name,
+					  (unsigned long long)version, weft_strerror(status));
+				return osd_op_finish(op, status);
+			}
+			op->repl_wait &= ~(1u << i);
+		}
+		osd_op_check_done(op);
+		break;
+	}
+	osd_pg_kick(pg);
+}
+
+void osd_op_conn_failed(struct osd *osd, struct osd_conn *conn)
+{
+	for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++) {
+		for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext) {
+			for (struct osd_op *op = pg->head; op; op = op->next)
+				if (op->conn == conn)
+					op->conn = NULL; /* finishes without a reply */
+			osd_pg_kick(pg);
+		}
+	}
+}
+
+/*
+ * A new map: ops of PGs we no longer lead get -ESTALE (the client resends
+ * to the new primary; writes are idempotent), replicas that left the acting
+ * set are no longer waited for, and blocked PGs are retried.
+ */
+void osd_op_map_changed(struct osd *osd)
+{
+	for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++) {
+		for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext) {
+			for (struct osd_op *op = pg->head, *next; op; op = next) {
+				const struct mon_pool *pool;
+				int32_t acting[PLC_MAX_REPLICAS];
+				unsigned int n;
+				int rc;
+
+				next = op->next;
+				rc = osd_op_acting(osd, op, acting, &n, &pool);
+				if (rc != 0) {
+					osd_op_finish(op, rc);
+					continue;
+				}
+				if (op->state != OSD_OP_SUBMITTED)
+					continue;
+				for (unsigned int i = 1; i < op->nacting; i++) {
+					bool still = false;
+
+					for (unsigned int k = 1; k < n; k++)
+						still |= acting[k] == op->acting[i];
+					if (!still)
+						op->repl_wait &= ~(1u << i);
+				}
+				op->min_ok = n >= pool->min_size;
+				osd_op_check_done(op);
+			}
+			if (pg->head) {
+				osd_pg_kick(pg);
+				osd_repl_pg_flush(osd, pg);
+			}
+		}
+	}
+}
+
+void osd_op_tick(struct osd *osd)
+{
+	uint64_t now = clock_now_ms();
+
+	for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++) {
+		for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext) {
+			for (struct osd_op *op = pg->head, *next; op; op = next) {
+				next = op->next;
+				if (now - op->start_ms < osd->op_timeout_ms)
+					continue;
+				log_warn("osd", "%s pg %u.%x: %s on %s timed out after %llu ms%s",
+					 osd->name, pg->pool, pg->pg,
+					 osd_op_is_write(op->op) ? "write" : "read", op->name,
+					 (unsigned long long)(now - op->start_ms),
+					 op->blocked ? " (PG below min_size)" : "");
+				osd_op_finish(op, -ETIMEDOUT);
+			}
+			if (pg->head) {
+				osd_pg_kick(pg);
+				osd_repl_pg_flush(osd, pg);
+			}
+		}
+	}
+}
+
+void osd_ops_cleanup(struct osd *osd)
+{
+	for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++) {
+		while (osd->pgs[b]) {
+			struct osd_pg *pg = osd->pgs[b];
+
+			osd->pgs[b] = pg->hnext;
+			/* ops still queued are dropped without a reply; the domain is gone */
+			for (struct osd_op *op = pg->head, *next; op; op = next) {
+				next = op->next;
+				free(op->inline_data);
+				free(op);
+			}
+			free(pg);
+		}
+	}
+}

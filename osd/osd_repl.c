@@ -1,0 +1,429 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Replication over the cluster network (docs/osd.md, "Replication ring").
+ *
+ * Primary side: one connection and one ring per replica. The connection
+ * leaves from our cluster address; the replica answers RING_REQ with the
+ * key of a ring it registered for us. A record (header + payload, already
+ * contiguous in the op's registered buffer) goes into the ring with one
+ * write_imm whose immediate is the record's offset / 64. Ring space is
+ * reused only after the replica's ACK for that record (the credit).
+ *
+ * Replica side: the write_imm completion names the record; it is decoded,
+ * turned into a store transaction (which copies the data) and acked with a
+ * small send once that transaction is durable.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "osd/osd.h"
+
+#define OSD_RING_SLOTS	 1024u
+#define OSD_RECONNECT_MS 500u
+
+struct osd_replica_ctx {
+	struct osd *osd;
+	struct osd_conn *conn; /* checked against osd->conns before use */
+	uint64_t conn_gen;
+	uint64_t ring_off;
+	uint32_t pool, pg;
+	uint64_t version;
+};
+
+static uint64_t osd_conn_gen_next = 1;
+
+struct osd_peer *osd_peer_get(struct osd *osd, uint32_t id)
+{
+	struct osd_peer *p;
+
+	for (p = osd->peers; p; p = p->next)
+		if (p->id == id)
+			return p;
+	p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		return NULL;
+	p->slots = calloc(OSD_RING_SLOTS, sizeof(*p->slots));
+	if (p->slots == NULL) {
+		free(p);
+		return NULL;
+	}
+	p->id = id;
+	p->slot_cap = OSD_RING_SLOTS;
+	p->next = osd->peers;
+	osd->peers = p;
+	return p;
+}
+
+static void osd_peer_reset(struct osd_peer *p)
+{
+	p->conn = NULL;
+	p->ring_ready = false;
+	p->slot_head = p->slot_count = 0;
+}
+
+static int osd_send_wire(struct osd_conn *conn, const struct osd_wire_msg *m)
+{
+	uint8_t buf[128];
+	size_t len;
+	int rc = osd_wire_encode(m, buf, sizeof(buf), &len);
+
+	return rc != 0 ? rc : osd_conn_send(conn, buf, len);
+}
+
+/* Connect to a replica from our cluster address (rate-limited after a failure). */
+static int osd_peer_connect(struct osd *osd, struct osd_peer *p)
+{
+	const struct mon_osd *o = mon_map_osd(&osd->map, p->id);
+	struct osd_wire_msg m = {.type = OSD_WIRE_RING_REQ, .osd_id = osd->id};
+	const char *addr;
+	struct fab_ep *ep;
+	uint64_t now = clock_now_ms();
+	int rc;
+
+	if (o == NULL || !(o->state & MON_OSD_UP) || now < p->next_connect_ms)
+		return -EAGAIN;
+	p->next_connect_ms = now + OSD_RECONNECT_MS;
+	addr = o->cluster_addr[0] ? o->cluster_addr : o->public_addr;
+	snprintf(p->addr, sizeof(p->addr), "%s", addr);
+	rc = fab_connect(osd->dom, addr, osd->clu_ip, NULL, &ep);
+	if (rc != 0) {
+		log_warn("osd", "%s: connect to osd.%u at %s: %s", osd->name, p->id, addr,
+			 weft_strerror(rc));
+		return rc;
+	}
+	p->conn = osd_conn_new(osd, ep, OSD_CONN_PEER);
+	if (p->conn == NULL) {
+		fab_ep_close(ep);
+		return -ENOMEM;
+	}
+	p->conn->peer = p;
+	p->conn->peer_id = p->id;
+	rc = osd_send_wire(p->conn, &m);
+	if (rc != 0)
+		p->conn->failed = true;
+	return rc != 0 ? rc : -EAGAIN;
+}
+
+/* Room for len bytes in the ring, after the newest record or wrapped to 0. */
+static int osd_ring_alloc(struct osd_peer *p, uint64_t len, uint64_t *off_out)
+{
+	const struct osd_ring_slot *first, *last;
+	uint64_t head, tail;
+
+	if (len > p->ring.len)
+		return -E2BIG;
+	if (p->slot_count == 0) {
+		*off_out = 0;
+		return 0;
+	}
+	if (p->slot_count == p->slot_cap)
+		return -EAGAIN;
+	first = &p->slots[p->slot_head];
+	last = &p->slots[(p->slot_head + p->slot_count - 1) % p->slot_cap];
+	tail = first->off;
+	head = last->off + last->len;
+	if (head > tail) { /* not wrapped: [head, end) then [0, tail) */
+		if (p->ring.len - head >= len) {
+			*off_out = head;
+			return 0;
+		}
+		if (tail >= len) {
+			*off_out = 0;
+			return 0;
+		}
+		return -EAGAIN;
+	}
+	if (tail - head >= len) { /* wrapped: only [head, tail) */
+		*off_out = head;
+		return 0;
+	}
+	return -EAGAIN;
+}
+
+static int osd_repl_post(struct osd *osd, struct osd_op *op, unsigned int idx)
+{
+	struct osd_peer *p = osd_peer_get(osd, (uint32_t)op->acting[idx]);
+	uint64_t rec_len =
+	    op->hdr_len +
+	    (op->op == PROTO_OP_WRITE || op->op == PROTO_OP_WRITE_FULL ? op->length : 0);
+	uint64_t slot_len = (rec_len + OSD_REC_ALIGN - 1) & ~(uint64_t)(OSD_REC_ALIGN - 1);
+	struct fab_sge src = {op->buf, (uint32_t)rec_len, op->sge.mr};
+	struct osd_repl_ctx *ctx;
+	struct osd_ring_slot *s;
+	uint64_t off;
+	int rc;
+
+	if (p == NULL)
+		return -ENOMEM;
+	if (p->conn == NULL)
+		return osd_peer_connect(osd, p);
+	if (!p->ring_ready || p->conn->failed)
+		return -EAGAIN;
+	rc = osd_ring_alloc(p, slot_len, &off);
+	if (rc != 0)
+		return rc;
+	ctx = calloc(1, sizeof(*ctx));
+	if (ctx == NULL)
+		return -ENOMEM;
+	ctx->tag = OSD_TAG_REPL;
+	ctx->op = op;
+	ctx->peer = p;
+	ctx->idx = idx;
+	rc = fab_write_imm(p->conn->ep, &src, &p->ring, off, (uint32_t)(off / OSD_REC_ALIGN), ctx);
+	if (rc != 0) {
+		free(ctx);
+		return rc;
+	}
+	s = &p->slots[(p->slot_head + p->slot_count) % p->slot_cap];
+	s->off = off;
+	s->len = slot_len;
+	s->acked = false;
+	p->slot_count++;
+	op->refs++;
+	op->repl_sent |= 1u << idx;
+	osd->ctr.repl_records++;
+	osd->ctr.repl_bytes += rec_len;
+	return 0;
+}
+
+/*
+ * Post every record of the PG that a replica still lacks, in version
+ * order: once a post to a peer fails (no ring yet, ring full) later
+ * records for that peer wait too, so a replica applies them in order.
+ */
+void osd_repl_pg_flush(struct osd *osd, struct osd_pg *pg)
+{
+	int32_t stuck[PLC_MAX_REPLICAS * 2];
+	unsigned int nstuck = 0;
+
+	for (struct osd_op *op = pg->head; op; op = op->next) {
+		uint32_t todo;
+
+		if (op->state != OSD_OP_SUBMITTED)
+			continue;
+		todo = op->repl_wait & ~op->repl_sent;
+		for (unsigned int i = 1; i < op->nacting && todo; i++) {
+			bool skip = false;
+
+			if (!(todo & (1u << i)))
+				continue;
+			for (unsigned int k = 0; k < nstuck; k++)
+				skip |= stuck[k] == op->acting[i];
+			if (skip)
+				continue;
+			if (osd_repl_post(osd, op, i) != 0 && nstuck < PLC_MAX_REPLICAS * 2)
+				stuck[nstuck++] = op->acting[i];
+		}
+	}
+}
+
+static void osd_repl_flush_all(struct osd *osd)
+{
+	for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++)
+		for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext)
+			if (pg->head)
+				osd_repl_pg_flush(osd, pg);
+}
+
+void osd_repl_peer_failed(struct osd *osd, struct osd_peer *p)
+{
+	log_warn("osd", "%s: connection to osd.%u (%s) failed; records will be resent", osd->name,
+		 p->id, p->addr);
+	osd_peer_reset(p);
+	/* whatever was in that ring is gone: every unacked record goes again */
+	for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++)
+		for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext)
+			for (struct osd_op *op = pg->head; op; op = op->next)
+				for (unsigned int i = 1; i < op->nacting; i++)
+					if (op->acting[i] == (int32_t)p->id)
+						op->repl_sent &= ~(1u << i);
+}
+
+static void osd_peer_acked(struct osd *osd, struct osd_peer *p, const struct osd_wire_msg *m)
+{
+	for (uint32_t i = 0; i < p->slot_count; i++) {
+		struct osd_ring_slot *s = &p->slots[(p->slot_head + i) % p->slot_cap];
+
+		if (s->off == m->ring_off && !s->acked) {
+			s->acked = true;
+			break;
+		}
+	}
+	while (p->slot_count > 0 && p->slots[p->slot_head].acked) {
+		p->slot_head = (p->slot_head + 1) % p->slot_cap;
+		p->slot_count--;
+	}
+	osd->ctr.repl_acks++;
+	osd_op_repl_acked(osd, p->id, m->pool, m->pg, m->version, m->status);
+	osd_repl_flush_all(osd);
+}
+
+/* ------------------------------------------------------------- replica side */
+
+static void osd_replica_ring_req(struct osd_conn *conn, const struct osd_wire_msg *m)
+{
+	struct osd *osd = conn->osd;
+	struct osd_wire_msg g = {.type = OSD_WIRE_RING_GRANT};
+	int rc;
+
+	if (conn->ring != NULL) {
+		log_warn("osd", "%s: second ring request from %s, closing", osd->name,
+			 fab_ep_peer_addr(conn->ep));
+		conn->failed = true;
+		return;
+	}
+	conn->ring_size = osd->ring_size;
+	conn->ring = aligned_alloc(4096, conn->ring_size);
+	if (conn->ring == NULL) {
+		conn->failed = true;
+		return;
+	}
+	/* registered once per primary connection, never per record */
+	rc = fab_mr_reg(osd->dom, conn->ring, conn->ring_size, FAB_ACCESS_REMOTE_WRITE,
+			&conn->ring_mr);
+	if (rc != 0) {
+		log_error("osd", "%s: ring for osd.%u: %s", osd->name, m->osd_id,
+			  weft_strerror(rc));
+		conn->failed = true;
+		return;
+	}
+	conn->peer_id = m->osd_id;
+	conn->gen = osd_conn_gen_next++;
+	fab_mr_rkey(conn->ring_mr, &g.ring);
+	log_info("osd", "%s: replica ring of %llu MiB for osd.%u (%s)", osd->name,
+		 (unsigned long long)(conn->ring_size >> 20), m->osd_id,
+		 fab_ep_peer_addr(conn->ep));
+	if (osd_send_wire(conn, &g) != 0)
+		conn->failed = true;
+}
+
+void osd_repl_recv(struct osd_conn *conn, const void *buf, size_t len)
+{
+	struct osd_wire_msg m;
+
+	if (osd_wire_decode(buf, len, &m) != 0) {
+		log_warn("osd", "%s: malformed cluster message from %s, closing", conn->osd->name,
+			 fab_ep_peer_addr(conn->ep));
+		conn->failed = true;
+		return;
+	}
+	if (conn->kind == OSD_CONN_REPLICA && m.type == OSD_WIRE_RING_REQ)
+		return osd_replica_ring_req(conn, &m);
+	if (conn->kind == OSD_CONN_PEER && conn->peer && m.type == OSD_WIRE_RING_GRANT) {
+		conn->peer->ring = m.ring;
+		conn->peer->ring_ready = true;
+		conn->peer->slot_head = conn->peer->slot_count = 0;
+		osd_repl_flush_all(conn->osd);
+		return;
+	}
+	if (conn->kind == OSD_CONN_PEER && conn->peer && m.type == OSD_WIRE_ACK)
+		return osd_peer_acked(conn->osd, conn->peer, &m);
+	log_warn("osd", "%s: unexpected cluster message %u from %s, closing", conn->osd->name,
+		 m.type, fab_ep_peer_addr(conn->ep));
+	conn->failed = true;
+}
+
+static void osd_replica_commit_cb(void *arg, int rc)
+{
+	struct osd_replica_ctx *c = arg;
+	struct osd *osd = c->osd;
+	struct osd_wire_msg a = {.type = OSD_WIRE_ACK,
+				 .ring_off = c->ring_off,
+				 .pool = c->pool,
+				 .pg = c->pg,
+				 .version = c->version,
+				 .status = rc};
+
+	osd->store_pending--;
+	for (struct osd_conn *k = osd->conns; k; k = k->next) {
+		if (k == c->conn && k->gen == c->conn_gen && !k->failed) {
+			osd_send_wire(k, &a);
+			break;
+		}
+	}
+	free(c);
+}
+
+void osd_repl_write_imm(struct osd_conn *conn, uint32_t imm, uint32_t len)
+{
+	struct osd *osd = conn->osd;
+	uint64_t off = (uint64_t)imm * OSD_REC_ALIGN, pgk;
+	struct osd_replica_ctx *c = NULL;
+	struct store_tx *tx = NULL;
+	struct osd_rec_hdr h;
+	const char *rec, *data;
+	uint32_t hl;
+	int rc;
+
+	if (conn->ring == NULL || off > conn->ring_size || len > conn->ring_size - off ||
+	    osd_rec_hdr_decode((const char *)conn->ring + off, len, &h, &hl) != 0) {
+		log_warn("osd", "%s: bad replication record (off %llu len %u) from %s, closing",
+			 osd->name, (unsigned long long)off, len, fab_ep_peer_addr(conn->ep));
+		conn->failed = true;
+		return;
+	}
+	rec = (const char *)conn->ring + off;
+	data = rec + hl;
+	pgk = osd_pg_key(h.pool, h.pg);
+	rc = store_tx_create(&tx);
+	if (rc == 0 && h.op == PROTO_OP_WRITE_FULL)
+		rc = store_tx_truncate(tx, pgk, h.name, 0);
+	if (rc == 0 && (h.op == PROTO_OP_WRITE || h.op == PROTO_OP_WRITE_FULL) && h.length > 0)
+		rc = store_tx_write(tx, pgk, h.name, h.offset, h.length, data);
+	if (rc == 0 && h.op == PROTO_OP_TRUNCATE)
+		rc = store_tx_truncate(tx, pgk, h.name, h.offset);
+	if (rc == 0 && h.op == PROTO_OP_REMOVE) {
+		struct store_stat st;
+
+		/* a resent remove may find the object already gone */
+		if (store_stat(osd->store, pgk, h.name, &st) == 0)
+			rc = store_tx_remove(tx, pgk, h.name);
+	}
+	if (rc == 0)
+		rc = store_tx_pglog_append(tx, pgk, h.version, rec, hl);
+	c = calloc(1, sizeof(*c));
+	if (rc == 0 && c == NULL)
+		rc = -ENOMEM;
+	if (rc == 0) {
+		*c = (struct osd_replica_ctx){osd, conn, conn->gen, off, h.pool, h.pg, h.version};
+		rc = store_tx_submit(osd->store, tx, osd_replica_commit_cb, c);
+	}
+	if (rc != 0) {
+		struct osd_wire_msg a = {.type = OSD_WIRE_ACK,
+					 .ring_off = off,
+					 .pool = h.pool,
+					 .pg = h.pg,
+					 .version = h.version,
+					 .status = rc};
+
+		log_error("osd", "%s pg %u.%x: replica write of %s v%llx: %s", osd->name, h.pool,
+			  h.pg, h.name, (unsigned long long)h.version, weft_strerror(rc));
+		if (tx)
+			store_tx_destroy(tx);
+		free(c);
+		osd_send_wire(conn, &a);
+		return;
+	}
+	osd->store_pending++;
+	osd->ctr.replica_records++;
+	osd->ctr.replica_bytes += len;
+}
+
+void osd_repl_tick(struct osd *osd)
+{
+	osd_repl_flush_all(osd);
+}
+
+void osd_repl_cleanup(struct osd *osd)
+{
+	while (osd->peers) {
+		struct osd_peer *p = osd->peers;
+
+		osd->peers = p->next;
+		free(p->slots);
+		free(p);
+	}
+}
