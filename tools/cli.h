@@ -9,6 +9,7 @@
  * 0 success, 1 failure at run time, 2 bad usage (one line on stderr).
  */
 int cli_config_main(int argc, char **argv);
+int cli_doctor_main(int argc, char **argv);
 int cli_fabric_bench_main(int argc, char **argv);
 int cli_store_bench_main(int argc, char **argv);
 /* Monitor commands (cmd_mon.c): argv[0] is "status" or "health" for cli_status_main. */

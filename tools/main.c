@@ -13,6 +13,7 @@ struct cli_cmd {
 
 static const struct cli_cmd cli_cmds[] = {
 	{ "config", cli_config_main, "config help [--markdown] | config show: the option table" },
+	{ "doctor", cli_doctor_main, "check this node: RDMA devices, ports, GIDs, memlock, NUMA" },
 	{ "fabric-bench", cli_fabric_bench_main,
 	  "point-to-point transport benchmark (like perftest ib_write_bw)" },
 	{ "status", cli_status_main, "cluster health, monitor quorum, map epoch, OSDs, pools" },

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Run one of the verbs-tests guest scripts inside a throw-away Soft-RoCE VM
+# (../shared/rdma-vm, see its README). Used by ctest (label "verbs") and by hand:
+#
+#   verbs-tests/run-vm.sh suite  BUILD_DIR   # tests/test_fabric.c on verbs (rxe0)
+#   verbs-tests/run-vm.sh doctor BUILD_DIR   # weft doctor: lists rxe0, passes a matching conf
+#
+# Builds the VM cache (setup.sh --no-siw: kernel + initramfs, no linux-source
+# download) when it is missing. Exits 77 (skip) only when a VM is impossible
+# here: no harness, no qemu, or no /dev/kvm-free TCG... i.e. qemu missing.
+# Every other problem is a failure. Env: WEFT_RDMA_VM (harness dir),
+# RDMAVM_CACHE, WEFT_VM_MEM (default 3G: ASan builds), WEFT_VM_TIMEOUT (900 s).
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/.." && pwd)
+mode=${1:-}
+build=${2:-}
+[ -n "$mode" ] && [ -n "$build" ] || { echo "usage: $0 suite|doctor BUILD_DIR" >&2; exit 2; }
+[ -f "$here/$mode-in-vm.sh" ] || { echo "run-vm: unknown mode '$mode' (suite or doctor)" >&2; exit 2; }
+build=$(cd "$build" && pwd) || exit 2
+case "$build" in
+/tmp/* | /var/tmp/*)
+	echo "run-vm: $build is under /tmp or /var/tmp, which the VM does not see; build elsewhere" >&2
+	exit 1 ;;
+esac
+
+vm=""
+for c in "${WEFT_RDMA_VM:-}" "$top/../shared/rdma-vm" /work/shared/rdma-vm; do
+	if [ -n "$c" ] && [ -x "$c/run-in-vm.sh" ]; then
+		vm=$(cd "$c" && pwd)
+		break
+	fi
+done
+if [ -z "$vm" ]; then
+	echo "SKIP: the rdma-vm harness is not here (expected ../shared/rdma-vm beside the checkout, or WEFT_RDMA_VM)"
+	exit 77
+fi
+if ! command -v qemu-system-x86_64 > /dev/null; then
+	echo "SKIP: qemu-system-x86_64 is not installed (scripts/install-deps.sh installs it)"
+	exit 77
+fi
+
+cache=${RDMAVM_CACHE:-/var/tmp/rdma-vm-cache}
+if [ ! -s "$cache/vmlinuz" ] || [ ! -s "$cache/initrd.img" ]; then
+	echo "run-vm: no VM cache in $cache: running $vm/setup.sh --no-siw (downloads a kernel)"
+	mkdir -p "$(dirname "$cache")"
+	(
+		flock -w 1200 9 || { echo "run-vm: setup lock timed out" >&2; exit 1; }
+		if [ ! -s "$cache/vmlinuz" ] || [ ! -s "$cache/initrd.img" ]; then
+			"$vm/setup.sh" --no-siw
+		fi
+	) 9> "$(dirname "$cache")/.weft-rdma-vm-setup.lock" || {
+		echo "run-vm: setup.sh failed (see above): cannot build the VM" >&2
+		exit 1
+	}
+fi
+
+cd "$top" || exit 1
+start=$(date +%s)
+"$vm/run-in-vm.sh" --mem "${WEFT_VM_MEM:-3G}" --timeout "${WEFT_VM_TIMEOUT:-900}" \
+	-e WEFT_BUILD="$build" -e WEFT_TEST_ADDR=198.18.0.1 \
+	-e ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}" \
+	-e UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
+	-- bash "$here/$mode-in-vm.sh"
+rc=$?
+echo "run-vm: $mode finished with $rc after $(($(date +%s) - start)) s (VM boot included)"
+case $rc in
+124) echo "run-vm: the VM timed out" >&2; exit 1 ;;
+125) echo "run-vm: the VM failed to boot or lost the command (console above)" >&2; exit 1 ;;
+77) echo "run-vm: the guest skipped: rxe0 missing in the VM is a failure here" >&2; exit 1 ;;
+esac
+exit $rc
