@@ -8,7 +8,7 @@
 int plc_map_acting(const struct mon_map *map, const struct mon_pool *pool, uint32_t pg,
 		   int32_t acting_out[PLC_MAX_REPLICAS])
 {
-	struct plc_osd stack[64], *osds = stack;
+	struct plc_osd stack[64] = { 0 }, *osds = stack; /* zeroed: gcc -O2 cannot see n bounds the reads */
 	unsigned int n = 0, size;
 	int rc;
 

@@ -100,7 +100,7 @@ static void test_wal_format(void **state)
 {
 	char path[] = "/tmp/weft-wal-unit-XXXXXX";
 	int fd = mkstemp(path);
-	uint8_t *rec;
+	uint8_t *rec = NULL;
 	size_t off = 0, payload = wal_tx_size(5) + wal_tx_size(3000);
 	size_t size = wal_rec_size(payload);
 	struct wal_scan s;
