@@ -100,6 +100,9 @@ struct mon {
 	uv_poll_t poll;
 	uv_signal_t sigterm, sigint;
 	bool stopping;
+	struct asok *asok; /* admin socket (mon_admin.c); NULL when off */
+	uv_poll_t asok_poll;
+	unsigned int asok_ticks;
 
 	struct raft raft;
 	struct raft_io io;
@@ -149,6 +152,12 @@ void mon_hist_free(struct mon *mon);
 int mon_svc_start(struct mon *mon);
 void mon_svc_stop(struct mon *mon);
 void mon_svc_tick(struct mon *mon);
+
+/* mon_admin.c: the admin socket; failing to open it is logged, not fatal */
+#define MON_ADMIN_TICKS 20 /* progress accepted connections every 20 ticks */
+void mon_admin_start(struct mon *mon);
+void mon_admin_tick(struct mon *mon);
+void mon_admin_stop(struct mon *mon);
 void mon_reply(struct mon *mon, uint64_t conn_id, uint64_t tid, int status, const char *out,
 	       const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 

@@ -9,6 +9,8 @@
  *   osd_op.c     client ops on the primary: ordering, pull, commit, reply
  *   osd_repl.c   replication: per-peer rings, records, acks (both sides)
  *   osd_wire.c   cluster-network message and ring record codec
+ *   osd_perf.c, osd_admin.c, osd_perf_mem.c   perf dump, admin socket,
+ *                osd_memory_target and NUMA (osd_perf.h)
  */
 #ifndef WEFT_OSD_OSD_H
 #define WEFT_OSD_OSD_H
@@ -36,6 +38,8 @@
 struct osd;
 struct osd_op;
 struct osd_peer;
+struct osd_perf;
+struct asok;
 
 /* What a connection is: set from the listener that accepted it or by connect. */
 enum osd_conn_kind {
@@ -117,6 +121,7 @@ struct osd_op {
 	bool blocked;	   /* counted once as blocked below min_size */
 	bool min_ok;	   /* the acting set still has min_size members */
 	uint64_t start_ms;
+	uint64_t t_recv_ns, t_last_ns, t_submit_ns; /* stage marks (osd_perf.h) */
 	/* payload / read buffer (registered): record header + data for writes */
 	struct fab_pool *bpool;
 	void *buf;
@@ -177,6 +182,8 @@ struct osd {
 	uint64_t op_timeout_ms;
 	struct osd_counters ctr;
 	struct fab_ep_stats closed_pub, closed_clu; /* of connections already gone */
+	struct osd_perf *perf; /* histograms, memory, NUMA (osd_perf.h) */
+	struct asok *asok;     /* admin socket; NULL when disabled or unavailable */
 };
 
 /* osd_net.c */

@@ -22,6 +22,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "osd/osd.h"
+#include "osd/osd_perf.h"
 
 #define OSD_META_OBJ	    "osd_superblock"
 #define OSD_BOOT_TIMEOUT_MS 30000u
@@ -173,12 +174,14 @@ static int osd_run(struct osd *osd)
 {
 	uint64_t beacon_ms = conf_get_duration_us(osd->conf, CONF_OSD_HEARTBEAT_INTERVAL) / 1000;
 	uint64_t next_beacon = 0, next_tick = 0;
-	struct pollfd pfd[2];
+	struct pollfd pfd[3];
 	int idle = 0;
 
 	pfd[0].fd = fab_domain_fd(osd->dom);
 	pfd[1].fd = monc_fd(osd->monc);
-	pfd[0].events = pfd[1].events = POLLIN;
+	pfd[2].fd = osd->asok ? asok_fd(osd->asok) : -1; /* poll ignores -1 */
+	pfd[0].events = pfd[1].events = pfd[2].events = POLLIN;
+	pfd[2].revents = 0;
 	while (!osd_stop_sig && !osd->stopping) {
 		uint64_t now;
 		int n = 0, rc;
@@ -208,6 +211,8 @@ static int osd_run(struct osd *osd)
 			next_tick = now + 100;
 			osd_op_tick(osd);
 			osd_repl_tick(osd);
+			osd_admin_poll(osd); /* answers even when the loop never sleeps */
+			osd_mem_tick(osd);
 			pfd[1].fd = monc_fd(osd->monc);
 		}
 		if (n > 0) {
@@ -226,7 +231,9 @@ static int osd_run(struct osd *osd)
 			}
 			continue;
 		}
-		poll(pfd, pfd[1].fd >= 0 ? 2 : 1, 10);
+		/* every slot is passed: a negative fd is ignored by poll */
+		if (poll(pfd, 3, 10) > 0 && pfd[2].revents)
+			osd_admin_poll(osd);
 	}
 	return 0;
 }
@@ -337,9 +344,21 @@ int main(int argc, char **argv)
 			goto out_store;
 		}
 	}
+	rc = osd_perf_init(&osd);
+	if (rc == 0)
+		rc = osd_numa_setup(&osd); /* before the pools: they go to the chosen node */
+	if (rc != 0)
+		goto out_store;
 	rc = osd_net_start(&osd);
 	if (rc != 0)
 		goto out_store;
+	rc = osd_mem_check(&osd);
+	if (rc != 0) {
+		fprintf(stderr, "weft-osd: %s: osd_memory_target too small (see the log)\n",
+			osd.name);
+		goto out_net;
+	}
+	osd_admin_start(&osd);
 	rc = monc_create(osd.conf, osd.name, &osd.monc);
 	if (rc != 0)
 		goto out_net;
@@ -352,10 +371,12 @@ int main(int argc, char **argv)
 	log_info("osd", "%s: stopping", osd.name);
 	monc_destroy(osd.monc);
 out_net:
+	osd_admin_stop(&osd);
 	osd_net_stop(&osd);
 	osd_ops_cleanup(&osd);
 	osd_repl_cleanup(&osd);
 out_store:
+	osd_perf_fini(&osd);
 	store_umount(osd.store);
 out_conf:
 	mon_map_free(&osd.map);

@@ -18,6 +18,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "osd/osd.h"
+#include "osd/osd_perf.h"
 #include "placement/plc_map.h"
 
 static bool osd_op_is_write(uint16_t op)
@@ -68,6 +69,7 @@ static void osd_op_finish(struct osd_op *op, int status)
 
 	if (op->state == OSD_OP_DONE)
 		return;
+	osd_perf_op_done(op, status);
 	if (op->conn != NULL) {
 		struct proto_osd_op_reply r = {.status = status, .epoch = osd->map.epoch};
 
@@ -201,6 +203,7 @@ void osd_op_recv(struct osd_conn *conn, uint64_t tid, const struct proto_osd_op 
 	op->name_len = m->name_len;
 	op->rkey = m->rkey;
 	op->start_ms = clock_now_ms();
+	op->t_recv_ns = op->t_last_ns = clock_now_ns();
 	if ((m->flags & PROTO_OP_F_INLINE) && m->data_len > 0) {
 		/* the receive buffer goes back at once: keep the few inline bytes */
 		op->inline_data = malloc(m->data_len);
@@ -274,6 +277,7 @@ static void osd_op_start_write(struct osd_op *op)
 	if (data_len == 0 || op->inline_data != NULL) {
 		if (data_len)
 			memcpy((char *)op->buf + hl, op->inline_data, data_len);
+		osd_perf_mark(osd, OSD_ST_RECEIVE, op);
 		op->state = OSD_OP_READY;
 		return;
 	}
@@ -288,6 +292,7 @@ static void osd_op_start_write(struct osd_op *op)
 	if (rc != 0)
 		return osd_op_finish(op, rc);
 	op->refs++;
+	osd_perf_mark(osd, OSD_ST_RECEIVE, op);
 	op->state = OSD_OP_PULLING;
 }
 
@@ -300,6 +305,8 @@ static void osd_op_local_cb(void *arg, int rc)
 	op->refs--;
 	op->local_done = true;
 	op->local_rc = rc;
+	if (rc == 0 && op->state == OSD_OP_SUBMITTED)
+		osd_perf_since_submit(osd, OSD_ST_WAL, op);
 	if (rc != 0)
 		log_error("osd", "%s pg %u.%x: commit of %s v%llx failed: %s", osd->name,
 			  op->pg->pool, op->pg->pg, op->name, (unsigned long long)op->version,
@@ -391,6 +398,7 @@ static void osd_op_submit(struct osd_op *op)
 	}
 	osd->store_pending++;
 	op->refs++;
+	op->t_submit_ns = clock_now_ns();
 	op->state = OSD_OP_SUBMITTED;
 	op->min_ok = true;
 	op->repl_wait = 0;
@@ -439,6 +447,7 @@ static void osd_op_do_read(struct osd_op *op)
 	op->buf = osd_buf_get(osd, op->length, &op->bpool, &op->sge);
 	if (op->buf == NULL)
 		return; /* retried when a buffer frees */
+	osd_perf_mark(osd, OSD_ST_RECEIVE, op);
 	rc = store_read(osd->store, pgk, op->name, op->offset, op->length, op->buf, &got);
 	if (rc != 0)
 		return osd_op_finish(op, rc);
@@ -530,9 +539,11 @@ void osd_op_fab_done(struct osd_op *op, const struct fab_cqe *cqe)
 				 weft_strerror(cqe->status));
 			osd_op_finish(op, cqe->status);
 		} else {
+			osd_perf_mark(op->osd, OSD_ST_PULL, op);
 			op->state = OSD_OP_READY;
 		}
 	} else if (cqe->kind == FAB_EV_WRITE && op->state == OSD_OP_SENDING) {
+		op->t_last_ns = clock_now_ns(); /* the reply stage starts when the data landed */
 		osd_op_finish(op, cqe->status); /* frees op once nothing else refers to it */
 	}
 	osd_pg_kick(pg);
@@ -558,6 +569,8 @@ void osd_op_repl_acked(struct osd *osd, uint32_t peer_id, uint32_t pool, uint32_
 					  (unsigned long long)version, weft_strerror(status));
 				return osd_op_finish(op, status);
 			}
+			if (op->repl_wait & (1u << i))
+				osd_perf_since_submit(osd, OSD_ST_REPL, op);
 			op->repl_wait &= ~(1u << i);
 		}
 		osd_op_check_done(op);

@@ -10,6 +10,13 @@ if(TARGET weft-mon)
 		SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_msgr.c
 		LIBS weft_msgr weft_fabric weft_proto weft_common
 		LABELS unit)
+	if(WEFT_WITH_UCX)
+		# The same checks over UCX (tests/test_msgr.c: listening on 127.1.0.1).
+		add_test(NAME test_msgr_ucx COMMAND test_msgr ucx)
+		set_tests_properties(test_msgr_ucx PROPERTIES LABELS unit TIMEOUT 120
+			SKIP_RETURN_CODE 77 ENVIRONMENT
+			"UCX_TLS=tcp;UCX_MEM_MALLOC_HOOKS=no;UCX_MEM_MMAP_HOOK_MODE=none;UCX_WARN_UNUSED_ENV_VARS=n")
+	endif()
 
 	add_executable(weft-fake-osd ${CMAKE_CURRENT_LIST_DIR}/test_mon_fakeosd.c)
 	target_link_libraries(weft-fake-osd PRIVATE weft_monc)

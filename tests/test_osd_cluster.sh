@@ -2,6 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # Functional tests of weft-osd + libweft: 1 weft-mon and 3 weft-osd processes
 # on loopback, public 127.1.0.x and cluster 127.2.0.x, one pool of size 3.
+# With WEFT_TEST_IP set (or MS_TYPE ucx, which then means 127.0.0.1) every
+# daemon uses that one IP and public/cluster differ by port only: UCX's
+# connection manager only works on IPs assigned to an interface (lo holds
+# just 127.0.0.1, docs/ucx.md), and the Soft-RoCE VM has one rxe IP. The
+# public/cluster separation is then checked by port, the IPs by the TCP run.
 #
 #   test_osd_cluster.sh CASE MS_TYPE PORT WEFT_MON WEFT_OSD WEFT TEST_OSD_IO
 #   CASE: io | stale | minsize | bench
@@ -30,7 +35,7 @@ fail() {
 		if grep -q "ERROR: AddressSanitizer" "$f"; then
 			grep -A 14 "ERROR: AddressSanitizer" "$f"
 		else
-			tail -n 20 "$f"
+			tail -n "${WEFT_TEST_LOG_TAIL:-20}" "$f"
 		fi
 	done
 	exit 1
@@ -46,21 +51,25 @@ trap cleanup EXIT
 WATCHDOG=$!
 trap 'log "FAIL: watchdog: the case took longer than 570 s"; exit 1' TERM
 
-pub_addr() { echo "127.1.0.$((10 + $1)):$((PORT + 10 + $1))"; }
-clu_addr() { echo "127.2.0.$((10 + $1)):$((PORT + 30 + $1))"; }
+ONE_IP=${WEFT_TEST_IP:-}
+[ -z "$ONE_IP" ] && [ "$MS" = ucx ] && ONE_IP=127.0.0.1
+MON_IP=${ONE_IP:-127.1.0.1}
+pub_addr() { echo "${ONE_IP:-127.1.0.$((10 + $1))}:$((PORT + 10 + $1))"; }
+clu_addr() { echo "${ONE_IP:-127.2.0.$((10 + $1))}:$((PORT + 30 + $1))"; }
 
 write_conf() {
 	cat > "$CONF" <<EOC
 [global]
-	mon_host = 127.1.0.1:$PORT
+	mon_host = $MON_IP:$PORT
 	ms_type = $MS
-	log_level = info
-	ms_connect_timeout = 2s
-	ms_peer_timeout = 3s
+	log_level = ${WEFT_TEST_LOG_LEVEL:-info}
+	admin_socket = $DIR/\$name.asok
+	ms_connect_timeout = ${WEFT_TEST_CONNECT_TIMEOUT:-2s}
+	ms_peer_timeout = ${WEFT_TEST_PEER_TIMEOUT:-3s}
 	osd_pool_default_size = 3
 	osd_pool_default_min_size = 2
 	osd_pool_default_pg_num = 32
-	osd_heartbeat_grace = 3s
+	osd_heartbeat_grace = ${WEFT_TEST_HEARTBEAT_GRACE:-3s}
 	osd_heartbeat_interval = 500ms
 	osd_max_op_size = 8M
 	client_op_timeout = ${WEFT_TEST_OP_TIMEOUT:-60s}
@@ -71,7 +80,7 @@ write_conf() {
 	mon_osd_down_out_interval = 3600s
 	mon_osd_min_down_reporters = 1
 [mon.a]
-	mon_addr = 127.1.0.1:$PORT
+	mon_addr = $MON_IP:$PORT
 [osd]
 	osd_data = $DIR/\$name/block
 	osd_wal =
@@ -80,7 +89,7 @@ write_conf() {
 	osd_store_wal_size = 64M
 	osd_repl_ring_size = 20M
 	osd_op_buffers = 6
-	osd_op_timeout = 30s
+	osd_op_timeout = ${WEFT_TEST_OSD_OP_TIMEOUT:-30s}
 EOC
 	for i in $(seq 0 $((NOSD - 1))); do
 		printf '[osd.%d]\n\tpublic_addr = %s\n\tcluster_addr = %s\n\thost = node%d\n' \
@@ -152,13 +161,13 @@ cluster_up() {
 if [ "$MS" != tcp ]; then
 	# The variant runs only where the backend works: a bounded loopback
 	# fabric-bench over it must pass first, else skip (77), never pass.
-	WEFT_MS_TYPE=$MS "$WEFT" fabric-bench --server --addr "127.0.0.1:$((PORT + 90))" \
+	WEFT_MS_TYPE=$MS "$WEFT" fabric-bench --server --addr "${ONE_IP:-127.0.0.1}:$((PORT + 90))" \
 		> "$DIR/probe-server.log" 2>&1 &
 	PIDS[probe]=$!
 	ok=0
 	for _ in 1 2 3 4 5; do
 		sleep 1
-		WEFT_MS_TYPE=$MS timeout 15 "$WEFT" fabric-bench --connect "127.0.0.1:$((PORT + 90))" \
+		WEFT_MS_TYPE=$MS timeout 15 "$WEFT" fabric-bench --connect "${ONE_IP:-127.0.0.1}:$((PORT + 90))" \
 			--op write -s 4096 -n 100 > "$DIR/probe.log" 2>&1 && { ok=1; break; }
 	done
 	if [ $ok = 0 ]; then
@@ -192,26 +201,63 @@ io)
 	cat "$DIR/io.out"
 	W=$(sed -n 's/^writing .*, bytes \([0-9]*\)$/\1/p' "$DIR/io.out")
 	[ -n "$W" ] || fail "no byte count in the verify output"
+	# One-sided bytes are counted where the operation is issued (on verbs and
+	# UCX the target's CPU never sees them): the primary's replication writes
+	# are cluster tx, its pulls of the client's payload public rx.
 	PUB_RX=$(perf_sum .public.rx_bytes)
-	CLU_RX=$(perf_sum .cluster.rx_bytes)
-	log "written $W B; OSDs received $PUB_RX B on public, $CLU_RX B on cluster"
+	CLU_TX=$(perf_sum .cluster.tx_bytes)
+	log "written $W B; OSDs received $PUB_RX B on public, sent $CLU_TX B on cluster"
 	# replication (2 more copies of every byte) on the cluster network only:
-	[ "$CLU_RX" -ge $((2 * W)) ] || fail "cluster network carried $CLU_RX B < 2 x $W"
+	[ "$CLU_TX" -ge $((2 * W)) ] || fail "cluster network carried $CLU_TX B < 2 x $W"
 	[ "$PUB_RX" -lt $((W + W / 2 + 64 * 1048576)) ] ||
 		fail "public network received $PUB_RX B: replication leaked onto it"
+	if [ -n "$ONE_IP" ]; then # one IP: public and cluster are told apart by port
+		CLU=$(for j in $(seq 0 $((NOSD - 1))); do clu_addr "$j"; done | jq -R . | jq -sc .)
+		PUB=$( (echo "$MON_IP:$PORT"; for j in $(seq 0 $((NOSD - 1))); do pub_addr "$j"; done) |
+			jq -R . | jq -sc .)
+		REPL_OK='[.conns[] | select(.kind != "client") | . as $c |
+			($clu | index($c.local)) != null or ($clu | index($c.peer)) != null] | all'
+		CLI_OK='[.conns[] | select(.kind == "client") | . as $c | ($pub | index($c.local)) != null] | all'
+		PEER_OK='[.conns[] | . as $c | ($pub | index($c.peer)) != null] | all'
+		NETS="cluster ports $((PORT + 30))+ and public ports $((PORT + 10))+ of $ONE_IP"
+	else
+		CLU='[]' PUB='[]'
+		REPL_OK='[.conns[] | select(.kind != "client") |
+			(.local | startswith("127.2.")) and (.peer | startswith("127.2."))] | all'
+		CLI_OK='[.conns[] | select(.kind == "client") | (.local | startswith("127.1."))] | all'
+		PEER_OK='[.conns[] | .peer | startswith("127.1.")] | all'
+		NETS="127.2.x and 127.1.x"
+	fi
 	for i in $(seq 0 $((NOSD - 1))); do
 		J=$("$IO" -c "$CONF" perf "$i" 2> "$DIR/client.conns")
-		echo "$J" | jq -e '[.conns[] | select(.kind != "client") |
-			(.local | startswith("127.2.")) and (.peer | startswith("127.2."))] | all' > /dev/null ||
-			fail "osd.$i has a replication connection outside 127.2.0.0/16: $J"
-		echo "$J" | jq -e '[.conns[] | select(.kind == "client") |
-			(.local | startswith("127.1."))] | all' > /dev/null ||
-			fail "osd.$i serves a client outside 127.1.0.0/16: $J"
+		echo "$J" | jq -e --argjson clu "$CLU" "$REPL_OK" > /dev/null ||
+			fail "osd.$i has a replication connection off the cluster network: $J"
+		echo "$J" | jq -e --argjson pub "$PUB" "$CLI_OK" > /dev/null ||
+			fail "osd.$i serves a client off the public network: $J"
 		[ "$(echo "$J" | jq '.replica_records')" -gt 0 ] || fail "osd.$i got no replica records"
 	done
-	sed 's/^client //' "$DIR/client.conns" | jq -e '[.conns[] | .peer | startswith("127.1.")] | all' \
+	sed 's/^client //' "$DIR/client.conns" | jq -e --argjson pub "$PUB" "$PEER_OK" \
 		> /dev/null || fail "client talked to a non-public address: $(cat "$DIR/client.conns")"
-	log "ok: byte counters: replication on 127.2.x only, client traffic on 127.1.x only"
+	log "ok: byte counters: replication on $NETS only, client traffic on the public side only"
+	# the admin socket through the CLI (path from admin_socket in the conf); a
+	# size-3 write crosses the cluster network twice for each public byte pulled
+	J=$(w perf dump osd.0) || fail "weft perf dump osd.0: $J"
+	echo "$J" | jq -e '.counters.ops > 0 and .counters.writes > 0 and
+		.network.cluster.tx_bytes > .network.public.rx_bytes and
+		.latency_us.wal_commit.count > 0 and .latency_us.replica_round_trip.count > 0 and
+		.latency_us.op_write."p99.9" >= .latency_us.op_write.p50 and
+		.memory.rss_bytes > 0 and .memory.registered_bytes > 0 and
+		.memory.target_bytes == 1073741824 and (.numa.why | length) > 0' > /dev/null ||
+		fail "osd.0 perf dump counters did not move: $J"
+	w daemon osd.0 ops in flight | jq -e '.count >= 0' > /dev/null || fail "ops in flight"
+	w daemon osd.0 config show | jq -e '.options.admin_socket.value | endswith("osd.0.asok")' \
+		> /dev/null || fail "config show"
+	w daemon osd.0 help | jq -e 'has("perf dump")' > /dev/null || fail "help"
+	w daemon mon.a perf dump | jq -e '.map_epoch >= 1' > /dev/null || fail "mon.a perf dump"
+	grep -q "osd.0: NUMA: " "$DIR/osd.0.log" || fail "osd.0 logged no NUMA choice"
+	log "ok: weft perf dump osd.0: $(echo "$J" | jq -c '{ops: .counters.ops,
+		public_rx: .network.public.rx_bytes, cluster_tx: .network.cluster.tx_bytes,
+		write_p99_us: .latency_us.op_write.p99, rss: .memory.rss_bytes}')"
 	;;
 stale)
 	"${IOC[@]}" writer 25 7 > "$DIR/writer.out" 2>&1 &
@@ -240,6 +286,12 @@ minsize)
 	stop_osd 1
 	stop_osd 2
 	wait_for 30 "osd.1 and osd.2 marked down" sh -c "[ \"\$($WEFT status -c $CONF --format json | jq .osdmap.num_up_osds)\" = 1 ]"
+	# osd.2 is down: its registered pools cannot fit a 64 MiB osd_memory_target
+	timeout 30 "$OSD" -i 2 -c "$CONF" --osd_memory_target=64M > "$DIR/memtarget.out" 2>&1 &&
+		fail "osd.2 started with osd_memory_target 64M"
+	grep -q "osd_memory_target 64 MiB is too small" "$DIR/memtarget.out" ||
+		fail "no clear osd_memory_target error: $(tail -n 3 "$DIR/memtarget.out")"
+	log "ok: an OSD whose pools exceed osd_memory_target refuses to start"
 	S=$(date +%s)
 	WEFT_CLIENT_OP_TIMEOUT=5s "${IOC[@]}" write blocked > "$DIR/w2.out" 2>&1
 	RC=$?

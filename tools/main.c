@@ -19,6 +19,8 @@ static const struct cli_cmd cli_cmds[] = {
 	{ "status", cli_status_main, "cluster health, monitor quorum, map epoch, OSDs, pools" },
 	{ "health", cli_status_main, "HEALTH_OK / HEALTH_WARN / HEALTH_ERR and why" },
 	{ "mon", cli_mon_main, "mon stat: monitors, leader, term, quorum" },
+	{ "perf", cli_perf_main, "perf dump TYPE.ID: a daemon's counters from its admin socket" },
+	{ "daemon", cli_perf_main, "daemon TYPE.ID COMMAND: any admin socket command (help)" },
 	{ "osd", cli_osd_main, "osd tree | dump | down|out|in ID | set|unset noout|pause" },
 	{ "pool", cli_pool_main, "pool ls | create NAME [--size N --min-size M --pg-num P] | rm | set" },
 	{ "store-bench", cli_store_bench_main,

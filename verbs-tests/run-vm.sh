@@ -4,6 +4,7 @@
 #
 #   verbs-tests/run-vm.sh suite  BUILD_DIR   # tests/test_fabric.c on verbs (rxe0)
 #   verbs-tests/run-vm.sh doctor BUILD_DIR   # weft doctor: lists rxe0, passes a matching conf
+#   verbs-tests/run-vm.sh osd    BUILD_DIR   # 1 mon + 3 OSDs + client over verbs (osd-in-vm.sh)
 #
 # Builds the VM cache (setup.sh --no-siw: kernel + initramfs, no linux-source
 # download) when it is missing. Exits 77 (skip) only when a VM is impossible
@@ -16,8 +17,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/.." && pwd)
 mode=${1:-}
 build=${2:-}
-[ -n "$mode" ] && [ -n "$build" ] || { echo "usage: $0 suite|doctor BUILD_DIR" >&2; exit 2; }
-[ -f "$here/$mode-in-vm.sh" ] || { echo "run-vm: unknown mode '$mode' (suite or doctor)" >&2; exit 2; }
+[ -n "$mode" ] && [ -n "$build" ] || { echo "usage: $0 suite|doctor|osd BUILD_DIR" >&2; exit 2; }
+[ -f "$here/$mode-in-vm.sh" ] || { echo "run-vm: unknown mode '$mode' (suite, doctor or osd)" >&2; exit 2; }
 build=$(cd "$build" && pwd) || exit 2
 case "$build" in
 /tmp/* | /var/tmp/*)

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* UCX backend: domain (context + worker), regions, listeners, progress, ops table. */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
@@ -274,6 +276,51 @@ static void ucx_mr_dereg(struct fab_mr *fmr)
 
 /* -------------------------------------------------------------- listeners */
 
+/*
+ * UCX's socket connection manager (tcp_sockcm, UCX 1.13) names the device of
+ * every connection by an exact match of the socket's local IP against the
+ * interface addresses (ucs_sockaddr_get_ifname). An IP that is routable but
+ * assigned to no interface, such as 127.1.0.1 (lo holds 127.0.0.1/8), makes
+ * a listener that accepts at the kernel and then drops every connection
+ * before any callback, and a connect from such a local address that never
+ * starts. Say so once, up front, instead of a silent -ECONNREFUSED later.
+ * The wildcard is allowed (the dialled address then decides, per connection).
+ */
+int ucx_addr_check(struct fab_domain *dom, const char *what, const char *addr,
+		   const struct sockaddr_storage *ss)
+{
+	struct ifaddrs *ifs;
+	bool found = false;
+
+	if (ss->ss_family == AF_INET &&
+	    ((const struct sockaddr_in *)ss)->sin_addr.s_addr == htonl(INADDR_ANY))
+		return 0;
+	if (ss->ss_family == AF_INET6 &&
+	    IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)ss)->sin6_addr))
+		return 0;
+	if (getifaddrs(&ifs) != 0)
+		return 0; /* cannot tell: let UCX decide */
+	for (struct ifaddrs *i = ifs; i && !found; i = i->ifa_next) {
+		if (!i->ifa_addr || i->ifa_addr->sa_family != ss->ss_family)
+			continue;
+		if (ss->ss_family == AF_INET)
+			found = ((const struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr ==
+				((const struct sockaddr_in *)ss)->sin_addr.s_addr;
+		else
+			found = !memcmp(&((const struct sockaddr_in6 *)i->ifa_addr)->sin6_addr,
+					&((const struct sockaddr_in6 *)ss)->sin6_addr,
+					sizeof(struct in6_addr));
+	}
+	freeifaddrs(ifs);
+	if (found)
+		return 0;
+	fab_log_err(dom,
+		    "%s %s: the IP is on no network interface; UCX's connection manager "
+		    "only works with interface addresses (docs/ucx.md)",
+		    what, addr);
+	return -EADDRNOTAVAIL;
+}
+
 static void ucx_conn_cb(ucp_conn_request_h req, void *arg)
 {
 	struct ucx_listener *l = arg;
@@ -302,6 +349,9 @@ static int ucx_listen(struct fab_domain *dom, const char *addr, void *ctx,
 	int rc;
 
 	rc = fab_addr_parse(addr, true, &ss, &slen);
+	if (rc)
+		return rc;
+	rc = ucx_addr_check(dom, "listen", addr, &ss);
 	if (rc)
 		return rc;
 	l = calloc(1, sizeof(*l));
@@ -452,6 +502,15 @@ static int ucx_domain_open(const struct fab_domain_attr *attr, struct fab_domain
 	rc = fab_cq_init(&ud->base.cq);
 	if (rc)
 		goto err_free;
+	/*
+	 * Daemons listen on fixed ports and restart: without SO_REUSEADDR a
+	 * listener cannot bind while a connection it accepted lingers in
+	 * TIME_WAIT (a minute), which every TCP server allows. A component
+	 * (uct) option that UCX 1.13 takes only from the environment
+	 * (ucp_config_modify calls it invalid); setenv never overrides the
+	 * operator's value. Domains open before the threads that use them.
+	 */
+	setenv("UCX_TCP_CM_REUSEADDR", "y", 0);
 	st = ucp_config_read(NULL, NULL, &cfg);
 	if (st != UCS_OK) {
 		log_error("fab", "ucx: ucp_config_read: %s", ucs_status_string(st));

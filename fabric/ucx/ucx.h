@@ -234,6 +234,8 @@ static inline struct ucx_ep *ucx_ep_of(struct fab_ep *e)
 
 /* ucx.c */
 int ucx_status_errno(ucs_status_t st);
+int ucx_addr_check(struct fab_domain *dom, const char *what, const char *addr,
+		   const struct sockaddr_storage *ss);
 struct ucx_op *ucx_op_alloc(struct ucx_domain *ud);
 void ucx_op_put(struct ucx_domain *ud, struct ucx_op *op);
 void *ucx_msgbuf_alloc(struct ucx_domain *ud);

@@ -184,6 +184,9 @@ int ucx_ep_connect(struct fab_domain *dom, const char *addr, const char *local_a
 		rc = fab_addr_parse(local_addr, false, &ls, &llen);
 		if (rc)
 			return rc;
+		rc = ucx_addr_check(dom, "connect from", local_addr, &ls);
+		if (rc)
+			return rc;
 	}
 	ep = ucx_ep_new(ud);
 	if (!ep)

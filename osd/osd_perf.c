@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* weft-osd per-stage latency histograms and the "perf dump" JSON. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "common/clock.h"
+#include "osd/osd.h"
+#include "osd/osd_perf.h"
+
+static const char *const osd_stage_names[OSD_ST_COUNT] = {
+    [OSD_ST_RECEIVE] = "receive", [OSD_ST_PULL] = "payload_pull",
+    [OSD_ST_WAL] = "wal_commit",  [OSD_ST_REPL] = "replica_round_trip",
+    [OSD_ST_REPLY] = "reply",	  [OSD_ST_OP_WRITE] = "op_write",
+    [OSD_ST_OP_READ] = "op_read",
+};
+
+int osd_perf_init(struct osd *osd)
+{
+	osd->perf = calloc(1, sizeof(*osd->perf));
+	if (osd->perf == NULL)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < OSD_ST_COUNT; i++)
+		hist_init(&osd->perf->h[i]);
+	osd->perf->numa_node = -1;
+	return 0;
+}
+
+void osd_perf_fini(struct osd *osd)
+{
+	free(osd->perf);
+	osd->perf = NULL;
+}
+
+void osd_perf_mark(struct osd *osd, enum osd_stage st, struct osd_op *op)
+{
+	uint64_t now = clock_now_ns();
+
+	if (op->t_last_ns != 0 && now >= op->t_last_ns)
+		hist_record(&osd->perf->h[st], now - op->t_last_ns);
+	op->t_last_ns = now;
+}
+
+void osd_perf_since_submit(struct osd *osd, enum osd_stage st, struct osd_op *op)
+{
+	uint64_t now = clock_now_ns();
+
+	if (op->t_submit_ns != 0 && now >= op->t_submit_ns)
+		hist_record(&osd->perf->h[st], now - op->t_submit_ns);
+	if (now > op->t_last_ns)
+		op->t_last_ns = now;
+}
+
+void osd_perf_op_done(struct osd_op *op, int status)
+{
+	struct osd_perf *p = op->osd->perf;
+	uint64_t now = clock_now_ns();
+
+	if (status != 0 || op->t_recv_ns == 0)
+		return;
+	if (op->t_last_ns != 0 && now >= op->t_last_ns)
+		hist_record(&p->h[OSD_ST_REPLY], now - op->t_last_ns);
+	if (op->op == PROTO_OP_READ)
+		hist_record(&p->h[OSD_ST_OP_READ], now - op->t_recv_ns);
+	else if (op->op == PROTO_OP_WRITE || op->op == PROTO_OP_WRITE_FULL)
+		hist_record(&p->h[OSD_ST_OP_WRITE], now - op->t_recv_ns);
+}
+
+uint64_t osd_perf_registered_bytes(struct osd *osd)
+{
+	struct fab_pool_stats ps;
+	uint64_t b = 0;
+
+	if (osd->small_pool) {
+		fab_pool_stats(osd->small_pool, &ps);
+		b += ps.bytes;
+	}
+	if (osd->large_pool) {
+		fab_pool_stats(osd->large_pool, &ps);
+		b += ps.bytes;
+	}
+	for (struct osd_conn *k = osd->conns; k; k = k->next)
+		if (k->ring_mr != NULL)
+			b += k->ring_size;
+	return b;
+}
+
+static void osd_perf_ep(struct asok_out *out, const char *name, const struct fab_ep_stats *s)
+{
+	asok_printf(out,
+		    "\"%s\": {\"tx_bytes\": %" PRIu64 ", \"rx_bytes\": %" PRIu64
+		    ", \"sends\": %" PRIu64 ", \"recvs\": %" PRIu64 ", \"writes\": %" PRIu64
+		    ", \"reads\": %" PRIu64 ", \"write_bytes\": %" PRIu64
+		    ", \"read_bytes\": %" PRIu64 ", \"remote_writes\": %" PRIu64
+		    ", \"remote_reads\": %" PRIu64 "}",
+		    name, s->tx_bytes, s->rx_bytes, s->sends, s->recvs, s->writes, s->reads,
+		    s->write_bytes, s->read_bytes, s->remote_writes, s->remote_reads);
+}
+
+static void osd_perf_ep_add(struct fab_ep_stats *a, const struct fab_ep_stats *b)
+{
+	a->tx_bytes += b->tx_bytes;
+	a->rx_bytes += b->rx_bytes;
+	a->sends += b->sends;
+	a->recvs += b->recvs;
+	a->writes += b->writes;
+	a->reads += b->reads;
+	a->write_bytes += b->write_bytes;
+	a->read_bytes += b->read_bytes;
+	a->remote_writes += b->remote_writes;
+	a->remote_reads += b->remote_reads;
+}
+
+static void osd_perf_pool(struct asok_out *out, const char *name, const struct fab_pool *pool)
+{
+	struct fab_pool_stats ps = {0};
+
+	if (pool != NULL)
+		fab_pool_stats(pool, &ps);
+	asok_printf(out,
+		    "\"%s\": {\"buffers\": %u, \"in_use\": %u, \"high_water\": %u, "
+		    "\"get_failures\": %" PRIu64 ", \"buf_size\": %zu, \"bytes\": %zu}",
+		    name, ps.count, ps.in_use, ps.high_water, ps.get_failures, ps.buf_size,
+		    ps.bytes);
+}
+
+/* Latencies in microseconds (3 decimals) from nanosecond histograms. */
+static void osd_perf_hist(struct asok_out *out, const char *name, const struct hist *h)
+{
+	asok_printf(out,
+		    "\"%s\": {\"count\": %" PRIu64 ", \"mean\": %.3f, \"p50\": %.3f, "
+		    "\"p99\": %.3f, \"p99.9\": %.3f, \"max\": %.3f}",
+		    name, h->count, hist_mean(h) / 1e3, hist_quantile(h, 0.5) / 1e3,
+		    hist_quantile(h, 0.99) / 1e3, hist_quantile(h, 0.999) / 1e3,
+		    h->count ? h->max / 1e3 : 0.0);
+}
+
+int osd_perf_dump(struct osd *osd, struct asok_out *out)
+{
+	struct fab_ep_stats pub = osd->closed_pub, clu = osd->closed_clu, s;
+	const struct osd_counters *c = &osd->ctr;
+	struct osd_perf *p = osd->perf;
+	unsigned int nconn[4] = {0};
+
+	for (struct osd_conn *k = osd->conns; k; k = k->next) {
+		fab_ep_stats(k->ep, &s);
+		osd_perf_ep_add(k->kind == OSD_CONN_CLIENT ? &pub : &clu, &s);
+		nconn[k->kind & 3]++;
+	}
+	asok_printf(out, "{\"osd\": %u, \"map_epoch\": %u, \"booted\": %s, ", osd->id,
+		    osd->map.epoch, osd->booted ? "true" : "false");
+	asok_printf(out,
+		    "\"counters\": {\"ops\": %" PRIu64 ", \"op_errors\": %" PRIu64
+		    ", \"writes\": %" PRIu64 ", \"reads\": %" PRIu64 ", \"write_bytes\": %" PRIu64
+		    ", \"read_bytes\": %" PRIu64 ", \"repl_records\": %" PRIu64
+		    ", \"repl_bytes\": %" PRIu64 ", \"repl_acks\": %" PRIu64
+		    ", \"replica_records\": %" PRIu64 ", \"replica_bytes\": %" PRIu64
+		    ", \"estale\": %" PRIu64 ", \"enxio\": %" PRIu64 ", \"blocked\": %" PRIu64
+		    ", \"store_pending\": %u}, ",
+		    c->ops, c->op_errors, c->writes, c->reads, c->write_bytes, c->read_bytes,
+		    c->repl_records, c->repl_bytes, c->repl_acks, c->replica_records,
+		    c->replica_bytes, c->estale, c->enxio, c->blocked, osd->store_pending);
+	asok_printf(out, "\"network\": {\"public_addr\": ");
+	asok_put_str(out, osd->pub_addr);
+	asok_printf(out, ", \"cluster_addr\": ");
+	asok_put_str(out, osd->clu_addr);
+	asok_printf(out, ", \"client_conns\": %u, \"replica_conns\": %u, \"peer_conns\": %u, ",
+		    nconn[OSD_CONN_CLIENT], nconn[OSD_CONN_REPLICA], nconn[OSD_CONN_PEER]);
+	osd_perf_ep(out, "public", &pub);
+	asok_printf(out, ", ");
+	osd_perf_ep(out, "cluster", &clu);
+	asok_printf(out, "}, \"latency_us\": {");
+	for (unsigned int i = 0; i < OSD_ST_COUNT; i++) {
+		asok_printf(out, "%s", i ? ", " : "");
+		osd_perf_hist(out, osd_stage_names[i], &p->h[i]);
+	}
+	asok_printf(out,
+		    "}, \"memory\": {\"rss_bytes\": %" PRIu64 ", \"rss_peak_bytes\": %" PRIu64
+		    ", \"target_bytes\": %" PRIu64 ", \"registered_bytes\": %" PRIu64
+		    ", \"over_target\": %s, \"over_target_events\": %" PRIu64
+		    ", \"sheds\": %" PRIu64 ", ",
+		    osd_mem_rss(), p->rss_peak, p->mem_target, osd_perf_registered_bytes(osd),
+		    p->over_target ? "true" : "false", p->over_events, p->sheds);
+	osd_perf_pool(out, "small_pool", osd->small_pool);
+	asok_printf(out, ", ");
+	osd_perf_pool(out, "large_pool", osd->large_pool);
+	asok_printf(out, ", \"ring_bytes\": %" PRIu64 "}, \"numa\": {\"node\": %d, \"why\": ",
+		    osd->ring_size, p->numa_node);
+	asok_put_str(out, p->numa_why);
+	asok_printf(out, "}}");
+	return 0;
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Guest side (inside the rdma-vm VM): the OSD functional test (tests/
+# test_osd_cluster.sh io) on the verbs backend over rxe0. One VM boot runs
+# weft-mon, three weft-osd and the client, all on 198.18.0.1 with distinct
+# ports: the VM has one rxe IP, so public and cluster differ by port only
+# (the script then checks the separation by port; the TCP variant checks it
+# by IP). Few objects (WEFT_VM_OSD_OBJECTS, default 40) so it fits in a few
+# minutes of TCG. WEFT_BUILD is the host build directory.
+set -uo pipefail
+: "${WEFT_BUILD:?WEFT_BUILD must name the build directory}"
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+echo "== OSD io over verbs in VM: $(uname -r), $(nproc) vCPU, $(awk '/MemTotal/ {print int($2/1024)}' /proc/meminfo) MiB," \
+	"devices: $(ls /sys/class/infiniband 2> /dev/null | tr '\n' ' ')"
+[ -d /sys/class/infiniband/rxe0 ] || { echo "SKIP: no rxe0 in the VM"; exit 77; }
+ulimit -l unlimited
+# /tmp is RAM here: small stores (sparse files) and small rings.
+export WEFT_TEST_IP=198.18.0.1
+export WEFT_TEST_OSD_OBJECTS=${WEFT_VM_OSD_OBJECTS:-40}
+export WEFT_TEST_OSD_DATA_SIZE=${WEFT_VM_OSD_DATA_SIZE:-1G}
+# TCG + ASan: an rdma_cm connect (resolve, route, QP, handshake) takes
+# seconds, and the daemons' loops are slow; the loopback timeouts (2-3 s)
+# would make replica connects time out over and over and writes time out.
+export WEFT_TEST_CONNECT_TIMEOUT=20s WEFT_TEST_PEER_TIMEOUT=20s WEFT_TEST_HEARTBEAT_GRACE=20s
+export WEFT_TEST_OSD_OP_TIMEOUT=120s WEFT_TEST_OP_TIMEOUT=180s WEFT_TEST_LOG_TAIL=60
+exec bash "$here/../tests/test_osd_cluster.sh" io verbs 17500 \
+	"$WEFT_BUILD/mon/weft-mon" "$WEFT_BUILD/osd/weft-osd" "$WEFT_BUILD/tools/weft" \
+	"$WEFT_BUILD/tests/test_osd_io"
