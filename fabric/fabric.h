@@ -150,6 +150,31 @@ void fab_pool_put(struct fab_pool *pool, void *buf);
 struct fab_mr *fab_pool_mr(const struct fab_pool *pool);
 void fab_pool_stats(const struct fab_pool *pool, struct fab_pool_stats *stats_out);
 
+/*
+ * Registration cache for user buffers that are not from a pool: get returns
+ * a region covering [addr, addr+len) (whole pages), registering on a miss
+ * and evicting least recently used idle entries to stay within max_bytes
+ * and max_entries; -ENOBUFS when only regions in use stand in the way.
+ * Every get is paired with a put. Before freeing or unmapping memory,
+ * invalidate it (-EBUSY, logged, if a region there is still in use).
+ */
+struct fab_mr_cache;
+
+struct fab_mr_cache_stats {
+	uint64_t hits, misses, evictions, invalidations;
+	uint32_t entries;
+	size_t bytes; /* registered through the cache now */
+};
+
+int fab_mr_cache_create(struct fab_domain *dom, size_t max_bytes, uint32_t max_entries,
+			struct fab_mr_cache **cache_out);
+void fab_mr_cache_destroy(struct fab_mr_cache *cache);
+int fab_mr_cache_get(struct fab_mr_cache *cache, void *addr, size_t len, unsigned int access,
+		     struct fab_mr **mr_out);
+void fab_mr_cache_put(struct fab_mr_cache *cache, struct fab_mr *mr);
+int fab_mr_cache_invalidate(struct fab_mr_cache *cache, void *addr, size_t len);
+void fab_mr_cache_stats(const struct fab_mr_cache *cache, struct fab_mr_cache_stats *stats_out);
+
 /* A piece of a local registered region. */
 struct fab_sge {
 	void *addr;

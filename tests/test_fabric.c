@@ -825,6 +825,69 @@ static void test_counters(void **state)
 	fh_pair_close(&p);
 }
 
+/*
+ * The registration cache: a user buffer is registered once and found again,
+ * the bounds hold by evicting idle entries, busy ones are never evicted, and
+ * a cached region really carries one-sided traffic.
+ */
+static void test_mr_cache(void **state)
+{
+	struct fh_pair p;
+	struct fab_mr_cache *c;
+	struct fab_mr_cache_stats st;
+	struct fab_mr *m1, *m2, *mr[4], *mb;
+	struct fab_rkey rk;
+	struct fab_cqe cqe;
+	long pg = sysconf(_SC_PAGESIZE);
+	uint8_t *bufs = aligned_alloc((size_t)pg, 8 * (size_t)pg), *dst = calloc(1, 4096);
+
+	assert_int_equal(fh_pair_open(&p, MSG, CREDITS, SQ), 0);
+	assert_int_equal(fab_mr_cache_create(p.a.dom, 3 * (size_t)pg, 8, &c), 0);
+	/* Miss, then a hit for any range inside the same page. */
+	assert_int_equal(fab_mr_cache_get(c, bufs + 10, 100, 0, &m1), 0);
+	assert_int_equal(fab_mr_cache_get(c, bufs + 500, 50, 0, &m2), 0);
+	assert_ptr_equal(m1, m2);
+	fab_mr_cache_stats(c, &st);
+	assert_int_equal(st.misses, 1);
+	assert_int_equal(st.hits, 1);
+	assert_int_equal(st.bytes, (size_t)pg);
+	/* The cached region works for a one-sided write. */
+	assert_int_equal(fab_mr_reg(p.b.dom, dst, 4096, FAB_ACCESS_REMOTE_WRITE, &mb), 0);
+	fab_mr_rkey(mb, &rk);
+	memcpy(bufs + 10, "cached", 6);
+	struct fab_sge s = { bufs + 10, 6, m1 };
+
+	assert_int_equal(fab_write(p.ea, &s, &rk, 0, NULL), 0);
+	assert_true(fh_pair_wait(&p, &p.a, FAB_EV_WRITE, &cqe));
+	assert_int_equal(cqe.status, 0);
+	assert_memory_equal(dst, "cached", 6);
+	fab_mr_cache_put(c, m1);
+	fab_mr_cache_put(c, m2);
+	/* Three more pages with the first idle: the LRU one goes (bound: 3 pages). */
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(fab_mr_cache_get(c, bufs + (size_t)(i + 1) * pg, 8, 0, &mr[i]), 0);
+	fab_mr_cache_stats(c, &st);
+	assert_int_equal(st.evictions, 1);
+	assert_int_equal(st.entries, 3);
+	/* All three busy: a fourth page cannot get in. */
+	assert_int_equal(fab_mr_cache_get(c, bufs + 5 * (size_t)pg, 8, 0, &mr[3]), -ENOBUFS);
+	/* Busy memory cannot be invalidated; idle memory can. */
+	assert_int_equal(fab_mr_cache_invalidate(c, bufs + (size_t)pg, 8), -EBUSY);
+	fab_mr_cache_put(c, mr[0]);
+	assert_int_equal(fab_mr_cache_invalidate(c, bufs + (size_t)pg, 8), 0);
+	fab_mr_cache_stats(c, &st);
+	assert_int_equal(st.entries, 2);
+	assert_int_equal(st.invalidations, 1);
+	/* Larger than the whole cache: refused up front. */
+	assert_int_equal(fab_mr_cache_get(c, bufs, 4 * (size_t)pg, 0, &mr[3]), -E2BIG);
+	fab_mr_cache_put(c, mr[1]);
+	fab_mr_cache_put(c, mr[2]);
+	fab_mr_cache_destroy(c);
+	fh_pair_close(&p);
+	free(bufs);
+	free(dst);
+}
+
 /* Registered pools: O(1) buffers, bounded, misuse caught. */
 static void test_pool(void **state)
 {
@@ -893,6 +956,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_domain_fd_and_budget),
 		cmocka_unit_test(test_listener_close),
 		cmocka_unit_test(test_pool),
+		cmocka_unit_test(test_mr_cache),
 	};
 	char group[64];
 
