@@ -21,6 +21,19 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 cd "$build"
 ctest --output-on-failure -j"$jobs" "$@"
 
+# An optimised build sees warnings the Debug one cannot (maybe-uninitialized,
+# format-truncation) and -Werror makes them errors: compile it too, no tests.
+# WEFT_RELEASE_CHECK=0 skips this step.
+if [ "${WEFT_RELEASE_CHECK:-1}" != 0 ]; then
+	rbuild=$build-release
+	echo "== release compile (-O2, -Werror)"
+	cmake -S "$top" -B "$rbuild" -DCMAKE_BUILD_TYPE=Release >"$rbuild.configure.log" 2>&1 ||
+		{ cat "$rbuild.configure.log"; exit 1; }
+	cmake --build "$rbuild" -j"$jobs" >"$rbuild.build.log" 2>&1 ||
+		{ grep -E "error|warning" "$rbuild.build.log" | head -40; echo "release build FAILED"; exit 1; }
+	echo "release build: ok"
+fi
+
 # The decoders' libFuzzer targets, built with clang, each run briefly so a
 # change that breaks them (or that they catch) shows up in CI. Longer runs:
 # docs/protocol.md. WEFT_FUZZ_SECONDS=0 skips this step.
