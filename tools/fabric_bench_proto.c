@@ -4,39 +4,10 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/le.h"
 #include "tools/fabric_bench.h"
 
 char fb_ctrl_ctx;
-
-static void fb_put_le32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void fb_put_le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t fb_get_le32(const uint8_t *p)
-{
-	uint32_t v = 0;
-
-	for (int i = 0; i < 4; i++)
-		v |= (uint32_t)p[i] << (8 * i);
-	return v;
-}
-
-static uint64_t fb_get_le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
 
 /*
  * Layout (little-endian): 0 magic u64, 8 type u32, 12 status i32, 16 op u32,
@@ -45,25 +16,25 @@ static uint64_t fb_get_le64(const uint8_t *p)
  */
 void fb_ctrl_encode(const struct fb_ctrl *m, uint8_t out[FB_CTRL_LEN])
 {
-	fb_put_le64(out + 0, FB_MAGIC);
-	fb_put_le32(out + 8, m->type);
-	fb_put_le32(out + 12, (uint32_t)m->status);
-	fb_put_le32(out + 16, m->op);
-	fb_put_le32(out + 20, m->mode);
-	fb_put_le32(out + 24, m->flags);
-	fb_put_le32(out + 28, m->outstanding);
-	fb_put_le64(out + 32, m->size);
-	fb_put_le64(out + 40, m->iters);
-	fb_put_le64(out + 48, m->total);
-	fb_put_le64(out + 56, m->check);
-	fb_put_le64(out + 64, m->rkey.addr);
-	fb_put_le64(out + 72, m->rkey.len);
-	fb_put_le64(out + 80, m->rkey.key);
+	le_put64(out + 0, FB_MAGIC);
+	le_put32(out + 8, m->type);
+	le_put32(out + 12, (uint32_t)m->status);
+	le_put32(out + 16, m->op);
+	le_put32(out + 20, m->mode);
+	le_put32(out + 24, m->flags);
+	le_put32(out + 28, m->outstanding);
+	le_put64(out + 32, m->size);
+	le_put64(out + 40, m->iters);
+	le_put64(out + 48, m->total);
+	le_put64(out + 56, m->check);
+	le_put64(out + 64, m->rkey.addr);
+	le_put64(out + 72, m->rkey.len);
+	le_put64(out + 80, m->rkey.key);
 }
 
 bool fb_ctrl_is_ctrl(const void *buf, size_t len)
 {
-	return len == FB_CTRL_LEN && fb_get_le64(buf) == FB_MAGIC;
+	return len == FB_CTRL_LEN && le_get64(buf) == FB_MAGIC;
 }
 
 int fb_ctrl_decode(const void *buf, size_t len, struct fb_ctrl *m_out, const char **why_out)
@@ -75,23 +46,23 @@ int fb_ctrl_decode(const void *buf, size_t len, struct fb_ctrl *m_out, const cha
 		*why_out = "control message of the wrong length";
 		return -EPROTO;
 	}
-	if (fb_get_le64(p) != FB_MAGIC) {
+	if (le_get64(p) != FB_MAGIC) {
 		*why_out = "bad magic (not a weft fabric-bench peer?)";
 		return -EPROTO;
 	}
-	m.type = fb_get_le32(p + 8);
-	m.status = (int32_t)fb_get_le32(p + 12);
-	m.op = fb_get_le32(p + 16);
-	m.mode = fb_get_le32(p + 20);
-	m.flags = fb_get_le32(p + 24);
-	m.outstanding = fb_get_le32(p + 28);
-	m.size = fb_get_le64(p + 32);
-	m.iters = fb_get_le64(p + 40);
-	m.total = fb_get_le64(p + 48);
-	m.check = fb_get_le64(p + 56);
-	m.rkey.addr = fb_get_le64(p + 64);
-	m.rkey.len = fb_get_le64(p + 72);
-	m.rkey.key = fb_get_le64(p + 80);
+	m.type = le_get32(p + 8);
+	m.status = (int32_t)le_get32(p + 12);
+	m.op = le_get32(p + 16);
+	m.mode = le_get32(p + 20);
+	m.flags = le_get32(p + 24);
+	m.outstanding = le_get32(p + 28);
+	m.size = le_get64(p + 32);
+	m.iters = le_get64(p + 40);
+	m.total = le_get64(p + 48);
+	m.check = le_get64(p + 56);
+	m.rkey.addr = le_get64(p + 64);
+	m.rkey.len = le_get64(p + 72);
+	m.rkey.key = le_get64(p + 80);
 	if (m.type < FB_MSG_HELLO || m.type > FB_MSG_RESULT) {
 		*why_out = "unknown control message type";
 		return -EPROTO;
@@ -176,9 +147,9 @@ void fb_pattern_fill(void *buf, size_t len, uint64_t seed)
 	uint8_t tail[8];
 
 	for (j = 0; j < words; j++)
-		fb_put_le64(p + 8 * j, fb_pattern_word(seed, j));
+		le_put64(p + 8 * j, fb_pattern_word(seed, j));
 	if (len % 8) {
-		fb_put_le64(tail, fb_pattern_word(seed, j));
+		le_put64(tail, fb_pattern_word(seed, j));
 		memcpy(p + 8 * j, tail, len % 8);
 	}
 }
@@ -192,7 +163,7 @@ int64_t fb_pattern_check(const void *buf, size_t len, uint64_t seed)
 	for (j = 0; j < words; j++) {
 		uint8_t want[8];
 
-		fb_put_le64(want, fb_pattern_word(seed, j));
+		le_put64(want, fb_pattern_word(seed, j));
 		if (memcmp(p + 8 * j, want, 8)) {
 			for (size_t b = 0; b < 8; b++) {
 				if (p[8 * j + b] != want[b])
@@ -201,7 +172,7 @@ int64_t fb_pattern_check(const void *buf, size_t len, uint64_t seed)
 		}
 	}
 	if (len % 8) {
-		fb_put_le64(tail, fb_pattern_word(seed, j));
+		le_put64(tail, fb_pattern_word(seed, j));
 		for (size_t b = 0; b < len % 8; b++) {
 			if (p[8 * j + b] != tail[b])
 				return (int64_t)(8 * j + b);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/le.h"
 #include "fabric/tcp/tcp.h"
 
 #define TCP_EPOLL_BATCH 64
@@ -22,72 +23,30 @@ static enum tcp_pollable_kind tcp_wake_kind = TCP_POLL_WAKE;
 
 /* ------------------------------------------------------------ wire header */
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	v = htole16(v);
-	memcpy(p, &v, 2);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	v = htole32(v);
-	memcpy(p, &v, 4);
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	v = htole64(v);
-	memcpy(p, &v, 8);
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, 2);
-	return le16toh(v);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return le32toh(v);
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return le64toh(v);
-}
-
 void tcp_hdr_encode(const struct tcp_hdr *h, uint8_t *out)
 {
 	out[0] = h->type;
 	out[1] = h->flags;
-	put16(out + 2, h->credits);
-	put32(out + 4, h->len);
-	put32(out + 8, (uint32_t)h->status);
-	put32(out + 12, h->imm);
-	put64(out + 16, h->id);
-	put64(out + 24, h->addr);
-	put64(out + 32, h->key);
+	le_put16(out + 2, h->credits);
+	le_put32(out + 4, h->len);
+	le_put32(out + 8, (uint32_t)h->status);
+	le_put32(out + 12, h->imm);
+	le_put64(out + 16, h->id);
+	le_put64(out + 24, h->addr);
+	le_put64(out + 32, h->key);
 }
 
 void tcp_hdr_decode(const uint8_t *in, struct tcp_hdr *h)
 {
 	h->type = in[0];
 	h->flags = in[1];
-	h->credits = get16(in + 2);
-	h->len = get32(in + 4);
-	h->status = (int32_t)get32(in + 8);
-	h->imm = get32(in + 12);
-	h->id = get64(in + 16);
-	h->addr = get64(in + 24);
-	h->key = get64(in + 32);
+	h->credits = le_get16(in + 2);
+	h->len = le_get32(in + 4);
+	h->status = (int32_t)le_get32(in + 8);
+	h->imm = le_get32(in + 12);
+	h->id = le_get64(in + 16);
+	h->addr = le_get64(in + 24);
+	h->key = le_get64(in + 32);
 }
 
 /* ------------------------------------------------------ queues and caches */

@@ -13,64 +13,37 @@
 #include <string.h>
 
 #include "fabric/ucx/ucx.h"
+#include "common/le.h"
 
 /* ------------------------------------------------------------ wire header */
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	v = htole32(v);
-	memcpy(p, &v, 4);
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	v = htole64(v);
-	memcpy(p, &v, 8);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return le32toh(v);
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return le64toh(v);
-}
 
 /* type u8, pad[3], credits u32, status i32, pad u32, then cookie id a b c d as u64. */
 void ucx_hdr_encode(const struct ucx_hdr *h, uint8_t *out)
 {
 	memset(out, 0, UCX_HDR_LEN);
 	out[0] = h->type;
-	put32(out + 4, h->credits);
-	put32(out + 8, (uint32_t)h->status);
-	put64(out + 16, h->cookie);
-	put64(out + 24, h->id);
-	put64(out + 32, h->a);
-	put64(out + 40, h->b);
-	put64(out + 48, h->c);
-	put64(out + 56, h->d);
+	le_put32(out + 4, h->credits);
+	le_put32(out + 8, (uint32_t)h->status);
+	le_put64(out + 16, h->cookie);
+	le_put64(out + 24, h->id);
+	le_put64(out + 32, h->a);
+	le_put64(out + 40, h->b);
+	le_put64(out + 48, h->c);
+	le_put64(out + 56, h->d);
 }
 
 void ucx_hdr_decode(const uint8_t *in, struct ucx_hdr *h)
 {
 	memset(h, 0, sizeof(*h));
 	h->type = in[0];
-	h->credits = get32(in + 4);
-	h->status = (int32_t)get32(in + 8);
-	h->cookie = get64(in + 16);
-	h->id = get64(in + 24);
-	h->a = get64(in + 32);
-	h->b = get64(in + 40);
-	h->c = get64(in + 48);
-	h->d = get64(in + 56);
+	h->credits = le_get32(in + 4);
+	h->status = (int32_t)le_get32(in + 8);
+	h->cookie = le_get64(in + 16);
+	h->id = le_get64(in + 24);
+	h->a = le_get64(in + 32);
+	h->b = le_get64(in + 40);
+	h->c = le_get64(in + 48);
+	h->d = le_get64(in + 56);
 }
 
 /* ------------------------------------------------------------ rkey cache */

@@ -13,51 +13,10 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/le.h"
 #include "fabric/verbs/verbs.h"
 
 /* ---------------------------------------------------------- private data */
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	v = htole16(v);
-	memcpy(p, &v, 2);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	v = htole32(v);
-	memcpy(p, &v, 4);
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	v = htole64(v);
-	memcpy(p, &v, 8);
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, 2);
-	return le16toh(v);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return le32toh(v);
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return le64toh(v);
-}
 
 /*
  * magic u32 | version u8 | active mtu u8 | recv credits u16 | msg_size u32 |
@@ -69,16 +28,16 @@ static void verbs_pd_encode(struct verbs_ep *ep, uint8_t *p)
 	struct verbs_domain *vd = ep->vd;
 
 	memset(p, 0, VERBS_PD_LEN);
-	put32(p, VERBS_PD_MAGIC);
+	le_put32(p, VERBS_PD_MAGIC);
 	p[4] = VERBS_PD_VERSION;
 	p[5] = (uint8_t)vd->pattr.active_mtu;
-	put16(p + 6, (uint16_t)vd->base.attr.recv_credits);
-	put32(p + 8, vd->base.attr.msg_size);
-	put32(p + 12, vd->mbox_mr->rkey);
-	put64(p + 16, (uintptr_t)&vd->mbox[ep->slot]);
-	put32(p + 24, vd->tbl_mr->rkey);
-	put16(p + 28, (uint16_t)(VERBS_MAX_MRS - 1));
-	put64(p + 32, (uintptr_t)vd->tbl);
+	le_put16(p + 6, (uint16_t)vd->base.attr.recv_credits);
+	le_put32(p + 8, vd->base.attr.msg_size);
+	le_put32(p + 12, vd->mbox_mr->rkey);
+	le_put64(p + 16, (uintptr_t)&vd->mbox[ep->slot]);
+	le_put32(p + 24, vd->tbl_mr->rkey);
+	le_put16(p + 28, (uint16_t)(VERBS_MAX_MRS - 1));
+	le_put64(p + 32, (uintptr_t)vd->tbl);
 }
 
 static int verbs_pd_decode(struct verbs_ep *ep, const uint8_t *p, uint8_t len)
@@ -86,8 +45,8 @@ static int verbs_pd_decode(struct verbs_ep *ep, const uint8_t *p, uint8_t len)
 	struct verbs_domain *vd = ep->vd;
 	uint8_t mtu;
 
-	if (!p || len < VERBS_PD_LEN || get32(p) != VERBS_PD_MAGIC || p[4] != VERBS_PD_VERSION ||
-	    get16(p + 6) < 1 || get32(p + 8) < 64) {
+	if (!p || len < VERBS_PD_LEN || le_get32(p) != VERBS_PD_MAGIC || p[4] != VERBS_PD_VERSION ||
+	    le_get16(p + 6) < 1 || le_get32(p + 8) < 64) {
 		verbs_log_warn(vd, "peer %s: bad connection data (not a weft verbs peer, or another "
 			       "version)", ep->base.peer_addr);
 		return -EPROTO;
@@ -99,13 +58,13 @@ static int verbs_pd_decode(struct verbs_ep *ep, const uint8_t *p, uint8_t len)
 			       "DEV mtu N' for RoCE)", ep->base.peer_addr,
 			       verbs_mtu_str((enum ibv_mtu)mtu),
 			       verbs_mtu_str(vd->pattr.active_mtu));
-	ep->peer_credits = get16(p + 6);
-	ep->peer_msg_size = get32(p + 8);
-	ep->peer_mbox_rkey = get32(p + 12);
-	ep->peer_mbox_addr = get64(p + 16);
-	ep->peer_tbl_rkey = get32(p + 24);
-	ep->peer_tbl_n = (uint32_t)get16(p + 28) + 1;
-	ep->peer_tbl_addr = get64(p + 32);
+	ep->peer_credits = le_get16(p + 6);
+	ep->peer_msg_size = le_get32(p + 8);
+	ep->peer_mbox_rkey = le_get32(p + 12);
+	ep->peer_mbox_addr = le_get64(p + 16);
+	ep->peer_tbl_rkey = le_get32(p + 24);
+	ep->peer_tbl_n = (uint32_t)le_get16(p + 28) + 1;
+	ep->peer_tbl_addr = le_get64(p + 32);
 	return 0;
 }
 
