@@ -228,6 +228,8 @@ static void test_large_batches(void **state)
 	large_batches(true, STORE_SYNC_URING);
 	large_batches(false, STORE_SYNC_INLINE);
 	large_batches(true, STORE_SYNC_INLINE);
+	large_batches(false, STORE_SYNC_AUTO);
+	large_batches(true, STORE_SYNC_AUTO);
 }
 
 static void test_enospc(void **state)

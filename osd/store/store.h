@@ -29,6 +29,12 @@ struct store_tx;
 enum store_sync {
 	STORE_SYNC_URING,  /* io_uring write linked to an fdatasync; caller polls */
 	STORE_SYNC_INLINE, /* pwritev2(RWF_DSYNC) in the caller's thread */
+	/*
+	 * A batch of one transaction without out-of-line data goes inline (the
+	 * latency of a lone write is the raw fdatasync's); any larger batch goes
+	 * through io_uring so the caller keeps working while it commits.
+	 */
+	STORE_SYNC_AUTO,
 };
 
 struct store_opts {

@@ -82,6 +82,7 @@ struct store_dreq {
 struct store_buf {
 	struct store_buf *next;
 	void *p;
+	size_t len; /* for bufcache_put */
 };
 
 /* A submitted transaction. */
