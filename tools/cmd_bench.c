@@ -502,10 +502,13 @@ int cli_bench_main(int argc, char **argv)
 		bench_explain_end(ex, (double)(b.s.t_end_ns - b.s.t0_ns) / 1e9);
 	if (rc == 0 && b.a.mode == BENCH_WRITE && b.a.no_cleanup && bench_meta_write(&b) != 0)
 		b.s.errors++;
-	if (rc == 0 && b.a.mode == BENCH_WRITE && !b.a.no_cleanup)
+	/* text: the summary first, as rados bench; JSON carries the cleanup's outcome */
+	if (b.a.json && rc == 0 && b.a.mode == BENCH_WRITE && !b.a.no_cleanup)
 		cleanup_rc = bench_cleanup(&b);
 	if (bench_output(&b, ex, cleanup_rc) != 0)
 		goto out;
+	if (!b.a.json && rc == 0 && b.a.mode == BENCH_WRITE && !b.a.no_cleanup)
+		cleanup_rc = bench_cleanup(&b);
 	ret = rc == 0 && b.s.errors == 0 && cleanup_rc == 0 ? 0 : 1;
 	if (b.s.errors > 0 && b.a.mode != BENCH_WRITE)
 		fprintf(stderr,
