@@ -440,7 +440,7 @@ json_t *bench_explain_json(const struct bench_explain *ex)
 	for (unsigned int i = 0; i < ex->neps; i++)
 		json_array_append_new(eps,
 				      json_pack("{s:i, s:s, s:I}", "osd", (int)ex->eps[i].osd,
-						"peer", ex->eps[i].peer,
+						"peer", ex->eps[i].peer, "bytes",
 						(json_int_t)(ex->eps[i].b1 >= ex->eps[i].b0
 								 ? ex->eps[i].b1 - ex->eps[i].b0
 								 : ex->eps[i].b1)));
