@@ -416,7 +416,7 @@ corrupt) # a damaged copy on the primary's disk: weft bench seq reports it, exit
 		> /dev/null || fail "seq JSON: $(jq -c '{errors, verified}' "$DIR/seq1.json")"
 	grep -q "object c_object2: crc mismatch" "$DIR/osd.$P.log" ||
 		fail "osd.$P did not log the crc mismatch"
-	log "ok: the store's checksum failed the read (-EIO class) and weft bench reported it"
+	log "ok: the store's checksum failed the read (-WEFT_E_CORRUPT) and weft bench reported it"
 	# an object whose bytes the store keeps intact but which is not what the run
 	# wrote: only weft bench's own check (header + crc32c) can see it
 	"$IO" -c "$CONF" -p rbd write c_object5 > /dev/null || fail "overwrite c_object5"
