@@ -43,7 +43,8 @@ POOL=${POOL:-rbd}
 POOL_SIZE=${POOL_SIZE:-3}
 POOL_MIN_SIZE=${POOL_MIN_SIZE:-2}
 PG_NUM=${PG_NUM:-32}
-declare -A PIDS
+declare -gA PIDS # global even when sourced from a function
+PIDS+=()
 
 ONE_IP=${ONE_IP:-${WEFT_TEST_IP:-}}
 [ -z "$ONE_IP" ] && [ "${MS:-tcp}" = ucx ] && ONE_IP=127.0.0.1
@@ -254,9 +255,9 @@ cluster_up() {
 	fi
 }
 
-# cl_ready: every OSD up and in, the pool in the map, and every OSD's own map
-# (perf dump map_epoch, from its admin socket) at least the mons' epoch, so
-# each one knows the pool and the acting sets. There is no PG state yet
+# cl_ready: every OSD up and in, the pool in the map, and every running OSD
+# (its admin socket's perf dump) booted with a map at least the mons' epoch,
+# so each one knows the pool and the acting sets. There is no PG state yet
 # (no peering, docs/osd.md), so this is what "every PG active" means today.
 # Sets CL_WHY to what is missing.
 cl_ready() {
@@ -272,7 +273,8 @@ cl_ready() {
 	fi
 	pool_exists "$POOL" > /dev/null 2>&1 || { CL_WHY="pool $POOL not in the map"; return 1; }
 	for i in $(seq 0 $((NOSD - 1))); do
-		oe=$("$WEFT" perf dump "osd.$i" -c "$CONF" --timeout 5 2> /dev/null | jq -r .map_epoch)
+		oe=$("$WEFT" perf dump "osd.$i" -c "$CONF" --timeout 5 2> /dev/null |
+			jq -r 'if .booted then .map_epoch else "not booted" end')
 		[ "$oe" -ge "$e" ] 2> /dev/null || lag="$lag osd.$i@${oe:-?}"
 	done
 	[ -z "$lag" ] || { CL_WHY="map epoch $e not yet on:$lag"; return 1; }
