@@ -40,8 +40,8 @@ fi
 echo "== build ($build, Release)"
 cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=Release > "$build.configure.log" 2>&1 ||
 	{ cat "$build.configure.log"; exit 1; }
-cmake --build "$build" -j"$jobs" --target weft weft-mon weft-osd > "$build.build.log" 2>&1 ||
-	{ grep -E "error|warning" "$build.build.log" | head -40; echo "build FAILED ($build.build.log)"; exit 1; }
+cmake --build "$build" -j"$jobs" --target weft weft-mon weft-osd > "$build/build.log" 2>&1 ||
+	{ grep -E "error|warning" "$build/build.log" | head -40; echo "build FAILED ($build/build.log)"; exit 1; }
 weft=$build/tools/weft
 conf=$dir/weft.conf
 
