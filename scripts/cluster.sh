@@ -238,7 +238,7 @@ cmd_up() {
 	fi
 	save_env
 	backend_env
-	log "starting $NMON mons and $NOSD OSDs ($MS) in $DIR, ports $PORT-$((PORT + 99))"
+	log "starting $NMON monitor(s) and $NOSD OSDs ($MS) in $DIR, ports $PORT-$((PORT + 99))"
 	STARTED_HERE=1 CL_DETACH=1
 	trap 'fail "interrupted"' INT TERM
 	cluster_up
