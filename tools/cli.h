@@ -8,6 +8,7 @@
  * "fabric-bench") and returns the process exit code:
  * 0 success, 1 failure at run time, 2 bad usage (one line on stderr).
  */
+int cli_bench_main(int argc, char **argv);
 int cli_config_main(int argc, char **argv);
 int cli_doctor_main(int argc, char **argv);
 int cli_fabric_bench_main(int argc, char **argv);

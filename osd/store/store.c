@@ -127,6 +127,7 @@ int store_pread(struct store *st, void *buf, size_t len, uint64_t off)
 			return -EIO;
 		done += (size_t)n;
 	}
+	st->info.data_read_bytes += len;
 	return 0;
 }
 

@@ -23,6 +23,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "osd/store/store_int.h"
 
@@ -93,6 +94,7 @@ int store_data_write(struct store *st, struct store_txc *txc, const void *buf, s
 	}
 	txc->data_pending++;
 	st->inflight_data++;
+	st->info.data_write_bytes += len;
 	return 0;
 }
 
@@ -220,6 +222,7 @@ static int store_commit_done(struct store *st)
 
 	st->fl_head = st->fl_tail = NULL;
 	st->flushing = false;
+	st->info.commit_busy_ns += clock_now_ns() - st->flush_t0_ns;
 	st->flush_sync_data = false;
 	free(st->flush_buf);
 	st->flush_buf = NULL;
@@ -331,6 +334,8 @@ static void store_batch_start(struct store *st)
 	st->vhead = v + rec;
 	st->flush_vend = st->vhead;
 	st->flushing = true;
+	st->flush_t0_ns = clock_now_ns();
+	st->info.wal_write_bytes += rec;
 	st->flush_rc = 0;
 	st->flush_len = rec;
 	st->flush_cqes = 0;
