@@ -160,24 +160,22 @@ def fio(name):
 tcp = load("tcp.json")
 pp4k = load("pp4k.json")
 
-# weft bench --format json (docs/bench.md); one place to follow its field names.
+# weft bench --format json (docs/bench.md): bandwidth_mb_s / iops {avg, stddev,
+# max, min}, latency_s {avg, p50, p99, "p99.9", ...} in seconds, errors, explain.
 def bench(name):
     j = load(name + ".json")
-    s = j.get("summary", j)
-    def g(*keys):
-        for k in keys:
-            v = s
-            for part in k.split("."):
-                v = v.get(part) if isinstance(v, dict) else None
-            if v is not None:
-                return v
-        return None
-    return {"mbs": g("bandwidth_mb_s.avg", "bandwidth_mbs.avg", "bandwidth_mb_s", "mb_s"),
-            "iops": g("iops.avg", "iops"),
-            "p50": g("latency_us.p50", "latency.p50_us"),
-            "p99": g("latency_us.p99", "latency.p99_us"),
-            "p999": g("latency_us.p99.9", "latency.p999_us", "latency_us.p999"),
-            "errors": g("errors") or 0, "explain": g("explain.verdict", "explainer.verdict")}
+    def g(*path):
+        v = j
+        for part in path:
+            v = v.get(part) if isinstance(v, dict) else None
+        return v
+    us = lambda k: None if g("latency_s", k) is None else g("latency_s", k) * 1e6
+    mbs = g("bandwidth_mb_s", "avg")
+    if g("bytes") is not None and g("total_time_s"):
+        mbs = g("bytes") / g("total_time_s") / 1e6  # what rados bench calls Bandwidth
+    iops = g("ops") / g("total_time_s") if g("ops") is not None and g("total_time_s") else None
+    return {"mbs": mbs, "iops": iops, "p50": us("p50"), "p99": us("p99"), "p999": us("p99.9"),
+            "errors": g("errors") or 0, "explain": g("explain", "verdict")}
 
 raw = {n: fio(n) for n in ("w4m", "r4m", "rr4m", "rw4k", "rr4k", "dsync4k")}
 b = {n: bench(n) for n in ("w4m", "s4m", "r4m", "w4k", "r4k", "l4k")}
