@@ -80,11 +80,10 @@ echo
 echo "== weft bench bench $secs rand   (random reads of those objects, each verified)"
 "$weft" bench bench "$secs" rand -c "$conf" | tee "$dir/bench-rand.out"
 
-# The two summaries again, side by side with what the cluster is.
+# The two summaries again, one after the other (from rados bench's "Total time run").
 echo
 echo "== summaries"
 for phase in write rand; do
-	echo "-- $phase"
-	# the summary is what follows the per-second lines
-	awk '/^[[:space:]]*[0-9]+[[:space:]]/ && !s { next } { s = 1; print }' "$dir/bench-$phase.out"
+	echo "-- weft bench bench $secs $phase"
+	sed -n '/^Total time run:/,$p' "$dir/bench-$phase.out"
 done
