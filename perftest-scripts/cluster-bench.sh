@@ -21,12 +21,12 @@
 #   --seconds: each weft bench phase (default 15); --raw-seconds: each fio
 #   phase (default 6); --dir: scratch space for the cluster and the fio file
 #   (default /var/tmp/weft-cluster-bench; about 17 GiB, removed at the end);
-#   --port: the cluster's base port (default 18700, uses it..+99);
+#   --port: the cluster's base port (default 22700, uses it..+99);
 #   --out: also write the markdown there. Progress goes to stderr.
 # exit: 0 done, 1 a tool failed, 2 bad usage.
 set -uo pipefail
 
-SECS=15 RAW_SECS=6 SCRATCH=/var/tmp/weft-cluster-bench PORT=18700 OUT="" BUILD=./build-release
+SECS=15 RAW_SECS=6 SCRATCH=/var/tmp/weft-cluster-bench PORT=22700 OUT="" BUILD=./build-release
 while [ $# -gt 0 ]; do
 	case $1 in
 	-h | --help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;

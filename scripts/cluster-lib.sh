@@ -117,8 +117,9 @@ w() { "$WEFT" "$@" -c "$CONF" --timeout 20; }
 wj() { "$WEFT" "$@" -c "$CONF" --timeout 20 --format json; }
 
 # wait_for SECONDS DESCRIPTION COMMAND...: poll until COMMAND succeeds; fail
-# after SECONDS. Every 5 s says what it is still waiting for (and CL_WHY, which
-# a COMMAND may set to say what is missing).
+# after SECONDS, or as soon as a daemon we started has exited. Every 5 s says
+# what it is still waiting for (and CL_WHY, which a COMMAND may set to say
+# what is missing).
 wait_for() {
 	local secs=$1 what=$2 start next
 	shift 2
@@ -126,6 +127,7 @@ wait_for() {
 	next=$((start + 5))
 	CL_WHY=""
 	while ! "$@" > /dev/null 2>&1; do
+		cl_check_alive
 		[ "$(date +%s)" -lt $((start + secs)) ] ||
 			fail "timed out after ${secs}s waiting for: $what${CL_WHY:+ ($CL_WHY)}"
 		if [ "$(date +%s)" -ge "$next" ]; then
@@ -145,6 +147,33 @@ cl_epoch_ge() {
 		jq .osdmap.epoch 2> /dev/null)" -ge "$1" ] 2> /dev/null
 }
 cl_num_up_is() { [ "$("$WEFT" status -c "$CONF" --timeout 5 --format json | jq .osdmap.num_up_osds)" = "$1" ]; }
+
+# cl_check_alive: fail when a mon or OSD in PIDS has exited (its log says why).
+cl_check_alive() {
+	local name
+	for name in "${!PIDS[@]}"; do
+		case $name in mon.* | osd.*) ;; *) continue ;; esac
+		cl_alive "${PIDS[$name]}" ||
+			fail "$name (pid ${PIDS[$name]}) exited: $(tail -n 1 "$DIR/$name.log" 2> /dev/null)"
+	done
+}
+
+# cl_check_ports: every address the cluster will listen on is free (a
+# listener on it, or on the wildcard, belongs to another cluster or program).
+cl_check_ports() {
+	local k busy="" a listening
+	command -v ss > /dev/null || return 0
+	listening=$(ss -Hltn 2> /dev/null | awk '{ print $4 }')
+	for a in $(for k in $(seq 0 $((NMON - 1))); do
+		mon_addr "$k"
+		echo "${ONE_IP:-127.1.0.$((1 + k))}:$((PORT + 5 + k))"
+	done
+		for k in $(seq 0 $((NOSD - 1))); do pub_addr "$k"; clu_addr "$k"; done); do
+		echo "$listening" | grep -qxF -e "$a" -e "0.0.0.0:${a##*:}" -e "*:${a##*:}" -e "[::]:${a##*:}" &&
+			busy="$busy $a"
+	done
+	[ -z "$busy" ] || fail "already in use by another process:$busy (another cluster? use another port)"
+}
 
 # cl_unavailable MSG: the backend cannot run here.
 cl_unavailable() {
@@ -204,6 +233,7 @@ stop_osd() { cl_stop "osd.$1" "${2:-KILL}"; }
 # they have a map (a quorum formed and committed epoch 1).
 mons_up() {
 	local k m ok
+	cl_check_ports
 	for k in $(seq 0 $((NMON - 1))); do
 		m=${CL_MON_IDS[$k]}
 		if [ ! -d "$DIR/mon.$m" ]; then

@@ -7,7 +7,7 @@
 #
 #   scripts/demo.sh [--help]
 # Environment: WEFT_BUILD (default build-release), WEFT_JOBS (default nproc),
-# WEFT_DEMO_SECONDS (10), WEFT_DEMO_PORT (18600: the cluster uses it..+99),
+# WEFT_DEMO_SECONDS (10), WEFT_DEMO_PORT (22600: the cluster uses it..+99),
 # WEFT_DEMO_BACKEND (tcp), WEFT_DEMO_SKIP_DEPS=1 (do not run install-deps.sh).
 set -euo pipefail
 
@@ -29,7 +29,7 @@ jobs=${WEFT_JOBS:-$(nproc)}
 secs=${WEFT_DEMO_SECONDS:-10}
 dir=$build/demo-cluster
 cluster=("$top/scripts/cluster.sh")
-copts=(--dir "$dir" --build "$build" --port "${WEFT_DEMO_PORT:-18600}"
+copts=(--dir "$dir" --build "$build" --port "${WEFT_DEMO_PORT:-22600}"
 	--backend "${WEFT_DEMO_BACKEND:-tcp}")
 
 if [ "${WEFT_DEMO_SKIP_DEPS:-0}" != 1 ]; then

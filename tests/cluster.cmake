@@ -1,6 +1,6 @@
 # scripts/cluster.sh, the local cluster launcher (docs/cluster.md): a real
 # cluster of 3 weft-mon and 3 weft-osd processes brought up, used, restarted
-# and taken down through the script; ports 19100-19199.
+# and taken down through the script; ports 21100-21199.
 if(TARGET weft-osd AND TARGET test_osd_io)
 	add_test(NAME cluster_launcher
 		COMMAND ${CMAKE_CURRENT_LIST_DIR}/test_cluster_launcher.sh ${CMAKE_BINARY_DIR}

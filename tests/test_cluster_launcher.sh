@@ -9,7 +9,7 @@
 #   test_cluster_launcher.sh BUILD_DIR TEST_OSD_IO
 set -u
 BUILD=$1 IO=$2
-PORT=19100
+PORT=21100
 CL=$(cd "$(dirname "$0")/.." && pwd)/scripts/cluster.sh
 command -v jq > /dev/null || { echo "SKIP: jq not installed"; exit 77; }
 
