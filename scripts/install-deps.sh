@@ -16,6 +16,8 @@ PKGS=(
 	ucx-utils
 	# tests and baselines
 	libcmocka-dev iperf3 procps python3 jq
+	# perftest-scripts/cluster-bench.sh: the raw disk limits
+	fio
 	# verbs tests: a Soft-RoCE VM (../shared/rdma-vm; docs/verbs.md) and perftest baselines
 	qemu-system-x86 busybox-static rdma-core ibverbs-utils ibverbs-providers rdmacm-utils
 	perftest iproute2 kmod cpio gzip xz-utils

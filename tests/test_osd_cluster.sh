@@ -11,9 +11,8 @@
 #   test_osd_cluster.sh CASE MS_TYPE PORT WEFT_MON WEFT_OSD WEFT TEST_OSD_IO
 #   CASE: io | stale | minsize | benchtool | corrupt | bench
 #
-# The cluster start-up (conf, mkfs, start/stop, bounded waits) is in the
-# functions below so scripts/cluster.sh can source this file with
-# WEFT_CLUSTER_LIB=1 and share the one way of starting a cluster.
+# The cluster start-up (conf, mkfs, start/stop, bounded waits) is
+# scripts/cluster-lib.sh, shared with the launcher scripts/cluster.sh.
 # Every wait is bounded; every process we start is killed on exit by pid.
 set -u
 CASE=$1 MS=$2 PORT=$3 MON=$4 OSD=$5 WEFT=$6 IO=$7
@@ -23,7 +22,6 @@ command -v jq > /dev/null || { echo "SKIP: jq not installed"; exit 77; }
 
 DIR=$(mktemp -d /tmp/weft-osd-$CASE-$MS.XXXXXX)
 CONF=$DIR/weft.conf
-declare -A PIDS
 T0=$(date +%s.%N)
 
 since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }
@@ -51,112 +49,11 @@ trap cleanup EXIT
 WATCHDOG=$!
 trap 'log "FAIL: watchdog: the case took longer than 570 s"; exit 1' TERM
 
-ONE_IP=${WEFT_TEST_IP:-}
-[ -z "$ONE_IP" ] && [ "$MS" = ucx ] && ONE_IP=127.0.0.1
-MON_IP=${ONE_IP:-127.1.0.1}
-pub_addr() { echo "${ONE_IP:-127.1.0.$((10 + $1))}:$((PORT + 10 + $1))"; }
-clu_addr() { echo "${ONE_IP:-127.2.0.$((10 + $1))}:$((PORT + 30 + $1))"; }
-
-write_conf() {
-	cat > "$CONF" <<EOC
-[global]
-	mon_host = $MON_IP:$PORT
-	ms_type = $MS
-	log_level = ${WEFT_TEST_LOG_LEVEL:-info}
-	admin_socket = $DIR/\$name.asok
-	ms_connect_timeout = ${WEFT_TEST_CONNECT_TIMEOUT:-2s}
-	ms_peer_timeout = ${WEFT_TEST_PEER_TIMEOUT:-3s}
-	osd_pool_default_size = 3
-	osd_pool_default_min_size = 2
-	osd_pool_default_pg_num = 32
-	osd_heartbeat_grace = ${WEFT_TEST_HEARTBEAT_GRACE:-3s}
-	osd_heartbeat_interval = 500ms
-	osd_max_op_size = 8M
-	client_op_timeout = ${WEFT_TEST_OP_TIMEOUT:-60s}
-	client_buffers = 20
-[mon]
-	mon_data = $DIR/\$name
-	mon_election_timeout = 500ms
-	mon_osd_down_out_interval = 3600s
-	mon_osd_min_down_reporters = 1
-[mon.a]
-	mon_addr = $MON_IP:$PORT
-[osd]
-	osd_data = $DIR/\$name/block
-	osd_wal =
-	osd_db = $DIR/\$name/db
-	osd_store_data_size = ${WEFT_TEST_OSD_DATA_SIZE:-4G}
-	osd_store_wal_size = 64M
-	osd_repl_ring_size = 20M
-	osd_op_buffers = 6
-	osd_op_timeout = ${WEFT_TEST_OSD_OP_TIMEOUT:-30s}
-EOC
-	for i in $(seq 0 $((NOSD - 1))); do
-		printf '[osd.%d]\n\tpublic_addr = %s\n\tcluster_addr = %s\n\thost = node%d\n' \
-			"$i" "$(pub_addr "$i")" "$(clu_addr "$i")" "$i" >> "$CONF"
-	done
-}
-
-w() { "$WEFT" "$@" -c "$CONF" --timeout 20; }
-wj() { "$WEFT" "$@" -c "$CONF" --timeout 20 --format json; }
-wait_for() {
-	local secs=$1 what=$2 deadline
-	shift 2
-	deadline=$(($(date +%s) + secs))
-	while ! "$@" > /dev/null 2>&1; do
-		[ "$(date +%s)" -lt "$deadline" ] || fail "timed out after ${secs}s waiting for: $what"
-		sleep 0.3
-	done
-	log "ok: $what"
-}
-num_up() { wj status | jq -r '.osdmap.num_up_osds'; }
-osd_up() { wj osd dump | jq -e ".osds[] | select(.id == $1) | .up == $2"; }
-
-start_mon() {
-	"$MON" -i a -c "$CONF" >> "$DIR/mon.a.log" 2>&1 &
-	PIDS[mon.a]=$!
-}
-start_osd() {
-	"$OSD" -i "$1" -c "$CONF" >> "$DIR/osd.$1.log" 2>&1 &
-	PIDS[osd.$1]=$!
-}
-stop_osd() { # SIGKILL: a crash, no goodbye
-	kill -9 "${PIDS[osd.$1]}" 2>/dev/null
-	wait "${PIDS[osd.$1]}" 2>/dev/null
-	unset "PIDS[osd.$1]"
-}
-
-# Start 1 mon + NOSD OSDs and create pool rbd (size 3, min_size 2).
-cluster_up() {
-	write_conf
-	"$MON" --mkfs -i a -c "$CONF" >> "$DIR/mon.a.log" 2>&1 || fail "mkfs mon.a"
-	start_mon
-	if [ "$MS" != tcp ]; then
-		# a backend still being finished: the mon service over it must work, else skip
-		for _ in $(seq 1 8); do
-			[ "$("$WEFT" status -c "$CONF" --timeout 2 --format json 2>/dev/null |
-				jq .osdmap.epoch 2>/dev/null)" -ge 1 ] 2>/dev/null && break
-			sleep 0.5
-		done
-		[ "$("$WEFT" status -c "$CONF" --timeout 2 --format json 2>/dev/null |
-			jq .osdmap.epoch 2>/dev/null)" -ge 1 ] 2>/dev/null ||
-			{ echo "SKIP: the monitor service does not work over $MS yet"; exit 77; }
-	fi
-	wait_for 30 "the mon has a map" sh -c "[ \"\$($WEFT status -c $CONF --format json | jq .osdmap.epoch)\" -ge 1 ]"
-	for i in $(seq 0 $((NOSD - 1))); do
-		mkdir -p "$DIR/osd.$i"
-		"$OSD" --mkfs -i "$i" -c "$CONF" >> "$DIR/osd.$i.log" 2>&1 || {
-			grep -qi "backend\|ucx\|verbs\|no usable" "$DIR/osd.$i.log" && [ "$MS" != tcp ] &&
-				{ echo "SKIP: fabric $MS unavailable"; exit 77; }
-			fail "mkfs osd.$i"
-		}
-		start_osd "$i"
-	done
-	wait_for 60 "$NOSD OSDs up" sh -c "[ \"\$($WEFT status -c $CONF --format json | jq .osdmap.num_up_osds)\" = $NOSD ]"
-	w pool create rbd --size 3 --min-size 2 --pg-num 32 > /dev/null || fail "pool create"
-}
-
-[ "${WEFT_CLUSTER_LIB:-0}" = 1 ] && return 0
+# conf, mkfs, start/stop by pid, bounded waits: the start-up shared with
+# scripts/cluster.sh (pool rbd, NOSD OSDs, 1 mon)
+CL_SKIP_CODE=77
+# shellcheck source=../scripts/cluster-lib.sh
+. "$(dirname "$0")/../scripts/cluster-lib.sh"
 
 if [ "$MS" != tcp ]; then
 	# The variant runs only where the backend works: a bounded loopback
