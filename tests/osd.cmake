@@ -21,6 +21,10 @@ if(TARGET weft-osd AND TARGET weft_client)
 	weft_osd_func_test(io tcp func 17100)
 	weft_osd_func_test(stale tcp func 17200)
 	weft_osd_func_test(minsize tcp func 17300)
+	# weft bench against the cluster (docs/bench.md): write/seq/rand, JSON,
+	# cleanup, Ctrl-C; and a damaged copy on the primary's disk reported
+	weft_osd_func_test(benchtool tcp func 18500)
+	weft_osd_func_test(corrupt tcp func 18600)
 	# UCX over TCP sockets, every daemon on 127.0.0.1 (UCX only takes
 	# interface addresses, docs/ucx.md); 500 objects keep it near 30 s under
 	# ASan (the TCP case writes 2,000). The hooks are off as in fabric_ucx.cmake.

@@ -9,7 +9,7 @@
 # public/cluster separation is then checked by port, the IPs by the TCP run.
 #
 #   test_osd_cluster.sh CASE MS_TYPE PORT WEFT_MON WEFT_OSD WEFT TEST_OSD_IO
-#   CASE: io | stale | minsize | bench
+#   CASE: io | stale | minsize | benchtool | corrupt | bench
 #
 # The cluster start-up (conf, mkfs, start/stop, bounded waits) is
 # scripts/cluster-lib.sh, shared with the launcher scripts/cluster.sh.
@@ -203,6 +203,128 @@ minsize)
 	"${IOC[@]}" write after > "$DIR/w3.out" 2>&1 || { cat "$DIR/w3.out"; fail "write after osd.1 returned"; }
 	cat "$DIR/w3.out"
 	log "ok: with min_size up again writes resume"
+	;;
+benchtool) # weft bench: write/seq/rand verify, JSON, cleanup, Ctrl-C (docs/bench.md)
+	wb() { "$WEFT" bench rbd "$@" -c "$CONF"; }
+	wb 3 write --no-cleanup --run-name kept -t 8 -b 1M > "$DIR/w.out" 2> "$DIR/w.err" ||
+		{ cat "$DIR/w.out" "$DIR/w.err"; fail "bench write --no-cleanup"; }
+	cat "$DIR/w.out"
+	N=$(sed -n 's/^Total writes made: *//p' "$DIR/w.out")
+	[ "${N:-0}" -gt 0 ] || fail "the write made no objects"
+	for f in "Bandwidth (MB/sec):" "Stddev Bandwidth:" "Min bandwidth (MB/sec):" \
+		"Stddev IOPS:" "Average Latency(s):" "Min latency(s):" "Latency p99.9(s):" \
+		"Errors: *0$" "  verdict: "; do
+		grep -q "^$f" "$DIR/w.out" || fail "write summary has no '$f'"
+	done
+	grep -Eq '^ +1 +[0-9]+ +[0-9]+ +[0-9]+ ' "$DIR/w.out" || fail "no per-second line"
+	wb 120 seq -t 8 > "$DIR/seq.out" 2> "$DIR/seq.err" ||
+		{ cat "$DIR/seq.out" "$DIR/seq.err"; fail "bench seq"; }
+	grep -q "^Objects verified: *$N$" "$DIR/seq.out" ||
+		fail "seq verified $(sed -n 's/^Objects verified: *//p' "$DIR/seq.out") of $N"
+	log "ok: write --no-cleanup made $N objects; seq read and verified all $N"
+	wb 2 rand --format json > "$DIR/rand.json" 2> "$DIR/rand.err" ||
+		{ cat "$DIR/rand.err"; fail "bench rand --format json"; }
+	jq -e '.mode == "rand" and .run_name == "kept" and .errors == 0 and .ops > 0 and
+		.verified == .ops and .object_size == 1048576 and .concurrent_ops == 16 and
+		.total_time_s > 0 and .bytes == .ops * 1048576 and
+		(.bandwidth_mb_s | has("avg") and has("stddev") and has("max") and has("min")) and
+		(.iops | has("avg") and has("stddev") and has("max") and has("min")) and
+		(.latency_s | has("avg") and has("stddev") and has("max") and has("min") and
+			has("p50") and has("p99") and has("p99.9")) and
+		.latency_s."p99.9" >= .latency_s.p50 and .latency_s.max >= .latency_s.min and
+		(.per_second | length) >= 1 and (.explain.osds | length) == 3 and
+		all(.explain.osds[]; .measured and .cpu_cores >= 0) and
+		.explain.store_read_mb_s > 0 and .explain.client_cores >= 0 and
+		(.explain.limit | IN("cpu", "osd-reactor", "client", "store", "none")) and
+		(.explain.verdict | length) > 0' "$DIR/rand.json" > /dev/null ||
+		fail "rand JSON lacks fields or values: $(jq -c 'del(.per_second)' "$DIR/rand.json")"
+	log "ok: rand --format json: $(jq -c '{ops, errors, verified, mb_s: .bandwidth_mb_s.avg,
+		p99: .latency_s.p99, limit: .explain.limit}' "$DIR/rand.json")"
+	wb 5 seq --run-name nope > "$DIR/nope.out" 2> "$DIR/nope.err"
+	[ $? = 1 ] && grep -q "no run to read in pool rbd (object nope_metadata missing)" \
+		"$DIR/nope.err" || fail "seq of a missing run: $(cat "$DIR/nope.err")"
+	# a write without --no-cleanup removes what it wrote; the kept run stays
+	wb 2 write --format json -t 4 -b 64K --run-name gone > "$DIR/gone.json" 2> "$DIR/gone.err" ||
+		{ cat "$DIR/gone.err"; fail "bench write with cleanup"; }
+	jq -e '.mode == "write" and .errors == 0 and .ops > 0 and .objects == .ops and
+		.cleanup.ok and .cleanup.removed == .objects and .explain.store_write_mb_s > 0 and
+		.explain.cluster_mb_s > 0' "$DIR/gone.json" > /dev/null ||
+		fail "write JSON / cleanup: $(jq -c 'del(.per_second)' "$DIR/gone.json")"
+	for i in $(seq 0 $((NOSD - 1))); do
+		w daemon "osd.$i" object locate rbd gone_object0 | jq -e '.exists == false' \
+			> /dev/null || fail "osd.$i still holds gone_object0 after the cleanup"
+		w daemon "osd.$i" object locate rbd "kept_object$((N - 1))" |
+			jq -e '.exists == true and .size == 1048576' > /dev/null ||
+			fail "osd.$i lost kept_object$((N - 1))"
+	done
+	log "ok: cleanup removed every object of its run from every OSD; the kept run is intact"
+	# Ctrl-C: a partial summary, then the cleanup, exit 0
+	# (not through wb: $! must be weft's own pid, not a subshell's)
+	"$WEFT" bench rbd 120 write --run-name int -t 4 -b 256K --no-explain -c "$CONF" \
+		> "$DIR/int.out" 2>&1 &
+	PIDS[bench]=$!
+	# signal once it is running (before, the default action would just end it)
+	wait_for 60 "the interruptible run at second 2" grep -Eq '^ +2 ' "$DIR/int.out"
+	kill -INT "${PIDS[bench]}"
+	wait "${PIDS[bench]}"
+	RC=$?
+	unset "PIDS[bench]"
+	grep -v '^ ' "$DIR/int.out"
+	[ $RC = 0 ] || fail "bench write after SIGINT exited $RC"
+	grep -q "^Interrupted: the summary covers the run up to the signal" "$DIR/int.out" &&
+		grep -q "^Clean up completed" "$DIR/int.out" || fail "no partial summary + cleanup"
+	T=$(sed -n 's/^Total time run: *//p' "$DIR/int.out")
+	awk -v t="$T" 'BEGIN { exit !(t > 0 && t < 100) }' || fail "ran $T s of 120 despite SIGINT"
+	w daemon osd.0 object locate rbd int_object0 | jq -e '.exists == false' > /dev/null ||
+		fail "int_object0 left after the interrupted run's cleanup"
+	log "ok: SIGINT stopped the run after $T s with a partial summary and cleaned up"
+	;;
+corrupt) # a damaged copy on the primary's disk: weft bench seq reports it, exit 1
+	wb() { "$WEFT" bench rbd "$@" -c "$CONF" --no-explain; }
+	wb 3 write --no-cleanup --run-name c -t 8 -b 256K > "$DIR/w.out" 2> "$DIR/w.err" ||
+		{ cat "$DIR/w.out" "$DIR/w.err"; fail "bench write --no-cleanup"; }
+	N=$(sed -n 's/^Total writes made: *//p' "$DIR/w.out")
+	[ "${N:-0}" -ge 8 ] || fail "the write made $N objects; the case needs 8"
+	wb 120 seq > "$DIR/seq0.out" 2>&1 || { cat "$DIR/seq0.out"; fail "seq before damage"; }
+	log "ok: $N objects written and verified"
+	# where the primary keeps c_object2 (admin socket: object locate)
+	P=
+	for i in $(seq 0 $((NOSD - 1))); do
+		J=$(w daemon "osd.$i" object locate rbd c_object2) || fail "object locate on osd.$i"
+		if echo "$J" | jq -e '.primary' > /dev/null; then P=$i L=$J; fi
+	done
+	[ -n "$P" ] || fail "no OSD is the primary of c_object2"
+	echo "$L" | jq -e '.exists and .size == 262144 and .extents[0].offset == 0 and
+		.extents[0].length >= 8192' > /dev/null || fail "osd.$P object locate: $L"
+	DATA=$(echo "$L" | jq -r .data_path)
+	OFF=$(echo "$L" | jq '.extents[0].dev_offset + 4096 + 100')
+	B=$(od -An -tu1 -j "$OFF" -N1 "$DATA" | tr -d ' ')
+	[ -n "$B" ] || fail "cannot read $DATA at $OFF"
+	printf "\\x$(printf %02x $((255 - B)))" | dd of="$DATA" bs=1 seek="$OFF" conv=notrunc \
+		status=none || fail "cannot write $DATA"
+	log "flipped byte $OFF of $DATA (osd.$P, primary of c_object2, object offset 4196)"
+	wb 120 seq --format json > "$DIR/seq1.json" 2> "$DIR/seq1.err"
+	RC=$?
+	cat "$DIR/seq1.err"
+	[ $RC = 1 ] || fail "seq exited $RC with a damaged object"
+	grep -q "^weft bench: error: object c_object2: read: checksum mismatch on stored data" \
+		"$DIR/seq1.err" || fail "seq did not name c_object2 and the checksum error"
+	jq -e --argjson n "$N" '.errors == 1 and .verified == $n - 1' "$DIR/seq1.json" \
+		> /dev/null || fail "seq JSON: $(jq -c '{errors, verified}' "$DIR/seq1.json")"
+	grep -q "object c_object2: crc mismatch" "$DIR/osd.$P.log" ||
+		fail "osd.$P did not log the crc mismatch"
+	log "ok: the store's checksum failed the read (-WEFT_E_CORRUPT) and weft bench reported it"
+	# an object whose bytes the store keeps intact but which is not what the run
+	# wrote: only weft bench's own check (header + crc32c) can see it
+	"$IO" -c "$CONF" -p rbd write c_object5 > /dev/null || fail "overwrite c_object5"
+	wb 120 seq > "$DIR/seq2.out" 2> "$DIR/seq2.err"
+	RC=$?
+	cat "$DIR/seq2.err"
+	[ $RC = 1 ] || fail "seq exited $RC with a replaced object"
+	grep -q "object c_object5: content check failed: read 4096 bytes, the object has 262144" \
+		"$DIR/seq2.err" || fail "seq did not report c_object5's content"
+	grep -q "^Errors: *2$" "$DIR/seq2.out" || fail "seq counted $(grep ^Errors "$DIR/seq2.out")"
+	log "ok: a replaced object fails weft bench's content check"
 	;;
 bench) # not in ctest: the numbers of docs/performance.md
 	"${IOC[@]}" bench 4096 4000 16 || fail "bench 4K"

@@ -323,6 +323,7 @@ static void test_data_corruption(void **state)
 	assert_int_equal(store_read(st, 1, "c", 0, 8192, buf, &n), -WEFT_E_CORRUPT);
 	store_info_get(st, &info);
 	assert_true(info.data_read_bytes >= 8192);
+	assert_true(info.read_busy_ns > 0);
 	assert_int_equal(store_fsck(st, true, &r), -WEFT_E_CORRUPT);
 	assert_int_equal(r.bad_blocks, 1);
 	assert_int_equal(store_umount(st), 0);

@@ -36,7 +36,7 @@
 
 struct bx_osd_snap {
 	bool ok;
-	double cpu, reactor, commit_busy;
+	double cpu, reactor, commit_busy, read_busy;
 	uint64_t data_w, wal_w, data_r, pub, clu;
 };
 
@@ -47,7 +47,7 @@ struct bx_osd {
 	long cpus;
 	char why[400]; /* why it was not reached; "" when it was */
 	struct bx_osd_snap s0, s1;
-	double cores, reactor, busy, store_w, store_r, pub, clu; /* over the run, per second */
+	double cores, reactor, busy, rbusy, store_w, store_r, pub, clu; /* per second of the run */
 };
 
 struct bx_ep {
@@ -158,6 +158,7 @@ static void bx_osd_snap(struct bx_osd *o, struct bx_osd_snap *s)
 	s->cpu = bx_real(j, "process", "cpu_seconds");
 	s->reactor = bx_real(j, "process", "reactor_cpu_seconds");
 	s->commit_busy = bx_real(j, "store", "commit_busy_seconds");
+	s->read_busy = bx_real(j, "store", "read_busy_seconds");
 	s->data_w = bx_u64(j, "store.data_write_bytes");
 	s->wal_w = bx_u64(j, "store.wal_write_bytes");
 	s->data_r = bx_u64(j, "store.data_read_bytes");
@@ -271,7 +272,7 @@ struct bench_explain *bench_explain_begin(const struct conf *conf, const char *f
 
 static void bx_verdict(struct bench_explain *ex)
 {
-	const struct bx_osd *top_reactor = NULL, *top_busy = NULL;
+	const struct bx_osd *top_reactor = NULL, *top_busy = NULL, *top_read = NULL;
 	double ours = ex->our_cores_here,
 	       here = ours > ex->machine_cores ? ours : ex->machine_cores;
 
@@ -284,6 +285,8 @@ static void bx_verdict(struct bench_explain *ex)
 			top_reactor = o;
 		if (top_busy == NULL || o->busy > top_busy->busy)
 			top_busy = o;
+		if (top_read == NULL || o->rbusy > top_read->rbusy)
+			top_read = o;
 	}
 	if (ex->cpus > 0 && here >= BX_HOST_CPU * (double)ex->cpus) {
 		snprintf(ex->limit, sizeof(ex->limit), "cpu");
@@ -309,6 +312,12 @@ static void bx_verdict(struct bench_explain *ex)
 			 "store-bound: osd.%u had a WAL commit (write + fdatasync) in flight "
 			 "%.0f%% of the run; commits go one batch at a time",
 			 top_busy->id, top_busy->busy * 100);
+	} else if (top_read != NULL && top_read->rbusy >= BX_STORE_BUSY) {
+		snprintf(ex->limit, sizeof(ex->limit), "store");
+		snprintf(ex->verdict, sizeof(ex->verdict),
+			 "store-bound: osd.%u spent %.0f%% of the run reading its data device "
+			 "(reads are synchronous in its reactor)",
+			 top_read->id, top_read->rbusy * 100);
 	} else {
 		snprintf(ex->limit, sizeof(ex->limit), "none");
 		snprintf(ex->verdict, sizeof(ex->verdict),
@@ -349,6 +358,7 @@ void bench_explain_end(struct bench_explain *ex, double elapsed_s)
 		o->cores = (o->s1.cpu - o->s0.cpu) / t;
 		o->reactor = (o->s1.reactor - o->s0.reactor) / t;
 		o->busy = (o->s1.commit_busy - o->s0.commit_busy) / t;
+		o->rbusy = (o->s1.read_busy - o->s0.read_busy) / t;
 		o->store_w = (double)(o->s1.data_w + o->s1.wal_w - o->s0.data_w - o->s0.wal_w) / t;
 		o->store_r = (double)(o->s1.data_r - o->s0.data_r) / t;
 		o->pub = (double)(o->s1.pub - o->s0.pub) / t;
@@ -384,12 +394,13 @@ void bench_explain_print(const struct bench_explain *ex, FILE *out)
 		}
 		osd_cores += o->cores;
 		reactors += o->reactor;
-		fprintf(out,
-			"  osd.%u: CPU %.2f cores (reactor %.2f) on %s; store wrote %.1f MB/s, "
-			"read %.1f MB/s, commit in flight %.0f%%; public %.1f MB/s, cluster "
-			"tx %.1f MB/s\n",
-			o->id, o->cores, o->reactor, o->host, o->store_w / MIB, o->store_r / MIB,
-			o->busy * 100, o->pub / MIB, o->clu / MIB);
+		fprintf(
+		    out,
+		    "  osd.%u: CPU %.2f cores (reactor %.2f) on %s; store wrote %.1f MB/s, "
+		    "read %.1f MB/s, commit in flight %.0f%%, reading %.0f%%; public %.1f MB/s, "
+		    "cluster tx %.1f MB/s\n",
+		    o->id, o->cores, o->reactor, o->host, o->store_w / MIB, o->store_r / MIB,
+		    o->busy * 100, o->rbusy * 100, o->pub / MIB, o->clu / MIB);
 	}
 	if (ex->reached > 0) {
 		fprintf(out,
@@ -430,17 +441,18 @@ json_t *bench_explain_json(const struct bench_explain *ex)
 			continue;
 		}
 		json_array_append_new(
-		    osds, json_pack("{s:i, s:b, s:s, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "id",
-				    (int)o->id, "measured", 1, "host", o->host, "cpus_online",
-				    (int)o->cpus, "cpu_cores", o->cores, "reactor_cores",
-				    o->reactor, "commit_busy", o->busy, "store_write_mb_s",
-				    o->store_w / MIB, "store_read_mb_s", o->store_r / MIB,
-				    "public_mb_s", o->pub / MIB, "cluster_mb_s", o->clu / MIB));
+		    osds,
+		    json_pack("{s:i, s:b, s:s, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "id",
+			      (int)o->id, "measured", 1, "host", o->host, "cpus_online",
+			      (int)o->cpus, "cpu_cores", o->cores, "reactor_cores", o->reactor,
+			      "commit_busy", o->busy, "read_busy", o->rbusy, "store_write_mb_s",
+			      o->store_w / MIB, "store_read_mb_s", o->store_r / MIB, "public_mb_s",
+			      o->pub / MIB, "cluster_mb_s", o->clu / MIB));
 	}
 	for (unsigned int i = 0; i < ex->neps; i++)
 		json_array_append_new(eps,
 				      json_pack("{s:i, s:s, s:I}", "osd", (int)ex->eps[i].osd,
-						"peer", ex->eps[i].peer,
+						"peer", ex->eps[i].peer, "bytes",
 						(json_int_t)(ex->eps[i].b1 >= ex->eps[i].b0
 								 ? ex->eps[i].b1 - ex->eps[i].b0
 								 : ex->eps[i].b1)));

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/conf.h"
 #include "common/crc32c.h"
 #include "common/log.h"
@@ -112,6 +113,7 @@ int store_pwrite(struct store *st, int fd, const void *buf, size_t len, uint64_t
 
 int store_pread(struct store *st, void *buf, size_t len, uint64_t off)
 {
+	uint64_t t0 = clock_now_ns();
 	size_t done = 0;
 
 	while (done < len) {
@@ -128,6 +130,7 @@ int store_pread(struct store *st, void *buf, size_t len, uint64_t off)
 		done += (size_t)n;
 	}
 	st->info.data_read_bytes += len;
+	st->info.read_busy_ns += clock_now_ns() - t0;
 	return 0;
 }
 

@@ -144,6 +144,7 @@ struct store_info {
 	uint64_t wal_write_bytes;  /* WAL records written */
 	uint64_t data_read_bytes;  /* read back from the data device (reads, RMW, replay checks) */
 	uint64_t commit_busy_ns;   /* time a WAL batch was in flight (one at a time: 100% = busy) */
+	uint64_t read_busy_ns;     /* time spent reading the data device (reads block the caller) */
 };
 void store_info_get(const struct store *st, struct store_info *info_out);
 
