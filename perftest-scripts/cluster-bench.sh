@@ -30,7 +30,7 @@ set -uo pipefail
 SECS=15 RAW_SECS=6 SCRATCH=/var/tmp/weft-cluster-bench PORT=22700 OUT="" KEEP="" BUILD=./build-release
 while [ $# -gt 0 ]; do
 	case $1 in
-	-h | --help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
 	--seconds) SECS=${2:-}; shift ;;
 	--raw-seconds) RAW_SECS=${2:-}; shift ;;
 	--dir) SCRATCH=${2:-}; shift ;;
