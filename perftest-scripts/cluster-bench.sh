@@ -15,26 +15,28 @@
 #             rand -t 32; write -b 4K -t 1 (latency)
 #
 # usage: cluster-bench.sh [--seconds S] [--raw-seconds S] [--dir DIR]
-#                         [--port P] [--out FILE] [BUILD_DIR]
+#                         [--port P] [--out FILE] [--keep-results DIR] [BUILD_DIR]
 #   BUILD_DIR (default ./build-release) holds tools/weft, mon/weft-mon,
 #   osd/weft-osd and perftest-scripts/tcp-pingpong: use a Release build.
 #   --seconds: each weft bench phase (default 15); --raw-seconds: each fio
 #   phase (default 6); --dir: scratch space for the cluster and the fio file
 #   (default /var/tmp/weft-cluster-bench; about 17 GiB, removed at the end);
 #   --port: the cluster's base port (default 22700, uses it..+99);
-#   --out: also write the markdown there. Progress goes to stderr.
+#   --out: also write the markdown there; --keep-results: copy every tool's
+#   raw output (fio, tcp-baseline, weft bench JSON) there. Progress: stderr.
 # exit: 0 done, 1 a tool failed, 2 bad usage.
 set -uo pipefail
 
-SECS=15 RAW_SECS=6 SCRATCH=/var/tmp/weft-cluster-bench PORT=22700 OUT="" BUILD=./build-release
+SECS=15 RAW_SECS=6 SCRATCH=/var/tmp/weft-cluster-bench PORT=22700 OUT="" KEEP="" BUILD=./build-release
 while [ $# -gt 0 ]; do
 	case $1 in
-	-h | --help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
 	--seconds) SECS=${2:-}; shift ;;
 	--raw-seconds) RAW_SECS=${2:-}; shift ;;
 	--dir) SCRATCH=${2:-}; shift ;;
 	--port) PORT=${2:-}; shift ;;
 	--out) OUT=${2:-}; shift ;;
+	--keep-results) KEEP=${2:-}; shift ;;
 	-*) echo "cluster-bench: unknown option '$1' (try --help)" >&2; exit 2 ;;
 	*) BUILD=$1 ;;
 	esac
@@ -65,6 +67,7 @@ SERVER=""
 cleanup() {
 	[ -z "$SERVER" ] || kill "$SERVER" 2> /dev/null
 	[ ! -e "$CDIR/cluster.env" ] || "${CL[@]}" down --wipe --dir "$CDIR" > /dev/null 2>&1
+	[ -z "$KEEP" ] || { mkdir -p "$KEEP" && cp -r "$RES"/. "$KEEP"/; }
 	rm -rf "$SCRATCH/fio.dat" "$RES"
 	rmdir "$SCRATCH" 2> /dev/null
 }
@@ -210,7 +213,8 @@ rows.append(("4 KiB write, 1 in flight: p50 / p99 / p99.9",
              "%s / %s / %s us" % (f(b["l4k"]["p50"]), f(b["l4k"]["p99"]), f(b["l4k"]["p999"])),
              "O_DSYNC write %s / %s / %s us" % (f(d["p50"]), f(d["p99"]), f(d["p999"])),
              "4 KiB RTT p50 %s us" % f(rtt4k, "%.1f"),
-             "%s (p50 vs. write + 2 RTT = %s us)" % (ratio(b["l4k"]["p50"], floor), f(floor))))
+             "p50 **%sx** the floor (O_DSYNC p50 + 2 RTT = %s us)"
+             % (f(b["l4k"]["p50"] / floor if b["l4k"]["p50"] else None, "%.1f"), f(floor))))
 
 print("Run %s, tree %s, %s cores, Linux %s, load average %s (start) / %s (end); build %s;"
       % (start, rev, cores, kernel, load0, load1, os.path.basename(build)))
