@@ -273,6 +273,8 @@ int weft_vol_close(struct weft_vol *vol)
 	return rc;
 }
 
+static void vol_info_fill(const struct vol_hdr *hp, struct weft_vol_info *info_out);
+
 uint64_t weft_vol_size(const struct weft_vol *vol)
 {
 	return vol->hdr.size;
@@ -295,6 +297,25 @@ int weft_vol_stat(struct weft_vol *vol, struct weft_vol_info *info_out)
 	vol_set_hdr(vol, &h);
 	memcpy(vol->hdr_raw, raw, len);
 	vol->hdr_len = len;
+	vol_info_fill(&h, info_out);
+	return 0;
+}
+
+int weft_vol_info(struct weft_cluster *cl, uint32_t pool, const char *name,
+		  struct weft_vol_info *info_out)
+{
+	struct vol_hdr h;
+	int rc = vol_hdr_load(cl, pool, name, &h, NULL, NULL);
+
+	if (rc == 0)
+		vol_info_fill(&h, info_out);
+	return rc;
+}
+
+static void vol_info_fill(const struct vol_hdr *hp, struct weft_vol_info *info_out)
+{
+	const struct vol_hdr h = *hp;
+
 	memset(info_out, 0, sizeof(*info_out));
 	memcpy(info_out->name, h.name, sizeof(info_out->name));
 	info_out->id = h.id;
@@ -307,7 +328,6 @@ int weft_vol_stat(struct weft_vol *vol, struct weft_vol_info *info_out)
 	info_out->num_objects = (h.size + h.object_size - 1) / h.object_size;
 	info_out->create_time = h.create_time;
 	vol_data_prefix(h.id, info_out->block_name_prefix, sizeof(info_out->block_name_prefix));
-	return 0;
 }
 
 /* Shrinking: drop the objects past the new end, cut the one it falls in. */
