@@ -193,7 +193,7 @@ int cli_vol_bench(const struct cli_vol_args *a)
 	const char *name;
 	char pool[128];
 	uint32_t pool_id;
-	uint64_t threads, total, t0, last;
+	uint64_t threads = 0, total = 0, t0, last;
 	unsigned int nreg = 0, i, sec = 0;
 	int rc;
 
