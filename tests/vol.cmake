@@ -1,5 +1,8 @@
 # Volumes (client/volume*.c, weft vol): functional tests on 1 weft-mon and
 # 3 weft-osd processes (tests/test_vol_cluster.sh); ports 22300-22499 (and the mon raft port, +1000).
+# Unit: the header, lock and directory encodings.
+weft_add_test(test_vol_fmt SOURCES test_vol_fmt.c LIBS weft_client LABELS unit)
+
 if(TARGET weft-osd AND TARGET weft_client)
 	add_executable(test_vol_io ${CMAKE_CURRENT_LIST_DIR}/test_vol_io.c)
 	target_link_libraries(test_vol_io PRIVATE weft_client)
