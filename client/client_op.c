@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "client/client_debug.h"
 #include "client/client_int.h"
@@ -390,6 +391,7 @@ int client_op_defer(struct weft_cluster *cl, const struct weft_result *res, weft
 		    void *arg)
 {
 	struct client_op *op = calloc(1, sizeof(*op));
+	uint64_t one = 1;
 
 	if (op == NULL)
 		return -ENOMEM;
@@ -403,6 +405,9 @@ int client_op_defer(struct weft_cluster *cl, const struct weft_result *res, weft
 		cl->ops->prev = op;
 	cl->ops = op;
 	cl->nops++;
+	/* wake a caller sleeping on weft_fd(); a full counter is already a wake-up */
+	if (write(cl->deferfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_warn("client", "%s: eventfd write: %s", cl->name, strerror(errno));
 	return 0;
 }
 

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +88,22 @@ static bool obj_exists(uint64_t id, uint64_t objno, uint64_t *size_out)
 	if (size_out)
 		*size_out = size;
 	return rc == 0;
+}
+
+struct aio {
+	int rc;
+	bool done;
+	unsigned int order;
+};
+static unsigned int completions;
+
+static void aio_cb(const struct weft_result *res, void *arg)
+{
+	struct aio *a = arg;
+
+	a->rc = res->rc;
+	a->done = true;
+	a->order = ++completions;
 }
 
 static void case_create_args(void)
@@ -183,6 +200,18 @@ static void case_io(void)
 	CHECK_RC(weft_vol_write(v, buf, 0, 5), 0);
 	CHECK_RC(weft_vol_discard(v, 7, 0), 0);
 	CHECK_RC(weft_vol_read(v, buf, 1, 0, NULL), 0);
+	{
+		/* nothing pending: the flush completes later, and weft_fd() says so */
+		static struct aio f;
+		struct pollfd pfd = {.fd = weft_fd(cl), .events = POLLIN};
+
+		CHECK_RC(weft_vol_aio_flush(v, aio_cb, &f), 0);
+		CHECK(!f.done, "flush completed inside its submit");
+		CHECK(poll(&pfd, 1, 5000) == 1, "weft_fd() not readable with a completion queued");
+		for (int i = 0; i < 1000 && !f.done; i++)
+			weft_poll(cl, 10);
+		CHECK(f.done && f.rc == 0, "idle flush: done %d rc %d", f.done, f.rc);
+	}
 	printf("ok: bounds and zero-length ops\n");
 
 	/* discard: a middle range, a whole object, an object's tail, the volume's tail */
@@ -256,22 +285,6 @@ static void case_io(void)
 	CHECK_RC(weft_vol_close(v), 0);
 	free(shadow);
 	free(buf);
-}
-
-struct aio {
-	int rc;
-	bool done;
-	unsigned int order;
-};
-static unsigned int completions;
-
-static void aio_cb(const struct weft_result *res, void *arg)
-{
-	struct aio *a = arg;
-
-	a->rc = res->rc;
-	a->done = true;
-	a->order = ++completions;
 }
 
 /* Two clients, one volume each handle, interleaved 4 KiB blocks inside the same objects. */
