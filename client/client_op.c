@@ -61,7 +61,8 @@ static void client_op_wait(struct client_op *op, uint32_t want_epoch, uint64_t d
 
 static bool client_op_is_write(uint16_t opc)
 {
-	return opc == PROTO_OP_WRITE || opc == PROTO_OP_WRITE_FULL || opc == PROTO_OP_CMP_WRITE_FULL;
+	return opc == PROTO_OP_WRITE || opc == PROTO_OP_WRITE_FULL ||
+	       opc == PROTO_OP_CMP_WRITE_FULL;
 }
 
 /* Where the payload goes or comes from: the caller's registered buffer or a bounce buffer. */

@@ -190,7 +190,8 @@ int vol_lock_check_buf(struct weft_vol *vol, const void *buf, size_t len)
 		rc = -ENOLCK;
 	if (rc == -ENOLCK && !vol->lock_lost) {
 		vol->lock_lost = true;
-		log_error("vol", "volume %s: lost the exclusive lock (now %s, epoch %llu): "
+		log_error("vol",
+			  "volume %s: lost the exclusive lock (now %s, epoch %llu): "
 			  "writes on this handle fail from now on",
 			  vol->hdr.name, l.holder[0] ? l.holder : "free",
 			  (unsigned long long)l.epoch);

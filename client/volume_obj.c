@@ -114,8 +114,7 @@ static void vol_batch_cb(const struct weft_result *res, void *arg)
 		b->rc = res->rc;
 }
 
-int vol_objs_remove(struct weft_cluster *cl, uint32_t pool, uint64_t id, uint64_t from,
-		    uint64_t to)
+int vol_objs_remove(struct weft_cluster *cl, uint32_t pool, uint64_t id, uint64_t from, uint64_t to)
 {
 	struct vol_batch *b = calloc(1, sizeof(*b));
 	char obj[VOL_OBJ_NAME_MAX];

@@ -193,9 +193,9 @@ static void test_dir(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hdr_roundtrip), cmocka_unit_test(test_hdr_damage),
-		cmocka_unit_test(test_hdr_fields),    cmocka_unit_test(test_names),
-		cmocka_unit_test(test_lock),	      cmocka_unit_test(test_dir),
+	    cmocka_unit_test(test_hdr_roundtrip), cmocka_unit_test(test_hdr_damage),
+	    cmocka_unit_test(test_hdr_fields),	  cmocka_unit_test(test_names),
+	    cmocka_unit_test(test_lock),	  cmocka_unit_test(test_dir),
 	};
 
 	/* thousands of expected decode failures, one log line each */
