@@ -263,6 +263,9 @@ int vol_lock_decode(const void *buf, size_t len, const char *what, struct vol_lo
 	proto_dec_get_u64(&dec, "since", &l.since);
 	proto_dec_get_str16(&dec, "holder", WEFT_VOL_HOLDER_MAX, l.holder, sizeof(l.holder), &hl);
 	proto_dec_get_u32(&dec, "crc", &crc);
+	for (size_t i = 0; i < hl && dec.err == 0; i++)
+		if (l.holder[i] < 0x20 || l.holder[i] > 0x7e)
+			proto_dec_fail(&dec, "holder: byte %zu is not printable ASCII", i);
 	if (proto_dec_finish(&dec) != 0 || format != VOL_FORMAT) {
 		log_error("vol", "%s: lock is corrupt: %s", what,
 			  dec.err ? err.msg : "unknown format");
