@@ -30,6 +30,9 @@ void vol_holder_make(struct weft_cluster *cl, char *out, size_t cap)
 	gethostname(host, sizeof(host) - 1);
 	snprintf(out, cap, "%.63s@%.64s:%ld/%016llx", cl->name, host, (long)getpid(),
 		 (unsigned long long)nonce);
+	for (char *p = out; *p; p++) /* the lock format wants printable ASCII */
+		if (*p < 0x20 || *p > 0x7e)
+			*p = '?';
 }
 
 int vol_lock_read(struct weft_cluster *cl, uint32_t pool, uint64_t id, struct vol_lock *l_out)
