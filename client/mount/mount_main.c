@@ -335,6 +335,7 @@ int main(int argc, char **argv)
 	a.fuse_argv[a.fuse_argc] = NULL;
 	fargs = (struct fuse_args)FUSE_ARGS_INIT(a.fuse_argc, a.fuse_argv);
 	m.se = fuse_session_new(&fargs, &mount_fuse_ops, sizeof(mount_fuse_ops), &m);
+	fuse_opt_free_args(&fargs);
 	if (m.se == NULL) {
 		fprintf(stderr, "weft-mount: bad FUSE options (-o)\n");
 		mount_usage(stderr);

@@ -62,9 +62,8 @@ static struct mount_req *mount_ops_queue(fuse_req_t req, enum mount_req_kind kin
 
 static void mount_ops_init(void *userdata, struct fuse_conn_info *conn)
 {
-	/* 1 MiB requests (FUSE_MAX_PAGES) instead of 128 KiB */
+	/* 1 MiB requests (FUSE_MAX_PAGES) instead of 128 KiB; reads follow max_pages too */
 	conn->max_write = MOUNT_MAX_IO;
-	conn->max_read = MOUNT_MAX_IO;
 	/*
 	 * Async direct I/O (libaio, io_uring) becomes background requests;
 	 * the default of 12 in flight would cap an iodepth=32 job at 12.
