@@ -71,7 +71,9 @@ fi
 command -v fusermount3 > /dev/null || skip "fusermount3 missing (apt-get install fuse3)"
 grep -qw fuse /proc/filesystems || skip "the kernel has no fuse file system"
 
-# The cluster start-up functions (write_conf, cluster_up, wait_for, fail, log, w)
+# The cluster start-up functions (write_conf, cluster_up, wait_for, fail, log, w).
+# The stores are preallocated: 1 GiB per OSD holds these volumes (<= 512 MiB).
+WEFT_TEST_OSD_DATA_SIZE=${WEFT_TEST_OSD_DATA_SIZE:-1G}
 WEFT_CLUSTER_LIB=1
 # shellcheck source=tests/test_osd_cluster.sh
 source "$HERE/test_osd_cluster.sh" "mount-$CASE" tcp "$PORT" "$MON" "$OSD" "$WEFT" /bin/false
@@ -88,6 +90,7 @@ mount_cleanup() {
 	[ -n "$LOOP" ] && losetup -d "$LOOP" 2> /dev/null
 	is_mounted "$MNT" && fusermount3 -u "$MNT" 2> /dev/null
 	is_mounted "$MNT" && umount -l "$MNT"
+	is_mounted "$DIR/mnt2" && fusermount3 -u "$DIR/mnt2"
 	cleanup
 }
 trap mount_cleanup EXIT
@@ -113,6 +116,7 @@ vol_create() { w vol create "rbd/$1" --size "$2" > /dev/null || fail "vol create
 
 cluster_up
 log "cluster up (conf $CONF)"
+cd "$DIR" || fail "cd $DIR" # fio leaves its verify state files in the working directory
 
 case $CASE in
 fio)
@@ -168,7 +172,8 @@ ext4)
 	mount_fg mount1
 	LOOP=$(losetup -f --show "$MNT/pg") || fail "losetup on $MNT/pg"
 	log "ok: $LOOP backed by $MNT/pg"
-	mkfs.ext4 -q -F -E nodiscard "$LOOP" > "$DIR/mkfs.out" 2>&1 || { cat "$DIR/mkfs.out"; fail "mkfs.ext4"; }
+	# mkfs discards the whole device first: loop -> fallocate(PUNCH_HOLE) -> volume discard
+	mkfs.ext4 -q -F "$LOOP" > "$DIR/mkfs.out" 2>&1 || { cat "$DIR/mkfs.out"; fail "mkfs.ext4"; }
 	mount "$LOOP" "$FS" || fail "mount $LOOP"
 	# a tree: 8 directories x 25 files of 1 B..512 KiB random bytes, a few big ones
 	for d in $(seq 1 8); do
@@ -181,6 +186,12 @@ ext4)
 	done
 	(cd "$FS" && find . -type f -print0 | sort -z | xargs -0 sha256sum) > "$DIR/sums"
 	N=$(wc -l < "$DIR/sums")
+	# discards of freed blocks between live ones: the checksums below prove they hit nothing else
+	head -c $((16 << 20)) /dev/urandom > "$FS/junk" && sync && rm "$FS/junk" || fail "junk file"
+	if command -v fstrim > /dev/null; then
+		fstrim -v "$FS" > "$DIR/fstrim.out" 2>&1 || fail "fstrim: $(cat "$DIR/fstrim.out")"
+		log "ok: $(cat "$DIR/fstrim.out")"
+	fi
 	sync
 	umount "$FS" || fail "umount $FS"
 	losetup -d "$LOOP" || fail "losetup -d $LOOP"
@@ -254,6 +265,21 @@ lifecycle)
 	touch "$MNT/newfile" 2> /dev/null && fail "created a file in the mount"
 	rm "$MNT/late" 2> /dev/null && fail "removed a volume through the mount"
 	log "ok: late volume listed, grow by truncate works, shrink/create/unlink refused"
+	# one writer per volume across mounts: a second weft-mount (another "host") may read a
+	# volume the first has open for writing, not write it, until the first closes it
+	MNT2=$DIR/mnt2
+	mkdir -p "$MNT2"
+	"$MOUNT" -c "$CONF" --name client.other rbd "$MNT2" > "$DIR/other.out" 2>&1 || fail "second mount"
+	exec 3<> "$MNT/a" || fail "open $MNT/a read-write"
+	echo second | dd of="$MNT2/a" conv=notrunc status=none 2> "$DIR/busy.err" &&
+		fail "two mounts opened rbd/a for writing at once"
+	grep -q "Device or resource busy" "$DIR/busy.err" || fail "second writer: $(cat "$DIR/busy.err")"
+	head -c 4096 "$MNT2/a" > /dev/null || fail "read-only open while another mount writes"
+	exec 3>&-
+	echo second | dd of="$MNT2/a" conv=notrunc status=none || fail "write after the first closed"
+	[ "$(head -c 7 "$MNT/a")" = second ] || fail "the first mount does not read the second's write"
+	fusermount3 -u "$MNT2" || fail "fusermount3 -u $MNT2"
+	log "ok: exclusive open: EBUSY for a second writer, reads allowed, released on close"
 	umount_fuse meta
 	;;
 bench) # not in ctest: the numbers of docs/mount.md (use a Release build)

@@ -82,7 +82,8 @@ enum mount_req_kind {
 	MOUNT_REQ_RELEASE,
 	MOUNT_REQ_READ,
 	MOUNT_REQ_WRITE,
-	MOUNT_REQ_FLUSH, /* flush, fsync, fdatasync: a volume flush */
+	MOUNT_REQ_FLUSH,   /* flush, fsync, fdatasync: a volume flush */
+	MOUNT_REQ_DISCARD, /* fallocate punch hole / zero range: writes zeros */
 	MOUNT_REQ_STATFS,
 };
 
@@ -94,6 +95,7 @@ struct mount_req {
 	enum mount_req_kind kind;
 	fuse_req_t req;
 	fuse_ino_t ino; /* LOOKUP: the parent */
+	/* READ/WRITE/FLUSH/DISCARD/RELEASE: mount_meta_open's handle; *DIR: a struct mount_dir */
 	uint64_t fh;
 	uint64_t off;
 	size_t size;
@@ -118,6 +120,7 @@ struct mount {
 	struct weft_cluster *cl;
 	const char *pool_name;
 	uint32_t pool;
+	unsigned int vol_flags; /* WEFT_VOL_EXCLUSIVE, or 0 with --shared */
 	const char *client_name;
 	struct fuse_session *se;
 	struct mount_bufs *bufs;
@@ -157,13 +160,11 @@ void mount_meta_opendir(struct mount *m, struct mount_req *r);
 void mount_meta_readdir(struct mount *m, struct mount_req *r);
 void mount_meta_releasedir(struct mount *m, struct mount_req *r);
 void mount_meta_statfs(struct mount *m, struct mount_req *r);
-/* The open volume behind ino (opening it on first use), or NULL with *rc_out set. */
-struct weft_volume *mount_meta_volume(struct mount *m, fuse_ino_t ino, int *rc_out);
-int mount_meta_open(struct mount *m, fuse_ino_t ino);
-void mount_meta_release(struct mount *m, fuse_ino_t ino);
+/* The open volume behind a file handle, or NULL. */
+struct weft_vol *mount_meta_volume(struct mount *m, uint64_t fh);
+int mount_meta_open(struct mount *m, fuse_ino_t ino, int flags, uint64_t *fh_out);
+void mount_meta_release(struct mount *m, uint64_t fh);
 const char *mount_meta_name(struct mount *m, fuse_ino_t ino);
-/* The volume size the inode last saw. */
-uint64_t mount_meta_size(struct mount *m, fuse_ino_t ino);
 void mount_meta_close_all(struct mount *m);
 
 /* mount_ops.c */

@@ -43,6 +43,20 @@ void mount_io_submit(struct mount *m, struct mount_req *r)
 		log_error("mount", "eventfd write: %s", strerror(errno));
 }
 
+static const char *mount_io_kind_name(enum mount_req_kind kind)
+{
+	switch (kind) {
+	case MOUNT_REQ_READ:
+		return "read";
+	case MOUNT_REQ_WRITE:
+		return "write";
+	case MOUNT_REQ_DISCARD:
+		return "discard";
+	default:
+		return "flush";
+	}
+}
+
 /* libweft's codes above 4096 mean nothing to the kernel: EIO, after one log line. */
 static int mount_io_errno(struct mount *m, struct mount_req *r, int rc)
 {
@@ -52,7 +66,7 @@ static int mount_io_errno(struct mount *m, struct mount_req *r, int rc)
 	if (m->io_errors <= 10 || m->io_errors % 1000 == 0)
 		log_warn("mount", "%s/%s: %s at offset %llu, %zu bytes: %s (%llu I/O errors so far)",
 			 m->pool_name, mount_meta_name(m, r->ino),
-			 r->kind == MOUNT_REQ_READ ? "read" : r->kind == MOUNT_REQ_WRITE ? "write" : "flush",
+			 mount_io_kind_name(r->kind),
 			 (unsigned long long)r->off, r->size, weft_strerror(rc),
 			 (unsigned long long)m->io_errors);
 	return e > 0 && e < WEFT_ERRNO_BASE ? e : EIO;
@@ -84,7 +98,7 @@ static void mount_io_write_cb(const struct weft_result *res, void *arg)
 	mount_req_free(m, r);
 }
 
-static void mount_io_flush_cb(const struct weft_result *res, void *arg)
+static void mount_io_status_cb(const struct weft_result *res, void *arg)
 {
 	struct mount_req *r = arg;
 	struct mount *m = r->m;
@@ -100,20 +114,26 @@ static void mount_io_flush_cb(const struct weft_result *res, void *arg)
  */
 static void mount_io_data(struct mount *m, struct mount_req *r)
 {
-	struct weft_volume *vol;
+	struct weft_vol *vol = mount_meta_volume(m, r->fh);
 	uint64_t vsize;
 	int rc;
 
-	vol = mount_meta_volume(m, r->ino, &rc);
-	if (vol == NULL)
+	if (vol == NULL) {
+		rc = -EBADF;
 		goto err;
-	vsize = mount_meta_size(m, r->ino);
-	if (r->off >= vsize || r->size == 0) {
-		if (r->kind == MOUNT_REQ_READ || r->size == 0) {
+	}
+	vsize = weft_vol_size(vol);
+	if (r->size == 0 || (r->off >= vsize && r->kind == MOUNT_REQ_READ)) {
+		if (r->kind == MOUNT_REQ_READ)
 			fuse_reply_buf(r->req, NULL, 0);
-			mount_req_free(m, r);
-			return;
-		}
+		else if (r->kind == MOUNT_REQ_WRITE)
+			fuse_reply_write(r->req, 0);
+		else
+			fuse_reply_err(r->req, 0);
+		mount_req_free(m, r);
+		return;
+	}
+	if (r->off >= vsize) {
 		rc = -ENOSPC;
 		goto err;
 	}
@@ -121,8 +141,10 @@ static void mount_io_data(struct mount *m, struct mount_req *r)
 		r->size = (size_t)(vsize - r->off);
 	if (r->kind == MOUNT_REQ_READ)
 		rc = weft_vol_aio_read(vol, r->chunk->data, r->size, r->off, mount_io_read_cb, r);
-	else
+	else if (r->kind == MOUNT_REQ_WRITE)
 		rc = weft_vol_aio_write(vol, r->chunk->data, r->size, r->off, mount_io_write_cb, r);
+	else
+		rc = weft_vol_aio_discard(vol, r->off, r->size, mount_io_status_cb, r);
 	if (rc != 0)
 		goto err;
 	m->inflight++;
@@ -134,35 +156,36 @@ err:
 
 static void mount_io_flush(struct mount *m, struct mount_req *r)
 {
-	struct weft_volume *vol = mount_meta_volume(m, r->ino, &(int){0});
+	struct weft_vol *vol = mount_meta_volume(m, r->fh);
 	int rc;
 
-	if (vol == NULL) { /* nothing open, nothing written through us */
-		fuse_reply_err(r->req, 0);
-		mount_req_free(m, r);
-		return;
+	if (vol == NULL) {
+		rc = -EBADF;
+		goto err;
 	}
-	rc = weft_vol_aio_flush(vol, mount_io_flush_cb, r);
-	if (rc != 0) {
-		fuse_reply_err(r->req, mount_io_errno(m, r, rc));
-		mount_req_free(m, r);
-		return;
-	}
+	rc = weft_vol_aio_flush(vol, mount_io_status_cb, r);
+	if (rc != 0)
+		goto err;
 	m->inflight++;
+	return;
+err:
+	fuse_reply_err(r->req, mount_io_errno(m, r, rc));
+	mount_req_free(m, r);
 }
 
 static void mount_io_open(struct mount *m, struct mount_req *r)
 {
-	int rc = mount_meta_open(m, r->ino);
+	uint64_t fh;
+	int rc = mount_meta_open(m, r->ino, r->fi.flags, &fh);
 
 	if (rc != 0) {
 		fuse_reply_err(r->req, -rc > 0 && -rc < WEFT_ERRNO_BASE ? -rc : EIO);
 	} else {
-		r->fi.fh = r->ino;
+		r->fi.fh = fh;
 		r->fi.direct_io = 1; /* no page cache: every read and write reaches the volume */
 		r->fi.keep_cache = 0;
 		if (fuse_reply_open(r->req, &r->fi) != 0)
-			mount_meta_release(m, r->ino); /* the opener was interrupted */
+			mount_meta_release(m, fh); /* the opener was interrupted */
 	}
 	mount_req_free(m, r);
 }
@@ -173,6 +196,7 @@ static void mount_io_dispatch(struct mount *m, struct mount_req *r)
 	switch (r->kind) {
 	case MOUNT_REQ_READ:
 	case MOUNT_REQ_WRITE:
+	case MOUNT_REQ_DISCARD:
 		mount_io_data(m, r);
 		return;
 	case MOUNT_REQ_FLUSH:
@@ -182,7 +206,7 @@ static void mount_io_dispatch(struct mount *m, struct mount_req *r)
 		mount_io_open(m, r);
 		return;
 	case MOUNT_REQ_RELEASE:
-		mount_meta_release(m, r->ino);
+		mount_meta_release(m, r->fh);
 		fuse_reply_err(r->req, 0);
 		break;
 	case MOUNT_REQ_LOOKUP:

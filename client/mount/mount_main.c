@@ -39,6 +39,7 @@ struct mount_args {
 	bool foreground;
 	unsigned int threads;
 	const char *timeout; /* connect bound, as a conf duration ("10s") */
+	bool shared;
 	char *fuse_argv[MOUNT_MAX_FUSE_ARGS];
 	int fuse_argc;
 };
@@ -53,6 +54,8 @@ static void mount_usage(FILE *out)
 		"  -f, --foreground    stay in the foreground (default: detach once mounted)\n"
 		"  -o OPTS             FUSE mount options, comma separated (allow_other, ro, debug...)\n"
 		"  -t, --threads N     FUSE worker threads (default %d)\n"
+		"      --shared        open volumes for writing without the exclusive lock\n"
+		"                      (default: one writer per volume across the cluster)\n"
 		"      --timeout SECS  give up reaching the cluster after SECS (default:\n"
 		"                      client_op_timeout)\n"
 		"  -h, --help          this text\n"
@@ -77,6 +80,7 @@ static int mount_args_parse(int argc, char **argv, struct mount_args *a)
 		{"conf", required_argument, NULL, 'c'},	   {"name", required_argument, NULL, 'n'},
 		{"foreground", no_argument, NULL, 'f'},	   {"threads", required_argument, NULL, 't'},
 		{"timeout", required_argument, NULL, 'T'}, {"help", no_argument, NULL, 'h'},
+		{"shared", no_argument, NULL, 'S'},
 		{NULL, 0, NULL, 0},
 	};
 	char *end;
@@ -118,6 +122,9 @@ static int mount_args_parse(int argc, char **argv, struct mount_args *a)
 				return mount_bad_usage("--timeout wants seconds 1..3600, not '%s'",
 						       optarg);
 			a->timeout = optarg;
+			break;
+		case 'S':
+			a->shared = true;
 			break;
 		case 'h':
 			mount_usage(stdout);
@@ -324,6 +331,7 @@ int main(int argc, char **argv)
 		return 1;
 	fuse_set_log_func(mount_fuse_log);
 	m.pool_name = a.pool;
+	m.vol_flags = a.shared ? 0 : WEFT_VOL_EXCLUSIVE;
 	m.client_name = a.name;
 	m.uid = getuid();
 	m.gid = getgid();

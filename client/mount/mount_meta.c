@@ -3,12 +3,21 @@
  * Inodes and attributes, on the I/O thread (mount.h). The root directory
  * is inode 1; each volume gets the next inode number the first time a
  * lookup or readdir sees its name, and keeps it until unmount (so a name's
- * inode never changes under a cached dentry). One volume handle per inode,
- * opened on the first open() and closed on the last release(): several
- * opens of one file (fio jobs, a loop device) share it, which also keeps an
- * exclusive open from conflicting with ourselves.
+ * inode never changes under a cached dentry). Up to two volume handles per
+ * inode, each opened on the first open() that needs it and closed on its
+ * last release(): a read-only one (takes no lock) and a read-write one
+ * (WEFT_VOL_EXCLUSIVE unless --shared, so two mounts on two hosts cannot
+ * both write a volume). Several opens of one file (fio jobs, a loop device)
+ * share the handle, so an exclusive open never conflicts with ourselves.
+ * A file handle (fi->fh) is the inode number shifted left once, plus 1 for
+ * the read-write handle.
+ *
+ * Everything here runs on the I/O thread outside libweft callbacks, so the
+ * synchronous libweft calls (open, stat, list) are allowed: they run the
+ * event loop, and in-flight data ops complete inside them as usual.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,14 +28,14 @@ struct mount_inode {
 	struct mount_inode *next;
 	fuse_ino_t ino;
 	uint64_t size; /* last seen; refreshed by lookup, getattr and open */
-	struct weft_volume *vol;
-	unsigned int opens;
+	struct weft_vol *vol[2]; /* [0] read-only, [1] read-write */
+	unsigned int opens[2];
 	char name[];
 };
 
 /* A directory listing, taken at opendir so offsets stay stable while it is read. */
 struct mount_dir {
-	size_t n;
+	size_t n, cap;
 	fuse_ino_t *inos;
 	char **names;
 };
@@ -64,16 +73,30 @@ const char *mount_meta_name(struct mount *m, fuse_ino_t ino)
 	return in ? in->name : "?";
 }
 
-/* The volume's current size: from the open handle, else from its header. */
+/* The size in a volume's header, through a short read-only open (no lock). */
+static int mount_meta_size_by_name(struct mount *m, const char *name, uint64_t *size_out)
+{
+	struct weft_vol *vol;
+	int rc;
+
+	rc = weft_vol_open(m->cl, m->pool, name, WEFT_VOL_RDONLY, &vol);
+	if (rc != 0)
+		return rc;
+	*size_out = weft_vol_size(vol);
+	weft_vol_close(vol);
+	return 0;
+}
+
+/* The volume's current size: re-read through an open handle, else a short open. */
 static int mount_meta_refresh(struct mount *m, struct mount_inode *in)
 {
+	struct weft_vol *vol = in->vol[1] ? in->vol[1] : in->vol[0];
 	struct weft_vol_info info;
 	int rc;
 
-	if (in->vol != NULL)
-		rc = weft_vol_stat(in->vol, &info);
-	else
-		rc = weft_vol_info(m->cl, m->pool, in->name, &info);
+	if (vol == NULL)
+		return mount_meta_size_by_name(m, in->name, &in->size);
+	rc = weft_vol_stat(vol, &info);
 	if (rc == 0)
 		in->size = info.size;
 	return rc;
@@ -107,12 +130,12 @@ static int mount_meta_errno(int rc)
 void mount_meta_lookup(struct mount *m, struct mount_req *r)
 {
 	struct fuse_entry_param e = {0};
-	struct weft_vol_info info;
 	struct mount_inode *in;
+	uint64_t size;
 	int rc;
 
 	/* a name that is no volume gets no inode: failed lookups leave nothing behind */
-	rc = weft_vol_info(m->cl, m->pool, r->name, &info);
+	rc = mount_meta_size_by_name(m, r->name, &size);
 	if (rc != 0) {
 		fuse_reply_err(r->req, mount_meta_errno(rc));
 		return;
@@ -122,8 +145,7 @@ void mount_meta_lookup(struct mount *m, struct mount_req *r)
 		fuse_reply_err(r->req, ENOMEM);
 		return;
 	}
-	if (in->vol == NULL || mount_meta_refresh(m, in) != 0)
-		in->size = info.size;
+	in->size = size;
 	e.ino = in->ino;
 	e.attr_timeout = e.entry_timeout = MOUNT_ATTR_TTL_S;
 	mount_meta_fill(m, in->ino, in->size, &e.attr);
@@ -150,6 +172,22 @@ void mount_meta_getattr(struct mount *m, struct mount_req *r)
 	}
 	mount_meta_fill(m, r->ino, in ? in->size : 0, &st);
 	fuse_reply_attr(r->req, &st, MOUNT_ATTR_TTL_S);
+}
+
+/* Grow through the read-write handle, or a short shared one (a resize takes no lock). */
+static int mount_meta_grow(struct mount *m, struct mount_inode *in, uint64_t size)
+{
+	struct weft_vol *vol = in->vol[1];
+	int rc;
+
+	if (vol != NULL)
+		return weft_vol_resize(vol, size);
+	rc = weft_vol_open(m->cl, m->pool, in->name, 0, &vol);
+	if (rc != 0)
+		return rc;
+	rc = weft_vol_resize(vol, size);
+	weft_vol_close(vol);
+	return rc;
 }
 
 /*
@@ -185,7 +223,7 @@ void mount_meta_setattr(struct mount *m, struct mount_req *r)
 			fuse_reply_err(r->req, EPERM);
 			return;
 		}
-		rc = weft_vol_resize_by_name(m->cl, m->pool, in->name, (uint64_t)r->attr.st_size);
+		rc = mount_meta_grow(m, in, (uint64_t)r->attr.st_size);
 		if (rc != 0) {
 			log_warn("mount", "%s/%s: grow to %llu bytes: %s", m->pool_name, in->name,
 				 (unsigned long long)r->attr.st_size, weft_strerror(rc));
@@ -214,19 +252,56 @@ static void mount_dir_free(struct mount_dir *d)
 	free(d);
 }
 
-void mount_meta_opendir(struct mount *m, struct mount_req *r)
+static int mount_dir_add_cb(void *arg, const char *name)
+{
+	struct mount_dir *d = arg;
+
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 64;
+		char **names = realloc(d->names, cap * sizeof(*names));
+
+		if (names == NULL)
+			return -ENOMEM;
+		d->names = names;
+		d->cap = cap;
+	}
+	d->names[d->n] = strdup(name);
+	if (d->names[d->n] == NULL)
+		return -ENOMEM;
+	d->n++;
+	return 0;
+}
+
+static struct mount_dir *mount_dir_list(struct mount *m, int *rc_out)
 {
 	struct mount_dir *d = calloc(1, sizeof(*d));
 	int rc;
 
 	if (d == NULL) {
-		fuse_reply_err(r->req, ENOMEM);
-		return;
+		*rc_out = -ENOMEM;
+		return NULL;
 	}
-	rc = weft_vol_list(m->cl, m->pool, &d->names, &d->n);
+	rc = weft_vol_list(m->cl, m->pool, mount_dir_add_cb, d);
 	if (rc != 0) {
 		log_warn("mount", "pool %s: listing volumes: %s", m->pool_name, weft_strerror(rc));
-		free(d);
+		mount_dir_free(d);
+		*rc_out = rc;
+		return NULL;
+	}
+	return d;
+}
+
+void mount_meta_opendir(struct mount *m, struct mount_req *r)
+{
+	struct mount_dir *d;
+	int rc;
+
+	if (r->ino != MOUNT_ROOT_INO) {
+		fuse_reply_err(r->req, ENOTDIR);
+		return;
+	}
+	d = mount_dir_list(m, &rc);
+	if (d == NULL) {
 		fuse_reply_err(r->req, mount_meta_errno(rc));
 		return;
 	}
@@ -288,90 +363,97 @@ void mount_meta_releasedir(struct mount *m, struct mount_req *r)
 void mount_meta_statfs(struct mount *m, struct mount_req *r)
 {
 	struct statvfs sv = {0};
+	struct mount_dir *d;
 	uint64_t total = 0;
-	char **names = NULL;
-	size_t n = 0;
 	int rc;
 
-	rc = weft_vol_list(m->cl, m->pool, &names, &n);
-	if (rc != 0) {
+	d = mount_dir_list(m, &rc);
+	if (d == NULL) {
 		fuse_reply_err(r->req, mount_meta_errno(rc));
 		return;
 	}
-	for (size_t i = 0; i < n; i++) {
-		struct weft_vol_info info;
+	for (size_t i = 0; i < d->n; i++) {
+		uint64_t size;
 
-		if (weft_vol_info(m->cl, m->pool, names[i], &info) == 0)
-			total += info.size;
-		free(names[i]);
+		if (mount_meta_size_by_name(m, d->names[i], &size) == 0)
+			total += size;
 	}
-	free(names);
 	sv.f_bsize = sv.f_frsize = 4096;
 	sv.f_blocks = total / 4096;
-	sv.f_files = n;
-	sv.f_namemax = 255;
+	sv.f_files = d->n;
+	sv.f_namemax = WEFT_VOL_NAME_MAX;
+	mount_dir_free(d);
 	fuse_reply_statfs(r->req, &sv);
 }
 
-struct weft_volume *mount_meta_volume(struct mount *m, fuse_ino_t ino, int *rc_out)
+struct weft_vol *mount_meta_volume(struct mount *m, uint64_t fh)
 {
-	struct mount_inode *in = mount_meta_find(m, ino);
+	struct mount_inode *in = mount_meta_find(m, fh >> 1);
 
-	if (in == NULL || in->vol == NULL) {
-		*rc_out = -EBADF;
-		return NULL;
-	}
-	return in->vol;
+	return in ? in->vol[fh & 1] : NULL;
 }
 
-uint64_t mount_meta_size(struct mount *m, fuse_ino_t ino)
+/*
+ * Open the handle an open(2) with these flags needs; 0 and the file
+ * handle in *fh_out, or -errno (-EBUSY: another client holds the lock).
+ */
+int mount_meta_open(struct mount *m, fuse_ino_t ino, int flags, uint64_t *fh_out)
 {
 	struct mount_inode *in = mount_meta_find(m, ino);
-
-	return in ? in->size : 0;
-}
-
-int mount_meta_open(struct mount *m, fuse_ino_t ino)
-{
-	struct mount_inode *in = mount_meta_find(m, ino);
+	unsigned int rw = (flags & O_ACCMODE) != O_RDONLY;
+	struct weft_vol_lock_info li;
 	int rc;
 
 	if (in == NULL)
 		return ino == MOUNT_ROOT_INO ? -EISDIR : -ENOENT;
-	if (in->vol == NULL) {
-		rc = weft_vol_open(m->cl, m->pool, in->name, 0, &in->vol);
+	if (in->vol[rw] == NULL) {
+		rc = weft_vol_open(m->cl, m->pool, in->name, rw ? m->vol_flags : WEFT_VOL_RDONLY,
+				   &in->vol[rw]);
+		if (rc == -EBUSY && weft_vol_lock_get(m->cl, m->pool, in->name, &li) == 0) {
+			log_warn("mount", "%s/%s: in use: its lock is held by %s (since %llu); "
+					  "'weft vol lock break' if that client is dead",
+				 m->pool_name, in->name, li.holder[0] ? li.holder : "?",
+				 (unsigned long long)li.since);
+			return rc;
+		}
 		if (rc != 0) {
 			log_warn("mount", "%s/%s: open: %s", m->pool_name, in->name,
 				 weft_strerror(rc));
 			return rc;
 		}
-		log_info("mount", "%s/%s: opened", m->pool_name, in->name);
+		in->size = weft_vol_size(in->vol[rw]);
+		log_info("mount", "%s/%s: opened %s", m->pool_name, in->name,
+			 !rw ? "read-only"
+			 : (m->vol_flags & WEFT_VOL_EXCLUSIVE) ? "read-write, exclusive"
+							       : "read-write, shared");
 	}
-	in->opens++;
-	mount_meta_refresh(m, in);
+	in->opens[rw]++;
+	*fh_out = (ino << 1) | rw;
 	return 0;
 }
 
-static void mount_meta_close(struct mount *m, struct mount_inode *in)
+static void mount_meta_close(struct mount *m, struct mount_inode *in, unsigned int rw)
 {
-	int rc = weft_vol_close(in->vol);
+	int rc = weft_vol_close(in->vol[rw]);
 
 	if (rc != 0)
 		log_warn("mount", "%s/%s: close: %s", m->pool_name, in->name, weft_strerror(rc));
 	else
-		log_info("mount", "%s/%s: closed", m->pool_name, in->name);
-	in->vol = NULL;
-	in->opens = 0;
+		log_info("mount", "%s/%s: closed (%s)", m->pool_name, in->name,
+			 rw ? "read-write" : "read-only");
+	in->vol[rw] = NULL;
+	in->opens[rw] = 0;
 }
 
-void mount_meta_release(struct mount *m, fuse_ino_t ino)
+void mount_meta_release(struct mount *m, uint64_t fh)
 {
-	struct mount_inode *in = mount_meta_find(m, ino);
+	struct mount_inode *in = mount_meta_find(m, fh >> 1);
+	unsigned int rw = fh & 1;
 
-	if (in == NULL || in->opens == 0)
+	if (in == NULL || in->opens[rw] == 0)
 		return;
-	if (--in->opens == 0)
-		mount_meta_close(m, in);
+	if (--in->opens[rw] == 0)
+		mount_meta_close(m, in, rw);
 }
 
 void mount_meta_close_all(struct mount *m)
@@ -380,8 +462,9 @@ void mount_meta_close_all(struct mount *m)
 		struct mount_inode *in = m->inodes;
 
 		m->inodes = in->next;
-		if (in->vol)
-			mount_meta_close(m, in);
+		for (unsigned int rw = 0; rw < 2; rw++)
+			if (in->vol[rw])
+				mount_meta_close(m, in, rw);
 		free(in);
 	}
 }

@@ -9,6 +9,8 @@
  * data from that chunk).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -204,6 +206,32 @@ static void mount_ops_statfs(fuse_req_t req, fuse_ino_t ino)
 	mount_ops_queue(req, MOUNT_REQ_STATFS, ino, NULL, NULL);
 }
 
+/*
+ * Discard: a loop device turns discards (fstrim, mkfs, blkdiscard) into
+ * punch-hole; zero-range is the same for a volume (discard writes zeros).
+ * Allocating is refused: a volume cannot reserve space in the cluster.
+ */
+static void mount_ops_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
+				off_t len, struct fuse_file_info *fi)
+{
+	struct mount_req *r;
+
+	if (mode != (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE) &&
+	    mode != (FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE) && mode != FALLOC_FL_ZERO_RANGE) {
+		fuse_reply_err(req, EOPNOTSUPP);
+		return;
+	}
+	r = mount_req_new(MOUNT_REQ_DISCARD, req, ino, NULL);
+	if (r == NULL) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	r->fh = fi->fh;
+	r->off = (uint64_t)off;
+	r->size = (size_t)len;
+	mount_io_submit(mount_of(req), r);
+}
+
 /* Volumes are created and removed with 'weft vol', not through the mount. */
 static void mount_ops_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 			     struct fuse_file_info *fi)
@@ -248,6 +276,7 @@ const struct fuse_lowlevel_ops mount_fuse_ops = {
 	.flush = mount_ops_flush,
 	.fsync = mount_ops_fsync,
 	.statfs = mount_ops_statfs,
+	.fallocate = mount_ops_fallocate,
 	.create = mount_ops_create,
 	.mknod = mount_ops_mknod,
 	.mkdir = mount_ops_mkdir,
