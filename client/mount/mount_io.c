@@ -234,13 +234,17 @@ static void mount_io_dispatch(struct mount *m, struct mount_req *r)
 	mount_req_free(m, r);
 }
 
-/* Pop the whole queue at once: one lock round trip per wake-up, not per request. */
-static struct mount_req *mount_io_take(struct mount *m, bool *stop_out)
+/*
+ * Pop the whole queue at once: one lock round trip per wake-up, not per
+ * request. The eventfd is drained first (only when epoll saw it): a push
+ * that lands after the pop has then written it again, so it is not lost.
+ */
+static struct mount_req *mount_io_take(struct mount *m, bool woken, bool *stop_out)
 {
 	struct mount_req *head;
 	uint64_t v;
 
-	if (read(m->q_efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+	if (woken && read(m->q_efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		log_error("mount", "eventfd read: %s", strerror(errno));
 	pthread_mutex_lock(&m->q_lock);
 	head = m->q_head;
@@ -255,10 +259,10 @@ static void *mount_io_main(void *arg)
 	struct mount *m = arg;
 	struct epoll_event ev[4];
 	uint64_t drain_end = 0;
-	bool stop = false;
+	bool stop = false, woken = true;
 
 	for (;;) {
-		struct mount_req *r = mount_io_take(m, &stop);
+		struct mount_req *r = mount_io_take(m, woken, &stop);
 		int n;
 
 		while (r != NULL) {
@@ -285,23 +289,31 @@ static void *mount_io_main(void *arg)
 				break;
 			}
 		}
-		epoll_wait(m->io_epfd, ev, 4, m->inflight ? MOUNT_IO_TICK_MS : MOUNT_IO_IDLE_MS);
+		n = epoll_wait(m->io_epfd, ev, 4, m->inflight ? MOUNT_IO_TICK_MS : MOUNT_IO_IDLE_MS);
+		woken = false;
+		for (int i = 0; i < n; i++)
+			woken |= ev[i].data.fd == m->q_efd;
 	}
 	return NULL;
 }
 
+static int mount_io_watch(int epfd, int fd)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
+
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
 int mount_io_start(struct mount *m)
 {
-	struct epoll_event ev = {.events = EPOLLIN};
 	sigset_t all, old;
 	int rc;
 
 	pthread_mutex_init(&m->q_lock, NULL);
 	m->q_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	m->io_epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (m->q_efd < 0 || m->io_epfd < 0 ||
-	    epoll_ctl(m->io_epfd, EPOLL_CTL_ADD, m->q_efd, &ev) != 0 ||
-	    epoll_ctl(m->io_epfd, EPOLL_CTL_ADD, weft_fd(m->cl), &ev) != 0) {
+	if (m->q_efd < 0 || m->io_epfd < 0 || mount_io_watch(m->io_epfd, m->q_efd) != 0 ||
+	    mount_io_watch(m->io_epfd, weft_fd(m->cl)) != 0) {
 		rc = -errno;
 		log_error("mount", "I/O thread set-up: %s", strerror(errno));
 		goto err;

@@ -137,7 +137,8 @@ void mount_meta_lookup(struct mount *m, struct mount_req *r)
 	/* a name that is no volume gets no inode: failed lookups leave nothing behind */
 	rc = mount_meta_size_by_name(m, r->name, &size);
 	if (rc != 0) {
-		fuse_reply_err(r->req, mount_meta_errno(rc));
+		/* not a volume name at all (".Trash", too long): simply not there */
+		fuse_reply_err(r->req, rc == -EINVAL ? ENOENT : mount_meta_errno(rc));
 		return;
 	}
 	in = mount_meta_by_name(m, r->name);
