@@ -24,7 +24,13 @@
 static bool osd_op_is_write(uint16_t op)
 {
 	return op == PROTO_OP_WRITE || op == PROTO_OP_WRITE_FULL || op == PROTO_OP_REMOVE ||
-	       op == PROTO_OP_TRUNCATE;
+	       op == PROTO_OP_TRUNCATE || op == PROTO_OP_CMP_WRITE_FULL;
+}
+
+/* Ops that carry a payload the primary pulls (or gets inline). */
+static bool osd_op_has_data(uint16_t op)
+{
+	return op == PROTO_OP_WRITE || op == PROTO_OP_WRITE_FULL || op == PROTO_OP_CMP_WRITE_FULL;
 }
 
 static struct osd_pg *osd_pg_get(struct osd *osd, uint32_t pool, uint32_t pgid)
@@ -232,7 +238,7 @@ static int osd_op_hdr(struct osd_op *op, void *buf, size_t cap, size_t *len_out)
 	    .epoch = op->osd->map.epoch,
 	    .version = op->version,
 	    .offset = op->offset,
-	    .length = (op->op == PROTO_OP_WRITE || op->op == PROTO_OP_WRITE_FULL) ? op->length : 0,
+	    .length = osd_op_has_data(op->op) ? op->length : 0,
 	    .name_len = op->name_len,
 	};
 
@@ -246,8 +252,7 @@ static void osd_op_start_write(struct osd_op *op)
 	struct osd *osd = op->osd;
 	const struct mon_pool *pool;
 	int32_t acting[PLC_MAX_REPLICAS];
-	uint64_t data_len =
-	    (op->op == PROTO_OP_WRITE || op->op == PROTO_OP_WRITE_FULL) ? op->length : 0;
+	uint64_t data_len = osd_op_has_data(op->op) ? op->length : 0;
 	unsigned int n;
 	size_t hl;
 	int rc;
@@ -300,6 +305,7 @@ static void osd_op_local_cb(void *arg, int rc)
 {
 	struct osd_op *op = arg;
 	struct osd *osd = op->osd;
+	struct osd_pg *pg;
 
 	osd->store_pending--;
 	op->refs--;
@@ -313,7 +319,11 @@ static void osd_op_local_cb(void *arg, int rc)
 			  weft_strerror(rc));
 	if (op->state == OSD_OP_DONE)
 		return osd_op_maybe_free(op); /* already answered (timeout, primary change) */
-	osd_op_check_done(op);		      /* may free op */
+	pg = op->pg;
+	osd_op_check_done(op); /* may free op */
+	/* ops waiting on this one (a read, a compare-and-write of the object) go now */
+	if (pg->rekick)
+		osd_pg_kick(pg);
 }
 
 void osd_op_check_done(struct osd_op *op)
@@ -357,6 +367,50 @@ static int osd_op_tx_build(struct osd_op *op, struct store_tx *tx)
 	return rc;
 }
 
+static bool osd_op_earlier_same_object(const struct osd_op *op);
+
+/*
+ * cmp_write_full whose turn it is: compare the object with the expected
+ * prefix of the payload. Earlier writes to the object must have finished
+ * first, so the store shows them (1 = wait). On a match the op becomes a
+ * plain write_full of the rest of the payload, which is what the PG log and
+ * the replicas get; on a mismatch -ECANCELED.
+ */
+static int osd_op_cmp_resolve(struct osd_op *op)
+{
+	uint64_t pgk = osd_pg_key(op->pg->pool, op->pg->pg), cmp_len = op->offset, got = 0;
+	char *data = (char *)op->buf + op->hdr_len;
+	struct store_stat st = {0};
+	void *cur = NULL;
+	int rc;
+
+	if (osd_op_earlier_same_object(op))
+		return 1;
+	rc = store_stat(op->osd->store, pgk, op->name, &st);
+	if (rc == -ENOENT)
+		st.size = 0;
+	else if (rc != 0)
+		return rc;
+	if (st.size != cmp_len)
+		return -ECANCELED;
+	if (cmp_len > 0) {
+		cur = malloc(cmp_len);
+		if (cur == NULL)
+			return -ENOMEM;
+		rc = store_read(op->osd->store, pgk, op->name, 0, cmp_len, cur, &got);
+		if (rc == 0 && (got != cmp_len || memcmp(cur, data, cmp_len) != 0))
+			rc = -ECANCELED;
+		free(cur);
+		if (rc != 0)
+			return rc;
+	}
+	memmove(data, data + cmp_len, op->length - cmp_len);
+	op->op = PROTO_OP_WRITE_FULL;
+	op->length -= cmp_len;
+	op->offset = 0;
+	return 0;
+}
+
 /* READY write whose turn it is: version, local transaction, replica records. */
 static void osd_op_submit(struct osd_op *op)
 {
@@ -376,6 +430,13 @@ static void osd_op_submit(struct osd_op *op)
 	if (op->op == PROTO_OP_REMOVE &&
 	    store_stat(osd->store, osd_pg_key(pg->pool, pg->pg), op->name, &st) == -ENOENT)
 		return osd_op_finish(op, -ENOENT);
+	if (op->op == PROTO_OP_CMP_WRITE_FULL) {
+		rc = osd_op_cmp_resolve(op);
+		if (rc == 1)
+			return; /* stays READY, later writes of the PG wait behind it */
+		if (rc != 0)
+			return osd_op_finish(op, rc);
+	}
 	if (pg->seq_epoch != osd->map.epoch) {
 		pg->seq_epoch = osd->map.epoch;
 		pg->seq = 0;

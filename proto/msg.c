@@ -249,6 +249,8 @@ static const char *proto_osd_opcode_name(uint16_t op)
 		return "remove";
 	case PROTO_OP_TRUNCATE:
 		return "truncate";
+	case PROTO_OP_CMP_WRITE_FULL:
+		return "cmp_write_full";
 	case PROTO_OP_READ_LOCAL:
 		return "read_local";
 	case PROTO_OP_PERF:
@@ -307,6 +309,13 @@ int proto_osd_op_validate(const struct proto_osd_op *m, struct proto_err *err)
 					     (unsigned long long)m->offset);
 		/* fall through */
 	case PROTO_OP_WRITE:
+	case PROTO_OP_CMP_WRITE_FULL:
+		/* cmp_write_full: offset is the length of the expected-content prefix */
+		if (m->op == PROTO_OP_CMP_WRITE_FULL && m->offset > m->length)
+			return proto_err_set(err, "osd_op",
+					     "offset: compare length %llu > length %llu",
+					     (unsigned long long)m->offset,
+					     (unsigned long long)m->length);
 		if (m->length > 0 && !rkey && !inl)
 			return proto_err_set(err, "osd_op",
 					     "flags: %s of %llu bytes without rkey or inline data",

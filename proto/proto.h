@@ -158,6 +158,15 @@ enum proto_osd_opcode {
 	PROTO_OP_REMOVE = 5,
 	PROTO_OP_TRUNCATE = 6,
 	/*
+	 * Compare-and-write: the payload is the object's expected content
+	 * (offset bytes) followed by its new content (length - offset bytes).
+	 * The primary replaces the object (as write_full) only if its content
+	 * is exactly the expected bytes (offset 0: the object is missing or
+	 * empty), else -ECANCELED and nothing changes. Replicas receive a
+	 * plain write_full record. Used for volume headers and locks.
+	 */
+	PROTO_OP_CMP_WRITE_FULL = 7,
+	/*
 	 * Debug/admin (osd/: any OSD answers from its own store, no primary
 	 * check): READ_LOCAL reads its copy like READ; PERF returns its
 	 * counters as inline JSON.

@@ -165,6 +165,9 @@ struct weft_vol_info {
 };
 /* Re-reads the header, so a resize by another handle shows. */
 int weft_vol_stat(struct weft_vol *vol, struct weft_vol_info *info_out);
+/* The same without opening: one read of the header (errors as weft_vol_open). */
+int weft_vol_info(struct weft_cluster *cl, uint32_t pool, const char *name,
+		  struct weft_vol_info *info_out);
 /* The size this handle works with (cached; no I/O). */
 uint64_t weft_vol_size(const struct weft_vol *vol);
 

@@ -1,0 +1,17 @@
+# Volumes (client/volume*.c, weft vol): functional tests on 1 weft-mon and
+# 3 weft-osd processes (tests/test_vol_cluster.sh); ports 17600-17799.
+if(TARGET weft-osd AND TARGET weft_client)
+	add_executable(test_vol_io ${CMAKE_CURRENT_LIST_DIR}/test_vol_io.c)
+	target_link_libraries(test_vol_io PRIVATE weft_client)
+
+	function(weft_vol_func_test case port)
+		add_test(NAME vol_func_${case}
+			COMMAND ${CMAKE_CURRENT_LIST_DIR}/test_vol_cluster.sh ${case} ${port}
+				$<TARGET_FILE:weft-mon> $<TARGET_FILE:weft-osd> $<TARGET_FILE:weft>
+				$<TARGET_FILE:test_vol_io>)
+		set_tests_properties(vol_func_${case} PROPERTIES LABELS func TIMEOUT 600
+			SKIP_RETURN_CODE 77)
+	endfunction()
+	weft_vol_func_test(io 17600)
+	weft_vol_func_test(cli 17700)
+endif()
