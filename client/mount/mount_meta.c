@@ -73,18 +73,15 @@ const char *mount_meta_name(struct mount *m, fuse_ino_t ino)
 	return in ? in->name : "?";
 }
 
-/* The size in a volume's header, through a short read-only open (no lock). */
+/* The size in a volume's header (one read, no open). */
 static int mount_meta_size_by_name(struct mount *m, const char *name, uint64_t *size_out)
 {
-	struct weft_vol *vol;
-	int rc;
+	struct weft_vol_info info;
+	int rc = weft_vol_info(m->cl, m->pool, name, &info);
 
-	rc = weft_vol_open(m->cl, m->pool, name, WEFT_VOL_RDONLY, &vol);
-	if (rc != 0)
-		return rc;
-	*size_out = weft_vol_size(vol);
-	weft_vol_close(vol);
-	return 0;
+	if (rc == 0)
+		*size_out = info.size;
+	return rc;
 }
 
 /* The volume's current size: re-read through an open handle, else a short open. */
