@@ -71,6 +71,11 @@ fi
 command -v fusermount3 > /dev/null || skip "fusermount3 missing (apt-get install fuse3)"
 grep -qw fuse /proc/filesystems || skip "the kernel has no fuse file system"
 
+# Volumes are made with the CLI; until 'weft vol' exists there is nothing to mount
+if "$WEFT" vol --help 2>&1 | grep -q "unknown command 'vol'"; then
+	skip "this weft has no 'vol' command yet (the volume CLI)"
+fi
+
 # The cluster start-up functions (write_conf, cluster_up, wait_for, fail, log, w).
 # The stores are preallocated: 1 GiB per OSD holds these volumes (<= 512 MiB).
 WEFT_TEST_OSD_DATA_SIZE=${WEFT_TEST_OSD_DATA_SIZE:-1G}
