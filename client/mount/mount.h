@@ -100,7 +100,7 @@ struct mount_req {
 	uint64_t off;
 	size_t size;
 	struct mount_chunk *chunk; /* READ/WRITE payload */
-	int to_set; /* SETATTR: FUSE_SET_ATTR_* */
+	int to_set;		   /* SETATTR: FUSE_SET_ATTR_* */
 	struct stat attr;
 	struct fuse_file_info fi; /* OPEN, OPENDIR */
 	char name[];		  /* LOOKUP */

@@ -28,7 +28,7 @@ struct mount_chunk_list {
 struct mount_bufs {
 	pthread_mutex_t lock;
 	struct mount_chunk_list small, large;
-	struct mount_chunk *all; /* every registered chunk, for destroy */
+	struct mount_chunk *all;      /* every registered chunk, for destroy */
 	void *bases[MOUNT_MAX_BASES]; /* what weft_buf_alloc returned */
 	unsigned int nbases;
 	uint64_t fallbacks;
@@ -109,8 +109,9 @@ int mount_bufs_create(struct weft_cluster *cl, struct mount_bufs **bufs_out)
 		return rc;
 	}
 	if (b->large.total == 0)
-		log_warn("mount", "no registered buffer left for the mount (raise client_buffers "
-				  "above %u): every I/O is copied through libweft's bounce buffers",
+		log_warn("mount",
+			 "no registered buffer left for the mount (raise client_buffers "
+			 "above %u): every I/O is copied through libweft's bounce buffers",
 			 MOUNT_LEAVE_LARGE);
 	else
 		log_info("mount", "zero-copy chunks: %u x 64 KiB, %u x %u KiB", b->small.total,

@@ -64,9 +64,9 @@ static int mount_io_errno(struct mount *m, struct mount_req *r, int rc)
 
 	m->io_errors++;
 	if (m->io_errors <= 10 || m->io_errors % 1000 == 0)
-		log_warn("mount", "%s/%s: %s at offset %llu, %zu bytes: %s (%llu I/O errors so far)",
-			 m->pool_name, mount_meta_name(m, r->ino),
-			 mount_io_kind_name(r->kind),
+		log_warn("mount",
+			 "%s/%s: %s at offset %llu, %zu bytes: %s (%llu I/O errors so far)",
+			 m->pool_name, mount_meta_name(m, r->ino), mount_io_kind_name(r->kind),
 			 (unsigned long long)r->off, r->size, weft_strerror(rc),
 			 (unsigned long long)m->io_errors);
 	return e > 0 && e < WEFT_ERRNO_BASE ? e : EIO;
@@ -81,7 +81,8 @@ static void mount_io_read_cb(const struct weft_result *res, void *arg)
 	if (res->rc < 0)
 		fuse_reply_err(r->req, mount_io_errno(m, r, res->rc));
 	else
-		fuse_reply_buf(r->req, r->chunk->data, res->length < r->size ? res->length : r->size);
+		fuse_reply_buf(r->req, r->chunk->data,
+			       res->length < r->size ? res->length : r->size);
 	mount_req_free(m, r);
 }
 
@@ -284,12 +285,14 @@ static void *mount_io_main(void *arg)
 			if (m->inflight == 0)
 				break;
 			if (clock_now_ms() >= drain_end) {
-				log_warn("mount", "%u ops still in flight %u s after unmount: giving up",
+				log_warn("mount",
+					 "%u ops still in flight %u s after unmount: giving up",
 					 m->inflight, MOUNT_IO_DRAIN_MS / 1000);
 				break;
 			}
 		}
-		n = epoll_wait(m->io_epfd, ev, 4, m->inflight ? MOUNT_IO_TICK_MS : MOUNT_IO_IDLE_MS);
+		n = epoll_wait(m->io_epfd, ev, 4,
+			       m->inflight ? MOUNT_IO_TICK_MS : MOUNT_IO_IDLE_MS);
 		woken = false;
 		for (int i = 0; i < n; i++)
 			woken |= ev[i].data.fd == m->q_efd;
@@ -318,7 +321,8 @@ int mount_io_start(struct mount *m)
 		log_error("mount", "I/O thread set-up: %s", strerror(errno));
 		goto err;
 	}
-	/* SIGTERM/SIGINT must reach a FUSE thread (libfuse's handler wakes the loop), not this one */
+	/* SIGTERM/SIGINT must reach a FUSE thread (libfuse's handler wakes the loop), not this one
+	 */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	rc = -pthread_create(&m->io_thread, NULL, mount_io_main, m);

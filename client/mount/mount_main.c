@@ -52,7 +52,8 @@ static void mount_usage(FILE *out)
 		"  -c, --conf FILE     conf file (default /etc/weft/weft.conf)\n"
 		"  -n, --name NAME     client identity (default client.admin)\n"
 		"  -f, --foreground    stay in the foreground (default: detach once mounted)\n"
-		"  -o OPTS             FUSE mount options, comma separated (allow_other, ro, debug...)\n"
+		"  -o OPTS             FUSE mount options, comma separated (allow_other, ro, "
+		"debug...)\n"
 		"  -t, --threads N     FUSE worker threads (default %d)\n"
 		"      --shared        open volumes for writing without the exclusive lock\n"
 		"                      (default: one writer per volume across the cluster)\n"
@@ -77,11 +78,10 @@ static int mount_bad_usage(const char *fmt, const char *arg)
 static int mount_args_parse(int argc, char **argv, struct mount_args *a)
 {
 	static const struct option longopts[] = {
-		{"conf", required_argument, NULL, 'c'},	   {"name", required_argument, NULL, 'n'},
-		{"foreground", no_argument, NULL, 'f'},	   {"threads", required_argument, NULL, 't'},
-		{"timeout", required_argument, NULL, 'T'}, {"help", no_argument, NULL, 'h'},
-		{"shared", no_argument, NULL, 'S'},
-		{NULL, 0, NULL, 0},
+	    {"conf", required_argument, NULL, 'c'},    {"name", required_argument, NULL, 'n'},
+	    {"foreground", no_argument, NULL, 'f'},    {"threads", required_argument, NULL, 't'},
+	    {"timeout", required_argument, NULL, 'T'}, {"help", no_argument, NULL, 'h'},
+	    {"shared", no_argument, NULL, 'S'},	       {NULL, 0, NULL, 0},
 	};
 	char *end;
 	long v;
@@ -98,7 +98,8 @@ static int mount_args_parse(int argc, char **argv, struct mount_args *a)
 			break;
 		case 'n':
 			if (strncmp(optarg, "client.", 7) != 0 || optarg[7] == '\0')
-				return mount_bad_usage("--name must be client.NAME, not '%s'", optarg);
+				return mount_bad_usage("--name must be client.NAME, not '%s'",
+						       optarg);
 			a->name = optarg;
 			break;
 		case 'f':
@@ -130,13 +131,14 @@ static int mount_args_parse(int argc, char **argv, struct mount_args *a)
 			mount_usage(stdout);
 			return 1;
 		default:
-			return mount_bad_usage("unknown or incomplete option '%s'", argv[optind - 1]);
+			return mount_bad_usage("unknown or incomplete option '%s'",
+					       argv[optind - 1]);
 		}
 	}
 	/* GNU getopt moved the positionals to the end, so "-f" may follow them (mount(8) habit) */
 	if (argc - optind != 2)
 		return mount_bad_usage("%s", argc - optind < 2 ? "POOL and MOUNTPOINT are required"
-							 : "too many arguments");
+							       : "too many arguments");
 	a->pool = argv[optind];
 	a->mountpoint = argv[optind + 1];
 	a->fuse_argv[a->fuse_argc] = NULL;
@@ -152,7 +154,7 @@ static void mount_fuse_log(enum fuse_log_level level, const char *fmt, va_list a
 	n = strlen(line);
 	while (n > 0 && line[n - 1] == '\n')
 		line[--n] = '\0';
-	weft_log(level <= FUSE_LOG_ERR	    ? WEFT_LOG_ERROR
+	weft_log(level <= FUSE_LOG_ERR	     ? WEFT_LOG_ERROR
 		 : level <= FUSE_LOG_WARNING ? WEFT_LOG_WARN
 		 : level <= FUSE_LOG_INFO    ? WEFT_LOG_INFO
 					     : WEFT_LOG_DEBUG,
@@ -258,7 +260,8 @@ static int mount_connect(struct mount *m, const struct mount_args *a, uint64_t o
 		setenv("WEFT_CLIENT_OP_TIMEOUT", a->timeout, 1); /* bounds weft_connect's wait */
 	rc = weft_connect(a->conf, a->name, &m->cl);
 	if (rc != 0) {
-		log_error("mount", "cannot reach the cluster as %s: %s", a->name, weft_strerror(rc));
+		log_error("mount", "cannot reach the cluster as %s: %s", a->name,
+			  weft_strerror(rc));
 		return rc;
 	}
 	if (a->timeout != NULL) {

@@ -27,7 +27,7 @@
 struct mount_inode {
 	struct mount_inode *next;
 	fuse_ino_t ino;
-	uint64_t size; /* last seen; refreshed by lookup, getattr and open */
+	uint64_t size;		 /* last seen; refreshed by lookup, getattr and open */
 	struct weft_vol *vol[2]; /* [0] read-only, [1] read-write */
 	unsigned int opens[2];
 	char name[];
@@ -212,10 +212,12 @@ void mount_meta_setattr(struct mount *m, struct mount_req *r)
 		fuse_reply_err(r->req, mount_meta_errno(rc));
 		return;
 	}
-	if ((r->to_set & FUSE_SET_ATTR_SIZE) && in != NULL && (uint64_t)r->attr.st_size != in->size) {
+	if ((r->to_set & FUSE_SET_ATTR_SIZE) && in != NULL &&
+	    (uint64_t)r->attr.st_size != in->size) {
 		if ((uint64_t)r->attr.st_size < in->size) {
-			log_warn("mount", "%s/%s: refused to shrink from %llu to %llu bytes by "
-					  "truncate (use 'weft vol resize')",
+			log_warn("mount",
+				 "%s/%s: refused to shrink from %llu to %llu bytes by "
+				 "truncate (use 'weft vol resize')",
 				 m->pool_name, in->name, (unsigned long long)in->size,
 				 (unsigned long long)r->attr.st_size);
 			fuse_reply_err(r->req, EPERM);
@@ -408,8 +410,9 @@ int mount_meta_open(struct mount *m, fuse_ino_t ino, int flags, uint64_t *fh_out
 		rc = weft_vol_open(m->cl, m->pool, in->name, rw ? m->vol_flags : WEFT_VOL_RDONLY,
 				   &in->vol[rw]);
 		if (rc == -EBUSY && weft_vol_lock_get(m->cl, m->pool, in->name, &li) == 0) {
-			log_warn("mount", "%s/%s: in use: its lock is held by %s (since %llu); "
-					  "'weft vol lock break' if that client is dead",
+			log_warn("mount",
+				 "%s/%s: in use: its lock is held by %s (since %llu); "
+				 "'weft vol lock break' if that client is dead",
 				 m->pool_name, in->name, li.holder[0] ? li.holder : "?",
 				 (unsigned long long)li.since);
 			return rc;
@@ -421,7 +424,7 @@ int mount_meta_open(struct mount *m, fuse_ino_t ino, int flags, uint64_t *fh_out
 		}
 		in->size = weft_vol_size(in->vol[rw]);
 		log_info("mount", "%s/%s: opened %s", m->pool_name, in->name,
-			 !rw ? "read-only"
+			 !rw				       ? "read-only"
 			 : (m->vol_flags & WEFT_VOL_EXCLUSIVE) ? "read-write, exclusive"
 							       : "read-write, shared");
 	}

@@ -44,9 +44,8 @@ static struct mount *mount_of(fuse_req_t req)
 }
 
 /* Queue a request with no payload; ENOMEM answers at once. */
-static struct mount_req *mount_ops_queue(fuse_req_t req, enum mount_req_kind kind,
-					 fuse_ino_t ino, const char *name,
-					 const struct fuse_file_info *fi)
+static struct mount_req *mount_ops_queue(fuse_req_t req, enum mount_req_kind kind, fuse_ino_t ino,
+					 const char *name, const struct fuse_file_info *fi)
 {
 	struct mount_req *r = mount_req_new(kind, req, ino, name);
 
@@ -161,8 +160,8 @@ static void mount_ops_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 	mount_io_submit(m, r);
 }
 
-static void mount_ops_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in,
-				off_t off, struct fuse_file_info *fi)
+static void mount_ops_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
+				struct fuse_file_info *fi)
 {
 	struct mount *m = mount_of(req);
 	size_t size = fuse_buf_size(in);
@@ -195,8 +194,7 @@ static void mount_ops_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_inf
 	mount_ops_queue(req, MOUNT_REQ_FLUSH, ino, NULL, fi);
 }
 
-static void mount_ops_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
-			    struct fuse_file_info *fi)
+static void mount_ops_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
 	mount_ops_queue(req, MOUNT_REQ_FLUSH, ino, NULL, fi);
 }
@@ -211,8 +209,8 @@ static void mount_ops_statfs(fuse_req_t req, fuse_ino_t ino)
  * punch-hole; zero-range is the same for a volume (discard writes zeros).
  * Allocating is refused: a volume cannot reserve space in the cluster.
  */
-static void mount_ops_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
-				off_t len, struct fuse_file_info *fi)
+static void mount_ops_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
+				struct fuse_file_info *fi)
 {
 	struct mount_req *r;
 
@@ -262,25 +260,25 @@ static void mount_ops_rename(fuse_req_t req, fuse_ino_t parent, const char *name
 }
 
 const struct fuse_lowlevel_ops mount_fuse_ops = {
-	.init = mount_ops_init,
-	.lookup = mount_ops_lookup,
-	.getattr = mount_ops_getattr,
-	.setattr = mount_ops_setattr,
-	.opendir = mount_ops_opendir,
-	.readdir = mount_ops_readdir,
-	.releasedir = mount_ops_releasedir,
-	.open = mount_ops_open,
-	.release = mount_ops_release,
-	.read = mount_ops_read,
-	.write_buf = mount_ops_write_buf,
-	.flush = mount_ops_flush,
-	.fsync = mount_ops_fsync,
-	.statfs = mount_ops_statfs,
-	.fallocate = mount_ops_fallocate,
-	.create = mount_ops_create,
-	.mknod = mount_ops_mknod,
-	.mkdir = mount_ops_mkdir,
-	.unlink = mount_ops_unlink,
-	.rmdir = mount_ops_unlink,
-	.rename = mount_ops_rename,
+    .init = mount_ops_init,
+    .lookup = mount_ops_lookup,
+    .getattr = mount_ops_getattr,
+    .setattr = mount_ops_setattr,
+    .opendir = mount_ops_opendir,
+    .readdir = mount_ops_readdir,
+    .releasedir = mount_ops_releasedir,
+    .open = mount_ops_open,
+    .release = mount_ops_release,
+    .read = mount_ops_read,
+    .write_buf = mount_ops_write_buf,
+    .flush = mount_ops_flush,
+    .fsync = mount_ops_fsync,
+    .statfs = mount_ops_statfs,
+    .fallocate = mount_ops_fallocate,
+    .create = mount_ops_create,
+    .mknod = mount_ops_mknod,
+    .mkdir = mount_ops_mkdir,
+    .unlink = mount_ops_unlink,
+    .rmdir = mount_ops_unlink,
+    .rename = mount_ops_rename,
 };
