@@ -23,6 +23,8 @@ static const struct cli_cmd cli_cmds[] = {
 	{ "daemon", cli_perf_main, "daemon TYPE.ID COMMAND: any admin socket command (help)" },
 	{ "osd", cli_osd_main, "osd tree | dump | down|out|in ID | set|unset noout|pause" },
 	{ "pool", cli_pool_main, "pool ls | create NAME [--size N --min-size M --pg-num P] | rm | set" },
+	{ "vol", cli_vol_main,
+	  "vol create|ls|info|resize|rm|lock|bench: block volumes (like rbd)" },
 	{ "store-bench", cli_store_bench_main,
 	  "OSD object store vs. raw device limits (WAL group commit, 4K/4M writes)" },
 };
