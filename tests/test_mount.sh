@@ -290,9 +290,11 @@ lifecycle)
 	;;
 bench) # not in ctest: the numbers of docs/mount.md (Release binaries; WEFT_TEST_OSD_DATA_SIZE=4G)
 	command -v fio > /dev/null || skip "fio missing"
-	SECS=${BENCH_SECONDS:-30}
-	vol_create bench 2G
+	SECS=${BENCH_SECONDS:-20}
+	vol_create bench 1G
+	vol_create native 1G
 	mount_fg bench
+	log "load $(cut -d' ' -f1-3 /proc/loadavg)"
 	B=(--filename="$MNT/bench" --ioengine=libaio --direct=1 --group_reporting
 		--output-format=json)
 	summary() { # JOB.json: one line with IOPS, MB/s and completion latency percentiles
@@ -302,27 +304,30 @@ bench) # not in ctest: the numbers of docs/mount.md (Release binaries; WEFT_TEST
 			"p99 \($d.clat_ns.percentile["99.000000"] / 1000 | floor) us, " +
 			"p99.9 \($d.clat_ns.percentile["99.900000"] / 1000 | floor) us"' "$1"
 	}
-	# the 4 MiB sequential write also fills the volume, so the reads below hit data
-	# (4 in flight: FUSE splits each into four 1 MiB requests to one object, which its PG
-	# orders; at 16 an overloaded 2-core box pushes some past osd_op_timeout)
-	fio --name=seqwrite-4m-qd4 --rw=write --bs=4m --iodepth=4 --size=2G "${B[@]}" \
+	# The 4 MiB sequential write also fills the volume, so the reads below hit data.
+	# 4 in flight: FUSE splits each into four 1 MiB requests to one object, which its
+	# PG orders; at 16 an overloaded 2-core box pushes some past osd_op_timeout.
+	fio --name=seqwrite-4m-qd4 --rw=write --bs=4m --iodepth=4 --size=1G "${B[@]}" \
 		> "$DIR/seq.json" || fail "bench seqwrite"
-	fio --name=randwrite-4k-qd32 --rw=randwrite --bs=4k --iodepth=32 --size=2G \
+	fio --name=randwrite-4k-qd32 --rw=randwrite --bs=4k --iodepth=32 --size=1G \
 		--time_based --runtime="$SECS" "${B[@]}" > "$DIR/rw.json" || fail "bench randwrite"
-	fio --name=randread-4k-qd32 --rw=randread --bs=4k --iodepth=32 --size=2G \
+	fio --name=randread-4k-qd32 --rw=randread --bs=4k --iodepth=32 --size=1G \
 		--time_based --runtime="$SECS" "${B[@]}" > "$DIR/rr.json" || fail "bench randread"
 	for j in seq rw rr; do summary "$DIR/$j.json"; done
 	grep "zero-copy chunks" "$DIR/bench.log"
 	# CPU the daemon used over the three runs (utime + stime of all its threads)
 	awk -v hz="$(getconf CLK_TCK)" '{ printf "weft-mount CPU: %.1f s user, %.1f s system\n", $14 / hz, $15 / hz }' \
 		"/proc/${PIDS[bench]}/stat"
-	# the same cluster without FUSE or volumes, if given test_osd_io: object writes
-	if [ -n "${BENCH_OSD_IO:-}" ]; then
-		"$BENCH_OSD_IO" -c "$CONF" -p rbd bench 4096 4000 32 || fail "object bench 4K"
-		"$BENCH_OSD_IO" -c "$CONF" -p rbd bench 4194304 100 4 || fail "object bench 4M"
-	fi
-	uptime
 	umount_fuse bench
+	# The same three through libweft directly (weft vol bench), same cluster, no FUSE
+	vb() { "$WEFT" vol bench rbd/native "$@" -c "$CONF" --timeout 60 | tail -n 3; }
+	vb --io-type write --io-size 4M --io-threads 4 --io-total 1G --io-pattern seq ||
+		fail "vol bench seq"
+	vb --io-type write --io-size 4K --io-threads 32 --io-total 32M --io-pattern rand ||
+		fail "vol bench randwrite"
+	vb --io-type read --io-size 4K --io-threads 32 --io-total 256M --io-pattern rand ||
+		fail "vol bench randread"
+	log "load $(cut -d' ' -f1-3 /proc/loadavg)"
 	;;
 *) fail "unknown case $CASE" ;;
 esac
