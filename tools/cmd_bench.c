@@ -500,7 +500,7 @@ int cli_bench_main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	rc = bench_run(&b);
 	if (ex != NULL)
-		bench_explain_end(ex, (double)(b.s.t_end_ns - b.s.t0_ns) / 1e9);
+		bench_explain_end(ex, (double)(b.s.t_end_ns - b.s.t0_ns) / 1e9, b.s.bytes);
 	if (rc == 0 && b.a.mode == BENCH_WRITE && b.a.no_cleanup && bench_meta_write(&b) != 0)
 		b.s.errors++;
 	/* text: the summary first, as rados bench; JSON carries the cleanup's outcome */
