@@ -40,6 +40,8 @@ options:
   --data-size SIZE  each OSD's data file (osd_store_data_size, default 4G)
   --wal-file        the WAL in its own file per OSD (default: inside the data file)
   --log-level L     daemons' log_level (default info)
+  --heartbeat-grace T  an OSD without a beacon for T is marked down (default
+                    20s; ms_connect_timeout 5s, ms_peer_timeout 10s)
   --timeout S       bound on the wait for the cluster to be ready (default 120)
   --kill            restart-osd: SIGKILL instead of SIGTERM
   --wipe            down: delete DIR after stopping
@@ -95,7 +97,11 @@ TIMEOUT=120 WIPE=0 KILL=0 RESTART_ID=""
 declare -A GIVEN
 # layout options: saved in DIR/cluster.env at the first 'up'
 NMON=3 NOSD=3 MS=tcp ONE_IP="" PORT=6789 POOL=bench POOL_SIZE=3 POOL_MIN_SIZE=2 PG_NUM=32
-CL_DATA_SIZE=4G CL_WAL=data CL_LOG_LEVEL=info
+CL_DATA_SIZE=4G CL_WAL=data CL_LOG_LEVEL=info CL_HEARTBEAT_GRACE=20s
+# Longer than the functional tests' 3 s / 2 s / 3 s: a development machine is
+# often busy (builds, other clusters), and an OSD marked down for a late
+# beacon misses writes it cannot get back yet (no recovery, docs/osd.md).
+CL_CONNECT_TIMEOUT=5s CL_PEER_TIMEOUT=10s
 
 need_value() { [ $# -ge 2 ] && [ -n "$2" ] || usage_error "$1 needs a value"; }
 need_int() { [[ $2 =~ ^[0-9]+$ ]] || usage_error "$1 must be a number (got '$2')"; }
@@ -116,6 +122,7 @@ while [ $# -gt 0 ]; do
 	--data-size) need_value "$@"; CL_DATA_SIZE=$2; GIVEN[CL_DATA_SIZE]=1; shift ;;
 	--wal-file) CL_WAL="file"; GIVEN[CL_WAL]=1 ;;
 	--log-level) need_value "$@"; CL_LOG_LEVEL=$2; GIVEN[CL_LOG_LEVEL]=1; shift ;;
+	--heartbeat-grace) need_value "$@"; CL_HEARTBEAT_GRACE=$2; GIVEN[CL_HEARTBEAT_GRACE]=1; shift ;;
 	--timeout) need_value "$@"; need_int "$1" "$2"; TIMEOUT=$2; shift ;;
 	--kill) KILL=1 ;;
 	--wipe) WIPE=1 ;;
@@ -139,7 +146,8 @@ done
 DIR=$(realpath -m "$DIR")
 CONF=$DIR/weft.conf
 ENVF=$DIR/cluster.env
-SAVED=(NMON NOSD MS ONE_IP PORT POOL POOL_SIZE POOL_MIN_SIZE PG_NUM CL_DATA_SIZE CL_WAL CL_LOG_LEVEL)
+SAVED=(NMON NOSD MS ONE_IP PORT POOL POOL_SIZE POOL_MIN_SIZE PG_NUM CL_DATA_SIZE CL_WAL CL_LOG_LEVEL
+	CL_HEARTBEAT_GRACE)
 
 # The binaries: --build, else what the cluster was made with, else the defaults.
 set_binaries() {
