@@ -139,19 +139,19 @@ fio)
 	# Random writes of mixed sizes, verified with crc32c (verify_fatal: the first bad block fails)
 	COMMON=(--filename="$MNT/fio" --verify=crc32c --verify_fatal=1 --do_verify=1
 		--randrepeat=1 --group_reporting --output-format=terse --terse-version=3)
-	fio --name=psync --ioengine=psync --rw=randwrite --offset=0 --size=48M \
+	fio --name=psync --ioengine=psync --rw=randwrite --offset=0 --size=32M \
 		--bssplit=4k/40:8k/20:64k/20:256k/15:1m/5 "${COMMON[@]}" \
 		> "$DIR/fio-psync.out" 2>&1 || { cat "$DIR/fio-psync.out"; fail "fio psync"; }
-	log "ok: fio psync randwrite bssplit 4k-1m, 48 MiB, verify=crc32c"
+	log "ok: fio psync randwrite bssplit 4k-1m, 32 MiB, verify=crc32c"
 	fio --name=libaio --ioengine=libaio --direct=1 --iodepth=32 --rw=randwrite \
-		--offset=64M --size=96M --bssplit=4k/50:16k/20:64k/15:512k/10:1m/5 "${COMMON[@]}" \
+		--offset=64M --size=64M --bssplit=4k/50:16k/20:64k/15:512k/10:1m/5 "${COMMON[@]}" \
 		> "$DIR/fio-libaio.out" 2>&1 || { cat "$DIR/fio-libaio.out"; fail "fio libaio"; }
-	log "ok: fio libaio iodepth 32 randwrite bssplit 4k-1m, 96 MiB, verify=crc32c"
+	log "ok: fio libaio iodepth 32 randwrite bssplit 4k-1m, 64 MiB, verify=crc32c"
 	# unaligned offsets and lengths (no O_DIRECT: FUSE direct_io takes any byte range)
-	fio --name=unaligned --ioengine=psync --rw=randwrite --offset=200M --size=16M \
+	fio --name=unaligned --ioengine=psync --rw=randwrite --offset=200M --size=8M \
 		--bsrange=512-96k --bs_unaligned=1 "${COMMON[@]}" \
 		> "$DIR/fio-unaligned.out" 2>&1 || { cat "$DIR/fio-unaligned.out"; fail "fio unaligned"; }
-	log "ok: fio psync unaligned 512 B-96 KiB randwrite, 16 MiB, verify=crc32c"
+	log "ok: fio psync unaligned 512 B-96 KiB randwrite, 8 MiB, verify=crc32c"
 	head -c $((64 << 20)) "$MNT/other" | cmp -s - <(head -c $((64 << 20)) /dev/zero) ||
 		fail "writes to one volume changed another"
 	umount_fuse mount1
@@ -159,7 +159,7 @@ fio)
 	# data is in the cluster, not in any cache of the first daemon.
 	mount_fg mount2
 	fio --name=libaio --ioengine=libaio --direct=1 --iodepth=32 --rw=randwrite \
-		--offset=64M --size=96M --bssplit=4k/50:16k/20:64k/15:512k/10:1m/5 "${COMMON[@]}" \
+		--offset=64M --size=64M --bssplit=4k/50:16k/20:64k/15:512k/10:1m/5 "${COMMON[@]}" \
 		--verify_only=1 > "$DIR/fio-reverify.out" 2>&1 ||
 		{ cat "$DIR/fio-reverify.out"; fail "fio verify_only after remount"; }
 	log "ok: a second weft-mount process verifies the libaio job's data (verify_only)"
