@@ -139,19 +139,19 @@ fio)
 	# Random writes of mixed sizes, verified with crc32c (verify_fatal: the first bad block fails)
 	COMMON=(--filename="$MNT/fio" --verify=crc32c --verify_fatal=1 --do_verify=1
 		--randrepeat=1 --group_reporting --output-format=terse --terse-version=3)
-	fio --name=psync --ioengine=psync --rw=randwrite --offset=0 --size=48M \
+	fio --name=psync --ioengine=psync --rw=randwrite --offset=0 --size=32M \
 		--bssplit=4k/40:8k/20:64k/20:256k/15:1m/5 "${COMMON[@]}" \
 		> "$DIR/fio-psync.out" 2>&1 || { cat "$DIR/fio-psync.out"; fail "fio psync"; }
-	log "ok: fio psync randwrite bssplit 4k-1m, 48 MiB, verify=crc32c"
+	log "ok: fio psync randwrite bssplit 4k-1m, 32 MiB, verify=crc32c"
 	fio --name=libaio --ioengine=libaio --direct=1 --iodepth=32 --rw=randwrite \
-		--offset=64M --size=96M --bssplit=4k/50:16k/20:64k/15:512k/10:1m/5 "${COMMON[@]}" \
+		--offset=64M --size=64M --bssplit=4k/50:16k/20:64k/15:512k/10:1m/5 "${COMMON[@]}" \
 		> "$DIR/fio-libaio.out" 2>&1 || { cat "$DIR/fio-libaio.out"; fail "fio libaio"; }
-	log "ok: fio libaio iodepth 32 randwrite bssplit 4k-1m, 96 MiB, verify=crc32c"
+	log "ok: fio libaio iodepth 32 randwrite bssplit 4k-1m, 64 MiB, verify=crc32c"
 	# unaligned offsets and lengths (no O_DIRECT: FUSE direct_io takes any byte range)
-	fio --name=unaligned --ioengine=psync --rw=randwrite --offset=200M --size=16M \
+	fio --name=unaligned --ioengine=psync --rw=randwrite --offset=200M --size=8M \
 		--bsrange=512-96k --bs_unaligned=1 "${COMMON[@]}" \
 		> "$DIR/fio-unaligned.out" 2>&1 || { cat "$DIR/fio-unaligned.out"; fail "fio unaligned"; }
-	log "ok: fio psync unaligned 512 B-96 KiB randwrite, 16 MiB, verify=crc32c"
+	log "ok: fio psync unaligned 512 B-96 KiB randwrite, 8 MiB, verify=crc32c"
 	head -c $((64 << 20)) "$MNT/other" | cmp -s - <(head -c $((64 << 20)) /dev/zero) ||
 		fail "writes to one volume changed another"
 	umount_fuse mount1
@@ -159,7 +159,7 @@ fio)
 	# data is in the cluster, not in any cache of the first daemon.
 	mount_fg mount2
 	fio --name=libaio --ioengine=libaio --direct=1 --iodepth=32 --rw=randwrite \
-		--offset=64M --size=96M --bssplit=4k/50:16k/20:64k/15:512k/10:1m/5 "${COMMON[@]}" \
+		--offset=64M --size=64M --bssplit=4k/50:16k/20:64k/15:512k/10:1m/5 "${COMMON[@]}" \
 		--verify_only=1 > "$DIR/fio-reverify.out" 2>&1 ||
 		{ cat "$DIR/fio-reverify.out"; fail "fio verify_only after remount"; }
 	log "ok: a second weft-mount process verifies the libaio job's data (verify_only)"
@@ -304,29 +304,32 @@ bench) # not in ctest: the numbers of docs/mount.md (Release binaries; WEFT_TEST
 			"p99 \($d.clat_ns.percentile["99.000000"] / 1000 | floor) us, " +
 			"p99.9 \($d.clat_ns.percentile["99.900000"] / 1000 | floor) us"' "$1"
 	}
-	# The 4 MiB sequential write also fills the volume, so the reads below hit data.
+	# Each fio run is followed at once by the same load through libweft alone (weft vol
+	# bench on another volume of the same cluster, no FUSE): this box's load moves a lot.
+	vb() { "$WEFT" vol bench rbd/native "$@" -c "$CONF" --timeout 60 | grep -E "^(elapsed|latency)"; }
+	# The 4 MiB sequential writes also fill the volumes, so the reads below hit data.
 	# 4 in flight: FUSE splits each into four 1 MiB requests to one object, which its
 	# PG orders; at 16 an overloaded 2-core box pushes some past osd_op_timeout.
 	fio --name=seqwrite-4m-qd4 --rw=write --bs=4m --iodepth=4 --size=1G "${B[@]}" \
 		> "$DIR/seq.json" || fail "bench seqwrite"
+	summary "$DIR/seq.json"
+	vb --io-type write --io-size 4M --io-threads 4 --io-total 1G --io-pattern seq ||
+		fail "vol bench seq"
 	fio --name=randwrite-4k-qd32 --rw=randwrite --bs=4k --iodepth=32 --size=1G \
 		--time_based --runtime="$SECS" "${B[@]}" > "$DIR/rw.json" || fail "bench randwrite"
+	summary "$DIR/rw.json"
+	vb --io-type write --io-size 4K --io-threads 32 --io-total 32M --io-pattern rand ||
+		fail "vol bench randwrite"
 	fio --name=randread-4k-qd32 --rw=randread --bs=4k --iodepth=32 --size=1G \
 		--time_based --runtime="$SECS" "${B[@]}" > "$DIR/rr.json" || fail "bench randread"
-	for j in seq rw rr; do summary "$DIR/$j.json"; done
+	summary "$DIR/rr.json"
+	vb --io-type read --io-size 4K --io-threads 32 --io-total 256M --io-pattern rand ||
+		fail "vol bench randread"
 	grep "zero-copy chunks" "$DIR/bench.log"
-	# CPU the daemon used over the three runs (utime + stime of all its threads)
+	# CPU the daemon used over the three fio runs (utime + stime of all its threads)
 	awk -v hz="$(getconf CLK_TCK)" '{ printf "weft-mount CPU: %.1f s user, %.1f s system\n", $14 / hz, $15 / hz }' \
 		"/proc/${PIDS[bench]}/stat"
 	umount_fuse bench
-	# The same three through libweft directly (weft vol bench), same cluster, no FUSE
-	vb() { "$WEFT" vol bench rbd/native "$@" -c "$CONF" --timeout 60 | tail -n 3; }
-	vb --io-type write --io-size 4M --io-threads 4 --io-total 1G --io-pattern seq ||
-		fail "vol bench seq"
-	vb --io-type write --io-size 4K --io-threads 32 --io-total 32M --io-pattern rand ||
-		fail "vol bench randwrite"
-	vb --io-type read --io-size 4K --io-threads 32 --io-total 256M --io-pattern rand ||
-		fail "vol bench randread"
 	log "load $(cut -d' ' -f1-3 /proc/loadavg)"
 	;;
 *) fail "unknown case $CASE" ;;

@@ -76,14 +76,17 @@ static void mount_io_read_cb(const struct weft_result *res, void *arg)
 {
 	struct mount_req *r = arg;
 	struct mount *m = r->m;
+	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(res->length < r->size ? res->length : r->size);
 
 	m->inflight--;
-	if (res->rc < 0)
+	if (res->rc < 0) {
 		fuse_reply_err(r->req, mount_io_errno(m, r, res->rc));
-	else
-		fuse_reply_buf(r->req, r->chunk->data,
-			       res->length < r->size ? res->length : r->size);
-	mount_req_free(m, r);
+	} else {
+		/* a writev from the chunk the OSD wrote into; a splice with -o splice_write */
+		bv.buf[0].mem = r->chunk->data;
+		fuse_reply_data(r->req, &bv, 0);
+	}
+	mount_req_free(m, r); /* the kernel has its copy once the reply returns */
 }
 
 static void mount_io_write_cb(const struct weft_result *res, void *arg)

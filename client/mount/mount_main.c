@@ -65,7 +65,7 @@ static void mount_usage(FILE *out)
 		MOUNT_DEFAULT_THREADS);
 }
 
-static int mount_bad_usage(const char *fmt, const char *arg)
+__attribute__((format(printf, 1, 0))) static int mount_bad_usage(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "weft-mount: ");
 	fprintf(stderr, fmt, arg);
@@ -106,7 +106,8 @@ static int mount_args_parse(int argc, char **argv, struct mount_args *a)
 			a->foreground = true;
 			break;
 		case 'o':
-			if (a->fuse_argc + 2 >= MOUNT_MAX_FUSE_ARGS)
+			/* room for these two, the fsname option and the NULL */
+			if (a->fuse_argc + 4 > MOUNT_MAX_FUSE_ARGS)
 				return mount_bad_usage("too many -o options%s", "");
 			a->fuse_argv[a->fuse_argc++] = "-o";
 			a->fuse_argv[a->fuse_argc++] = optarg;
