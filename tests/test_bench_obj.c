@@ -65,7 +65,8 @@ static void test_verify(void **state)
 		b[size - 1] ^= 1;
 		assert_int_equal(bench_obj_verify(b, size, size, key, 7, why, sizeof(why)),
 				 -WEFT_E_CORRUPT);
-		assert_non_null(strstr(why, size > BENCH_HDR_SIZE ? "data crc32c" : "header crc32c"));
+		assert_non_null(
+		    strstr(why, size > BENCH_HDR_SIZE ? "data crc32c" : "header crc32c"));
 		b[size - 1] ^= 1;
 		/* the same index from the same run is the same bytes; another index differs */
 		c = make(size, key, 7);

@@ -113,8 +113,8 @@ struct bench_explain;
 /* Snapshot the OSDs' perf dumps and our CPU before the run; never fails the bench. */
 struct bench_explain *bench_explain_begin(const struct conf *conf, const char *conf_file,
 					  const char *name, struct weft_cluster *cl);
-/* Snapshot again and work out the verdict over elapsed_s seconds. */
-void bench_explain_end(struct bench_explain *ex, double elapsed_s);
+/* Snapshot again and work out the verdict over elapsed_s seconds that moved client_bytes. */
+void bench_explain_end(struct bench_explain *ex, double elapsed_s, uint64_t client_bytes);
 void bench_explain_print(const struct bench_explain *ex, FILE *out);
 json_t *bench_explain_json(const struct bench_explain *ex);
 void bench_explain_free(struct bench_explain *ex);

@@ -64,6 +64,8 @@ struct bench_explain {
 	double cpu0, cpu1;			       /* this process, user + system seconds */
 	uint64_t st_busy0, st_all0, st_busy1, st_all1; /* /proc/stat jiffies */
 	bool st_ok;
+	uint32_t epoch0, epoch1;     /* the client's map epoch */
+	uint64_t resends0, resends1; /* ops libweft sent again (map change, OSD failure) */
 	struct bx_osd osds[BX_OSDS_MAX];
 	unsigned int nosd;
 	char osd_list_why[400];
@@ -72,6 +74,7 @@ struct bench_explain {
 	/* results */
 	double client_cores, machine_cores, our_cores_here;
 	double store_w, store_r, pub, clu;
+	double client_bw; /* the bench's own bytes per second */
 	unsigned int reached;
 	char verdict[320];
 	char limit[32]; /* cpu, osd-reactor, client, store, none */
@@ -265,6 +268,8 @@ struct bench_explain *bench_explain_begin(const struct conf *conf, const char *f
 		if (ex->osds[i].why[0] == '\0')
 			bx_osd_snap(&ex->osds[i], &ex->osds[i].s0);
 	bx_eps(ex, false);
+	ex->epoch0 = weft_map_epoch(cl);
+	ex->resends0 = weft_debug_resends(cl);
 	ex->st_ok = bx_proc_stat(&ex->st_busy0, &ex->st_all0);
 	ex->cpu0 = bx_rusage_self();
 	return ex;
@@ -329,7 +334,7 @@ static void bx_verdict(struct bench_explain *ex)
 	}
 }
 
-void bench_explain_end(struct bench_explain *ex, double elapsed_s)
+void bench_explain_end(struct bench_explain *ex, double elapsed_s, uint64_t client_bytes)
 {
 	uint64_t busy, all;
 
@@ -342,11 +347,14 @@ void bench_explain_end(struct bench_explain *ex, double elapsed_s)
 		ex->machine_cores = (double)busy / (double)all * (double)ex->cpus;
 	}
 	bx_eps(ex, true);
+	ex->epoch1 = weft_map_epoch(ex->cl);
+	ex->resends1 = weft_debug_resends(ex->cl);
 	for (unsigned int i = 0; i < ex->nosd; i++)
 		if (ex->osds[i].s0.ok)
 			bx_osd_snap(&ex->osds[i], &ex->osds[i].s1);
 	ex->elapsed = elapsed_s > 0.001 ? elapsed_s : 0.001;
 	ex->client_cores = (ex->cpu1 - ex->cpu0) / ex->elapsed;
+	ex->client_bw = (double)client_bytes / ex->elapsed;
 	ex->our_cores_here = ex->client_cores;
 	for (unsigned int i = 0; i < ex->nosd; i++) {
 		struct bx_osd *o = &ex->osds[i];
@@ -405,8 +413,15 @@ void bench_explain_print(const struct bench_explain *ex, FILE *out)
 	if (ex->reached > 0) {
 		fprintf(out,
 			"  OSDs (%u measured): CPU %.2f cores (reactors %.2f); store %.1f MB/s "
-			"written, %.1f MB/s read\n",
+			"written, %.1f MB/s read",
 			ex->reached, osd_cores, reactors, ex->store_w / MIB, ex->store_r / MIB);
+		/* replicas x (data + WAL): what each client byte costs the devices */
+		if (ex->client_bw > 0 && (ex->store_w > 0 || ex->store_r > 0))
+			fprintf(out, " = %.2fx the bench's %.1f MB/s",
+				(ex->store_w > ex->store_r ? ex->store_w : ex->store_r) /
+				    ex->client_bw,
+				ex->client_bw / MIB);
+		fprintf(out, "\n");
 		fprintf(out,
 			"  fabric: public %.1f MB/s (client <-> primaries), cluster %.1f MB/s "
 			"(replication)\n",
@@ -423,6 +438,11 @@ void bench_explain_print(const struct bench_explain *ex, FILE *out)
 				    MIB / ex->elapsed);
 		fprintf(out, "\n");
 	}
+	if (ex->epoch1 != ex->epoch0 || ex->resends1 != ex->resends0)
+		fprintf(out,
+			"  the cluster changed during the run: map epoch %u -> %u, %" PRIu64
+			" ops resent (an OSD marked down under load? see weft status)\n",
+			ex->epoch0, ex->epoch1, ex->resends1 - ex->resends0);
 	fprintf(out, "  limits unknown to weft bench: the devices' (weft store-bench measures "
 		     "them) and the fabric's (weft fabric-bench)\n");
 	fprintf(out, "  verdict: %s\n", ex->verdict);
@@ -456,13 +476,16 @@ json_t *bench_explain_json(const struct bench_explain *ex)
 						(json_int_t)(ex->eps[i].b1 >= ex->eps[i].b0
 								 ? ex->eps[i].b1 - ex->eps[i].b0
 								 : ex->eps[i].b1)));
-	return json_pack("{s:f, s:s, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:o, s:o, s:s, s:s}",
-			 "elapsed_s", ex->elapsed, "host", ex->host, "cpus_online", (int)ex->cpus,
-			 "client_cores", ex->client_cores, "machine_busy_cores", ex->machine_cores,
-			 "our_cores_on_host", ex->our_cores_here, "store_write_mb_s",
-			 ex->store_w / MIB, "store_read_mb_s", ex->store_r / MIB, "public_mb_s",
-			 ex->pub / MIB, "cluster_mb_s", ex->clu / MIB, "osds", osds,
-			 "client_endpoints", eps, "limit", ex->limit, "verdict", ex->verdict);
+	return json_pack(
+	    "{s:f, s:s, s:i, s:f, s:i, s:i, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:o, s:o, s:s,"
+	    " s:s}",
+	    "elapsed_s", ex->elapsed, "host", ex->host, "cpus_online", (int)ex->cpus, "client_mb_s",
+	    ex->client_bw / MIB, "map_epoch_before", (int)ex->epoch0, "map_epoch_after",
+	    (int)ex->epoch1, "resends", (json_int_t)(ex->resends1 - ex->resends0), "client_cores",
+	    ex->client_cores, "machine_busy_cores", ex->machine_cores, "our_cores_on_host",
+	    ex->our_cores_here, "store_write_mb_s", ex->store_w / MIB, "store_read_mb_s",
+	    ex->store_r / MIB, "public_mb_s", ex->pub / MIB, "cluster_mb_s", ex->clu / MIB, "osds",
+	    osds, "client_endpoints", eps, "limit", ex->limit, "verdict", ex->verdict);
 }
 
 void bench_explain_free(struct bench_explain *ex)

@@ -412,13 +412,14 @@ static int bench_slots(struct bench *b)
 	return 0;
 }
 
+/*
+ * After weft_disconnect: ops still in flight (a failed client) complete with
+ * -ECANCELED into the slots first, and the registered buffers go with the
+ * connection's pools, so no buffer is released under a live op.
+ */
 static void bench_free(struct bench *b)
 {
-	if (b->slots != NULL) {
-		for (unsigned int i = 0; i < b->a.inflight; i++)
-			weft_buf_free(b->cl, b->slots[i].buf);
-		free(b->slots);
-	}
+	free(b->slots);
 	free(b->s.ticks);
 }
 
@@ -499,7 +500,7 @@ int cli_bench_main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	rc = bench_run(&b);
 	if (ex != NULL)
-		bench_explain_end(ex, (double)(b.s.t_end_ns - b.s.t0_ns) / 1e9);
+		bench_explain_end(ex, (double)(b.s.t_end_ns - b.s.t0_ns) / 1e9, b.s.bytes);
 	if (rc == 0 && b.a.mode == BENCH_WRITE && b.a.no_cleanup && bench_meta_write(&b) != 0)
 		b.s.errors++;
 	/* text: the summary first, as rados bench; JSON carries the cleanup's outcome */
@@ -518,8 +519,8 @@ int cli_bench_main(int argc, char **argv)
 out:
 	signal(SIGINT, SIG_DFL);
 	bench_explain_free(ex);
-	bench_free(&b);
 	weft_disconnect(b.cl);
+	bench_free(&b);
 	conf_destroy(conf);
 	return ret;
 }
