@@ -65,6 +65,7 @@ finish() {
 trap finish EXIT
 trap 'exit 130' INT TERM
 
+rm -rf "$build/demo-logs" # an earlier failure's
 # A cluster left in the demo directory by an earlier run that was killed hard.
 [ ! -e "$dir/cluster.env" ] || "${cluster[@]}" down --wipe "${copts[@]:0:2}" > /dev/null
 
