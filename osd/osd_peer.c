@@ -107,6 +107,8 @@ static void osd_peer_own_info(const struct osd_pgx *x, struct proto_pg *m)
 		m->flags |= PROTO_PG_INFO_F_BACKFILL;
 }
 
+static void osd_peer_delete_strays(struct osd *osd, struct osd_pgx *x);
+
 void osd_peer_update_state(struct osd *osd, struct osd_pgx *x)
 {
 	uint32_t st = 0;
@@ -151,6 +153,102 @@ void osd_peer_update_state(struct osd *osd, struct osd_pgx *x)
 		log_info("osd", "%s pg %u.%x: %s", osd->name, x->pg->pool, x->pg->pg,
 			 proto_pg_state_str(st, (char[96]){0}, 96));
 	x->state = st;
+	if (st & PROTO_PGS_CLEAN)
+		osd_peer_delete_strays(osd, x);
+}
+
+/*
+ * Clean: every member holds every object, so copies left on OSDs that are
+ * no longer members (after an out, or a map change) can go. Only strays
+ * that answered with data are told, once per interval.
+ */
+static void osd_peer_delete_strays(struct osd *osd, struct osd_pgx *x)
+{
+	for (unsigned int i = 0; i < x->nm; i++) {
+		struct osd_pg_member *mb = &x->m[i];
+		struct proto_pg d = osd_peer_hdr(x);
+
+		if (mb->acting || !mb->answered || mb->activated ||
+		    (mb->info.flags & PROTO_PG_INFO_F_EMPTY))
+			continue;
+		if (osd_peer_send(osd, osd_peer_conn_to(osd, (uint32_t)mb->osd), PROTO_PG_DELETE,
+				  &d) == 0) {
+			mb->activated = true; /* told */
+			log_info("osd", "%s pg %u.%x: clean; osd.%d removes its old copy", osd->name,
+				 x->pg->pool, x->pg->pg, mb->osd);
+		}
+	}
+}
+
+struct osd_del_ctx {
+	char **names;
+	uint32_t n, cap;
+};
+
+static int osd_del_one(void *arg, const char *name)
+{
+	struct osd_del_ctx *c = arg;
+
+	if (c->n == c->cap) {
+		uint32_t cap = c->cap ? c->cap * 2 : 256;
+		char **n = realloc(c->names, cap * sizeof(*n));
+
+		if (n == NULL)
+			return 1;
+		c->names = n;
+		c->cap = cap;
+	}
+	c->names[c->n] = strdup(name);
+	return c->names[c->n] ? (c->n++, 0) : 1;
+}
+
+/* DELETE on a stray: its copy of the PG (objects, log, info) goes. */
+static void osd_stray_delete(struct osd *osd, struct osd_pgx *x, const struct proto_pg *m)
+{
+	uint64_t pgk = osd_pg_key(x->pg->pool, x->pg->pg);
+	struct osd_del_ctx c = {0};
+	struct store_tx *tx = NULL;
+	char key[32];
+	int rc = 0;
+
+	if (x->nacting > 0 || m->epoch < x->fence)
+		return; /* a member again: nothing to remove */
+	rc = store_list(osd->store, pgk, "", osd_del_one, &c);
+	for (uint32_t i = 0; rc >= 0 && i <= c.n; i++) {
+		if (tx == NULL && (rc = store_tx_create(&tx)) != 0)
+			break;
+		if (i < c.n)
+			rc = store_tx_remove(tx, pgk, c.names[i]);
+		if (rc == 0 && (i == c.n || (i + 1) % 256 == 0)) {
+			if (i == c.n) {
+				snprintf(key, sizeof(key), "%u.%x", x->pg->pool, x->pg->pg);
+				rc = store_tx_pglog_trim(tx, pgk, UINT64_MAX - 1);
+				if (rc == 0 && (x->last_update || x->tail || x->les))
+					rc = store_tx_rmattr(tx, OSD_META_PG, OSD_PGINFO_OBJ, key);
+			}
+			if (rc == 0)
+				rc = osd_pgx_submit(osd, x, tx, NULL, NULL);
+			if (rc != 0)
+				break;
+			tx = NULL;
+		}
+	}
+	if (tx != NULL)
+		store_tx_destroy(tx);
+	for (uint32_t i = 0; i < c.n; i++)
+		free(c.names[i]);
+	free(c.names);
+	if (rc < 0) {
+		log_error("osd", "%s pg %u.%x: removing the stray copy: %s", osd->name, x->pg->pool,
+			  x->pg->pg, weft_strerror(rc));
+		return;
+	}
+	x->nlog = 0;
+	x->last_update = x->tail = x->last_complete = 0;
+	x->les = 0;
+	x->backfill_flag = false;
+	log_info("osd", "%s pg %u.%x: stray copy removed (%u objects)", osd->name, x->pg->pool,
+		 x->pg->pg, c.n);
 }
 
 /* ------------------------------------------------------------ intervals */
@@ -938,6 +1036,8 @@ void osd_peer_msg(struct osd_conn *conn, uint16_t type, const struct proto_pg *m
 		return osd_member_log(osd, x, m);
 	case PROTO_PG_ACTIVATE:
 		return osd_member_activate(osd, x, m);
+	case PROTO_PG_DELETE:
+		return osd_stray_delete(osd, x, m);
 	}
 }
 

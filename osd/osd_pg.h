@@ -72,6 +72,7 @@ struct osd_pg_member {
 	bool log_fetched;   /* divergent: its log was read to find the entries */
 	bool activated;
 	bool recovered_sent;
+	uint32_t pushed; /* objects recovered to it this interval */
 	struct osd_pgset missing; /* objects to push to it (or remove on it) */
 	/* backfill: objects up to bf_pos (name order) are done */
 	char *bf_pos;

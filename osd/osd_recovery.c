@@ -45,7 +45,8 @@ struct osd_push {
 struct osd_recovery {
 	struct osd_push *pushes;
 	uint32_t active; /* pushes + pulls in flight */
-	uint64_t tokens, last_refill_ms;
+	int64_t tokens; /* bytes we may still push this second; negative = in debt */
+	uint64_t last_refill_ms;
 	struct hist snap; /* client write latency a few seconds ago */
 	uint64_t snap_ms;
 	bool slow; /* clients' recent p99 above the target: half the pushes */
@@ -200,6 +201,7 @@ static int osd_push_post(struct osd *osd, struct osd_push *p)
 	}
 	p->posted = true;
 	p->last = h.op != OSD_REC_PUSH;
+	osd->rec->tokens -= (int64_t)(hl + p->chunk);
 	p->conn = osd_peer_get(osd, p->target)->conn;
 	p->post_ms = clock_now_ms();
 	return 0;
@@ -280,6 +282,7 @@ bool osd_recovery_acked(struct osd *osd, uint32_t peer_id, const struct osd_wire
 
 		if (mb != NULL) {
 			osd_pgset_del(&mb->missing, p->name);
+			mb->pushed++;
 			osd_pg_kick(x->pg); /* ops waiting for this object */
 		}
 	}
@@ -364,7 +367,8 @@ static int osd_rec_source(const struct osd_pgx *x)
 	return -1;
 }
 
-static bool osd_rec_budget(struct osd *osd, uint64_t bytes)
+/* May one more push or pull start? (Urgent ones, which a client waits for, do not ask.) */
+static bool osd_rec_budget(struct osd *osd)
 {
 	struct osd_recovery *r = osd->rec;
 	uint64_t max = (uint64_t)conf_get_int(osd->conf, CONF_OSD_RECOVERY_MAX_ACTIVE);
@@ -374,12 +378,7 @@ static bool osd_rec_budget(struct osd *osd, uint64_t bytes)
 		max /= 2;
 	if (r->active >= max)
 		return false;
-	if (rate == 0)
-		return true;
-	if (r->tokens < bytes && r->tokens < rate / 10)
-		return false;
-	r->tokens = r->tokens > bytes ? r->tokens - bytes : 0;
-	return true;
+	return rate == 0 || r->tokens > 0; /* each posted chunk is charged (osd_push_post) */
 }
 
 static void osd_rec_pulls(struct osd *osd, struct osd_pgx *x, bool urgent_only)
@@ -405,7 +404,7 @@ static void osd_rec_pulls(struct osd *osd, struct osd_pgx *x, bool urgent_only)
 				 osd->name, x->pg->pool, x->pg->pg, e->name);
 			return;
 		}
-		if (!(e->flags & OSD_PGSET_URGENT) && !osd_rec_budget(osd, 0))
+		if (!(e->flags & OSD_PGSET_URGENT) && !osd_rec_budget(osd))
 			return;
 		memset(&m, 0, sizeof(m));
 		m.pool = x->pg->pool;
@@ -438,7 +437,7 @@ static void osd_rec_pushes(struct osd *osd, struct osd_pgx *x, struct osd_pg_mem
 		/* our own copy first, and never under a client write in flight */
 		if (osd_pgset_find(&x->missing, e->name) || osd_rec_write_pending(x, e->name))
 			continue;
-		if (!(e->flags & OSD_PGSET_URGENT) && !osd_rec_budget(osd, osd->max_op))
+		if (!(e->flags & OSD_PGSET_URGENT) && !osd_rec_budget(osd))
 			return;
 		p = osd_push_new(osd, x->pg->pool, x->pg->pg, (uint32_t)mb->osd, x->same_since,
 				 e->name, true);
@@ -464,8 +463,9 @@ static void osd_rec_member_done(struct osd *osd, struct osd_pgx *x, struct osd_p
 	if (osd_peer_send(osd, osd_peer_conn_to(osd, (uint32_t)mb->osd), PROTO_PG_RECOVERED, &m) ==
 	    0) {
 		mb->recovered_sent = true;
-		log_info("osd", "%s pg %u.%x: osd.%d recovered", osd->name, x->pg->pool, x->pg->pg,
-			 mb->osd);
+		if (mb->pushed)
+			log_info("osd", "%s pg %u.%x: osd.%d recovered (%u objects)", osd->name,
+				 x->pg->pool, x->pg->pg, mb->osd, mb->pushed);
 	}
 }
 
@@ -526,9 +526,9 @@ void osd_recovery_tick(struct osd *osd)
 	uint64_t now = clock_now_ms(), rate = conf_get_size(osd->conf, CONF_OSD_RECOVERY_MAX_BYTES);
 
 	if (rate && now > r->last_refill_ms) {
-		r->tokens += rate * (now - r->last_refill_ms) / 1000;
-		if (r->tokens > rate)
-			r->tokens = rate;
+		r->tokens += (int64_t)(rate * (now - r->last_refill_ms) / 1000);
+		if (r->tokens > (int64_t)rate)
+			r->tokens = (int64_t)rate;
 	}
 	r->last_refill_ms = now;
 	osd_rec_adapt(osd, now);

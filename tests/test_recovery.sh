@@ -28,6 +28,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 RCASE=$1 RMS=$2 RPORT=$3 RMON=$4 ROSD=$5 RWEFT=$6 RIO=$7
 export WEFT_TEST_LOG_TAIL=${WEFT_TEST_LOG_TAIL:-30}
 [ "$RCASE" = outin ] && export WEFT_TEST_OSDS=4
+[ "$RCASE" = scrub ] && export WEFT_TEST_OSD_DATA_SIZE=512M # the corruption scans a block file
 WEFT_CLUSTER_LIB=1
 # shellcheck source=tests/test_osd_cluster.sh
 . "$HERE/test_osd_cluster.sh" "$RCASE" "$RMS" "$RPORT" "$RMON" "$ROSD" "$RWEFT" "$RIO"
@@ -123,7 +124,7 @@ killprimary)
 	check_data 3
 	;;
 outin)
-	export WEFT_OSD_PG_LOG_MAX=40 # a moved PG is further behind than this: backfill
+	export WEFT_OSD_PG_LOG_MAX=8 # a moved PG is further behind than this: backfill
 	cluster_up
 	writer_start 15 8 300 65536
 	writer_wait
@@ -147,18 +148,82 @@ scrub)
 	cluster_up
 	writer_start 5 4 50 8192
 	writer_wait
-	# one large object with a marker only it contains, written out of line on every OSD
-	MARK=weftscrubmarker
-	head -c 1048576 /dev/zero | tr '\0' 'x' | sed "s/^/$MARK/" | head -c 1048576 > "$DIR/big"
-	"$RIO" -c "$CONF" -p rbd writer 0 0 /dev/null > /dev/null 2>&1 # warm-up: maps
+	# one 1 MiB object whose first block holds a marker nothing else contains; it
+	# is large enough to be written out of line, so the marker sits in its extent
+	MARK=weftscrubmarker$RANDOM
+	{ printf '%s' "$MARK"; head -c 1048576 /dev/urandom; } | head -c 1048576 > "$DIR/big"
+	"${RIOC[@]}" put big "$DIR/big" || fail "put big"
 	PGID=$("${RIOC[@]}" locate big 32) || fail "locate big"
-	# the CLI-level write goes through test_osd_io's sibling: use the writer's journal format
-	cat > "$DIR/putbig.c" <<'EOC'
-EOC
-	fail "scrub case needs the object put helper (see the put command)"
+	wait_clean 60 "before the corruption"
+	ACT=$(wj pg ls | jq -c --arg p "$PGID" '.pg_stats[] | select(.pgid == $p) | .acting')
+	PRIM=$(echo "$ACT" | jq '.[0]') REPL=$(echo "$ACT" | jq '.[1]')
+	log "big is in pg $PGID, acting $ACT: corrupting osd.$REPL's copy"
+	OFFS=$("$RIO" findmark "$DIR/osd.$REPL/block" "$MARK")
+	[ -n "$OFFS" ] || fail "marker not found in osd.$REPL's block file"
+	for o in $OFFS; do # every place it landed (the data extent; a WAL copy if any)
+		printf 'CORRUPTED-BY-THE-SCRUB-TEST' |
+			dd of="$DIR/osd.$REPL/block" bs=1 seek=$((o + 100)) conv=notrunc,fsync status=none
+	done
+	"${RIOC[@]}" cmp big "$DIR/big" 3 > "$DIR/cmp1.out" 2>&1
+	cat "$DIR/cmp1.out"
+	grep -q "FAIL: big reads wrong" "$DIR/cmp1.out" && fail "a client read returned bad data"
+	grep -q "osd.$REPL copy of big" "$DIR/cmp1.out" || fail "the corruption is not visible on osd.$REPL"
+	log "ok: reads stay right; osd.$REPL's own copy fails its block checksum"
+	w pg deep-scrub "$PGID" > /dev/null || fail "pg deep-scrub"
+	wait_for 60 "pg $PGID reported inconsistent" sh -c \
+		"$RWEFT pg ls --inconsistent -c $CONF --format json | jq -e '.pg_stats | map(.pgid) | index(\"$PGID\") != null'"
+	w health | grep -q "inconsistent" || fail "weft health does not report the inconsistent PG"
+	w pg ls --inconsistent | grep -q "^$PGID " || fail "pg ls --inconsistent does not list $PGID"
+	log "ok: deep scrub found it: $(w health | tr '\n' ' ')"
+	w pg repair "$PGID" > /dev/null || fail "pg repair"
+	wait_for 90 "pg $PGID repaired" sh -c \
+		"$RWEFT pg ls -c $CONF --format json | jq -e '.pg_stats[] | select(.pgid == \"$PGID\") | .state == \"active+clean\" and .inconsistent == 0'"
+	"${RIOC[@]}" cmp big "$DIR/big" 3 || fail "after repair"
+	N0=$(grep -c "deep scrub done" "$DIR/osd.$PRIM.log")
+	w pg deep-scrub "$PGID" > /dev/null || fail "pg deep-scrub"
+	wait_for 60 "a second deep scrub" sh -c "[ \$(grep -c 'deep scrub done' $DIR/osd.$PRIM.log) -gt $N0 ]"
+	grep "deep scrub done" "$DIR/osd.$PRIM.log" | tail -n 1 | grep -q ", 0 inconsistent" ||
+		fail "the second deep scrub still finds inconsistencies"
+	log "ok: repaired; a new deep scrub finds all copies consistent"
 	;;
 monkill)
-	fail "monkill not written yet"
+	export WEFT_OSD_RECOVERY_MAX_BYTES=1M
+	# three monitors: mon_host lists a, b, c (127.1.0.1-3 at PORT), raft at PORT+1000
+	write_conf
+	sed -i "s|^\tmon_host = .*|\tmon_host = 127.1.0.1:$PORT,127.1.0.2:$PORT,127.1.0.3:$PORT|" "$CONF"
+	printf '[mon.b]\n\tmon_addr = 127.1.0.2:%s\n[mon.c]\n\tmon_addr = 127.1.0.3:%s\n' "$PORT" "$PORT" >> "$CONF"
+	for m in a b c; do
+		"$MON" --mkfs -i $m -c "$CONF" >> "$DIR/mon.$m.log" 2>&1 || fail "mkfs mon.$m"
+		"$MON" -i $m -c "$CONF" >> "$DIR/mon.$m.log" 2>&1 &
+		PIDS[mon.$m]=$!
+	done
+	wait_for 60 "the mons have a map" sh -c "[ \"\$($RWEFT status -c $CONF --format json | jq .osdmap.epoch)\" -ge 1 ]"
+	for i in $(seq 0 $((NOSD - 1))); do
+		mkdir -p "$DIR/osd.$i"
+		"$OSD" --mkfs -i "$i" -c "$CONF" >> "$DIR/osd.$i.log" 2>&1 || fail "mkfs osd.$i"
+		start_osd "$i"
+	done
+	wait_for 60 "$NOSD OSDs up" sh -c "[ \"\$($RWEFT status -c $CONF --format json | jq .osdmap.num_up_osds)\" = $NOSD ]"
+	w pool create rbd --size 3 --min-size 2 --pg-num 32 > /dev/null || fail "pool create"
+	writer_start 30 16 400 65536
+	sleep 4
+	stop_osd 1
+	log "osd.1 killed; writes go on without it"
+	sleep 10
+	start_osd 1
+	wait_for 60 "osd.1 back up" sh -c "[ \"\$($RWEFT status -c $CONF --format json | jq .osdmap.num_up_osds)\" = $NOSD ]"
+	# recovery is throttled to 1 MB/s here, so it is still going on at the kill
+	wait_for 30 "recovery reported under way" sh -c "$RWEFT status -c $CONF --format json | jq -e '.pgmap.degraded_objects > 0'"
+	log "before the kill: $(w status | grep -A1 'io:' | tail -n 1)"
+	LEADER=$(wj mon stat | jq -r '.leader_rank')
+	LNAME=$(echo a b c | cut -d' ' -f$((LEADER + 1)))
+	kill -9 "${PIDS[mon.$LNAME]}"
+	unset "PIDS[mon.$LNAME]"
+	log "mon.$LNAME (the leader, rank $LEADER) killed during recovery"
+	wait_for 60 "a new mon leader" sh -c "$RWEFT mon stat -c $CONF --format json --timeout 3 | jq -e '.have_quorum and .leader_rank != $LEADER'"
+	writer_wait
+	wait_clean 180 "after the mon leader failover"
+	check_data 3
 	;;
 *) fail "unknown case $RCASE" ;;
 esac

@@ -9,6 +9,9 @@
  *       flushed before the next op is queued, so a kill of any OSD loses no
  *       record of an acknowledged write
  *   test_recovery_io -c CONF -p POOL locate NAME PGNUM   the PG of object NAME (POOL.PG)
+ *   test_recovery_io -c CONF -p POOL put NAME FILE        write_full FILE's bytes
+ *   test_recovery_io findmark FILE MARK                   offsets of MARK in a (sparse) file
+ *   test_recovery_io -c CONF -p POOL cmp NAME FILE COPIES reads as FILE; COPIES OSDs hold it
  *   test_recovery_io -c CONF -p POOL check JOURNAL COPIES
  *       every object of the journal reads back with the content of its last
  *       acknowledged write, or of a failed write after it (which may or may
@@ -19,10 +22,12 @@
  * Exits 1 with one line per problem; every wait is bounded by client_op_timeout.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "client/client_debug.h"
 #include "common/clock.h"
@@ -287,6 +292,124 @@ static int cmd_check(struct weft_cluster *cl, uint32_t pool, const char *journal
 	return bad ? 1 : 0;
 }
 
+static uint8_t *read_file(const char *path, size_t *len_out)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *b = malloc(8u << 20);
+	size_t n = 0;
+
+	if (f == NULL || b == NULL) {
+		if (f)
+			fclose(f);
+		free(b);
+		return NULL;
+	}
+	n = fread(b, 1, 8u << 20, f);
+	fclose(f);
+	*len_out = n;
+	return b;
+}
+
+/* put NAME FILE: one write_full of the file's bytes (at most 8 MiB). */
+static int cmd_put(struct weft_cluster *cl, uint32_t pool, const char *name, const char *path)
+{
+	size_t len;
+	uint8_t *b = read_file(path, &len);
+	int rc;
+
+	if (b == NULL) {
+		fprintf(stderr, "FAIL: cannot read %s\n", path);
+		return 1;
+	}
+	rc = weft_write_full(cl, pool, name, b, len);
+	free(b);
+	if (rc != 0)
+		fprintf(stderr, "FAIL: write %s: %s\n", name, weft_strerror(rc));
+	return rc != 0;
+}
+
+/* cmp NAME FILE COPIES: the object reads as FILE, and exactly COPIES OSDs hold FILE's bytes. */
+static int cmd_cmp(struct weft_cluster *cl, uint32_t pool, const char *name, const char *path,
+		   unsigned int copies)
+{
+	size_t len, got = 0, max = 8u << 20;
+	uint8_t *want = read_file(path, &len), *buf = malloc(max);
+	unsigned int have = 0, nosd = 0;
+	char perf[8192];
+	int rc, bad = 0;
+
+	if (want == NULL || buf == NULL) {
+		fprintf(stderr, "FAIL: cannot read %s\n", path);
+		return 1;
+	}
+	rc = weft_read(cl, pool, name, buf, max, 0, &got);
+	if (rc != 0 || got != len || memcmp(buf, want, len) != 0) {
+		printf("FAIL: %s reads wrong (%s, %zu of %zu bytes)\n", name, weft_strerror(rc), got,
+		       len);
+		bad++;
+	}
+	while (nosd < 64 && weft_debug_osd_perf(cl, nosd, perf, sizeof(perf)) == 0)
+		nosd++;
+	for (unsigned int k = 0; k < nosd; k++) {
+		rc = weft_debug_read_local(cl, k, pool, name, buf, max, 0, &got);
+		if (rc == -ENOENT)
+			continue;
+		if (rc != 0 || got != len || memcmp(buf, want, len) != 0) {
+			printf("osd.%u copy of %s: %s\n", k, name,
+			       rc ? weft_strerror(rc) : "differs");
+			continue;
+		}
+		have++;
+	}
+	if (have != copies) {
+		printf("FAIL: %u good copies of %s, want %u\n", have, name, copies);
+		bad++;
+	}
+	if (!bad)
+		printf("ok: %s reads right, %u good copies\n", name, have);
+	free(want);
+	free(buf);
+	return bad != 0;
+}
+
+/*
+ * findmark FILE MARK: print every offset of MARK in FILE (an OSD's block
+ * file), reading only its data (SEEK_DATA skips the holes of a sparse file).
+ */
+static int cmd_findmark(const char *path, const char *mark)
+{
+	int fd = open(path, O_RDONLY);
+	size_t ml = strlen(mark), chunk = 1u << 20;
+	char *buf = malloc(chunk + ml);
+	off_t pos = 0, end;
+	int found = 0;
+
+	if (fd < 0 || buf == NULL || ml == 0 || ml > 256) {
+		fprintf(stderr, "FAIL: cannot scan %s\n", path);
+		return 1;
+	}
+	end = lseek(fd, 0, SEEK_END);
+	while (pos < end) {
+		off_t data = lseek(fd, pos, SEEK_DATA);
+		ssize_t n;
+
+		if (data < 0)
+			break;
+		n = pread(fd, buf, chunk + ml - 1, data);
+		if (n <= 0)
+			break;
+		for (ssize_t i = 0; i + (ssize_t)ml <= n; i++)
+			if (buf[i] == mark[0] && !memcmp(buf + i, mark, ml) && i < (ssize_t)chunk) {
+				printf("%lld\n", (long long)(data + i));
+				found++;
+			}
+		pos = data + (off_t)chunk;
+	}
+	close(fd);
+	free(buf);
+	return found ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	const char *conf = NULL, *poolname = "rbd";
@@ -305,6 +428,8 @@ int main(int argc, char **argv)
 		       "MAXSIZE]\n       test_recovery_io -c CONF -p POOL check JOURNAL COPIES\n");
 		return i >= argc ? 2 : 0;
 	}
+	if (!strcmp(argv[i], "findmark") && i + 2 < argc)
+		return cmd_findmark(argv[i + 1], argv[i + 2]);
 	rc = weft_connect(conf, "client.admin", &cl);
 	if (rc != 0) {
 		fprintf(stderr, "FAIL: connect: %s\n", weft_strerror(rc));
@@ -328,6 +453,10 @@ int main(int argc, char **argv)
 			rc = cmd_writer(cl, pool, atof(argv[i + 1]), strtoull(argv[i + 2], NULL, 10),
 					argv[i + 3], qd, names, maxsz);
 		}
+	} else if (!strcmp(argv[i], "put") && i + 2 < argc) {
+		rc = cmd_put(cl, pool, argv[i + 1], argv[i + 2]);
+	} else if (!strcmp(argv[i], "cmp") && i + 3 < argc) {
+		rc = cmd_cmp(cl, pool, argv[i + 1], argv[i + 2], (unsigned int)atoi(argv[i + 3]));
 	} else if (!strcmp(argv[i], "locate") && i + 2 < argc) {
 		uint32_t pg_num = (uint32_t)atoi(argv[i + 2]);
 
