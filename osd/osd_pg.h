@@ -6,7 +6,9 @@
  *   osd_pg.c        per-PG state, PG log index, info persistence, the store
  *                   transactions of records and pushes, PG stats to the mons
  *   osd_pgset.c     a small set of object names (missing sets)
- *   osd_peer.c      peering: interval changes, QUERY/INFO/LOG/ACTIVATE
+ *   osd_peer.c      peering: interval changes, QUERY/INFO, choice, activation
+ *   osd_peer_log.c  peering: log fetch and merge, entries sent to members
+ *   osd_peer_member.c  peering on a member or stray: answers, appends, deletion
  *   osd_recovery.c  log-based recovery: pushes, pulls, recover on access, throttle
  *   osd_backfill.c  backfill by comparing listings; the SCAN answer (also scrub's)
  *   osd_scrub.c     scrub, deep scrub and repair
@@ -156,6 +158,25 @@ int osd_peer_send(struct osd *osd, struct osd_conn *conn, uint16_t type, const s
 struct osd_conn *osd_peer_conn_to(struct osd *osd, uint32_t id);
 void osd_peer_tx_settled(struct osd *osd, struct osd_pgx *x);
 void osd_peer_update_state(struct osd *osd, struct osd_pgx *x);
+
+/* internal to peering (osd_peer.c, osd_peer_log.c, osd_peer_member.c) */
+struct proto_pg osd_peer_hdr(const struct osd_pgx *x);
+void osd_peer_own_info(const struct osd_pgx *x, struct proto_pg *m);
+void osd_peer_start(struct osd *osd, struct osd_pgx *x);
+void osd_peer_activate(struct osd *osd, struct osd_pgx *x);
+int osd_peer_member_index(const struct osd_pgx *x, uint32_t osd_id);
+void osd_fetch_reset(void);
+struct osd_pgx *osd_fetch_pg(void);
+int osd_fetch_from(void);
+void osd_fetch_begin(struct osd_pgx *x, int from);
+void osd_peer_next_fetch(struct osd *osd, struct osd_pgx *x);
+void osd_primary_log(struct osd *osd, struct osd_pgx *x, int from, const struct proto_pg *m);
+void osd_peer_activate_member(struct osd *osd, struct osd_pgx *x, struct osd_pg_member *mb);
+void osd_member_query(struct osd_conn *conn, struct osd_pgx *x, const struct proto_pg *m);
+void osd_member_logreq(struct osd_conn *conn, struct osd_pgx *x, const struct proto_pg *m);
+void osd_member_log(struct osd *osd, struct osd_pgx *x, const struct proto_pg *m);
+void osd_member_activate(struct osd *osd, struct osd_pgx *x, const struct proto_pg *m);
+void osd_stray_delete(struct osd *osd, struct osd_pgx *x, const struct proto_pg *m);
 
 /* osd_recovery.c */
 void osd_recovery_start(struct osd *osd, struct osd_pgx *x);

@@ -28,7 +28,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 RCASE=$1 RMS=$2 RPORT=$3 RMON=$4 ROSD=$5 RWEFT=$6 RIO=$7
 export WEFT_TEST_LOG_TAIL=${WEFT_TEST_LOG_TAIL:-30}
 [ "$RCASE" = outin ] && export WEFT_TEST_OSDS=4
-[ "$RCASE" = scrub ] && export WEFT_TEST_OSD_DATA_SIZE=512M # the corruption scans a block file
+# small objects only: 1 GiB data files (the corruption case scans one, 512 MiB)
+export WEFT_TEST_OSD_DATA_SIZE=${WEFT_TEST_OSD_DATA_SIZE:-1G}
+[ "$RCASE" = scrub ] && export WEFT_TEST_OSD_DATA_SIZE=512M
 WEFT_CLUSTER_LIB=1
 # shellcheck source=tests/test_osd_cluster.sh
 . "$HERE/test_osd_cluster.sh" "$RCASE" "$RMS" "$RPORT" "$RMON" "$ROSD" "$RWEFT" "$RIO"
@@ -109,7 +111,7 @@ thrash)
 	[ "$SAW_DEGRADED" -gt 0 ] || fail "weft status never showed a degraded PG while an OSD was down"
 	grep -q "recovering [0-9]* objects" "$DIR"/osd.*.log || fail "no PG ever recovered an object"
 	ACKED=$(grep -c '^A ' "$JOURNAL")
-	log "thrash: ${SECS}s, $KILLS kills, $ACKED acknowledged writes checked, clean $((T_C - T_W))s after the writer stopped"
+	log "thrash: ${SECS}s, $KILLS kills, $ACKED acknowledged writes; every object checked against its last one; clean $((T_C - T_W))s after the writer stopped"
 	;;
 killprimary)
 	cluster_up
