@@ -490,6 +490,19 @@ int proto_msg_validate(const struct proto_msg *msg, struct proto_err *err)
 		return 0;
 	case PROTO_OSD_FAILURE:
 		return proto_osd_failure_validate(&msg->osd_failure, err);
+	case PROTO_PG_STATS:
+		return 0;
+	case PROTO_PG_QUERY:
+	case PROTO_PG_INFO:
+	case PROTO_PG_LOG_REQ:
+	case PROTO_PG_LOG:
+	case PROTO_PG_ACTIVATE:
+	case PROTO_PG_PULL:
+	case PROTO_PG_RECOVERED:
+	case PROTO_PG_SCAN_REQ:
+	case PROTO_PG_SCAN:
+	case PROTO_PG_DELETE:
+		return proto_pg_validate(msg->type, &msg->pg, err);
 	}
 	return proto_err_set(err, "msg", "type: unknown message type %u", msg->type);
 }
@@ -534,6 +547,19 @@ static int proto_msg_put(struct proto_enc *enc, const struct proto_msg *msg)
 		return proto_osd_beacon_encode(enc, &msg->osd_beacon);
 	case PROTO_OSD_FAILURE:
 		return proto_osd_failure_encode(enc, &msg->osd_failure);
+	case PROTO_PG_STATS:
+		return proto_pg_stats_encode(enc, &msg->pg_stats);
+	case PROTO_PG_QUERY:
+	case PROTO_PG_INFO:
+	case PROTO_PG_LOG_REQ:
+	case PROTO_PG_LOG:
+	case PROTO_PG_ACTIVATE:
+	case PROTO_PG_PULL:
+	case PROTO_PG_RECOVERED:
+	case PROTO_PG_SCAN_REQ:
+	case PROTO_PG_SCAN:
+	case PROTO_PG_DELETE:
+		return proto_pg_encode(enc, msg->type, &msg->pg);
 	}
 	return -EINVAL;
 }
@@ -628,6 +654,21 @@ int proto_msg_decode(uint16_t type, const void *payload, size_t len, struct prot
 		break;
 	case PROTO_OSD_FAILURE:
 		rc = proto_osd_failure_decode(payload, len, err, &msg_out->osd_failure);
+		break;
+	case PROTO_PG_STATS:
+		rc = proto_pg_stats_decode(payload, len, err, &msg_out->pg_stats);
+		break;
+	case PROTO_PG_QUERY:
+	case PROTO_PG_INFO:
+	case PROTO_PG_LOG_REQ:
+	case PROTO_PG_LOG:
+	case PROTO_PG_ACTIVATE:
+	case PROTO_PG_PULL:
+	case PROTO_PG_RECOVERED:
+	case PROTO_PG_SCAN_REQ:
+	case PROTO_PG_SCAN:
+	case PROTO_PG_DELETE:
+		rc = proto_pg_decode(type, payload, len, err, &msg_out->pg);
 		break;
 	default:
 		return proto_err_set(err, "msg", "type: unknown message type %u", type);

@@ -24,6 +24,7 @@ static const struct cli_cmd cli_cmds[] = {
 	{ "perf", cli_perf_main, "perf dump TYPE.ID: a daemon's counters from its admin socket" },
 	{ "daemon", cli_perf_main, "daemon TYPE.ID COMMAND: any admin socket command (help)" },
 	{ "osd", cli_osd_main, "osd tree | dump | down|out|in ID | set|unset noout|pause" },
+	{ "pg", cli_pg_main, "pg ls [--inconsistent | --state S] | scrub | deep-scrub | repair PGID" },
 	{ "pool", cli_pool_main, "pool ls | create NAME [--size N --min-size M --pg-num P] | rm | set" },
 	{ "vol", cli_vol_main,
 	  "vol create|ls|info|resize|rm|lock|bench: block volumes (like rbd)" },
