@@ -122,7 +122,11 @@ err_monc:
 	monc_destroy(cl->monc);
 err_dom:
 	free(cl->txbuf);
-	fab_domain_close(cl->dom); /* frees the pools' registrations too */
+	if (cl->large_pool)
+		fab_pool_destroy(cl->large_pool);
+	if (cl->small_pool)
+		fab_pool_destroy(cl->small_pool);
+	fab_domain_close(cl->dom);
 err_conf:
 	conf_destroy(cl->conf);
 err_free:
