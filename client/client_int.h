@@ -83,6 +83,7 @@ struct weft_cluster {
 	uint32_t msg_size;
 	uint64_t max_op, inline_max, op_timeout_ms;
 	int epfd, monc_fd_added;
+	int deferfd; /* eventfd: deferred completions pending (weft_fd() readable) */
 	uint8_t *txbuf;
 	uint64_t resends; /* ops sent again (stale epoch, primary change, failure) */
 };

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "client/client_debug.h"
 #include "client/client_int.h"
@@ -60,7 +61,8 @@ static void client_op_wait(struct client_op *op, uint32_t want_epoch, uint64_t d
 
 static bool client_op_is_write(uint16_t opc)
 {
-	return opc == PROTO_OP_WRITE || opc == PROTO_OP_WRITE_FULL || opc == PROTO_OP_CMP_WRITE_FULL;
+	return opc == PROTO_OP_WRITE || opc == PROTO_OP_WRITE_FULL ||
+	       opc == PROTO_OP_CMP_WRITE_FULL;
 }
 
 /* Where the payload goes or comes from: the caller's registered buffer or a bounce buffer. */
@@ -390,6 +392,7 @@ int client_op_defer(struct weft_cluster *cl, const struct weft_result *res, weft
 		    void *arg)
 {
 	struct client_op *op = calloc(1, sizeof(*op));
+	uint64_t one = 1;
 
 	if (op == NULL)
 		return -ENOMEM;
@@ -403,6 +406,9 @@ int client_op_defer(struct weft_cluster *cl, const struct weft_result *res, weft
 		cl->ops->prev = op;
 	cl->ops = op;
 	cl->nops++;
+	/* wake a caller sleeping on weft_fd(); a full counter is already a wake-up */
+	if (write(cl->deferfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_warn("client", "%s: eventfd write: %s", cl->name, strerror(errno));
 	return 0;
 }
 

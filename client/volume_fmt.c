@@ -17,9 +17,9 @@
 #include "common/log.h"
 #include "proto/codec.h"
 
-#define VOL_HDR_MAGIC  0x4c4f5657u /* "WVOL" */
-#define VOL_LOCK_MAGIC 0x4b4c5657u /* "WVLK" */
-#define VOL_DIR_MAGIC  0x52445657u /* "WVDR" */
+#define VOL_HDR_MAGIC	  0x4c4f5657u /* "WVOL" */
+#define VOL_LOCK_MAGIC	  0x4b4c5657u /* "WVLK" */
+#define VOL_DIR_MAGIC	  0x52445657u /* "WVDR" */
 #define VOL_DIR_COUNT_MAX 65536u
 
 int vol_name_check(const char *name)
@@ -27,7 +27,8 @@ int vol_name_check(const char *name)
 	size_t n = name ? strlen(name) : 0;
 
 	if (n == 0 || n > WEFT_VOL_NAME_MAX || name[0] == '.') {
-		log_error("vol", "volume name '%s': must be 1..%u characters, not starting with '.'",
+		log_error("vol",
+			  "volume name '%s': must be 1..%u characters, not starting with '.'",
 			  name ? name : "", WEFT_VOL_NAME_MAX);
 		return -EINVAL;
 	}
@@ -74,14 +75,16 @@ static int vol_hdr_check(const struct vol_hdr *h, const char *what)
 	const char *w = what ? what : h->name;
 
 	if (h->features & ~VOL_FEATURES_KNOWN) {
-		log_error("vol", "%s: unknown feature bits 0x%" PRIx64 " (this libweft knows 0x%llx)",
-			  w, h->features & ~VOL_FEATURES_KNOWN, (unsigned long long)VOL_FEATURES_KNOWN);
+		log_error(
+		    "vol", "%s: unknown feature bits 0x%" PRIx64 " (this libweft knows 0x%llx)", w,
+		    h->features & ~VOL_FEATURES_KNOWN, (unsigned long long)VOL_FEATURES_KNOWN);
 		return -ENOTSUP;
 	}
 	if (!vol_pow2(h->object_size) || h->object_size < WEFT_VOL_OBJ_MIN ||
 	    h->object_size > WEFT_VOL_OBJ_MAX) {
-		log_error("vol", "%s: object size %" PRIu64 " is not a power of two in [%llu, %llu]",
-			  w, h->object_size, WEFT_VOL_OBJ_MIN, WEFT_VOL_OBJ_MAX);
+		log_error("vol",
+			  "%s: object size %" PRIu64 " is not a power of two in [%llu, %llu]", w,
+			  h->object_size, WEFT_VOL_OBJ_MIN, WEFT_VOL_OBJ_MAX);
 		return what ? -WEFT_E_CORRUPT : -EINVAL;
 	}
 	if (h->size == 0 || h->size > WEFT_VOL_SIZE_MAX) {
@@ -260,6 +263,9 @@ int vol_lock_decode(const void *buf, size_t len, const char *what, struct vol_lo
 	proto_dec_get_u64(&dec, "since", &l.since);
 	proto_dec_get_str16(&dec, "holder", WEFT_VOL_HOLDER_MAX, l.holder, sizeof(l.holder), &hl);
 	proto_dec_get_u32(&dec, "crc", &crc);
+	for (size_t i = 0; i < hl && dec.err == 0; i++)
+		if (l.holder[i] < 0x20 || l.holder[i] > 0x7e)
+			proto_dec_fail(&dec, "holder: byte %zu is not printable ASCII", i);
 	if (proto_dec_finish(&dec) != 0 || format != VOL_FORMAT) {
 		log_error("vol", "%s: lock is corrupt: %s", what,
 			  dec.err ? err.msg : "unknown format");
@@ -307,7 +313,8 @@ int vol_dir_decode(const void *buf, size_t len, char ***names_out, uint32_t *n_o
 	for (i = 0; i < n && dec.err == 0; i++) {
 		if (proto_dec_get_str16(&dec, "name", WEFT_VOL_NAME_MAX, name, sizeof(name), &nl))
 			break;
-		/* sorted and unique, so lookups and inserts stay simple and the encoding canonical */
+		/* sorted and unique, so lookups and inserts stay simple and the encoding canonical
+		 */
 		if (i > 0 && strcmp(names[i - 1], name) >= 0) {
 			proto_dec_fail(&dec, "name %u out of order", i);
 			break;

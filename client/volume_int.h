@@ -20,14 +20,14 @@
 #include "client/client_int.h"
 #include "weft/volume.h"
 
-#define VOL_FORMAT	  1u
-#define VOL_HDR_MAX	  1024u	     /* encoded header bytes, at most */
-#define VOL_LOCK_MAX	  512u	     /* encoded lock bytes, at most */
-#define VOL_DIR_MAX	  (1u << 20) /* encoded directory bytes, at most */
+#define VOL_FORMAT	   1u
+#define VOL_HDR_MAX	   1024u	 /* encoded header bytes, at most */
+#define VOL_LOCK_MAX	   512u		 /* encoded lock bytes, at most */
+#define VOL_DIR_MAX	   (1u << 20)	 /* encoded directory bytes, at most */
 #define VOL_FEATURES_KNOWN ((uint64_t)0) /* format 1 defines no feature bit */
-#define VOL_OBJ_NAME_MAX  64u	     /* data/lock object names */
-#define VOL_BATCH_WINDOW  32u	     /* removes in flight while deleting objects */
-#define VOL_CAS_TRIES	  16u
+#define VOL_OBJ_NAME_MAX   64u		 /* data/lock object names */
+#define VOL_BATCH_WINDOW   32u		 /* removes in flight while deleting objects */
+#define VOL_CAS_TRIES	   16u
 
 #define VOL_DIR_OBJ "wvol_directory"
 
@@ -118,7 +118,8 @@ int vol_wait(struct weft_cluster *cl, const bool *done);
 int vol_defer(struct weft_cluster *cl, int rc, uint64_t length, weft_op_cb cb, void *arg);
 
 /* volume_meta.c */
-/* Read and decode the header of volume name; raw (VOL_HDR_MAX bytes, may be NULL) gets the bytes. */
+/* Read and decode the header of volume name; raw (VOL_HDR_MAX bytes, may be NULL) gets the bytes.
+ */
 int vol_hdr_load(struct weft_cluster *cl, uint32_t pool, const char *name, struct vol_hdr *h_out,
 		 uint8_t *raw, size_t *raw_len_out);
 

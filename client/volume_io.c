@@ -110,8 +110,8 @@ static int vol_piece_submit(struct vol_piece *p)
 				     p);
 	case VOL_P_WRITE:
 	case VOL_P_ZERO:
-		return weft_aio_write(vol->cl, vol->pool, obj, p->buf, p->len, p->off,
-				      vol_piece_cb, p);
+		return weft_aio_write(vol->cl, vol->pool, obj, p->buf, p->len, p->off, vol_piece_cb,
+				      p);
 	case VOL_P_TRUNC:
 		return weft_aio_truncate(vol->cl, vol->pool, obj, p->off, vol_piece_cb, p);
 	case VOL_P_REMOVE:
@@ -277,8 +277,7 @@ int weft_vol_aio_write(struct weft_vol *vol, const void *buf, size_t len, uint64
 	return vol_io_start(vol, VOL_P_WRITE, (char *)(uintptr_t)buf, off, len, cb, arg);
 }
 
-int weft_vol_aio_discard(struct weft_vol *vol, uint64_t off, uint64_t len, weft_op_cb cb,
-			 void *arg)
+int weft_vol_aio_discard(struct weft_vol *vol, uint64_t off, uint64_t len, weft_op_cb cb, void *arg)
 {
 	int rc = vol_io_check(vol, true, off, len);
 
@@ -411,8 +410,8 @@ static int vol_sync_io_wait(struct weft_vol *vol, struct vol_sync_io *s, int rc)
 int weft_vol_read(struct weft_vol *vol, void *buf, size_t len, uint64_t off, size_t *read_out)
 {
 	struct vol_sync_io s = {0};
-	int rc = vol_sync_io_wait(vol, &s,
-				  weft_vol_aio_read(vol, buf, len, off, vol_sync_io_cb, &s));
+	int rc =
+	    vol_sync_io_wait(vol, &s, weft_vol_aio_read(vol, buf, len, off, vol_sync_io_cb, &s));
 
 	if (rc == 0 && read_out)
 		*read_out = s.res.length;
@@ -431,8 +430,7 @@ int weft_vol_discard(struct weft_vol *vol, uint64_t off, uint64_t len)
 {
 	struct vol_sync_io s = {0};
 
-	return vol_sync_io_wait(vol, &s,
-				weft_vol_aio_discard(vol, off, len, vol_sync_io_cb, &s));
+	return vol_sync_io_wait(vol, &s, weft_vol_aio_discard(vol, off, len, vol_sync_io_cb, &s));
 }
 
 int weft_vol_flush(struct weft_vol *vol)

@@ -30,6 +30,9 @@ void vol_holder_make(struct weft_cluster *cl, char *out, size_t cap)
 	gethostname(host, sizeof(host) - 1);
 	snprintf(out, cap, "%.63s@%.64s:%ld/%016llx", cl->name, host, (long)getpid(),
 		 (unsigned long long)nonce);
+	for (char *p = out; *p; p++) /* the lock format wants printable ASCII */
+		if (*p < 0x20 || *p > 0x7e)
+			*p = '?';
 }
 
 int vol_lock_read(struct weft_cluster *cl, uint32_t pool, uint64_t id, struct vol_lock *l_out)
@@ -190,7 +193,8 @@ int vol_lock_check_buf(struct weft_vol *vol, const void *buf, size_t len)
 		rc = -ENOLCK;
 	if (rc == -ENOLCK && !vol->lock_lost) {
 		vol->lock_lost = true;
-		log_error("vol", "volume %s: lost the exclusive lock (now %s, epoch %llu): "
+		log_error("vol",
+			  "volume %s: lost the exclusive lock (now %s, epoch %llu): "
 			  "writes on this handle fail from now on",
 			  vol->hdr.name, l.holder[0] ? l.holder : "free",
 			  (unsigned long long)l.epoch);

@@ -43,7 +43,8 @@ int vol_hdr_load(struct weft_cluster *cl, uint32_t pool, const char *name, struc
 	return rc;
 }
 
-/* Add (add = true) or drop name in the pool's directory, racing other clients by compare-and-write. */
+/* Add (add = true) or drop name in the pool's directory, racing other clients by compare-and-write.
+ */
 static int vol_dir_update(struct weft_cluster *cl, uint32_t pool, const char *name, bool add)
 {
 	int rc = -EAGAIN;
@@ -90,7 +91,7 @@ static int vol_dir_update(struct weft_cluster *cl, uint32_t pool, const char *na
 			rc = vol_obj_cas(cl, pool, VOL_DIR_OBJ, cur, cur_len, nw, nw_len);
 		if (rc == -ECANCELED)
 			rc = -EAGAIN;
-next:
+	next:
 		free(v);
 		free(nw);
 		free(cur);
@@ -240,7 +241,8 @@ int weft_vol_open(struct weft_cluster *cl, uint32_t pool, const char *name, unsi
 	} else if (!(flags & WEFT_VOL_RDONLY)) {
 		rc = vol_lock_read(cl, pool, h.id, &l);
 		if (rc == 0 && l.holder[0]) {
-			log_error("vol", "volume %s: exclusively locked by %s; not opening for write",
+			log_error("vol",
+				  "volume %s: exclusively locked by %s; not opening for write",
 				  name, l.holder);
 			rc = -EBUSY;
 		}

@@ -5,6 +5,7 @@
  * run the event loop, so never call them from a completion callback.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,8 +115,7 @@ static void vol_batch_cb(const struct weft_result *res, void *arg)
 		b->rc = res->rc;
 }
 
-int vol_objs_remove(struct weft_cluster *cl, uint32_t pool, uint64_t id, uint64_t from,
-		    uint64_t to)
+int vol_objs_remove(struct weft_cluster *cl, uint32_t pool, uint64_t id, uint64_t from, uint64_t to)
 {
 	struct vol_batch *b = calloc(1, sizeof(*b));
 	char obj[VOL_OBJ_NAME_MAX];
@@ -124,9 +124,20 @@ int vol_objs_remove(struct weft_cluster *cl, uint32_t pool, uint64_t id, uint64_
 
 	if (b == NULL)
 		return -ENOMEM;
+	uint64_t next_note = clock_now_ms() + 2000;
+
 	for (uint64_t o = from; o < to && b->rc == 0 && rc == 0; o++) {
 		while (b->inflight >= VOL_BATCH_WINDOW && rc >= 0)
 			rc = weft_poll(cl, 5);
+		/* one remove per object number, written or not: long for big volumes, so say so */
+		if (clock_now_ms() >= next_note) {
+			log_info("vol",
+				 "removing data objects %016" PRIx64 ": %" PRIu64 " of %" PRIu64
+				 " (%.1f%%)",
+				 id, o - from, to - from,
+				 100.0 * (double)(o - from) / (double)(to - from));
+			next_note = clock_now_ms() + 2000;
+		}
 		if (rc < 0)
 			break;
 		vol_data_obj_name(id, o, obj, sizeof(obj));

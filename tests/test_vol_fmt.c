@@ -147,6 +147,12 @@ static void test_lock(void **state)
 	assert_string_equal(got.holder, "");
 	for (size_t n = 1; n < len; n++)
 		assert_int_equal(vol_lock_decode(buf, n, "t", &got), -WEFT_E_CORRUPT);
+	/* holders are printable ASCII (they are shown and put in JSON) */
+	l.holder[3] = '\n';
+	assert_int_equal(vol_lock_encode(&l, bad, sizeof(bad), &len), 0);
+	assert_int_equal(vol_lock_decode(bad, len, "t", &got), -WEFT_E_CORRUPT);
+	l.holder[3] = 'e';
+	assert_int_equal(vol_lock_encode(&l, buf, sizeof(buf), &len), 0);
 	for (size_t bit = 0; bit < len * 8; bit++) {
 		memcpy(bad, buf, len);
 		bad[bit / 8] ^= (uint8_t)(1u << (bit % 8));
@@ -193,9 +199,9 @@ static void test_dir(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hdr_roundtrip), cmocka_unit_test(test_hdr_damage),
-		cmocka_unit_test(test_hdr_fields),    cmocka_unit_test(test_names),
-		cmocka_unit_test(test_lock),	      cmocka_unit_test(test_dir),
+	    cmocka_unit_test(test_hdr_roundtrip), cmocka_unit_test(test_hdr_damage),
+	    cmocka_unit_test(test_hdr_fields),	  cmocka_unit_test(test_names),
+	    cmocka_unit_test(test_lock),	  cmocka_unit_test(test_dir),
 	};
 
 	/* thousands of expected decode failures, one log line each */

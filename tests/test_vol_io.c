@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +30,7 @@ __attribute__((constructor)) static void io_unbuffered(void)
 #define CHECK(cond, ...)                                                                           \
 	do {                                                                                       \
 		if (!(cond)) {                                                                     \
-			printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                    \
+			printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                     \
 			printf(__VA_ARGS__);                                                       \
 			printf("\n");                                                              \
 			exit(1);                                                                   \
@@ -38,7 +39,7 @@ __attribute__((constructor)) static void io_unbuffered(void)
 #define CHECK_RC(expr, want)                                                                       \
 	do {                                                                                       \
 		int rc_ = (expr);                                                                  \
-		CHECK(rc_ == (want), "got %d (%s), want %d", rc_, weft_strerror(rc_), (want));    \
+		CHECK(rc_ == (want), "got %d (%s), want %d", rc_, weft_strerror(rc_), (want));     \
 	} while (0)
 
 static struct weft_cluster *cl, *cl2;
@@ -89,6 +90,22 @@ static bool obj_exists(uint64_t id, uint64_t objno, uint64_t *size_out)
 	return rc == 0;
 }
 
+struct aio {
+	int rc;
+	bool done;
+	unsigned int order;
+};
+static unsigned int completions;
+
+static void aio_cb(const struct weft_result *res, void *arg)
+{
+	struct aio *a = arg;
+
+	a->rc = res->rc;
+	a->done = true;
+	a->order = ++completions;
+}
+
 static void case_create_args(void)
 {
 	struct weft_vol_opts o = {0};
@@ -131,8 +148,8 @@ static void case_io(void)
 	CHECK_RC(weft_vol_open(cl, pool, "io", 0, &v), 0);
 	CHECK_RC(weft_vol_stat(v, &info), 0);
 	CHECK(info.size == SIZE && info.object_size == OS && info.stripe_count == 1 &&
-		      info.stripe_unit == OS && info.num_objects == 17 && info.format == 1 &&
-		      !strcmp(info.name, "io") && info.id != 0,
+		  info.stripe_unit == OS && info.num_objects == 17 && info.format == 1 &&
+		  !strcmp(info.name, "io") && info.id != 0,
 	      "info: size %" PRIu64 " os %" PRIu64 " objs %" PRIu64, info.size, info.object_size,
 	      info.num_objects);
 	CHECK(weft_vol_size(v) == SIZE, "cached size");
@@ -140,14 +157,16 @@ static void case_io(void)
 	/* a new volume reads as zeros and holds no data object */
 	verify_all(v, shadow, SIZE, "fresh volume");
 	for (uint64_t i = 0; i < 17; i++)
-		CHECK(!obj_exists(info.id, i, NULL), "object %" PRIu64 " exists before any write", i);
+		CHECK(!obj_exists(info.id, i, NULL), "object %" PRIu64 " exists before any write",
+		      i);
 	printf("ok: sparse reads of a new volume are zeros\n");
 
 	/* edges: across one boundary, unaligned, the last byte, a whole object */
 	struct {
 		uint64_t off, len;
-	} edges[] = {{OS - 3, 7}, {1, 1}, {SIZE - 1, 1}, {3 * OS, OS}, {5 * OS - 100, 2 * OS + 200},
-		     {SIZE - 5000, 5000}, {0, 1}};
+	} edges[] = {
+	    {OS - 3, 7},	 {1, 1}, {SIZE - 1, 1}, {3 * OS, OS}, {5 * OS - 100, 2 * OS + 200},
+	    {SIZE - 5000, 5000}, {0, 1}};
 	for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
 		fill(buf, edges[i].len);
 		CHECK_RC(weft_vol_write(v, buf, edges[i].len, edges[i].off), 0);
@@ -183,12 +202,27 @@ static void case_io(void)
 	CHECK_RC(weft_vol_write(v, buf, 0, 5), 0);
 	CHECK_RC(weft_vol_discard(v, 7, 0), 0);
 	CHECK_RC(weft_vol_read(v, buf, 1, 0, NULL), 0);
+	{
+		/* nothing pending: the flush completes later, and weft_fd() says so */
+		static struct aio f;
+		struct pollfd pfd = {.fd = weft_fd(cl), .events = POLLIN};
+
+		CHECK_RC(weft_vol_aio_flush(v, aio_cb, &f), 0);
+		CHECK(!f.done, "flush completed inside its submit");
+		CHECK(poll(&pfd, 1, 5000) == 1, "weft_fd() not readable with a completion queued");
+		for (int i = 0; i < 1000 && !f.done; i++)
+			weft_poll(cl, 10);
+		CHECK(f.done && f.rc == 0, "idle flush: done %d rc %d", f.done, f.rc);
+	}
 	printf("ok: bounds and zero-length ops\n");
 
 	/* discard: a middle range, a whole object, an object's tail, the volume's tail */
 	struct {
 		uint64_t off, len;
-	} dis[] = {{100, 50}, {2 * OS, OS}, {5 * OS + 10, OS - 10}, {SIZE - 1000, 1000},
+	} dis[] = {{100, 50},
+		   {2 * OS, OS},
+		   {5 * OS + 10, OS - 10},
+		   {SIZE - 1000, 1000},
 		   {7 * OS - 5, 2 * OS + 10}};
 	for (size_t i = 0; i < sizeof(dis) / sizeof(dis[0]); i++) {
 		CHECK_RC(weft_vol_discard(v, dis[i].off, dis[i].len), 0);
@@ -256,22 +290,6 @@ static void case_io(void)
 	CHECK_RC(weft_vol_close(v), 0);
 	free(shadow);
 	free(buf);
-}
-
-struct aio {
-	int rc;
-	bool done;
-	unsigned int order;
-};
-static unsigned int completions;
-
-static void aio_cb(const struct weft_result *res, void *arg)
-{
-	struct aio *a = arg;
-
-	a->rc = res->rc;
-	a->done = true;
-	a->order = ++completions;
 }
 
 /* Two clients, one volume each handle, interleaved 4 KiB blocks inside the same objects. */
@@ -380,8 +398,8 @@ static void case_exclusive(void)
 	CHECK_RC(weft_vol_lock_break(cl2, pool, "excl", "client.x@nowhere:1/0"), -ESTALE);
 	CHECK_RC(weft_vol_lock_break(cl2, pool, "excl", holder_a), 0);
 	CHECK_RC(weft_vol_lock_get(cl2, pool, "excl", &li), 0);
-	CHECK(li.holder[0] == '\0' && li.epoch == 2, "after break: '%s' epoch %" PRIu64,
-	      li.holder, li.epoch);
+	CHECK(li.holder[0] == '\0' && li.epoch == 2, "after break: '%s' epoch %" PRIu64, li.holder,
+	      li.epoch);
 	CHECK_RC(weft_vol_lock_break(cl2, pool, "excl", NULL), 0); /* already free */
 	CHECK_RC(weft_vol_open(cl2, pool, "excl", WEFT_VOL_EXCLUSIVE, &b), 0);
 	/* the old holder finds out at its next flush, and cannot write any more */

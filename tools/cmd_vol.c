@@ -209,8 +209,8 @@ static int cli_vol_info(const struct cli_vol_args *a, struct weft_cluster *cl, u
 		json_t *o;
 
 		snprintf(id, sizeof(id), "%016" PRIx64, in.id);
-		o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:i, s:I, s:i, s:s, s:s, s:s}", "name",
-			      in.name, "id", id, "size", (json_int_t)in.size, "object_size",
+		o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:i, s:I, s:i, s:s, s:s, s:s}",
+			      "name", in.name, "id", id, "size", (json_int_t)in.size, "object_size",
 			      (json_int_t)in.object_size, "num_objects", (json_int_t)in.num_objects,
 			      "stripe_unit", (json_int_t)in.stripe_unit, "stripe_count",
 			      (int)in.stripe_count, "features", (json_int_t)in.features, "format",
@@ -286,8 +286,8 @@ static int cli_vol_run(const struct cli_vol_args *a)
 		    (a->stripe_unit && cli_vol_parse_size(a->stripe_unit, &o.stripe_unit)) ||
 		    (a->stripe_count && cli_vol_parse_size(a->stripe_count, &sc)) || sc > 65536) {
 			weft_disconnect(cl);
-			return cli_vol_usage_err("bad --object-size, --stripe-unit or --stripe-count%s",
-						 "");
+			return cli_vol_usage_err(
+			    "bad --object-size, --stripe-unit or --stripe-count%s", "");
 		}
 		o.stripe_count = (uint32_t)sc;
 		rc = weft_vol_create(cl, pool_id, name, size, &o);
@@ -309,8 +309,9 @@ static int cli_vol_run(const struct cli_vol_args *a)
 
 		rc = weft_vol_open(cl, pool_id, name, 0, &v);
 		if (rc == 0 && size < weft_vol_size(v) && !a->allow_shrink) {
-			fprintf(stderr, "weft vol resize %s: shrinking from %" PRIu64 " to %" PRIu64
-					" bytes deletes data: add --allow-shrink\n",
+			fprintf(stderr,
+				"weft vol resize %s: shrinking from %" PRIu64 " to %" PRIu64
+				" bytes deletes data: add --allow-shrink\n",
 				spec, weft_vol_size(v), size);
 			weft_vol_close(v);
 			weft_disconnect(cl);
@@ -333,10 +334,15 @@ static int cli_vol_run(const struct cli_vol_args *a)
 		struct weft_vol_lock_info li;
 
 		rc = weft_vol_lock_get(cl, pool_id, name, &li);
-		if (rc == 0 && a->json)
-			printf("{\"holder\": \"%s\", \"epoch\": %" PRIu64 ", \"since\": %" PRIu64 "}\n",
-			       li.holder, li.epoch, li.since);
-		else if (rc == 0)
+		if (rc == 0 && a->json) {
+			/* jansson escapes: the holder string comes from the cluster */
+			json_t *o = json_pack("{s:s, s:I, s:I}", "holder", li.holder, "epoch",
+					      (json_int_t)li.epoch, "since", (json_int_t)li.since);
+
+			json_dumpf(o, stdout, 0);
+			printf("\n");
+			json_decref(o);
+		} else if (rc == 0)
 			printf("%s\n", li.holder[0] ? li.holder : "(free)");
 		rc = rc ? cli_vol_fail("lock ls", spec, rc) : 0;
 	}
@@ -352,14 +358,22 @@ static const char **cli_vol_opt_slot(struct cli_vol_args *a, const char *opt)
 		size_t off;
 	} opts[] = {
 #define O(n, f) {n, offsetof(struct cli_vol_args, f)}
-		O("-c", conf_file),	      O("--conf", conf_file),
-		O("-n", name),		      O("--name", name),
-		O("--timeout", timeout),      O("--size", size),
-		O("--object-size", object_size), O("--stripe-unit", stripe_unit),
-		O("--stripe-count", stripe_count), O("--holder", holder),
-		O("--io-type", io_type),      O("--io-size", io_size),
-		O("--io-threads", io_threads), O("--io-total", io_total),
-		O("--io-pattern", io_pattern), O("--rw-mix-read", rw_mix_read),
+	    O("-c", conf_file),
+	    O("--conf", conf_file),
+	    O("-n", name),
+	    O("--name", name),
+	    O("--timeout", timeout),
+	    O("--size", size),
+	    O("--object-size", object_size),
+	    O("--stripe-unit", stripe_unit),
+	    O("--stripe-count", stripe_count),
+	    O("--holder", holder),
+	    O("--io-type", io_type),
+	    O("--io-size", io_size),
+	    O("--io-threads", io_threads),
+	    O("--io-total", io_total),
+	    O("--io-pattern", io_pattern),
+	    O("--rw-mix-read", rw_mix_read),
 #undef O
 	};
 

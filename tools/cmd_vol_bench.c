@@ -71,8 +71,7 @@ static int bench_submit(struct bench_slot *s)
 		off = b->seq_off;
 		b->seq_off += b->io_size;
 	}
-	read = b->type == BENCH_READ ||
-	       (b->type == BENCH_RW && bench_rnd(b) % 100 < b->mix_read);
+	read = b->type == BENCH_READ || (b->type == BENCH_RW && bench_rnd(b) % 100 < b->mix_read);
 	s->t0 = clock_now_us();
 	if (read)
 		rc = weft_vol_aio_read(b->vol, s->buf, b->io_size, off, bench_op_cb, s);
@@ -125,12 +124,13 @@ static int bench_parse(const struct cli_vol_args *a, struct bench *b, uint64_t *
 	else if (!strcmp(a->io_type, "rw") || !strcmp(a->io_type, "readwrite"))
 		b->type = BENCH_RW;
 	else
-		return cli_vol_usage_err("--io-type must be write, read or rw, not '%s'", a->io_type);
-	if (a->io_size && (cli_vol_parse_size(a->io_size, &b->io_size) != 0 ||
-			   b->io_size > WEFT_VOL_IO_MAX))
+		return cli_vol_usage_err("--io-type must be write, read or rw, not '%s'",
+					 a->io_type);
+	if (a->io_size &&
+	    (cli_vol_parse_size(a->io_size, &b->io_size) != 0 || b->io_size > WEFT_VOL_IO_MAX))
 		return cli_vol_usage_err("bad --io-size '%s'", a->io_size);
-	if (a->io_threads && (cli_vol_parse_size(a->io_threads, &threads) != 0 ||
-			      threads > BENCH_THREADS_MAX))
+	if (a->io_threads &&
+	    (cli_vol_parse_size(a->io_threads, &threads) != 0 || threads > BENCH_THREADS_MAX))
 		return cli_vol_usage_err("--io-threads must be 1..1024, not '%s'", a->io_threads);
 	if (a->io_total && cli_vol_parse_size(a->io_total, &total) != 0)
 		return cli_vol_usage_err("bad --io-total '%s'", a->io_total);
@@ -168,11 +168,11 @@ static void bench_summary(const struct cli_vol_args *a, struct bench *b, double 
 		json_t *o = json_pack(
 		    "{s:s, s:s, s:I, s:i, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:i}",
 		    "io_type", a->io_type, "io_pattern", b->rand ? "rand" : "seq", "io_size",
-		    (json_int_t)b->io_size, "io_threads", (int)threads, "ops", (json_int_t)b->lat.count,
-		    "reads", (json_int_t)b->reads, "writes", (json_int_t)b->writes, "seconds", secs,
-		    "ops_per_sec", iops, "mb_per_sec", mbs, "lat_avg_ms", hist_mean(&b->lat) / 1000,
-		    "lat_p50_ms", p50, "lat_p99_ms", p99, "lat_p999_ms", p999, "registered_buffers",
-		    (int)nreg);
+		    (json_int_t)b->io_size, "io_threads", (int)threads, "ops",
+		    (json_int_t)b->lat.count, "reads", (json_int_t)b->reads, "writes",
+		    (json_int_t)b->writes, "seconds", secs, "ops_per_sec", iops, "mb_per_sec", mbs,
+		    "lat_avg_ms", hist_mean(&b->lat) / 1000, "lat_p50_ms", p50, "lat_p99_ms", p99,
+		    "lat_p999_ms", p999, "registered_buffers", (int)nreg);
 		json_dumpf(o, stdout, JSON_INDENT(2));
 		printf("\n");
 		json_decref(o);
