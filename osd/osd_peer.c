@@ -342,6 +342,8 @@ static void osd_peer_choose(struct osd *osd, struct osd_pgx *x)
 	}
 	if (members < x->min_size) {
 		/* too few copies to know the history: no I/O (reads would be stale) */
+		log_info("osd", "%s pg %u.%x: %u of min_size %u members up, write blocked (PG down)",
+			 osd->name, x->pg->pool, x->pg->pg, members, x->min_size);
 		x->phase = OSD_PH_DOWN;
 		osd_peer_update_state(osd, x);
 		return;

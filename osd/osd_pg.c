@@ -450,6 +450,9 @@ int osd_pg_rec_apply(struct osd *osd, const struct osd_rec_hdr *h, const void *r
 		rc = osd_pg_rec_tx(osd, h, data, tx);
 	if (rc == 0 && !push)
 		rc = osd_pgx_log_tx(osd, x, tx, h->op, h->version, h->name, rec, hl);
+	/* a PUSH_RM of an object we do not have: the store refuses an empty transaction */
+	if (rc == 0 && h->op == OSD_REC_PUSH_RM)
+		rc = osd_pgx_info_tx(osd, x, tx);
 	if (rc == 0)
 		rc = osd_pgx_submit_ex(osd, x, tx, cb, arg,
 				       h->op == OSD_REC_PUSH_LAST || h->op == OSD_REC_PUSH_RM
