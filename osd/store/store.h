@@ -49,6 +49,7 @@ struct store_opts {
 	const char *fsid;     /* mkfs: cluster fsid text; NULL = random */
 	enum store_sync sync;
 	bool direct_io;       /* O_DIRECT on data and WAL (falls back with a warning) */
+	uint64_t batch_data;  /* an open batch takes in txs up to this many data bytes */
 	bool wal_salvage;     /* mount even if the WAL is damaged mid-log (drops records) */
 	/*
 	 * Tests only (no conf option): when set, out-of-line data writes are held
