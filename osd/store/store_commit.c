@@ -556,6 +556,11 @@ int store_poll(struct store *st)
 	return store_advance(st);
 }
 
+int store_event_fd(const struct store *st)
+{
+	return st->event_fd;
+}
+
 int store_wait(struct store *st)
 {
 	for (;;) {

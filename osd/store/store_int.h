@@ -124,6 +124,7 @@ struct store {
 	uint64_t nchunks;
 	struct io_uring ring;
 	bool ring_ok;
+	int event_fd; /* signalled by the ring on each completion; -1 if none */
 
 	struct onode **htab;
 	uint64_t hsize, hcount;
