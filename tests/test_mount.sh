@@ -5,10 +5,11 @@
 # the real FUSE module, fio, a loop device and ext4.
 #
 #   test_mount.sh CASE PORT WEFT_MON WEFT_OSD WEFT WEFT_MOUNT
-#   CASE: args | fio | ext4 | lifecycle | bench
+#   CASE: args | fio | ext4 | lifecycle | postgres | bench
 #
 # args needs no cluster and no privileges. The others need root, /dev/fuse
-# and fusermount3 (ext4: loop devices and mkfs.ext4; fio: fio) and skip (77)
+# and fusermount3 (ext4: loop devices and mkfs.ext4; fio: fio; postgres:
+# PostgreSQL's server binaries and a postgres user) and skip (77)
 # with a message without them. Every wait is bounded; every process and
 # mount this script makes is undone on exit.
 set -u
@@ -211,6 +212,87 @@ ext4)
 	(cd "$FS" && sha256sum --quiet -c "$DIR/sums") > "$DIR/check.out" 2>&1 ||
 		{ head -20 "$DIR/check.out"; fail "checksums differ after remount"; }
 	log "ok: new weft-mount process: e2fsck clean, all $N sha256sums match"
+	umount "$FS" || fail "umount $FS"
+	losetup -d "$LOOP" || fail "losetup -d"
+	LOOP=""
+	umount_fuse mount2
+	;;
+postgres) # docs/mount.md's recipe: PostgreSQL on ext4 on a loop device on a volume
+	PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2> /dev/null | sort -V | tail -n 1)
+	[ -n "$PGBIN" ] && [ -x "$PGBIN/initdb" ] && command -v pgbench > /dev/null ||
+		skip "PostgreSQL missing (apt-get install postgresql)"
+	id postgres > /dev/null 2>&1 || skip "no postgres user (apt-get install postgresql)"
+	command -v mkfs.ext4 > /dev/null || skip "mkfs.ext4 missing (apt-get install e2fsprogs)"
+	losetup -f > /dev/null 2>&1 || skip "no free loop device (losetup -f: $(losetup -f 2>&1))"
+	PGPORT=$((PORT + 50)) SOCK=$DIR/pgsock PGLOG=$DIR/pglog PGDATA_DIR=$FS/main PG_UP=0
+	chmod o+x "$DIR" # postgres must reach its socket and log directories
+	mkdir -p "$SOCK" "$PGLOG" && chown postgres: "$SOCK" "$PGLOG"
+	asp() { runuser -u postgres -- "$@"; }
+	pg_start() {
+		asp "$PGBIN/pg_ctl" -D "$PGDATA_DIR" -l "$PGLOG/pg.log" -w -t 180 -o \
+			"-c listen_addresses='' -c unix_socket_directories='$SOCK' -p $PGPORT -c shared_buffers=32MB" \
+			start > "$DIR/pg_ctl.out" 2>&1 || { cat "$DIR/pg_ctl.out" "$PGLOG/pg.log"; fail "pg_ctl start"; }
+		PG_UP=1
+	}
+	pg_stop() {
+		asp "$PGBIN/pg_ctl" -D "$PGDATA_DIR" -w -t 180 -m "${1:-fast}" stop > "$DIR/pg_ctl.out" 2>&1 ||
+			{ cat "$DIR/pg_ctl.out"; fail "pg_ctl stop"; }
+		PG_UP=0
+	}
+	sql() { asp psql -h "$SOCK" -p "$PGPORT" -d postgres -X -A -t -v ON_ERROR_STOP=1 -c "$1"; }
+	# the database must stop before its file system can be unmounted
+	trap '[ "$PG_UP" = 1 ] && asp "$PGBIN/pg_ctl" -D "$PGDATA_DIR" -m immediate stop > /dev/null 2>&1
+		mount_cleanup' EXIT
+	vol_create pg 1G
+	mount_fg mount1
+	LOOP=$(losetup --direct-io=on -f --show "$MNT/pg") || fail "losetup --direct-io=on"
+	mkfs.ext4 -q -F "$LOOP" > "$DIR/mkfs.out" 2>&1 || { cat "$DIR/mkfs.out"; fail "mkfs.ext4"; }
+	mount -o noatime "$LOOP" "$FS" || fail "mount $LOOP"
+	chown postgres: "$FS"
+	asp "$PGBIN/initdb" -D "$PGDATA_DIR" -A trust > "$DIR/initdb.out" 2>&1 ||
+		{ cat "$DIR/initdb.out"; fail "initdb on the volume"; }
+	pg_start
+	log "ok: initdb and PostgreSQL started on ext4 on $LOOP on $MNT/pg"
+	asp pgbench -h "$SOCK" -p "$PGPORT" -i -s 4 -q postgres > "$DIR/pgbench-i.out" 2>&1 ||
+		{ cat "$DIR/pgbench-i.out"; fail "pgbench -i"; }
+	asp pgbench -h "$SOCK" -p "$PGPORT" -n -c 4 -j 2 -T 15 postgres > "$DIR/pgbench.out" 2>&1 ||
+		{ cat "$DIR/pgbench.out"; fail "pgbench"; }
+	NTX=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$DIR/pgbench.out")
+	[ "${NTX:-0}" -gt 0 ] || { cat "$DIR/pgbench.out"; fail "pgbench processed no transaction"; }
+	log "ok: pgbench -c 4 -T 15: $NTX transactions, $(grep '^tps' "$DIR/pgbench.out" | head -n 1)"
+	# TPC-B's invariants: every transaction added one history row and moved
+	# the same delta into an account, a teller and a branch
+	INV="select (select count(*) from pgbench_accounts) || ' ' || (select count(*) from pgbench_history)
+		|| ' ' || (select sum(abalance) from pgbench_accounts) || ' ' ||
+		coalesce((select sum(delta) from pgbench_history), 0) || ' ' ||
+		(select sum(tbalance) from pgbench_tellers) || ' ' || (select sum(bbalance) from pgbench_branches)"
+	check_inv() {
+		local a h ab d tb bb
+		read -r a h ab d tb bb < <(sql "$INV") || fail "invariant query"
+		[ "$a" = 400000 ] && [ "$h" = "$NTX" ] && [ "$ab" = "$d" ] && [ "$tb" = "$d" ] &&
+			[ "$bb" = "$d" ] || fail "$1: accounts $a, history $h (want $NTX), balances $ab/$tb/$bb vs deltas $d"
+		echo "$a $h $ab"
+	}
+	BEFORE=$(check_inv "after pgbench")
+	sql "create extension if not exists amcheck" > /dev/null || fail "create extension amcheck"
+	pg_stop fast
+	umount "$FS" || fail "umount $FS"
+	losetup -d "$LOOP" || fail "losetup -d"
+	LOOP=""
+	umount_fuse mount1
+	log "ok: TPC-B invariants hold ($BEFORE); PostgreSQL, ext4, loop and FUSE stopped"
+	# a new weft-mount process: everything PostgreSQL fsynced is in the cluster
+	mount_fg mount2
+	LOOP=$(losetup --direct-io=on -f --show "$MNT/pg") || fail "losetup again"
+	e2fsck -f -n "$LOOP" > "$DIR/fsck.out" 2>&1 || { cat "$DIR/fsck.out"; fail "e2fsck"; }
+	mount -o noatime "$LOOP" "$FS" || fail "mount $LOOP again"
+	pg_start
+	AFTER=$(check_inv "after remount")
+	[ "$AFTER" = "$BEFORE" ] || fail "after remount: $AFTER, before: $BEFORE"
+	sql "select bt_index_check('pgbench_accounts_pkey', true)" > /dev/null ||
+		fail "amcheck: pgbench_accounts_pkey"
+	pg_stop fast
+	log "ok: new weft-mount: e2fsck clean, same rows and balances, amcheck of the accounts index clean"
 	umount "$FS" || fail "umount $FS"
 	losetup -d "$LOOP" || fail "losetup -d"
 	LOOP=""
