@@ -225,6 +225,10 @@ static int store_commit_done(struct store *st)
 
 	st->fl_head = st->fl_tail = NULL;
 	st->flushing = false;
+	/* A failed batch can end with data still in flight: it must not count against the next. */
+	for (struct store_txc *t = list; t; t = t->next)
+		t->awaited = false;
+	st->flush_data_wait = 0;
 	st->info.commit_busy_ns += clock_now_ns() - st->flush_t0_ns;
 	st->flush_sync_data = false;
 	bufcache_put(st->flush_buf, st->flush_len);
