@@ -244,6 +244,49 @@ json_t *mon_pg_json_summary(struct mon *mon)
 	return out;
 }
 
+static json_t *mon_pg_blocked_json(const struct proto_pg_stat *s)
+{
+	json_t *a = json_array();
+
+	for (unsigned int i = 0; i < s->nblocked && i < PROTO_PG_BLOCKED_MAX; i++)
+		json_array_append_new(a, json_integer(s->blocked[i]));
+	return a;
+}
+
+/* Down PGs that wait for OSDs of a past interval: one line each (a few), then a count. */
+static void mon_pg_health_blocked(struct mon *mon, json_t *checks)
+{
+	unsigned int shown = 0, more = 0;
+
+	for (uint32_t p = 0; p < mon->map.npools; p++) {
+		const struct mon_pool *pool = &mon->map.pools[p];
+
+		for (uint32_t g = 0; g < pool->pg_num; g++) {
+			int32_t acting[PLC_MAX_REPLICAS];
+			int n;
+			const struct mon_pgent *e = mon_pg_current(mon, pool, g, acting, &n);
+			char who[PROTO_PG_BLOCKED_MAX * 12] = "";
+
+			if (e == NULL || !(e->s.state & PROTO_PGS_DOWN) || e->s.nblocked == 0)
+				continue;
+			if (shown == 5) {
+				more++;
+				continue;
+			}
+			for (unsigned int i = 0; i < e->s.nblocked && i < PROTO_PG_BLOCKED_MAX; i++)
+				snprintf(who + strlen(who), sizeof(who) - strlen(who), "%sosd.%u",
+					 i ? ", " : "", e->s.blocked[i]);
+			json_array_append_new(checks, json_sprintf(
+				"pg %u.%x is down: waiting for %s (a past interval may hold "
+				"acknowledged writes only they have)", pool->id, g, who));
+			shown++;
+		}
+	}
+	if (more > 0)
+		json_array_append_new(checks, json_sprintf("%u more pgs down waiting for OSDs "
+							   "(weft pg ls --state down)", more));
+}
+
 /* Checks for `health`: inactive, degraded and inconsistent PGs. */
 void mon_pg_health(struct mon *mon, json_t *checks, const char **status)
 {
@@ -263,6 +306,7 @@ void mon_pg_health(struct mon *mon, json_t *checks, const char **status)
 			*status = "HEALTH_WARN";
 		json_array_append_new(checks, json_sprintf("%lld pgs inactive (peering, down or "
 							   "unknown)", (long long)inactive));
+		mon_pg_health_blocked(mon, checks);
 	}
 	if (ndeg > 0) {
 		if (strcmp(*status, "HEALTH_ERR") != 0)
@@ -341,6 +385,9 @@ json_t *mon_pg_cmd(struct mon *mon, const char *prefix, json_t *root, int *rc_ou
 							    json_integer(e->s.inconsistent));
 					json_object_set_new(o, "last_scrub", json_integer(e->s.last_scrub));
 					json_object_set_new(o, "since", json_integer(e->s.same_since));
+					if (e->s.nblocked > 0)
+						json_object_set_new(o, "waiting_for",
+								    mon_pg_blocked_json(&e->s));
 				}
 				json_array_append_new(list, o);
 			}

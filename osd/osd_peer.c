@@ -87,6 +87,24 @@ void osd_peer_own_info(const struct osd_pgx *x, struct proto_pg *m)
 		m->flags |= PROTO_PG_INFO_F_BACKFILL;
 }
 
+/* PG_INFO of a member: its info and the past intervals it knows (sent at once). */
+void osd_peer_info_msg(const struct osd_pgx *x, struct proto_pg *m)
+{
+	static __thread uint8_t buf[OSD_PI_MAX * PROTO_PG_IV_ENC_MAX];
+	struct proto_enc enc;
+	size_t len = 0;
+
+	osd_peer_own_info(x, m);
+	proto_enc_init(&enc, buf, sizeof(buf));
+	for (uint32_t i = 0; i < x->pi.n; i++)
+		proto_pg_interval_put(&enc, &x->pi.e[i]);
+	if (proto_enc_finish(&enc, &len) != 0)
+		return; /* cannot happen: sized for OSD_PI_MAX */
+	m->count = x->pi.n;
+	m->entries = buf;
+	m->entries_len = (uint32_t)len;
+}
+
 static void osd_peer_delete_strays(struct osd *osd, struct osd_pgx *x);
 
 void osd_peer_update_state(struct osd *osd, struct osd_pgx *x)
@@ -208,9 +226,97 @@ static void osd_peer_set_interval(struct osd *osd, struct osd_pgx *x, const int3
 	osd_peer_start(osd, x);
 }
 
+/* ------------------------------------------------------- past intervals */
+
+static bool osd_pi_loaded;	  /* the PGs held on disk are loaded (first map) */
+static uint32_t osd_pi_prev_epoch; /* the last map epoch seen (persisted map at start) */
+
+void osd_pg_map_loaded(struct osd *osd, uint32_t epoch)
+{
+	(void)osd;
+	osd_pi_prev_epoch = epoch;
+}
+
+/*
+ * Once, at the first map: every PG this OSD holds info for gets its state
+ * loaded, so its past intervals follow every map, also while this OSD is
+ * not a member (a stray now may be a needed witness later).
+ */
+static void osd_peer_load_held(struct osd *osd)
+{
+	const struct mon_map *map = &osd->map;
+
+	osd_pi_loaded = true;
+	for (uint32_t p = 0; p < map->npools; p++)
+		for (uint32_t g = 0; g < map->pools[p].pg_num; g++)
+			if (osd_pgx_stored(osd, map->pools[p].id, g))
+				(void)osd_pgx_get(osd, map->pools[p].id, g);
+}
+
+/* This map epoch's acting set goes into the past intervals of every PG we hold. */
+static void osd_peer_track(struct osd *osd)
+{
+	const struct mon_map *map = &osd->map;
+	uint32_t gap_from = osd_pi_prev_epoch + 1 < map->epoch ? osd_pi_prev_epoch : 0;
+	unsigned int gaps = 0;
+
+	for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++) {
+		for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext) {
+			struct osd_pgx *x = pg->x;
+			const struct mon_pool *pool;
+			int32_t acting[PLC_MAX_REPLICAS];
+			uint32_t dropped;
+			struct store_tx *tx;
+			int n, rc;
+
+			if (x == NULL || !x->loaded)
+				continue;
+			pool = mon_map_pool(map, pg->pool);
+			n = pool ? plc_map_acting(map, pool, pg->pg, acting) : 0;
+			if (n < 0)
+				n = 0;
+			dropped = x->pi.dropped;
+			rc = osd_pi_advance(&x->pi, map->epoch, gap_from, acting, (unsigned int)n,
+					    pool ? pool->min_size : 0);
+			if (rc == 0)
+				continue;
+			gaps += rc == 2;
+			if (x->pi.dropped != dropped)
+				log_warn("osd", "%s pg %u.%x: more than %u past intervals since it was "
+						"last active; the oldest is forgotten", osd->name,
+					 pg->pool, pg->pg, OSD_PI_MAX);
+			if (store_tx_create(&tx) != 0)
+				continue; /* the map is replayed after a restart: nothing lost */
+			if (osd_pgx_info_tx(osd, x, tx) != 0 ||
+			    osd_pgx_submit(osd, x, tx, NULL, NULL) != 0)
+				store_tx_destroy(tx);
+		}
+	}
+	if (gaps > 0)
+		log_warn("osd", "%s: map epochs %u..%u were never seen (the mons no longer hold "
+				"them): %u PGs learn their intervals in between from their peers",
+			 osd->name, gap_from + 1, map->epoch - 1, gaps);
+	osd_pi_prev_epoch = map->epoch;
+}
+
 void osd_peer_map_changed(struct osd *osd)
 {
 	const struct mon_map *map = &osd->map;
+
+	if (!osd_pi_loaded)
+		osd_peer_load_held(osd);
+	/* PGs we are in get their state first, so their intervals start now */
+	for (uint32_t p = 0; p < map->npools; p++) {
+		for (uint32_t g = 0; g < map->pools[p].pg_num; g++) {
+			int32_t acting[PLC_MAX_REPLICAS];
+			int n = plc_map_acting(map, &map->pools[p], g, acting);
+
+			for (int i = 0; i < n; i++)
+				if (acting[i] == (int32_t)osd->id)
+					(void)osd_pgx_get(osd, map->pools[p].id, g);
+		}
+	}
+	osd_peer_track(osd);
 
 	/* PGs we are in: a new interval when the acting set differs */
 	for (uint32_t p = 0; p < map->npools; p++) {
@@ -236,6 +342,13 @@ void osd_peer_map_changed(struct osd *osd)
 			    !memcmp(x->acting, acting, n * sizeof(*acting))) {
 				x->pool_size = pool->size;
 				x->min_size = pool->min_size;
+				if (x->primary && x->phase == OSD_PH_DOWN) {
+					/* an OSD it waits for may be up now: ask everyone again */
+					osd_peer_reset_members(x);
+					x->phase = OSD_PH_WAIT_TX;
+					osd_peer_start(osd, x);
+					continue;
+				}
 				osd_peer_update_state(osd, x);
 				continue;
 			}
@@ -320,6 +433,94 @@ static bool osd_info_better(const struct proto_pg *a, const struct proto_pg *b)
 	return a->tail < b->tail; /* the longer log serves more members */
 }
 
+struct osd_prior_ctx {
+	struct osd *osd;
+	struct osd_pgx *x;
+};
+
+static bool osd_prior_heard(void *arg, int32_t id)
+{
+	struct osd_prior_ctx *c = arg;
+	int i;
+
+	if (id == (int32_t)c->osd->id)
+		return true;
+	i = osd_peer_member_index(c->x, (uint32_t)id);
+	return i >= 0 && c->x->m[i].heard;
+}
+
+static bool osd_prior_up(void *arg, int32_t id)
+{
+	const struct mon_osd *o = mon_map_osd(&((struct osd_prior_ctx *)arg)->osd->map,
+					      (uint32_t)id);
+
+	return o != NULL && (o->state & MON_OSD_EXISTS) && (o->state & MON_OSD_UP);
+}
+
+/* The newest epoch any copy we heard from went active in. */
+static uint32_t osd_peer_les(const struct osd_pgx *x)
+{
+	uint32_t les = x->les;
+
+	for (unsigned int i = 0; i < x->nm; i++)
+		if (x->m[i].heard && x->m[i].info.les > les)
+			les = x->m[i].info.les;
+	return les;
+}
+
+/*
+ * Past intervals (docs/recovery.md): every interval since les that may
+ * have gone active could have acknowledged writes only its members hold,
+ * so one of them must have answered. If every member of one is down the
+ * PG stays down, waiting for them (PG_STATS names them); a map that
+ * brings one back up peers again.
+ */
+static bool osd_peer_prior_ok(struct osd *osd, struct osd_pgx *x)
+{
+	struct osd_prior_ctx c = {osd, x};
+	struct osd_pi_probe probe = {osd_prior_heard, osd_prior_up, &c};
+	int32_t blocked[PROTO_PG_BLOCKED_MAX];
+	unsigned int nb = 0;
+	uint32_t les = osd_peer_les(x);
+	enum osd_pi_verdict v;
+	char who[PROTO_PG_BLOCKED_MAX * 12] = "";
+
+	v = osd_pi_check(&x->pi, les, &probe, blocked, PROTO_PG_BLOCKED_MAX, &nb);
+	if (v == OSD_PI_OK)
+		return true;
+	for (unsigned int i = 0; i < nb; i++) {
+		x->blocked[i] = (uint32_t)blocked[i];
+		snprintf(who + strlen(who), sizeof(who) - strlen(who), "%sosd.%d", i ? ", " : "",
+			 blocked[i]);
+	}
+	x->nblocked = (uint8_t)nb;
+	if (v == OSD_PI_WAIT) /* up but not among those asked (more than the probe limit) */
+		log_warn("osd", "%s pg %u.%x: an OSD of a past interval is up but was not asked; "
+				"PG down until the next map", osd->name, x->pg->pool, x->pg->pg);
+	else
+		log_warn("osd", "%s pg %u.%x: down: an interval since epoch %u may have "
+				"acknowledged writes and none of its OSDs is up; waiting for %s",
+			 osd->name, x->pg->pool, x->pg->pg, les, who);
+	x->phase = OSD_PH_DOWN;
+	osd_peer_update_state(osd, x);
+	return false;
+}
+
+/* Is id a member of a past interval since les that may have gone active? */
+static bool osd_peer_pi_witness(const struct osd_pgx *x, int32_t id)
+{
+	for (uint32_t i = 0; i < x->pi.n; i++) {
+		const struct proto_pg_interval *e = &x->pi.e[i];
+
+		if (e->last < x->les || !(e->flags & OSD_PI_F_ACTIVE))
+			continue;
+		for (unsigned int k = 0; k < e->n; k++)
+			if (e->osd[k] == id)
+				return true;
+	}
+	return false;
+}
+
 /* Every answer is in: choose the authoritative copy. */
 static void osd_peer_choose(struct osd *osd, struct osd_pgx *x)
 {
@@ -340,6 +541,7 @@ static void osd_peer_choose(struct osd *osd, struct osd_pgx *x)
 			x->auth = (int)i;
 		}
 	}
+	x->nblocked = 0;
 	if (members < x->min_size) {
 		/* too few copies to know the history: no I/O (reads would be stale) */
 		log_info("osd", "%s pg %u.%x: %u of min_size %u members up, write blocked (PG down)",
@@ -348,6 +550,8 @@ static void osd_peer_choose(struct osd *osd, struct osd_pgx *x)
 		osd_peer_update_state(osd, x);
 		return;
 	}
+	if (!osd_peer_prior_ok(osd, x))
+		return;
 	if (best.flags & PROTO_PG_INFO_F_BACKFILL) {
 		log_error("osd", "%s pg %u.%x: the newest copy (osd.%d) is itself incomplete "
 				 "(backfill); PG incomplete", osd->name, x->pg->pool, x->pg->pg,
@@ -383,6 +587,8 @@ void osd_peer_activate(struct osd *osd, struct osd_pgx *x)
 		if (x->m[i].acting && x->m[i].answered)
 			osd_peer_activate_member(osd, x, &x->m[i]);
 	x->les = x->same_since;
+	x->nblocked = 0;
+	osd_pi_trim(&x->pi, x->les); /* what came before is in this interval's history now */
 	if (store_tx_create(&tx) == 0) {
 		if (osd_pgx_info_tx(osd, x, tx) != 0 || osd_pgx_submit(osd, x, tx, NULL, NULL) != 0)
 			store_tx_destroy(tx);
@@ -411,11 +617,22 @@ int osd_peer_member_index(const struct osd_pgx *x, uint32_t osd_id)
 static void osd_primary_info(struct osd *osd, struct osd_pgx *x, const struct proto_pg *m)
 {
 	int i = osd_peer_member_index(x, m->from);
+	struct proto_pg_interval iv;
+	unsigned int merged = 0;
 
 	if (i < 0 || x->phase != OSD_PH_GETINFO || m->epoch != x->same_since)
 		return;
 	x->m[i].info = *m;
+	x->m[i].info.count = 0; /* the entries are a view into a receive buffer */
+	x->m[i].info.entries = NULL;
+	x->m[i].info.entries_len = 0;
 	x->m[i].answered = true;
+	x->m[i].heard = true;
+	for (size_t off = 0; proto_pg_interval_next(m, &off, &iv) == 1;)
+		merged += osd_pi_merge(&x->pi, &iv) == 1;
+	if (merged > 0)
+		log_info("osd", "%s pg %u.%x: %u past intervals learnt from osd.%u", osd->name,
+			 x->pg->pool, x->pg->pg, merged, m->from);
 	osd_peer_tick(osd);
 }
 
@@ -476,8 +693,9 @@ void osd_peer_tick(struct osd *osd)
 
 				if (mb->answered)
 					continue;
-				if (!mb->acting && mb->query_ms && now - mb->query_ms >
-								       OSD_STRAY_WAIT_MS) {
+				if (!mb->acting && mb->query_ms &&
+				    now - mb->query_ms > OSD_STRAY_WAIT_MS &&
+				    !osd_peer_pi_witness(x, mb->osd)) {
 					mb->answered = true; /* a stray that does not answer */
 					mb->info.flags = PROTO_PG_INFO_F_EMPTY;
 					continue;

@@ -20,6 +20,7 @@
 #define WEFT_OSD_OSD_PG_H
 
 #include "osd/osd.h"
+#include "osd/osd_pi.h"
 
 #define OSD_PG_PROBE_MAX 16 /* OSDs a primary asks about one PG (acting + strays) */
 #define OSD_PGINFO_OBJ "pginfo"
@@ -67,6 +68,7 @@ struct osd_pg_member {
 	int32_t osd;
 	bool acting;
 	bool answered;
+	bool heard;	    /* answered itself (not skipped as a silent stray) */
 	uint64_t query_ms;
 	struct proto_pg info;
 	bool divergent;	    /* its newest entries are not in the authoritative log */
@@ -97,6 +99,7 @@ struct osd_pgx {
 	/* persisted info (OSD_PGINFO_OBJ attr "<pool>.<pg>") */
 	uint64_t last_update, tail, last_complete;
 	uint32_t les;
+	struct osd_pi pi;   /* past intervals since les (persisted with the info) */
 	bool backfill_flag; /* this copy is being rebuilt by backfill */
 	bool log_catchup;   /* appending entries of another copy: last_complete stays */
 	/* the log's versions in order (rolled-back entries left out) */
@@ -120,6 +123,9 @@ struct osd_pgx {
 	uint64_t getlog_after;/* GETLOG: next entry wanted */
 	struct osd_pgset missing; /* objects to pull (primary) */
 	bool self_backfill;	  /* the primary rebuilds itself by scanning the auth */
+	/* down: OSDs of a past interval peering must hear from (one of them) */
+	uint32_t blocked[PROTO_PG_BLOCKED_MAX];
+	uint8_t nblocked;
 	/* member: queries waiting for tx_inflight == 0 */
 	struct osd_pg_query q[4];
 	unsigned int nq;
@@ -132,6 +138,8 @@ struct osd_pgx {
 /* osd_pg.c */
 struct osd_pgx *osd_pgx_get(struct osd *osd, uint32_t pool, uint32_t pg);
 int osd_pgx_load(struct osd *osd, struct osd_pgx *x);
+/* This OSD has persisted info of the PG (holds a copy, or its history). */
+bool osd_pgx_stored(struct osd *osd, uint32_t pool, uint32_t pg);
 bool osd_pgx_log_has(const struct osd_pgx *x, uint64_t version);
 void osd_pgx_log_add(struct osd_pgx *x, uint64_t version);
 void osd_pgx_log_drop(struct osd_pgx *x, uint64_t version);
@@ -162,6 +170,7 @@ void osd_peer_update_state(struct osd *osd, struct osd_pgx *x);
 /* internal to peering (osd_peer.c, osd_peer_log.c, osd_peer_member.c) */
 struct proto_pg osd_peer_hdr(const struct osd_pgx *x);
 void osd_peer_own_info(const struct osd_pgx *x, struct proto_pg *m);
+void osd_peer_info_msg(const struct osd_pgx *x, struct proto_pg *m);
 void osd_peer_start(struct osd *osd, struct osd_pgx *x);
 void osd_peer_activate(struct osd *osd, struct osd_pgx *x);
 int osd_peer_member_index(const struct osd_pgx *x, uint32_t osd_id);

@@ -49,9 +49,10 @@ drop:
 	return true;
 }
 
-int osd_pi_advance(struct osd_pi *pi, uint32_t epoch, const int32_t *acting, unsigned int n,
-		   unsigned int min_size)
+int osd_pi_advance(struct osd_pi *pi, uint32_t epoch, uint32_t gap_from, const int32_t *acting,
+		   unsigned int n, unsigned int min_size)
 {
+	bool gap = gap_from != 0 && gap_from + 1 < epoch && pi->epoch != 0;
 	int closed = 0;
 
 	if (epoch <= pi->epoch)
@@ -61,7 +62,7 @@ int osd_pi_advance(struct osd_pi *pi, uint32_t epoch, const int32_t *acting, uns
 	if (pi->epoch == 0) {
 		/* the first map this copy sees: the open interval starts here */
 		pi->cur.first = epoch;
-	} else if (epoch > pi->epoch + 1 || !osd_pi_same(&pi->cur, acting, n)) {
+	} else if (gap || !osd_pi_same(&pi->cur, acting, n)) {
 		struct osd_pi_ent c = pi->cur;
 
 		/*
@@ -69,8 +70,8 @@ int osd_pi_advance(struct osd_pi *pi, uint32_t epoch, const int32_t *acting, uns
 		 * the open interval lasted to the last epoch we saw; what happened
 		 * in between can only come from peers (osd_pi_merge).
 		 */
-		c.last = epoch > pi->epoch + 1 ? pi->epoch : epoch - 1;
-		if (epoch > pi->epoch + 1)
+		c.last = gap ? (gap_from > c.first ? gap_from : c.first) : epoch - 1;
+		if (gap)
 			closed = 2;
 		/* an empty acting set serves nothing; keep only what matters */
 		if (c.n > 0 && osd_pi_make_room(pi, &c)) {

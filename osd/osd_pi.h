@@ -36,13 +36,14 @@ struct osd_pi {
 /*
  * The PG's acting set at map epoch `epoch` (a later one than pi->epoch;
  * older or equal epochs are ignored, so replaying maps is harmless). A
- * change closes the open interval as [first, epoch - 1]. Returns 1 when
- * an interval was closed, 2 when epochs were skipped (a gap: the open
- * interval is closed at the last epoch seen, the gap stays unknown), 0
- * otherwise.
+ * change closes the open interval as [first, epoch - 1]. gap_from: 0 when
+ * the OSD saw every epoch before this one, else the last one it saw (a
+ * full map came instead of the increments): the open interval is closed
+ * there and the epochs in between stay unknown (peers may fill them in).
+ * Returns 1 when an interval was closed, 2 when closed at a gap, else 0.
  */
-int osd_pi_advance(struct osd_pi *pi, uint32_t epoch, const int32_t *acting, unsigned int n,
-		   unsigned int min_size);
+int osd_pi_advance(struct osd_pi *pi, uint32_t epoch, uint32_t gap_from, const int32_t *acting,
+		   unsigned int n, unsigned int min_size);
 
 /* Forget closed intervals that ended before les (the PG went active after them). */
 void osd_pi_trim(struct osd_pi *pi, uint32_t les);

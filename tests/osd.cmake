@@ -67,6 +67,7 @@ if(TARGET weft-osd AND TARGET weft_client)
 	weft_recovery_test(outin 19300 600)
 	weft_recovery_test(scrub 19400 600)
 	weft_recovery_test(monkill 19500 600)
+	weft_recovery_test(pastint 25100 600)
 endif()
 
 # Past intervals of a PG (osd/osd_pi.c): the prior-set rule peering applies.
