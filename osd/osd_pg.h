@@ -195,6 +195,8 @@ void osd_recovery_pushed(struct osd *osd, uint32_t pool, uint32_t pg, const char
 			 bool whole);
 void osd_recovery_interval(struct osd *osd, struct osd_pgx *x);
 uint64_t osd_recovery_missing(const struct osd_pgx *x);
+struct asok_out;
+void osd_recovery_perf(struct osd *osd, struct asok_out *out);
 
 /* osd_backfill.c */
 void osd_backfill_step(struct osd *osd, struct osd_pgx *x, struct osd_pg_member *mb);

@@ -35,6 +35,8 @@ export WEFT_TEST_LOG_TAIL=${WEFT_TEST_LOG_TAIL:-30}
 [ "$RCASE" = outin ] && export WEFT_TEST_OSDS=4
 if [ "$RCASE" = pastint ]; then # two OSDs, size 2, min_size 1: one OSD acks alone
 	export WEFT_TEST_OSDS=2 POOL_SIZE=2 POOL_MIN_SIZE=1 PG_NUM=8
+	# every client write is "slow" against 1 us: the p99 feedback must show in perf dump
+	export WEFT_OSD_RECOVERY_CLIENT_P99=1us
 fi
 # small objects only: 1 GiB data files (the corruption case scans one, 512 MiB)
 export WEFT_TEST_OSD_DATA_SIZE=${WEFT_TEST_OSD_DATA_SIZE:-1G}
@@ -248,6 +250,11 @@ pastint)
 	N1=$(grep -c '^A ' "$JOURNAL")
 	[ "$N1" -gt "$N0" ] || fail "no write acknowledged with osd.1 down"
 	log "$((N1 - N0)) writes acknowledged by osd.0 alone"
+	# the throttle judged a 5 s window with those writes above its 1 us target
+	wait_for 15 "osd.0 perf dump: recovery throttled by client p99" sh -c \
+		"$RWEFT perf dump osd.0 -c $CONF --format json | jq -e '.recovery.client_p99 |
+			.slow_windows > 0 and .target_us == 1 and .last_p99_us >= 1'"
+	log "ok: $(wj perf dump osd.0 | jq -c '.recovery')"
 	stop_osd 0
 	wait_for 30 "osd.0 marked down" osd_up 0 false
 	L1=$(wc -l < "$DIR/osd.1.log")
