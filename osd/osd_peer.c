@@ -575,6 +575,10 @@ static void osd_peer_choose(struct osd *osd, struct osd_pgx *x)
 			x->self_backfill = true;
 		x->getlog_after = a->tail;
 		osd_fetch_begin(x, x->auth);
+	} else if (osd_peer_own_missing(osd, x) != 0) {
+		x->phase = OSD_PH_DOWN;
+		osd_peer_update_state(osd, x);
+		return;
 	}
 	osd_peer_next_fetch(osd, x);
 }

@@ -688,6 +688,7 @@ int osd_pg_stats_send(struct osd *osd)
 				s.missing = osd_recovery_missing(x);
 				s.inconsistent = x->inconsistent;
 				s.last_scrub = x->last_scrub;
+				s.unfound = x->missing.n > 0 ? x->unfound : 0;
 				if (x->phase == OSD_PH_DOWN) {
 					s.nblocked = x->nblocked;
 					memcpy(s.blocked, x->blocked, sizeof(s.blocked));

@@ -132,6 +132,7 @@ struct osd_pgx {
 	/* stats */
 	uint64_t objects;
 	uint32_t inconsistent, last_scrub;
+	uint32_t unfound; /* objects it misses that no complete copy up holds */
 	bool scrub_wanted, deep_wanted, repair_wanted;
 };
 
@@ -179,6 +180,7 @@ struct osd_pgx *osd_fetch_pg(void);
 int osd_fetch_from(void);
 void osd_fetch_begin(struct osd_pgx *x, int from);
 void osd_peer_next_fetch(struct osd *osd, struct osd_pgx *x);
+int osd_peer_own_missing(struct osd *osd, struct osd_pgx *x);
 void osd_primary_log(struct osd *osd, struct osd_pgx *x, int from, const struct proto_pg *m);
 void osd_peer_activate_member(struct osd *osd, struct osd_pgx *x, struct osd_pg_member *mb);
 void osd_member_query(struct osd_conn *conn, struct osd_pgx *x, const struct proto_pg *m);

@@ -382,9 +382,22 @@ static void osd_rec_pulls(struct osd *osd, struct osd_pgx *x, bool urgent_only)
 {
 	uint64_t now = clock_now_ms();
 	int src = osd_rec_source(x);
-	uint32_t i = 0;
+	uint32_t i = 0, unfound = src < 0 ? x->missing.n : 0;
 	struct osd_pgset_ent *e;
 
+	if (unfound != x->unfound) {
+		/* counted in PG_STATS (weft health); logged when the count changes */
+		e = osd_pgset_next(&x->missing, &i);
+		if (unfound > 0 && e != NULL)
+			log_warn("osd", "%s pg %u.%x: %u objects unfound: no complete copy is up "
+					"(e.g. %s); they wait for an OSD that holds them", osd->name,
+				 x->pg->pool, x->pg->pg, unfound, e->name);
+		else if (x->unfound > 0)
+			log_info("osd", "%s pg %u.%x: unfound objects have a source again",
+				 osd->name, x->pg->pool, x->pg->pg);
+		x->unfound = unfound;
+		i = 0;
+	}
 	while ((e = osd_pgset_next(&x->missing, &i)) != NULL) {
 		struct proto_pg m;
 
@@ -396,11 +409,8 @@ static void osd_rec_pulls(struct osd *osd, struct osd_pgx *x, bool urgent_only)
 		}
 		if (urgent_only && !(e->flags & OSD_PGSET_URGENT))
 			continue;
-		if (src < 0) {
-			log_warn("osd", "%s pg %u.%x: no complete copy holds %s (unfound)",
-				 osd->name, x->pg->pool, x->pg->pg, e->name);
-			return;
-		}
+		if (src < 0)
+			return; /* unfound (counted above) */
 		if (!(e->flags & OSD_PGSET_URGENT) && !osd_rec_budget(osd))
 			return;
 		memset(&m, 0, sizeof(m));

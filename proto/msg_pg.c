@@ -19,7 +19,7 @@
 
 #define PG_LOG_ENTRY_MIN 13u  /* u64 version, u16 op, u16 len, 1 byte of name */
 #define PG_SCAN_ENTRY_MIN 23u /* u16 len, 1 byte, u64 version, u64 size, u32 crc */
-#define PG_STAT_MIN 73u	 /* ... u8 nblocked */
+#define PG_STAT_MIN 77u	 /* ... u32 unfound, u8 nblocked */
 #define PG_INTERVAL_MIN 10u /* u32 first, u32 last, u8 flags, u8 n */
 
 static bool proto_pg_is_log_op(uint16_t op)
@@ -90,6 +90,7 @@ void proto_pg_stat_put(struct proto_enc *enc, const struct proto_pg_stat *s)
 	proto_enc_put_u64(enc, s->recovered_bytes);
 	proto_enc_put_u32(enc, s->inconsistent);
 	proto_enc_put_u32(enc, s->last_scrub);
+	proto_enc_put_u32(enc, s->unfound);
 	proto_enc_put_u8(enc, s->nblocked);
 	for (unsigned int i = 0; i < s->nblocked && i < PROTO_PG_BLOCKED_MAX; i++)
 		proto_enc_put_u32(enc, s->blocked[i]);
@@ -145,6 +146,7 @@ static int proto_pg_stat_get(struct proto_dec *dec, struct proto_pg_stat *s)
 	proto_dec_get_u64(dec, "stat.recovered_bytes", &s->recovered_bytes);
 	proto_dec_get_u32(dec, "stat.inconsistent", &s->inconsistent);
 	proto_dec_get_u32(dec, "stat.last_scrub", &s->last_scrub);
+	proto_dec_get_u32(dec, "stat.unfound", &s->unfound);
 	proto_dec_get_u8(dec, "stat.nblocked", &s->nblocked);
 	if (dec->err != 0)
 		return dec->err;

@@ -28,6 +28,10 @@
 #              osd.1 restarted alone: every PG must stay down waiting for osd.0
 #              (pg ls waiting_for, health), never active with its older copy;
 #              osd.0 back: clean, and every acknowledged write reads back.
+#              Then unfound objects: osd.1 down, writes, osd.1 back and recovering
+#              (throttled), osd.0 killed: osd.1 is active but misses objects only
+#              osd.0 has: pg ls "unfound" and health report them; osd.0 back:
+#              clean, no unfound, every acknowledged write reads back.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 RCASE=$1 RMS=$2 RPORT=$3 RMON=$4 ROSD=$5 RWEFT=$6 RIO=$7
@@ -37,6 +41,8 @@ if [ "$RCASE" = pastint ]; then # two OSDs, size 2, min_size 1: one OSD acks alo
 	export WEFT_TEST_OSDS=2 POOL_SIZE=2 POOL_MIN_SIZE=1 PG_NUM=8
 	# every client write is "slow" against 1 us: the p99 feedback must show in perf dump
 	export WEFT_OSD_RECOVERY_CLIENT_P99=1us
+	# slow recovery, so the unfound phase can kill the only complete copy in time
+	export WEFT_OSD_RECOVERY_MAX_BYTES=128K
 fi
 # small objects only: 1 GiB data files (the corruption case scans one, 512 MiB)
 export WEFT_TEST_OSD_DATA_SIZE=${WEFT_TEST_OSD_DATA_SIZE:-1G}
@@ -276,6 +282,28 @@ pastint)
 	wait_clean 120 "osd.0 back"
 	check_data 2
 	log "pastint: $N1 acknowledged writes, all read back after the newest interval's OSD returned"
+	# unfound: the only complete copy goes away while osd.1 still recovers
+	stop_osd 1
+	wait_for 30 "osd.1 marked down" osd_up 1 false
+	writer_start 3 8 200 16384
+	writer_wait
+	start_osd 1
+	wait_for 60 "osd.1 back up" osd_up 1 true
+	wait_for 60 "osd.1 recovering" sh -c "$RWEFT pg ls -c $CONF --format json |
+		jq -e '[.pg_stats[] | select(.state | test(\"recovering\"))] | length > 0'"
+	stop_osd 0
+	wait_for 30 "osd.0 marked down" osd_up 0 false
+	wait_for 60 "unfound objects reported" sh -c "$RWEFT pg ls -c $CONF --format json |
+		jq -e '[.pg_stats[] | select(.unfound > 0)] | length > 0'"
+	w health | grep -q "objects unfound" || { w health; fail "health does not report unfound objects"; }
+	log "ok: $(w health | grep -m 1 unfound)"
+	start_osd 0
+	wait_for 60 "osd.0 back up" osd_up 0 true
+	wait_clean 180 "osd.0 back with the unfound objects"
+	wj pg ls | jq -e '[.pg_stats[] | select(.unfound > 0)] | length == 0' > /dev/null ||
+		fail "unfound objects still reported after clean"
+	w health | grep -q "unfound" && fail "health still reports unfound objects"
+	check_data 2
 	;;
 *) fail "unknown case $RCASE" ;;
 esac

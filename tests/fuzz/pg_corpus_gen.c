@@ -159,12 +159,14 @@ int main(int argc, char **argv)
 	st.last_update = (42ull << 32) | 7;
 	st.objects = 100;
 	st.missing = 12;
+	st.unfound = 2;
 	st.recovered_objects = 5;
 	st.recovered_bytes = 5u << 20;
 	proto_pg_stat_put(&enc, &st);
 	st.pg = 4;
 	st.state = PROTO_PGS_ACTIVE | PROTO_PGS_CLEAN | PROTO_PGS_INCONSISTENT;
 	st.missing = 0;
+	st.unfound = 0;
 	st.inconsistent = 1;
 	st.last_scrub = 1700000000u;
 	proto_pg_stat_put(&enc, &st);
