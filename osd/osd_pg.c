@@ -529,85 +529,10 @@ bool osd_pg_msg_recv(struct osd_conn *conn, const void *buf, size_t len)
 	return true;
 }
 
-/*
- * The map this OSD processed last is kept in its store (attribute "osdmap"
- * of the "pginfo" metadata object, beside the PG infos), so after a restart it asks the mons for the
- * increments since then and replays them in order: past intervals
- * (osd_pi.h) are then known for the epochs it was down. One write per map
- * epoch; maps change rarely.
- */
-#define OSD_MAP_ATTR "osdmap"
-#define OSD_MAP_MAX (64u << 20)
-
-static void osd_pg_map_saved_cb(void *arg, int rc)
-{
-	struct osd *osd = arg;
-
-	osd->store_pending--;
-	if (rc != 0)
-		log_warn("osd", "%s: saving the map: %s", osd->name, weft_strerror(rc));
-}
-
-static void osd_pg_map_save(struct osd *osd)
-{
-	struct store_tx *tx = NULL;
-	void *buf = NULL;
-	size_t len;
-	int rc;
-
-	rc = mon_map_encode(&osd->map, &buf, &len);
-	if (rc == 0)
-		rc = store_tx_create(&tx);
-	if (rc == 0)
-		rc = store_tx_setattr(tx, OSD_META_PG, OSD_PGINFO_OBJ, OSD_MAP_ATTR, buf, len);
-	if (rc == 0)
-		rc = store_tx_submit(osd->store, tx, osd_pg_map_saved_cb, osd);
-	if (rc == 0)
-		osd->store_pending++;
-	else if (tx != NULL)
-		store_tx_destroy(tx);
-	free(buf);
-	if (rc != 0)
-		log_warn("osd", "%s: saving map epoch %u: %s", osd->name, osd->map.epoch,
-			 weft_strerror(rc));
-}
-
-int osd_pg_map_load(struct osd *osd, struct mon_map *map_out)
-{
-	size_t cap = 64u << 10, len = 0;
-	struct proto_err err;
-	void *buf = NULL;
-	int rc;
-
-	for (;;) {
-		void *n = realloc(buf, cap);
-
-		if (n == NULL) {
-			rc = -ENOMEM;
-			break;
-		}
-		buf = n;
-		rc = store_getattr(osd->store, OSD_META_PG, OSD_PGINFO_OBJ, OSD_MAP_ATTR, buf, cap,
-				   &len);
-		if (rc != -ERANGE || cap >= OSD_MAP_MAX)
-			break;
-		cap *= 4;
-	}
-	if (rc == 0 && mon_map_decode(buf, len, &err, map_out) != 0) {
-		log_warn("osd", "%s: the saved map is unreadable (%s); starting from the mons' "
-				"newest", osd->name, err.msg);
-		rc = -EBADMSG;
-	}
-	free(buf);
-	if (rc == 0)
-		osd_pg_map_loaded(osd, map_out->epoch);
-	return rc;
-}
-
 void osd_pg_map_changed(struct osd *osd)
 {
 	osd_peer_map_changed(osd);
-	osd_pg_map_save(osd);
+	osd_peer_pi_map_save(osd);
 }
 
 void osd_pg_tick(struct osd *osd)

@@ -9,6 +9,9 @@
  *   osd_peer.c      peering: interval changes, QUERY/INFO, choice, activation
  *   osd_peer_log.c  peering: log fetch and merge, entries sent to members
  *   osd_peer_member.c  peering on a member or stray: answers, appends, deletion
+ *   osd_peer_pi.c   past intervals: tracked per map, the saved map, the prior-set rule
+ *   osd_pi.c        past intervals: the pure logic (osd_pi.h)
+ *   osd_rthrottle.c recovery throttled by client p99: the pure logic
  *   osd_recovery.c  log-based recovery: pushes, pulls, recover on access, throttle
  *   osd_backfill.c  backfill by comparing listings; the SCAN answer (also scrub's)
  *   osd_scrub.c     scrub, deep scrub and repair
@@ -181,6 +184,12 @@ int osd_fetch_from(void);
 void osd_fetch_begin(struct osd_pgx *x, int from);
 void osd_peer_next_fetch(struct osd *osd, struct osd_pgx *x);
 int osd_peer_own_missing(struct osd *osd, struct osd_pgx *x);
+
+/* osd_peer_pi.c */
+void osd_peer_pi_track(struct osd *osd);
+void osd_peer_pi_map_save(struct osd *osd);
+bool osd_peer_prior_ok(struct osd *osd, struct osd_pgx *x);
+bool osd_peer_pi_witness(const struct osd_pgx *x, int32_t id);
 void osd_primary_log(struct osd *osd, struct osd_pgx *x, int from, const struct proto_pg *m);
 void osd_peer_activate_member(struct osd *osd, struct osd_pgx *x, struct osd_pg_member *mb);
 void osd_member_query(struct osd_conn *conn, struct osd_pgx *x, const struct proto_pg *m);

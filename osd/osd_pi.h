@@ -20,13 +20,13 @@
 
 #include "proto/proto.h" /* struct proto_pg_interval: the entry, on disk and on the wire */
 
-#define OSD_PI_MAX 32 /* closed intervals kept per PG */
+#define OSD_PI_MAX	32 /* closed intervals kept per PG */
 #define OSD_PI_F_ACTIVE PROTO_PG_IV_F_ACTIVE
 
 #define osd_pi_ent proto_pg_interval
 
 struct osd_pi {
-	uint32_t epoch;	     /* newest map epoch applied (0 = none yet) */
+	uint32_t epoch;	       /* newest map epoch applied (0 = none yet) */
 	struct osd_pi_ent cur; /* the open interval (cur.last unused) */
 	uint32_t n;
 	struct osd_pi_ent e[OSD_PI_MAX]; /* closed ones, oldest first */

@@ -508,6 +508,7 @@ static void osd_rec_adapt(struct osd *osd, uint64_t now)
 	struct osd_recovery *r = osd->rec;
 	uint64_t target = conf_get_duration_us(osd->conf, CONF_OSD_RECOVERY_CLIENT_P99) * 1000;
 	uint32_t before = r->thr.level;
+	uint32_t max = (uint32_t)conf_get_int(osd->conf, CONF_OSD_RECOVERY_MAX_ACTIVE);
 
 	if (!osd_rthrottle_tick(&r->thr, &osd->perf->h[OSD_ST_OP_WRITE], now, target))
 		return;
@@ -516,8 +517,7 @@ static void osd_rec_adapt(struct osd *osd, uint64_t now)
 				"over %llu writes, target %.1f ms): %u in flight at most",
 			 osd->name, before, r->thr.level, (double)r->thr.last_p99_ns / 1e6,
 			 (unsigned long long)r->thr.last_count, (double)target / 1e6,
-			 osd_rthrottle_max_active(&r->thr, (uint32_t)conf_get_int(
-								   osd->conf, CONF_OSD_RECOVERY_MAX_ACTIVE)));
+			 osd_rthrottle_max_active(&r->thr, max));
 }
 
 /* The "recovery" member of perf dump (osd_admin.c). */
@@ -526,6 +526,7 @@ void osd_recovery_perf(struct osd *osd, struct asok_out *out)
 	const struct osd_recovery *r = osd->rec;
 	uint32_t max = (uint32_t)conf_get_int(osd->conf, CONF_OSD_RECOVERY_MAX_ACTIVE);
 	uint64_t rate = conf_get_size(osd->conf, CONF_OSD_RECOVERY_MAX_BYTES);
+	uint64_t target_us = conf_get_duration_us(osd->conf, CONF_OSD_RECOVERY_CLIENT_P99);
 
 	if (r == NULL) {
 		asok_printf(out, "null");
@@ -540,7 +541,7 @@ void osd_recovery_perf(struct osd *osd, struct asok_out *out)
 		    (unsigned long long)osd_rthrottle_rate(&r->thr, rate),
 		    (unsigned long long)osd->rec_objects, (unsigned long long)osd->rec_bytes,
 		    r->thr.level > 0 ? "true" : "false", r->thr.level,
-		    (unsigned long long)conf_get_duration_us(osd->conf, CONF_OSD_RECOVERY_CLIENT_P99),
+		    (unsigned long long)target_us,
 		    (unsigned long long)r->thr.windows, (unsigned long long)r->thr.slow_windows,
 		    (unsigned long long)(r->thr.last_p99_ns / 1000),
 		    (unsigned long long)r->thr.last_count);

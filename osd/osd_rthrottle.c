@@ -20,8 +20,8 @@ uint64_t osd_rthrottle_window_p99(const struct hist *cur, const struct hist *sna
 	hist_init(&win);
 	for (unsigned int b = 0; b < HIST_BUCKETS; b++)
 		win.buckets[b] = cur->buckets[b] >= snap->buckets[b]
-					 ? cur->buckets[b] - snap->buckets[b]
-					 : 0; /* a reset histogram: count what is there */
+				     ? cur->buckets[b] - snap->buckets[b]
+				     : 0; /* a reset histogram: count what is there */
 	win.count = cur->count - snap->count;
 	/* per-window min/max are unknown: clamp to the whole run's (bucket bounds stay exact) */
 	win.min = 0;

@@ -23,13 +23,13 @@
 #define OSD_RTHROTTLE_LEVEL_MAX 4u /* at most 1/16 of the configured budget */
 
 struct osd_rthrottle {
-	struct hist snap;     /* the client write histogram at the window's start */
-	uint64_t snap_ms;     /* 0: no window started yet */
-	uint32_t level;	      /* halvings in force */
-	uint64_t windows;     /* windows judged (a target was set) */
-	uint64_t slow_windows;/* of which above the target */
-	uint64_t last_p99_ns; /* the last window's client write p99 (0: no writes) */
-	uint64_t last_count;  /* client writes in the last window */
+	struct hist snap;      /* the client write histogram at the window's start */
+	uint64_t snap_ms;      /* 0: no window started yet */
+	uint32_t level;	       /* halvings in force */
+	uint64_t windows;      /* windows judged (a target was set) */
+	uint64_t slow_windows; /* of which above the target */
+	uint64_t last_p99_ns;  /* the last window's client write p99 (0: no writes) */
+	uint64_t last_count;   /* client writes in the last window */
 };
 
 /* p99 of what cur recorded since snap (0 when nothing). */

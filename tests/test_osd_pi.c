@@ -31,8 +31,8 @@ static bool w_up(void *arg, int32_t osd)
 	return (((struct world *)arg)->up >> osd) & 1u;
 }
 
-static enum osd_pi_verdict check(const struct osd_pi *pi, uint32_t les, uint32_t heard,
-				 uint32_t up, int32_t *blocked, unsigned int *nb)
+static enum osd_pi_verdict check(const struct osd_pi *pi, uint32_t les, uint32_t heard, uint32_t up,
+				 int32_t *blocked, unsigned int *nb)
 {
 	struct world w = {heard, up};
 	struct osd_pi_probe p = {w_heard, w_up, &w};
@@ -228,11 +228,11 @@ static void test_encode(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_lost_newest_interval),
-		cmocka_unit_test(test_min_size),
-		cmocka_unit_test(test_merge),
-		cmocka_unit_test(test_bound),
-		cmocka_unit_test(test_encode),
+	    cmocka_unit_test(test_lost_newest_interval),
+	    cmocka_unit_test(test_min_size),
+	    cmocka_unit_test(test_merge),
+	    cmocka_unit_test(test_bound),
+	    cmocka_unit_test(test_encode),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

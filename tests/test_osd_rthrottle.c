@@ -58,7 +58,7 @@ static void test_decide(void **state)
 			 OSD_RTHROTTLE_LEVEL_MAX);
 	assert_int_equal(osd_rthrottle_decide(2, 5 * MS, 100, 10 * MS), 1);
 	assert_int_equal(osd_rthrottle_decide(2, 10 * MS, 100, 10 * MS), 1); /* at target: fine */
-	assert_int_equal(osd_rthrottle_decide(2, 0, 0, 10 * MS), 1);	    /* no clients */
+	assert_int_equal(osd_rthrottle_decide(2, 0, 0, 10 * MS), 1);	     /* no clients */
 	assert_int_equal(osd_rthrottle_decide(0, 5 * MS, 100, 10 * MS), 0);
 	assert_int_equal(osd_rthrottle_decide(3, 20 * MS, 100, 0), 0); /* off */
 }
@@ -121,9 +121,9 @@ static void test_ticks_and_budget(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_window_p99),
-		cmocka_unit_test(test_decide),
-		cmocka_unit_test(test_ticks_and_budget),
+	    cmocka_unit_test(test_window_p99),
+	    cmocka_unit_test(test_decide),
+	    cmocka_unit_test(test_ticks_and_budget),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
