@@ -376,6 +376,11 @@ int main(int argc, char **argv)
 			log_info("osd", "%s: last map seen was epoch %u; asking for what followed",
 				 osd.name, saved.epoch);
 			monc_seed_map(osd.monc, &saved);
+			/*
+			 * Processed now: the mons send only epochs after it, and none
+			 * at all while theirs is the same (a restart of the cluster).
+			 */
+			osd_map_cb(osd.monc, &saved, &osd);
 		}
 		mon_map_free(&saved);
 	}
