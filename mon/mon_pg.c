@@ -197,7 +197,7 @@ static void mon_pg_state_name(const struct mon_pgent *e, char *buf, size_t cap)
 json_t *mon_pg_json_summary(struct mon *mon)
 {
 	json_t *states = json_object(), *out;
-	uint64_t pgs = 0, missing = 0, inconsistent = 0, inactive = 0;
+	uint64_t pgs = 0, missing = 0, inconsistent = 0, inactive = 0, unfound = 0, unfound_pgs = 0;
 	double objs_s = 0, bytes_s = 0;
 
 	for (uint32_t p = 0; p < mon->map.npools; p++) {
@@ -220,6 +220,8 @@ json_t *mon_pg_json_summary(struct mon *mon)
 				continue;
 			}
 			missing += e->s.missing;
+			unfound += e->s.unfound;
+			unfound_pgs += e->s.unfound > 0;
 			inconsistent += (e->s.state & PROTO_PGS_INCONSISTENT) != 0;
 		}
 	}
@@ -235,6 +237,8 @@ json_t *mon_pg_json_summary(struct mon *mon)
 	out = json_pack("{s:I, s:o, s:I, s:I, s:I}", "num_pgs", (json_int_t)pgs, "states", states,
 			"inactive_pgs", (json_int_t)inactive, "degraded_objects",
 			(json_int_t)missing, "inconsistent_pgs", (json_int_t)inconsistent);
+	json_object_set_new(out, "unfound_objects", json_integer((json_int_t)unfound));
+	json_object_set_new(out, "unfound_pgs", json_integer((json_int_t)unfound_pgs));
 	json_object_set_new(out, "recovery",
 			    json_pack("{s:f, s:f, s:o}", "objects_per_sec", objs_s,
 				      "bytes_per_sec", bytes_s, "eta_sec",
@@ -244,6 +248,49 @@ json_t *mon_pg_json_summary(struct mon *mon)
 	return out;
 }
 
+static json_t *mon_pg_blocked_json(const struct proto_pg_stat *s)
+{
+	json_t *a = json_array();
+
+	for (unsigned int i = 0; i < s->nblocked && i < PROTO_PG_BLOCKED_MAX; i++)
+		json_array_append_new(a, json_integer(s->blocked[i]));
+	return a;
+}
+
+/* Down PGs that wait for OSDs of a past interval: one line each (a few), then a count. */
+static void mon_pg_health_blocked(struct mon *mon, json_t *checks)
+{
+	unsigned int shown = 0, more = 0;
+
+	for (uint32_t p = 0; p < mon->map.npools; p++) {
+		const struct mon_pool *pool = &mon->map.pools[p];
+
+		for (uint32_t g = 0; g < pool->pg_num; g++) {
+			int32_t acting[PLC_MAX_REPLICAS];
+			int n;
+			const struct mon_pgent *e = mon_pg_current(mon, pool, g, acting, &n);
+			char who[PROTO_PG_BLOCKED_MAX * 12] = "";
+
+			if (e == NULL || !(e->s.state & PROTO_PGS_DOWN) || e->s.nblocked == 0)
+				continue;
+			if (shown == 5) {
+				more++;
+				continue;
+			}
+			for (unsigned int i = 0; i < e->s.nblocked && i < PROTO_PG_BLOCKED_MAX; i++)
+				snprintf(who + strlen(who), sizeof(who) - strlen(who), "%sosd.%u",
+					 i ? ", " : "", e->s.blocked[i]);
+			json_array_append_new(checks, json_sprintf(
+				"pg %u.%x is down: waiting for %s (a past interval may hold "
+				"acknowledged writes only they have)", pool->id, g, who));
+			shown++;
+		}
+	}
+	if (more > 0)
+		json_array_append_new(checks, json_sprintf("%u more pgs down waiting for OSDs "
+							   "(weft pg ls --state down)", more));
+}
+
 /* Checks for `health`: inactive, degraded and inconsistent PGs. */
 void mon_pg_health(struct mon *mon, json_t *checks, const char **status)
 {
@@ -251,6 +298,7 @@ void mon_pg_health(struct mon *mon, json_t *checks, const char **status)
 	json_int_t inactive = json_integer_value(json_object_get(sum, "inactive_pgs"));
 	json_int_t degraded = json_integer_value(json_object_get(sum, "degraded_objects"));
 	json_int_t bad = json_integer_value(json_object_get(sum, "inconsistent_pgs"));
+	json_int_t unfound = json_integer_value(json_object_get(sum, "unfound_objects"));
 	json_int_t ndeg = 0;
 	const char *k;
 	json_t *v;
@@ -263,6 +311,7 @@ void mon_pg_health(struct mon *mon, json_t *checks, const char **status)
 			*status = "HEALTH_WARN";
 		json_array_append_new(checks, json_sprintf("%lld pgs inactive (peering, down or "
 							   "unknown)", (long long)inactive));
+		mon_pg_health_blocked(mon, checks);
 	}
 	if (ndeg > 0) {
 		if (strcmp(*status, "HEALTH_ERR") != 0)
@@ -270,6 +319,14 @@ void mon_pg_health(struct mon *mon, json_t *checks, const char **status)
 		json_array_append_new(checks, json_sprintf("%lld pgs degraded, %lld objects to "
 							   "recover", (long long)ndeg,
 							   (long long)degraded));
+	}
+	if (unfound > 0) {
+		if (strcmp(*status, "HEALTH_ERR") != 0)
+			*status = "HEALTH_WARN";
+		json_array_append_new(checks, json_sprintf(
+			"%lld objects unfound in %lld pgs: no complete copy is up (bring back the "
+			"OSDs that held them; weft pg ls shows which pgs)", (long long)unfound,
+			json_integer_value(json_object_get(sum, "unfound_pgs"))));
 	}
 	if (bad > 0) {
 		*status = "HEALTH_ERR";
@@ -340,7 +397,11 @@ json_t *mon_pg_cmd(struct mon *mon, const char *prefix, json_t *root, int *rc_ou
 					json_object_set_new(o, "inconsistent",
 							    json_integer(e->s.inconsistent));
 					json_object_set_new(o, "last_scrub", json_integer(e->s.last_scrub));
+					json_object_set_new(o, "unfound", json_integer(e->s.unfound));
 					json_object_set_new(o, "since", json_integer(e->s.same_since));
+					if (e->s.nblocked > 0)
+						json_object_set_new(o, "waiting_for",
+								    mon_pg_blocked_json(&e->s));
 				}
 				json_array_append_new(list, o);
 			}

@@ -267,6 +267,10 @@ struct osd_pg *osd_pg_get(struct osd *osd, uint32_t pool, uint32_t pg);
 int osd_pg_init(struct osd *osd);
 void osd_pg_fini(struct osd *osd);
 void osd_pg_map_changed(struct osd *osd); /* before osd_op_map_changed */
+/* The map epoch this OSD saw last before it stopped (persisted): gaps after it are noticed. */
+void osd_pg_map_loaded(struct osd *osd, uint32_t epoch);
+/* The map saved by the last run (osd_pg.c); -ENOENT on a new OSD. */
+int osd_pg_map_load(struct osd *osd, struct mon_map *map_out);
 void osd_pg_tick(struct osd *osd);
 /* A primary serves I/O only once the PG is peered. */
 bool osd_pg_io_ready(struct osd *osd, struct osd_pg *pg);

@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "osd/osd.h"
 #include "osd/osd_perf.h"
+#include "osd/osd_pg.h"
 #include "placement/plc_map.h"
 
 static const char *osd_admin_state(enum osd_op_state s)
@@ -35,9 +36,22 @@ static const char *osd_admin_state(enum osd_op_state s)
 	return "?";
 }
 
+/*
+ * perf dump: osd_perf.c's object, plus the recovery throttle's state as
+ * its last member "recovery" (osd_recovery.c owns that state).
+ */
 static int osd_admin_perf_cb(void *arg, struct asok_out *out)
 {
-	return osd_perf_dump(arg, out);
+	size_t start = out->len;
+	int rc = osd_perf_dump(arg, out);
+
+	if (rc != 0 || out->oom || out->len == start || out->buf[out->len - 1] != '}')
+		return rc;
+	out->len--; /* reopen the object */
+	asok_printf(out, ", \"recovery\": ");
+	osd_recovery_perf(arg, out);
+	asok_printf(out, "}");
+	return 0;
 }
 
 #define OSD_ADMIN_OPS_MAX 1000 /* listed; the count covers all */

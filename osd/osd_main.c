@@ -379,6 +379,23 @@ int main(int argc, char **argv)
 	rc = monc_create(osd.conf, osd.name, &osd.monc);
 	if (rc != 0)
 		goto out_net;
+	{
+		/* from the map of our last run on, so every epoch we missed is replayed */
+		struct mon_map saved;
+
+		mon_map_init(&saved);
+		if (osd_pg_map_load(&osd, &saved) == 0) {
+			log_info("osd", "%s: last map seen was epoch %u; asking for what followed",
+				 osd.name, saved.epoch);
+			monc_seed_map(osd.monc, &saved);
+			/*
+			 * Processed now: the mons send only epochs after it, and none
+			 * at all while theirs is the same (a restart of the cluster).
+			 */
+			osd_map_cb(osd.monc, &saved, &osd);
+		}
+		mon_map_free(&saved);
+	}
 	monc_subscribe(osd.monc, osd_map_cb, &osd);
 	signal(SIGTERM, osd_sig);
 	signal(SIGINT, osd_sig);

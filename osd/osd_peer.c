@@ -87,6 +87,24 @@ void osd_peer_own_info(const struct osd_pgx *x, struct proto_pg *m)
 		m->flags |= PROTO_PG_INFO_F_BACKFILL;
 }
 
+/* PG_INFO of a member: its info and the past intervals it knows (sent at once). */
+void osd_peer_info_msg(const struct osd_pgx *x, struct proto_pg *m)
+{
+	static __thread uint8_t buf[OSD_PI_MAX * PROTO_PG_IV_ENC_MAX];
+	struct proto_enc enc;
+	size_t len = 0;
+
+	osd_peer_own_info(x, m);
+	proto_enc_init(&enc, buf, sizeof(buf));
+	for (uint32_t i = 0; i < x->pi.n; i++)
+		proto_pg_interval_put(&enc, &x->pi.e[i]);
+	if (proto_enc_finish(&enc, &len) != 0)
+		return; /* cannot happen: sized for OSD_PI_MAX */
+	m->count = x->pi.n;
+	m->entries = buf;
+	m->entries_len = (uint32_t)len;
+}
+
 static void osd_peer_delete_strays(struct osd *osd, struct osd_pgx *x);
 
 void osd_peer_update_state(struct osd *osd, struct osd_pgx *x)
@@ -212,6 +230,19 @@ void osd_peer_map_changed(struct osd *osd)
 {
 	const struct mon_map *map = &osd->map;
 
+	/* PGs we are in get their state first, so their intervals start now */
+	for (uint32_t p = 0; p < map->npools; p++) {
+		for (uint32_t g = 0; g < map->pools[p].pg_num; g++) {
+			int32_t acting[PLC_MAX_REPLICAS];
+			int n = plc_map_acting(map, &map->pools[p], g, acting);
+
+			for (int i = 0; i < n; i++)
+				if (acting[i] == (int32_t)osd->id)
+					(void)osd_pgx_get(osd, map->pools[p].id, g);
+		}
+	}
+	osd_peer_pi_track(osd);
+
 	/* PGs we are in: a new interval when the acting set differs */
 	for (uint32_t p = 0; p < map->npools; p++) {
 		const struct mon_pool *pool = &map->pools[p];
@@ -236,6 +267,13 @@ void osd_peer_map_changed(struct osd *osd)
 			    !memcmp(x->acting, acting, n * sizeof(*acting))) {
 				x->pool_size = pool->size;
 				x->min_size = pool->min_size;
+				if (x->primary && x->phase == OSD_PH_DOWN) {
+					/* an OSD it waits for may be up now: ask everyone again */
+					osd_peer_reset_members(x);
+					x->phase = OSD_PH_WAIT_TX;
+					osd_peer_start(osd, x);
+					continue;
+				}
 				osd_peer_update_state(osd, x);
 				continue;
 			}
@@ -340,6 +378,7 @@ static void osd_peer_choose(struct osd *osd, struct osd_pgx *x)
 			x->auth = (int)i;
 		}
 	}
+	x->nblocked = 0;
 	if (members < x->min_size) {
 		/* too few copies to know the history: no I/O (reads would be stale) */
 		log_info("osd", "%s pg %u.%x: %u of min_size %u members up, write blocked (PG down)",
@@ -348,6 +387,8 @@ static void osd_peer_choose(struct osd *osd, struct osd_pgx *x)
 		osd_peer_update_state(osd, x);
 		return;
 	}
+	if (!osd_peer_prior_ok(osd, x))
+		return;
 	if (best.flags & PROTO_PG_INFO_F_BACKFILL) {
 		log_error("osd", "%s pg %u.%x: the newest copy (osd.%d) is itself incomplete "
 				 "(backfill); PG incomplete", osd->name, x->pg->pool, x->pg->pg,
@@ -371,6 +412,10 @@ static void osd_peer_choose(struct osd *osd, struct osd_pgx *x)
 			x->self_backfill = true;
 		x->getlog_after = a->tail;
 		osd_fetch_begin(x, x->auth);
+	} else if (osd_peer_own_missing(osd, x) != 0) {
+		x->phase = OSD_PH_DOWN;
+		osd_peer_update_state(osd, x);
+		return;
 	}
 	osd_peer_next_fetch(osd, x);
 }
@@ -383,6 +428,8 @@ void osd_peer_activate(struct osd *osd, struct osd_pgx *x)
 		if (x->m[i].acting && x->m[i].answered)
 			osd_peer_activate_member(osd, x, &x->m[i]);
 	x->les = x->same_since;
+	x->nblocked = 0;
+	osd_pi_trim(&x->pi, x->les); /* what came before is in this interval's history now */
 	if (store_tx_create(&tx) == 0) {
 		if (osd_pgx_info_tx(osd, x, tx) != 0 || osd_pgx_submit(osd, x, tx, NULL, NULL) != 0)
 			store_tx_destroy(tx);
@@ -411,11 +458,22 @@ int osd_peer_member_index(const struct osd_pgx *x, uint32_t osd_id)
 static void osd_primary_info(struct osd *osd, struct osd_pgx *x, const struct proto_pg *m)
 {
 	int i = osd_peer_member_index(x, m->from);
+	struct proto_pg_interval iv;
+	unsigned int merged = 0;
 
 	if (i < 0 || x->phase != OSD_PH_GETINFO || m->epoch != x->same_since)
 		return;
 	x->m[i].info = *m;
+	x->m[i].info.count = 0; /* the entries are a view into a receive buffer */
+	x->m[i].info.entries = NULL;
+	x->m[i].info.entries_len = 0;
 	x->m[i].answered = true;
+	x->m[i].heard = true;
+	for (size_t off = 0; proto_pg_interval_next(m, &off, &iv) == 1;)
+		merged += osd_pi_merge(&x->pi, &iv) == 1;
+	if (merged > 0)
+		log_info("osd", "%s pg %u.%x: %u past intervals learnt from osd.%u", osd->name,
+			 x->pg->pool, x->pg->pg, merged, m->from);
 	osd_peer_tick(osd);
 }
 
@@ -476,8 +534,9 @@ void osd_peer_tick(struct osd *osd)
 
 				if (mb->answered)
 					continue;
-				if (!mb->acting && mb->query_ms && now - mb->query_ms >
-								       OSD_STRAY_WAIT_MS) {
+				if (!mb->acting && mb->query_ms &&
+				    now - mb->query_ms > OSD_STRAY_WAIT_MS &&
+				    !osd_peer_pi_witness(x, mb->osd)) {
 					mb->answered = true; /* a stray that does not answer */
 					mb->info.flags = PROTO_PG_INFO_F_EMPTY;
 					continue;

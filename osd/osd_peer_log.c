@@ -109,6 +109,43 @@ struct osd_own_ctx {
 	int rc;
 };
 
+static int osd_own_missing_one(void *arg, uint64_t seq, const void *entry, size_t len)
+{
+	struct osd_pgx *x = arg;
+	static __thread struct proto_pg_log_entry e;
+
+	(void)seq;
+	if (osd_pglog_entry_decode(entry, len, &e) != 0)
+		return 0;
+	/* a rolled-back entry's object was to be recovered as well */
+	return osd_pgset_add(&x->missing, e.name, 0, 0) != 0;
+}
+
+/*
+ * We are the authoritative copy but incomplete (an interval ended while we
+ * were still being recovered): every object named after our last_complete
+ * is missing here again. Without this the empty missing set would make us
+ * declare ourselves complete.
+ */
+int osd_peer_own_missing(struct osd *osd, struct osd_pgx *x)
+{
+	uint64_t pgk = osd_pg_key(x->pg->pool, x->pg->pg);
+	int rc;
+
+	if (x->last_complete >= x->last_update || x->backfill_flag)
+		return 0;
+	rc = store_pglog_read(osd->store, pgk, x->last_complete + 1, osd_own_missing_one, x);
+	if (rc < 0) {
+		log_error("osd", "%s pg %u.%x: reading our log for what we miss: %s", osd->name,
+			  x->pg->pool, x->pg->pg, weft_strerror(rc));
+		return rc;
+	}
+	log_info("osd", "%s pg %u.%x: the newest copy is ours but incomplete: %u objects after "
+			"v%llx missing", osd->name, x->pg->pool, x->pg->pg, x->missing.n,
+		 (unsigned long long)x->last_complete);
+	return 0;
+}
+
 /* Our entries after the auth's tail that the auth's log lacks: roll back, recover. */
 static int osd_own_divergent(void *arg, uint64_t seq, const void *entry, size_t len)
 {

@@ -22,7 +22,7 @@ static void osd_peer_answer_query(struct osd *osd, struct osd_pgx *x, struct osd
 {
 	struct proto_pg info;
 
-	osd_peer_own_info(x, &info);
+	osd_peer_info_msg(x, &info);
 	info.epoch = epoch; /* the asker's interval */
 	osd_peer_send(osd, conn, PROTO_PG_INFO, &info);
 }
@@ -174,6 +174,7 @@ void osd_member_activate(struct osd *osd, struct osd_pgx *x, const struct proto_
 		x->backfill_flag = true;
 	}
 	x->les = m->les;
+	osd_pi_trim(&x->pi, x->les);
 	if (rc == 0)
 		rc = osd_pgx_info_tx(osd, x, tx);
 	if (rc == 0)

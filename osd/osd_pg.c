@@ -9,7 +9,7 @@
  * version); an entry is the op's ring-record header (op, pool, pg, epoch,
  * version, offset, length, name). In memory each PG keeps the versions of
  * its entries in order, enough for "is version v in my log" and trimming.
- * The info (tail, last_complete, les, backfill flag) is an attribute of
+ * The info (tail, last_complete, les, backfill flag, past intervals) is an attribute of
  * the OSD's metadata object, written in the same transaction as the change
  * it describes.
  */
@@ -26,7 +26,8 @@
 #include "placement/plc_map.h"
 #include "proto/codec.h"
 
-#define OSD_PGINFO_VER 1
+#define OSD_PGINFO_VER 2 /* 2: + past intervals; 1 is still read */
+#define OSD_PGINFO_BUF (64 + OSD_PI_ENC_MAX)
 #define OSD_PGINFO_F_COMPLETE 0x1u
 #define OSD_PGINFO_F_BACKFILL 0x2u
 
@@ -153,12 +154,24 @@ static int osd_pgx_load_one(void *arg, uint64_t seq, const void *entry, size_t l
 	return 0;
 }
 
+bool osd_pgx_stored(struct osd *osd, uint32_t pool, uint32_t pgid)
+{
+	static __thread uint8_t buf[OSD_PGINFO_BUF];
+	char key[32];
+	size_t len;
+
+	snprintf(key, sizeof(key), "%u.%x", pool, pgid);
+	return store_getattr(osd->store, OSD_META_PG, OSD_PGINFO_OBJ, key, buf, sizeof(buf),
+			     &len) == 0;
+}
+
 /* Info attribute, then the log after its tail. Missing info = an empty PG. */
 int osd_pgx_load(struct osd *osd, struct osd_pgx *x)
 {
 	uint64_t pgk = osd_pg_key(x->pg->pool, x->pg->pg);
 	struct osd_pgx_load_ctx c = {x, 0};
-	uint8_t buf[64], flags = 0;
+	static __thread uint8_t buf[OSD_PGINFO_BUF];
+	uint8_t flags = 0;
 	char key[32];
 	size_t len = 0;
 	int rc;
@@ -167,6 +180,7 @@ int osd_pgx_load(struct osd *osd, struct osd_pgx *x)
 	x->nlog = 0;
 	x->last_update = x->tail = x->last_complete = 0;
 	x->les = 0;
+	memset(&x->pi, 0, sizeof(x->pi));
 	rc = store_getattr(osd->store, OSD_META_PG, OSD_PGINFO_OBJ, key, buf, sizeof(buf), &len);
 	if (rc == 0) {
 		struct proto_dec dec;
@@ -179,11 +193,14 @@ int osd_pgx_load(struct osd *osd, struct osd_pgx *x)
 		proto_dec_get_u64(&dec, "tail", &x->tail);
 		proto_dec_get_u64(&dec, "last_complete", &x->last_complete);
 		proto_dec_get_u32(&dec, "les", &x->les);
-		if (proto_dec_finish(&dec) != 0 || ver != OSD_PGINFO_VER) {
+		if (ver == OSD_PGINFO_VER && dec.err == 0)
+			osd_pi_decode(&dec, &x->pi);
+		if (proto_dec_finish(&dec) != 0 || ver < 1 || ver > OSD_PGINFO_VER) {
 			log_error("osd", "%s pg %u.%x: unreadable PG info; treating the copy as "
 					 "needing backfill", osd->name, x->pg->pool, x->pg->pg);
 			flags = OSD_PGINFO_F_BACKFILL;
 			x->last_update = x->tail = x->last_complete = 0;
+			memset(&x->pi, 0, sizeof(x->pi));
 		}
 	} else if (rc != -ENOENT) {
 		log_error("osd", "%s pg %u.%x: reading PG info: %s", osd->name, x->pg->pool,
@@ -210,7 +227,7 @@ int osd_pgx_load(struct osd *osd, struct osd_pgx *x)
 
 int osd_pgx_info_tx(struct osd *osd, struct osd_pgx *x, struct store_tx *tx)
 {
-	uint8_t buf[64];
+	static __thread uint8_t buf[OSD_PGINFO_BUF];
 	struct proto_enc enc;
 	char key[32];
 	size_t len;
@@ -228,6 +245,7 @@ int osd_pgx_info_tx(struct osd *osd, struct osd_pgx *x, struct store_tx *tx)
 	proto_enc_put_u64(&enc, x->tail);
 	proto_enc_put_u64(&enc, x->last_complete);
 	proto_enc_put_u32(&enc, x->les);
+	osd_pi_encode(&x->pi, &enc);
 	if (proto_enc_finish(&enc, &len) != 0)
 		return -EINVAL;
 	return store_tx_setattr(tx, OSD_META_PG, OSD_PGINFO_OBJ, key, buf, len);
@@ -517,6 +535,7 @@ bool osd_pg_msg_recv(struct osd_conn *conn, const void *buf, size_t len)
 void osd_pg_map_changed(struct osd *osd)
 {
 	osd_peer_map_changed(osd);
+	osd_peer_pi_map_save(osd);
 }
 
 void osd_pg_tick(struct osd *osd)
@@ -597,6 +616,11 @@ int osd_pg_stats_send(struct osd *osd)
 				s.missing = osd_recovery_missing(x);
 				s.inconsistent = x->inconsistent;
 				s.last_scrub = x->last_scrub;
+				s.unfound = x->missing.n > 0 ? x->unfound : 0;
+				if (x->phase == OSD_PH_DOWN) {
+					s.nblocked = x->nblocked;
+					memcpy(s.blocked, x->blocked, sizeof(s.blocked));
+				}
 				s.recovered_objects = osd->rec_objects;
 				s.recovered_bytes = osd->rec_bytes;
 				proto_pg_stat_put(&enc, &s);

@@ -9,6 +9,9 @@
  *   osd_peer.c      peering: interval changes, QUERY/INFO, choice, activation
  *   osd_peer_log.c  peering: log fetch and merge, entries sent to members
  *   osd_peer_member.c  peering on a member or stray: answers, appends, deletion
+ *   osd_peer_pi.c   past intervals: tracked per map, the saved map, the prior-set rule
+ *   osd_pi.c        past intervals: the pure logic (osd_pi.h)
+ *   osd_rthrottle.c recovery throttled by client p99: the pure logic
  *   osd_recovery.c  log-based recovery: pushes, pulls, recover on access, throttle
  *   osd_backfill.c  backfill by comparing listings; the SCAN answer (also scrub's)
  *   osd_scrub.c     scrub, deep scrub and repair
@@ -20,6 +23,7 @@
 #define WEFT_OSD_OSD_PG_H
 
 #include "osd/osd.h"
+#include "osd/osd_pi.h"
 
 #define OSD_PG_PROBE_MAX 16 /* OSDs a primary asks about one PG (acting + strays) */
 #define OSD_PGINFO_OBJ "pginfo"
@@ -67,6 +71,7 @@ struct osd_pg_member {
 	int32_t osd;
 	bool acting;
 	bool answered;
+	bool heard;	    /* answered itself (not skipped as a silent stray) */
 	uint64_t query_ms;
 	struct proto_pg info;
 	bool divergent;	    /* its newest entries are not in the authoritative log */
@@ -97,6 +102,7 @@ struct osd_pgx {
 	/* persisted info (OSD_PGINFO_OBJ attr "<pool>.<pg>") */
 	uint64_t last_update, tail, last_complete;
 	uint32_t les;
+	struct osd_pi pi;   /* past intervals since les (persisted with the info) */
 	bool backfill_flag; /* this copy is being rebuilt by backfill */
 	bool log_catchup;   /* appending entries of another copy: last_complete stays */
 	/* the log's versions in order (rolled-back entries left out) */
@@ -120,18 +126,24 @@ struct osd_pgx {
 	uint64_t getlog_after;/* GETLOG: next entry wanted */
 	struct osd_pgset missing; /* objects to pull (primary) */
 	bool self_backfill;	  /* the primary rebuilds itself by scanning the auth */
+	/* down: OSDs of a past interval peering must hear from (one of them) */
+	uint32_t blocked[PROTO_PG_BLOCKED_MAX];
+	uint8_t nblocked;
 	/* member: queries waiting for tx_inflight == 0 */
 	struct osd_pg_query q[4];
 	unsigned int nq;
 	/* stats */
 	uint64_t objects;
 	uint32_t inconsistent, last_scrub;
+	uint32_t unfound; /* objects it misses that no complete copy up holds */
 	bool scrub_wanted, deep_wanted, repair_wanted;
 };
 
 /* osd_pg.c */
 struct osd_pgx *osd_pgx_get(struct osd *osd, uint32_t pool, uint32_t pg);
 int osd_pgx_load(struct osd *osd, struct osd_pgx *x);
+/* This OSD has persisted info of the PG (holds a copy, or its history). */
+bool osd_pgx_stored(struct osd *osd, uint32_t pool, uint32_t pg);
 bool osd_pgx_log_has(const struct osd_pgx *x, uint64_t version);
 void osd_pgx_log_add(struct osd_pgx *x, uint64_t version);
 void osd_pgx_log_drop(struct osd_pgx *x, uint64_t version);
@@ -162,6 +174,7 @@ void osd_peer_update_state(struct osd *osd, struct osd_pgx *x);
 /* internal to peering (osd_peer.c, osd_peer_log.c, osd_peer_member.c) */
 struct proto_pg osd_peer_hdr(const struct osd_pgx *x);
 void osd_peer_own_info(const struct osd_pgx *x, struct proto_pg *m);
+void osd_peer_info_msg(const struct osd_pgx *x, struct proto_pg *m);
 void osd_peer_start(struct osd *osd, struct osd_pgx *x);
 void osd_peer_activate(struct osd *osd, struct osd_pgx *x);
 int osd_peer_member_index(const struct osd_pgx *x, uint32_t osd_id);
@@ -170,6 +183,13 @@ struct osd_pgx *osd_fetch_pg(void);
 int osd_fetch_from(void);
 void osd_fetch_begin(struct osd_pgx *x, int from);
 void osd_peer_next_fetch(struct osd *osd, struct osd_pgx *x);
+int osd_peer_own_missing(struct osd *osd, struct osd_pgx *x);
+
+/* osd_peer_pi.c */
+void osd_peer_pi_track(struct osd *osd);
+void osd_peer_pi_map_save(struct osd *osd);
+bool osd_peer_prior_ok(struct osd *osd, struct osd_pgx *x);
+bool osd_peer_pi_witness(const struct osd_pgx *x, int32_t id);
 void osd_primary_log(struct osd *osd, struct osd_pgx *x, int from, const struct proto_pg *m);
 void osd_peer_activate_member(struct osd *osd, struct osd_pgx *x, struct osd_pg_member *mb);
 void osd_member_query(struct osd_conn *conn, struct osd_pgx *x, const struct proto_pg *m);
@@ -186,6 +206,8 @@ void osd_recovery_pushed(struct osd *osd, uint32_t pool, uint32_t pg, const char
 			 bool whole);
 void osd_recovery_interval(struct osd *osd, struct osd_pgx *x);
 uint64_t osd_recovery_missing(const struct osd_pgx *x);
+struct asok_out;
+void osd_recovery_perf(struct osd *osd, struct asok_out *out);
 
 /* osd_backfill.c */
 void osd_backfill_step(struct osd *osd, struct osd_pgx *x, struct osd_pg_member *mb);

@@ -11,9 +11,9 @@
  * moves that object to the front (recover on access).
  *
  * Throttle: at most osd_recovery_max_active pushes and pulls in flight,
- * at most osd_recovery_max_bytes per second, and half the pushes in flight
- * while the client write p99 of the last seconds exceeds
- * osd_recovery_client_p99.
+ * at most osd_recovery_max_bytes per second, both halved per level of the
+ * client-p99 feedback (osd_rthrottle.c: a 5 s window whose client write
+ * p99 exceeds osd_recovery_client_p99 raises the level, a quiet one lowers it).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -23,6 +23,7 @@
 #include "common/log.h"
 #include "osd/osd_perf.h"
 #include "osd/osd_pg.h"
+#include "osd/osd_rthrottle.h"
 
 #define OSD_PUSH_RETRY_MS 10000u
 #define OSD_PULL_RETRY_MS 10000u
@@ -47,9 +48,7 @@ struct osd_recovery {
 	uint32_t active; /* pushes + pulls in flight */
 	int64_t tokens; /* bytes we may still push this second; negative = in debt */
 	uint64_t last_refill_ms;
-	struct hist snap; /* client write latency a few seconds ago */
-	uint64_t snap_ms;
-	bool slow; /* clients' recent p99 above the target: half the pushes */
+	struct osd_rthrottle thr; /* client p99 feedback (osd_rthrottle.h) */
 };
 
 int osd_pg_init(struct osd *osd)
@@ -57,7 +56,6 @@ int osd_pg_init(struct osd *osd)
 	osd->rec = calloc(1, sizeof(*osd->rec));
 	if (osd->rec == NULL)
 		return -ENOMEM;
-	hist_init(&osd->rec->snap);
 	return 0;
 }
 
@@ -374,8 +372,7 @@ static bool osd_rec_budget(struct osd *osd)
 	uint64_t max = (uint64_t)conf_get_int(osd->conf, CONF_OSD_RECOVERY_MAX_ACTIVE);
 	uint64_t rate = conf_get_size(osd->conf, CONF_OSD_RECOVERY_MAX_BYTES);
 
-	if (r->slow && max > 1)
-		max /= 2;
+	max = osd_rthrottle_max_active(&r->thr, (uint32_t)max);
 	if (r->active >= max)
 		return false;
 	return rate == 0 || r->tokens > 0; /* each posted chunk is charged (osd_push_post) */
@@ -385,9 +382,22 @@ static void osd_rec_pulls(struct osd *osd, struct osd_pgx *x, bool urgent_only)
 {
 	uint64_t now = clock_now_ms();
 	int src = osd_rec_source(x);
-	uint32_t i = 0;
+	uint32_t i = 0, unfound = src < 0 ? x->missing.n : 0;
 	struct osd_pgset_ent *e;
 
+	if (unfound != x->unfound) {
+		/* counted in PG_STATS (weft health); logged when the count changes */
+		e = osd_pgset_next(&x->missing, &i);
+		if (unfound > 0 && e != NULL)
+			log_warn("osd", "%s pg %u.%x: %u objects unfound: no complete copy is up "
+					"(e.g. %s); they wait for an OSD that holds them", osd->name,
+				 x->pg->pool, x->pg->pg, unfound, e->name);
+		else if (x->unfound > 0)
+			log_info("osd", "%s pg %u.%x: unfound objects have a source again",
+				 osd->name, x->pg->pool, x->pg->pg);
+		x->unfound = unfound;
+		i = 0;
+	}
 	while ((e = osd_pgset_next(&x->missing, &i)) != NULL) {
 		struct proto_pg m;
 
@@ -399,11 +409,8 @@ static void osd_rec_pulls(struct osd *osd, struct osd_pgx *x, bool urgent_only)
 		}
 		if (urgent_only && !(e->flags & OSD_PGSET_URGENT))
 			continue;
-		if (src < 0) {
-			log_warn("osd", "%s pg %u.%x: no complete copy holds %s (unfound)",
-				 osd->name, x->pg->pool, x->pg->pg, e->name);
-			return;
-		}
+		if (src < 0)
+			return; /* unfound (counted above) */
 		if (!(e->flags & OSD_PGSET_URGENT) && !osd_rec_budget(osd))
 			return;
 		memset(&m, 0, sizeof(m));
@@ -495,29 +502,49 @@ void osd_recovery_start(struct osd *osd, struct osd_pgx *x)
 			 x->pg->pg, (unsigned long long)n);
 }
 
-/* Client write p99 over the last ~5 s against osd_recovery_client_p99. */
+/* Client write p99 of the last window against osd_recovery_client_p99. */
 static void osd_rec_adapt(struct osd *osd, uint64_t now)
 {
 	struct osd_recovery *r = osd->rec;
 	uint64_t target = conf_get_duration_us(osd->conf, CONF_OSD_RECOVERY_CLIENT_P99) * 1000;
-	const struct hist *cur = &osd->perf->h[OSD_ST_OP_WRITE];
-	struct hist win;
+	uint32_t before = r->thr.level;
+	uint32_t max = (uint32_t)conf_get_int(osd->conf, CONF_OSD_RECOVERY_MAX_ACTIVE);
 
-	if (now - r->snap_ms < 5000)
+	if (!osd_rthrottle_tick(&r->thr, &osd->perf->h[OSD_ST_OP_WRITE], now, target))
 		return;
-	if (target != 0 && cur->count > r->snap.count) {
-		hist_init(&win);
-		for (unsigned int b = 0; b < HIST_BUCKETS; b++)
-			win.buckets[b] = cur->buckets[b] - r->snap.buckets[b];
-		win.count = cur->count - r->snap.count;
-		win.min = 0;
-		win.max = cur->max;
-		r->slow = hist_quantile(&win, 0.99) > target;
-	} else {
-		r->slow = false;
+	if (r->thr.level != before)
+		log_info("osd", "%s: recovery throttle level %u -> %u (client write p99 %.1f ms "
+				"over %llu writes, target %.1f ms): %u in flight at most",
+			 osd->name, before, r->thr.level, (double)r->thr.last_p99_ns / 1e6,
+			 (unsigned long long)r->thr.last_count, (double)target / 1e6,
+			 osd_rthrottle_max_active(&r->thr, max));
+}
+
+/* The "recovery" member of perf dump (osd_admin.c). */
+void osd_recovery_perf(struct osd *osd, struct asok_out *out)
+{
+	const struct osd_recovery *r = osd->rec;
+	uint32_t max = (uint32_t)conf_get_int(osd->conf, CONF_OSD_RECOVERY_MAX_ACTIVE);
+	uint64_t rate = conf_get_size(osd->conf, CONF_OSD_RECOVERY_MAX_BYTES);
+	uint64_t target_us = conf_get_duration_us(osd->conf, CONF_OSD_RECOVERY_CLIENT_P99);
+
+	if (r == NULL) {
+		asok_printf(out, "null");
+		return;
 	}
-	r->snap = *cur;
-	r->snap_ms = now;
+	asok_printf(out,
+		    "{\"active\": %u, \"max_active\": %u, \"max_bytes_per_sec\": %llu, "
+		    "\"objects\": %llu, \"bytes\": %llu, \"client_p99\": {\"throttled\": %s, "
+		    "\"level\": %u, \"target_us\": %llu, \"windows\": %llu, "
+		    "\"slow_windows\": %llu, \"last_p99_us\": %llu, \"last_writes\": %llu}}",
+		    r->active, osd_rthrottle_max_active(&r->thr, max),
+		    (unsigned long long)osd_rthrottle_rate(&r->thr, rate),
+		    (unsigned long long)osd->rec_objects, (unsigned long long)osd->rec_bytes,
+		    r->thr.level > 0 ? "true" : "false", r->thr.level,
+		    (unsigned long long)target_us,
+		    (unsigned long long)r->thr.windows, (unsigned long long)r->thr.slow_windows,
+		    (unsigned long long)(r->thr.last_p99_ns / 1000),
+		    (unsigned long long)r->thr.last_count);
 }
 
 void osd_recovery_tick(struct osd *osd)
@@ -525,6 +552,7 @@ void osd_recovery_tick(struct osd *osd)
 	struct osd_recovery *r = osd->rec;
 	uint64_t now = clock_now_ms(), rate = conf_get_size(osd->conf, CONF_OSD_RECOVERY_MAX_BYTES);
 
+	rate = osd_rthrottle_rate(&r->thr, rate);
 	if (rate && now > r->last_refill_ms) {
 		r->tokens += (int64_t)(rate * (now - r->last_refill_ms) / 1000);
 		if (r->tokens > (int64_t)rate)

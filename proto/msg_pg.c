@@ -19,7 +19,8 @@
 
 #define PG_LOG_ENTRY_MIN 13u  /* u64 version, u16 op, u16 len, 1 byte of name */
 #define PG_SCAN_ENTRY_MIN 23u /* u16 len, 1 byte, u64 version, u64 size, u32 crc */
-#define PG_STAT_MIN 72u
+#define PG_STAT_MIN 77u	 /* ... u32 unfound, u8 nblocked */
+#define PG_INTERVAL_MIN 10u /* u32 first, u32 last, u8 flags, u8 n */
 
 static bool proto_pg_is_log_op(uint16_t op)
 {
@@ -89,6 +90,46 @@ void proto_pg_stat_put(struct proto_enc *enc, const struct proto_pg_stat *s)
 	proto_enc_put_u64(enc, s->recovered_bytes);
 	proto_enc_put_u32(enc, s->inconsistent);
 	proto_enc_put_u32(enc, s->last_scrub);
+	proto_enc_put_u32(enc, s->unfound);
+	proto_enc_put_u8(enc, s->nblocked);
+	for (unsigned int i = 0; i < s->nblocked && i < PROTO_PG_BLOCKED_MAX; i++)
+		proto_enc_put_u32(enc, s->blocked[i]);
+}
+
+void proto_pg_interval_put(struct proto_enc *enc, const struct proto_pg_interval *iv)
+{
+	proto_enc_put_u32(enc, iv->first);
+	proto_enc_put_u32(enc, iv->last);
+	proto_enc_put_u8(enc, iv->flags);
+	proto_enc_put_u8(enc, iv->n);
+	for (unsigned int i = 0; i < iv->n && i < PROTO_PG_IV_OSDS; i++)
+		proto_enc_put_u32(enc, (uint32_t)iv->osd[i]);
+}
+
+int proto_pg_interval_get(struct proto_dec *dec, struct proto_pg_interval *iv)
+{
+	memset(iv, 0, sizeof(*iv));
+	proto_dec_get_u32(dec, "interval.first", &iv->first);
+	proto_dec_get_u32(dec, "interval.last", &iv->last);
+	proto_dec_get_u8(dec, "interval.flags", &iv->flags);
+	proto_dec_get_u8(dec, "interval.n", &iv->n);
+	if (dec->err != 0)
+		return dec->err;
+	if (iv->n > PROTO_PG_IV_OSDS)
+		return proto_dec_fail(dec, "interval.n: %u > %u", iv->n, PROTO_PG_IV_OSDS);
+	if (iv->flags & ~PROTO_PG_IV_F_ACTIVE)
+		return proto_dec_fail(dec, "interval.flags: unknown bits 0x%x", iv->flags);
+	if (iv->first == 0 || iv->last < iv->first)
+		return proto_dec_fail(dec, "interval: epochs %u..%u", iv->first, iv->last);
+	for (unsigned int i = 0; i < iv->n; i++) {
+		uint32_t id = 0;
+
+		proto_dec_get_u32(dec, "interval.osd", &id);
+		if (dec->err == 0 && id > INT32_MAX)
+			return proto_dec_fail(dec, "interval.osd: %u", id);
+		iv->osd[i] = (int32_t)id;
+	}
+	return dec->err;
 }
 
 static int proto_pg_stat_get(struct proto_dec *dec, struct proto_pg_stat *s)
@@ -105,6 +146,15 @@ static int proto_pg_stat_get(struct proto_dec *dec, struct proto_pg_stat *s)
 	proto_dec_get_u64(dec, "stat.recovered_bytes", &s->recovered_bytes);
 	proto_dec_get_u32(dec, "stat.inconsistent", &s->inconsistent);
 	proto_dec_get_u32(dec, "stat.last_scrub", &s->last_scrub);
+	proto_dec_get_u32(dec, "stat.unfound", &s->unfound);
+	proto_dec_get_u8(dec, "stat.nblocked", &s->nblocked);
+	if (dec->err != 0)
+		return dec->err;
+	if (s->nblocked > PROTO_PG_BLOCKED_MAX)
+		return proto_dec_fail(dec, "stat.nblocked: %u > %u", s->nblocked,
+				      PROTO_PG_BLOCKED_MAX);
+	for (unsigned int i = 0; i < s->nblocked; i++)
+		proto_dec_get_u32(dec, "stat.blocked", &s->blocked[i]);
 	if (dec->err != 0)
 		return dec->err;
 	if (s->state & ~PROTO_PGS_KNOWN)
@@ -125,6 +175,10 @@ static int proto_pg_entries_check(struct proto_dec *dec, uint16_t type, uint32_t
 			struct proto_pg_scan_entry e;
 
 			proto_pg_scan_entry_get(dec, &e);
+		} else if (type == PROTO_PG_INFO) {
+			struct proto_pg_interval iv;
+
+			proto_pg_interval_get(dec, &iv);
 		} else {
 			struct proto_pg_stat s;
 
@@ -178,6 +232,21 @@ int proto_pg_stat_next(const struct proto_pg_stats *m, size_t *off, struct proto
 	return 1;
 }
 
+int proto_pg_interval_next(const struct proto_pg *m, size_t *off,
+			   struct proto_pg_interval *iv_out)
+{
+	struct proto_dec dec;
+
+	if (*off >= m->entries_len)
+		return 0;
+	proto_dec_init(&dec, (const uint8_t *)m->entries + *off, m->entries_len - *off, NULL,
+		       NULL);
+	if (proto_pg_interval_get(&dec, iv_out) != 0)
+		return 0;
+	*off += dec.off;
+	return 1;
+}
+
 /* ------------------------------------------------------------ messages */
 
 static const char *proto_pg_what(uint16_t type)
@@ -200,6 +269,9 @@ int proto_pg_validate(uint16_t type, const struct proto_pg *m, struct proto_err 
 			return proto_err_set(err, w, "flags: unknown bits 0x%x", m->flags);
 		if (m->last_complete > m->last_update || m->tail > m->last_update)
 			return proto_err_set(err, w, "versions: tail/last_complete after last_update");
+		if (m->count > PROTO_PG_INTERVALS_MAX)
+			return proto_err_set(err, w, "count: %u intervals > %u", m->count,
+					     PROTO_PG_INTERVALS_MAX);
 		return 0;
 	case PROTO_PG_LOG_REQ:
 	case PROTO_PG_SCAN_REQ:
@@ -248,6 +320,8 @@ int proto_pg_encode(struct proto_enc *enc, uint16_t type, const struct proto_pg 
 		proto_enc_put_u64(enc, m->tail);
 		proto_enc_put_u64(enc, m->last_complete);
 		proto_enc_put_u32(enc, m->les);
+		proto_enc_put_u32(enc, m->count);
+		proto_enc_put_bytes(enc, m->entries, m->entries_len);
 		break;
 	case PROTO_PG_LOG_REQ:
 		proto_enc_put_u64(enc, m->after);
@@ -302,6 +376,13 @@ int proto_pg_decode(uint16_t type, const void *buf, size_t len, struct proto_err
 		proto_dec_get_u64(&dec, "tail", &m.tail);
 		proto_dec_get_u64(&dec, "last_complete", &m.last_complete);
 		proto_dec_get_u32(&dec, "les", &m.les);
+		proto_dec_get_count(&dec, "count", PROTO_PG_INTERVALS_MAX, PG_INTERVAL_MIN,
+				    &m.count);
+		if (dec.err == 0) {
+			m.entries = (const uint8_t *)buf + dec.off;
+			m.entries_len = (uint32_t)(len - dec.off);
+			proto_pg_entries_check(&dec, type, m.count);
+		}
 		break;
 	case PROTO_PG_LOG_REQ:
 		proto_dec_get_u64(&dec, "after", &m.after);

@@ -52,8 +52,8 @@ struct proto_pg {
 	uint32_t max;		/* LOG_REQ, SCAN_REQ: entries wanted (1..ENTRIES_MAX) */
 	char name[PROTO_OBJ_NAME_MAX + 1]; /* PULL: object; SCAN_REQ: start after it */
 	size_t name_len;
-	uint32_t count;	     /* LOG, SCAN: entries */
-	const void *entries; /* LOG, SCAN: view into the input */
+	uint32_t count;	     /* LOG, SCAN: entries; INFO: past intervals */
+	const void *entries; /* LOG, SCAN, INFO: view into the input */
 	uint32_t entries_len;
 };
 
@@ -62,6 +62,22 @@ struct proto_pg_log_entry {
 	uint16_t op; /* PROTO_OP_WRITE/WRITE_FULL/REMOVE/TRUNCATE or PROTO_PG_LOG_ROLLBACK */
 	char name[PROTO_OBJ_NAME_MAX + 1];
 	size_t name_len;
+};
+
+/*
+ * A past interval of a PG (PG_INFO, and the PG info an OSD persists):
+ * map epochs first..last with one acting set; ACTIVE = it had >= min_size
+ * members, so it may have gone active and acknowledged writes.
+ */
+#define PROTO_PG_IV_OSDS 16u	     /* = PLC_MAX_REPLICAS */
+#define PROTO_PG_IV_F_ACTIVE 0x01u /* maybe went active */
+#define PROTO_PG_IV_ENC_MAX (4 + 4 + 1 + 1 + 4 * PROTO_PG_IV_OSDS)
+#define PROTO_PG_INTERVALS_MAX 64u /* in one PG_INFO */
+struct proto_pg_interval {
+	uint32_t first, last; /* inclusive */
+	uint8_t flags;	      /* PROTO_PG_IV_F_* */
+	uint8_t n;	      /* members, 0..PROTO_PG_IV_OSDS */
+	int32_t osd[PROTO_PG_IV_OSDS];
 };
 
 struct proto_pg_scan_entry {
@@ -86,6 +102,7 @@ struct proto_pg_scan_entry {
 #define PROTO_PGS_INCOMPLETE 0x0400u /* no member can give a complete history */
 #define PROTO_PGS_KNOWN 0x07ffu
 
+#define PROTO_PG_BLOCKED_MAX 8u
 struct proto_pg_stat {
 	uint32_t pool, pg;
 	uint32_t state;	     /* PROTO_PGS_* */
@@ -98,6 +115,9 @@ struct proto_pg_stat {
 	uint64_t recovered_bytes;
 	uint32_t inconsistent; /* objects the last scrub found inconsistent */
 	uint32_t last_scrub;   /* wall-clock seconds of the last scrub (0 = never) */
+	uint32_t unfound;      /* objects to recover that no complete copy up holds */
+	uint8_t nblocked;      /* down: OSDs peering waits for (one of them must come back) */
+	uint32_t blocked[PROTO_PG_BLOCKED_MAX];
 };
 
 /* OSD -> monitor, every second: the PGs it is primary of. */
@@ -124,6 +144,10 @@ int proto_pg_stats_decode(const void *buf, size_t len, struct proto_err *err,
 void proto_pg_log_entry_put(struct proto_enc *enc, const struct proto_pg_log_entry *e);
 void proto_pg_scan_entry_put(struct proto_enc *enc, const struct proto_pg_scan_entry *e);
 void proto_pg_stat_put(struct proto_enc *enc, const struct proto_pg_stat *s);
+void proto_pg_interval_put(struct proto_enc *enc, const struct proto_pg_interval *iv);
+/* Read and validate one interval (also for the OSD's persisted PG info). */
+struct proto_dec;
+int proto_pg_interval_get(struct proto_dec *dec, struct proto_pg_interval *iv_out);
 
 /*
  * Iterate the entries of a decoded message: *off starts at 0; 1 and the
@@ -134,6 +158,8 @@ int proto_pg_log_entry_next(const struct proto_pg *m, size_t *off,
 int proto_pg_scan_entry_next(const struct proto_pg *m, size_t *off,
 			     struct proto_pg_scan_entry *e_out);
 int proto_pg_stat_next(const struct proto_pg_stats *m, size_t *off, struct proto_pg_stat *s_out);
+int proto_pg_interval_next(const struct proto_pg *m, size_t *off,
+			   struct proto_pg_interval *iv_out);
 
 /* "active+clean", "peering", ... into buf. */
 const char *proto_pg_state_str(uint32_t state, char *buf, size_t cap);

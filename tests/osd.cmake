@@ -67,4 +67,13 @@ if(TARGET weft-osd AND TARGET weft_client)
 	weft_recovery_test(outin 19300 600)
 	weft_recovery_test(scrub 19400 600)
 	weft_recovery_test(monkill 19500 600)
+	weft_recovery_test(pastint 25100 600)
 endif()
+
+# Past intervals of a PG (osd/osd_pi.c): the prior-set rule peering applies.
+weft_add_test(test_osd_pi SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_osd_pi.c
+	${PROJECT_SOURCE_DIR}/osd/osd_pi.c LIBS weft_proto LABELS unit)
+
+# Recovery throttled by client p99 (osd/osd_rthrottle.c): decisions on histograms.
+weft_add_test(test_osd_rthrottle SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_osd_rthrottle.c
+	${PROJECT_SOURCE_DIR}/osd/osd_rthrottle.c LIBS weft_common LABELS unit)

@@ -3,7 +3,7 @@
 # Failure and recovery with real weft-mon and weft-osd processes (docs/recovery.md).
 #
 #   test_recovery.sh CASE MS_TYPE PORT WEFT_MON WEFT_OSD WEFT TEST_RECOVERY_IO
-#   CASE: thrash | killprimary | outin | scrub | monkill
+#   CASE: thrash | killprimary | outin | scrub | monkill | pastint
 #
 # The cluster start-up (conf, mkfs, start/stop, bounded waits, cleanup) comes
 # from tests/test_osd_cluster.sh, sourced as a library (WEFT_CLUSTER_LIB=1);
@@ -23,11 +23,27 @@
 #              reads were right all along.
 # monkill:     3 mons; an OSD comes back with objects to recover and the mon
 #              leader is killed meanwhile: recovery finishes, states come back.
+# pastint:     past intervals. 2 OSDs, size 2, min_size 1: writes with both up;
+#              osd.1 killed; writes acknowledged by osd.0 alone; osd.0 killed;
+#              osd.1 restarted alone: every PG must stay down waiting for osd.0
+#              (pg ls waiting_for, health), never active with its older copy;
+#              osd.0 back: clean, and every acknowledged write reads back.
+#              Then unfound objects: osd.1 down, writes, osd.1 back and recovering
+#              (throttled), osd.0 killed: osd.1 is active but misses objects only
+#              osd.0 has: pg ls "unfound" and health report them; osd.0 back:
+#              clean, no unfound, every acknowledged write reads back.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 RCASE=$1 RMS=$2 RPORT=$3 RMON=$4 ROSD=$5 RWEFT=$6 RIO=$7
 export WEFT_TEST_LOG_TAIL=${WEFT_TEST_LOG_TAIL:-30}
 [ "$RCASE" = outin ] && export WEFT_TEST_OSDS=4
+if [ "$RCASE" = pastint ]; then # two OSDs, size 2, min_size 1: one OSD acks alone
+	export WEFT_TEST_OSDS=2 POOL_SIZE=2 POOL_MIN_SIZE=1 PG_NUM=8
+	# every client write is "slow" against 1 us: the p99 feedback must show in perf dump
+	export WEFT_OSD_RECOVERY_CLIENT_P99=1us
+	# slow recovery, so the unfound phase can kill the only complete copy in time
+	export WEFT_OSD_RECOVERY_MAX_BYTES=128K
+fi
 # small objects only: 1 GiB data files (the corruption case scans one, 512 MiB)
 export WEFT_TEST_OSD_DATA_SIZE=${WEFT_TEST_OSD_DATA_SIZE:-1G}
 [ "$RCASE" = scrub ] && export WEFT_TEST_OSD_DATA_SIZE=512M
@@ -226,6 +242,68 @@ monkill)
 	writer_wait
 	wait_clean 180 "after the mon leader failover"
 	check_data 3
+	;;
+pastint)
+	cluster_up
+	writer_start 4 8 200 16384
+	writer_wait
+	wait_clean 60 "both OSDs up"
+	stop_osd 1
+	wait_for 30 "osd.1 marked down" osd_up 1 false
+	N0=$(grep -c '^A ' "$JOURNAL")
+	writer_start 5 8 200 16384 # the same names: osd.1's copies become stale
+	writer_wait
+	N1=$(grep -c '^A ' "$JOURNAL")
+	[ "$N1" -gt "$N0" ] || fail "no write acknowledged with osd.1 down"
+	log "$((N1 - N0)) writes acknowledged by osd.0 alone"
+	# the throttle judged a 5 s window with those writes above its 1 us target
+	wait_for 15 "osd.0 perf dump: recovery throttled by client p99" sh -c \
+		"$RWEFT perf dump osd.0 -c $CONF --format json | jq -e '.recovery.client_p99 |
+			.slow_windows > 0 and .target_us == 1 and .last_p99_us >= 1'"
+	log "ok: $(wj perf dump osd.0 | jq -c '.recovery')"
+	stop_osd 0
+	wait_for 30 "osd.0 marked down" osd_up 0 false
+	L1=$(wc -l < "$DIR/osd.1.log")
+	start_osd 1
+	wait_for 60 "osd.1 back up" osd_up 1 true
+	wait_for 60 "every PG down, waiting for osd.0" sh -c "$RWEFT pg ls -c $CONF --format json |
+		jq -e '([.pg_stats[] | select((.state | test(\"down\")) and .waiting_for == [0])]
+			| length) == $PG_NUM'"
+	sleep 3 # peering had its chance: nothing may have gone active meanwhile
+	wj pg ls | jq -e '[.pg_stats[] | select(.state | test("active"))] | length == 0' \
+		> /dev/null || fail "a PG went active with osd.1's older copy"
+	tail -n +"$((L1 + 1))" "$DIR/osd.1.log" | grep -q ": active" &&
+		fail "osd.1 logged a PG active without osd.0"
+	w health | grep -q "waiting for osd.0" || { w health; fail "health does not name osd.0"; }
+	w pg ls | grep -q "osd.0" || fail "pg ls does not show what the PGs wait for"
+	log "ok: osd.1 alone keeps every PG down: $(w health | grep -m 1 'waiting for')"
+	start_osd 0
+	wait_for 60 "osd.0 back up" osd_up 0 true
+	wait_clean 120 "osd.0 back"
+	check_data 2
+	log "pastint: $N1 acknowledged writes, all read back after the newest interval's OSD returned"
+	# unfound: the only complete copy goes away while osd.1 still recovers
+	stop_osd 1
+	wait_for 30 "osd.1 marked down" osd_up 1 false
+	writer_start 3 8 200 16384
+	writer_wait
+	start_osd 1
+	wait_for 60 "osd.1 back up" osd_up 1 true
+	wait_for 60 "osd.1 recovering" sh -c "$RWEFT pg ls -c $CONF --format json |
+		jq -e '[.pg_stats[] | select(.state | test(\"recovering\"))] | length > 0'"
+	stop_osd 0
+	wait_for 30 "osd.0 marked down" osd_up 0 false
+	wait_for 60 "unfound objects reported" sh -c "$RWEFT pg ls -c $CONF --format json |
+		jq -e '[.pg_stats[] | select(.unfound > 0)] | length > 0'"
+	w health | grep -q "objects unfound" || { w health; fail "health does not report unfound objects"; }
+	log "ok: $(w health | grep -m 1 unfound)"
+	start_osd 0
+	wait_for 60 "osd.0 back up" osd_up 0 true
+	wait_clean 180 "osd.0 back with the unfound objects"
+	wj pg ls | jq -e '[.pg_stats[] | select(.unfound > 0)] | length == 0' > /dev/null ||
+		fail "unfound objects still reported after clean"
+	w health | grep -q "unfound" && fail "health still reports unfound objects"
+	check_data 2
 	;;
 *) fail "unknown case $RCASE" ;;
 esac

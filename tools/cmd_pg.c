@@ -26,11 +26,11 @@ static void cli_render_pg_ls(json_t *out)
 	json_t *list = json_object_get(out, "pg_stats"), *p, *o;
 	size_t i, k;
 
-	printf("%-8s %-40s %-12s %-9s %8s %8s %5s %s\n", "PG", "STATE", "ACTING", "VERSION",
-	       "OBJECTS", "MISSING", "INCON", "SCRUBBED");
+	printf("%-8s %-40s %-12s %-9s %8s %8s %5s %-8s %s\n", "PG", "STATE", "ACTING", "VERSION",
+	       "OBJECTS", "MISSING", "INCON", "SCRUBBED", "WAITING_FOR");
 	json_array_foreach(list, i, p) {
-		char acting[64] = "[", v[24];
-		size_t off = 1;
+		char acting[64] = "[", v[24], waiting[96] = "";
+		size_t off = 1, woff = 0;
 		json_t *lu = json_object_get(p, "last_update");
 		long long scrub = json_integer_value(json_object_get(p, "last_scrub"));
 
@@ -40,13 +40,17 @@ static void cli_render_pg_ls(json_t *out)
 		if (off < sizeof(acting) - 1)
 			strcat(acting, "]");
 		snprintf(v, sizeof(v), "%s", lu ? json_string_value(lu) : "-");
-		printf("%-8s %-40s %-12s %-9s %8lld %8lld %5lld %s\n",
+		json_array_foreach(json_object_get(p, "waiting_for"), k, o)
+			woff += (size_t)snprintf(waiting + woff,
+						 woff < sizeof(waiting) ? sizeof(waiting) - woff : 0,
+						 "%sosd.%lld", k ? "," : "", json_integer_value(o));
+		printf("%-8s %-40s %-12s %-9s %8lld %8lld %5lld %-8s %s\n",
 		       json_string_value(json_object_get(p, "pgid")),
 		       json_string_value(json_object_get(p, "state")), acting, v,
 		       json_integer_value(json_object_get(p, "objects")),
 		       json_integer_value(json_object_get(p, "missing")),
 		       json_integer_value(json_object_get(p, "inconsistent")),
-		       scrub ? "yes" : "never");
+		       scrub ? "yes" : "never", woff ? waiting : "-");
 	}
 	printf("%zu pgs\n", json_array_size(list));
 }

@@ -278,6 +278,13 @@ void monc_subscribe(struct monc *mc, monc_map_cb cb, void *arg)
 	}
 }
 
+int monc_seed_map(struct monc *mc, const struct mon_map *map)
+{
+	if (mc->subscribed || map->epoch <= mc->map.epoch)
+		return 0;
+	return mon_map_copy(&mc->map, map);
+}
+
 const struct mon_map *monc_map(const struct monc *mc)
 {
 	return &mc->map;

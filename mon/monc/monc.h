@@ -39,6 +39,12 @@ void monc_destroy(struct monc *monc);
 
 /* Follow every new epoch (cb may be NULL: monc_map() still tracks it). */
 void monc_subscribe(struct monc *monc, monc_map_cb cb, void *arg);
+/*
+ * Before monc_subscribe: start from this map (one the caller saved), so the
+ * mons send the increments after it (or a full map when they no longer
+ * hold them) and the callback sees every epoch since. 0 or -ENOMEM.
+ */
+int monc_seed_map(struct monc *monc, const struct mon_map *map);
 const struct mon_map *monc_map(const struct monc *monc);
 
 /* A JSON command ({"prefix": ...}); cb runs once. 0 or -errno (nothing queued). */

@@ -37,6 +37,7 @@ static void fuzz_entries(const struct proto_msg *msg, size_t size)
 	static struct proto_pg_log_entry le;
 	static struct proto_pg_scan_entry se;
 	struct proto_pg_stat st;
+	struct proto_pg_interval iv;
 	uint32_t n = 0, want;
 	size_t off = 0;
 
@@ -47,6 +48,10 @@ static void fuzz_entries(const struct proto_msg *msg, size_t size)
 	} else if (msg->type == PROTO_PG_SCAN) {
 		want = msg->pg.count;
 		while (proto_pg_scan_entry_next(&msg->pg, &off, &se))
+			n++;
+	} else if (msg->type == PROTO_PG_INFO) {
+		want = msg->pg.count;
+		while (proto_pg_interval_next(&msg->pg, &off, &iv))
 			n++;
 	} else if (msg->type == PROTO_PG_STATS) {
 		want = msg->pg_stats.count;

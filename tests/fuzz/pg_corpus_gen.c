@@ -84,6 +84,20 @@ int main(int argc, char **argv)
 	m.pg.tail = (40ull << 32) | 1;
 	m.pg.last_complete = (41ull << 32) | 3;
 	m.pg.les = 41;
+	{
+		/* two past intervals: {0,1,2} may have gone active, {2} could not */
+		struct proto_pg_interval iv = {.first = 38, .last = 39, .flags = PROTO_PG_IV_F_ACTIVE,
+					       .n = 3, .osd = {0, 1, 2}};
+
+		proto_enc_init(&enc, gen_ent, sizeof(gen_ent));
+		proto_pg_interval_put(&enc, &iv);
+		iv = (struct proto_pg_interval){.first = 40, .last = 41, .n = 1, .osd = {2}};
+		proto_pg_interval_put(&enc, &iv);
+		proto_enc_finish(&enc, &len);
+		m.pg.count = 2;
+		m.pg.entries = gen_ent;
+		m.pg.entries_len = (uint32_t)len;
+	}
 	rc |= gen_msg(argv[1], "pg_info", &m);
 	gen_pg(&m, PROTO_PG_LOG_REQ);
 	m.pg.after = (40ull << 32) | 1;
@@ -145,19 +159,28 @@ int main(int argc, char **argv)
 	st.last_update = (42ull << 32) | 7;
 	st.objects = 100;
 	st.missing = 12;
+	st.unfound = 2;
 	st.recovered_objects = 5;
 	st.recovered_bytes = 5u << 20;
 	proto_pg_stat_put(&enc, &st);
 	st.pg = 4;
 	st.state = PROTO_PGS_ACTIVE | PROTO_PGS_CLEAN | PROTO_PGS_INCONSISTENT;
 	st.missing = 0;
+	st.unfound = 0;
 	st.inconsistent = 1;
 	st.last_scrub = 1700000000u;
+	proto_pg_stat_put(&enc, &st);
+	st.pg = 5; /* down, waiting for the OSDs of a past interval */
+	st.state = PROTO_PGS_DOWN | PROTO_PGS_UNDERSIZED | PROTO_PGS_DEGRADED;
+	st.inconsistent = 0;
+	st.nblocked = 2;
+	st.blocked[0] = 0;
+	st.blocked[1] = 2;
 	proto_pg_stat_put(&enc, &st);
 	proto_enc_finish(&enc, &len);
 	m.pg_stats.osd = 2;
 	m.pg_stats.epoch = 42;
-	m.pg_stats.count = 2;
+	m.pg_stats.count = 3;
 	m.pg_stats.entries = gen_ent;
 	m.pg_stats.entries_len = (uint32_t)len;
 	rc |= gen_msg(argv[1], "pg_stats", &m);

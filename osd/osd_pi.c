@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Past intervals (osd_pi.h, docs/recovery.md "Past intervals"). Modelled on
+ * Ceph's PastIntervals, cut down: no up_thru in the map, so "maybe went
+ * active" is only "had >= min_size members" (conservative: an interval
+ * that could not have gone active never blocks; one that could always
+ * does until a member is heard from).
+ */
+#include "osd/osd_pi.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "placement/placement.h"
+#include "proto/codec.h"
+
+_Static_assert(PROTO_PG_IV_OSDS == PLC_MAX_REPLICAS, "an interval holds a whole acting set");
+
+static bool osd_pi_same(const struct osd_pi_ent *cur, const int32_t *acting, unsigned int n)
+{
+	return cur->n == n && !memcmp(cur->osd, acting, n * sizeof(*acting));
+}
+
+/*
+ * Room for one more closed interval, c (NULL: a peer's, always wanted):
+ * drop the oldest one that cannot have gone active; failing that skip c
+ * if it could not either; failing that drop the oldest of all (counted in
+ * dropped: then the bound costs safety, which the caller logs). Returns
+ * false when c is to be skipped.
+ */
+static bool osd_pi_make_room(struct osd_pi *pi, const struct osd_pi_ent *c)
+{
+	uint32_t victim = 0;
+
+	if (pi->n < OSD_PI_MAX)
+		return true;
+	for (uint32_t i = 0; i < pi->n; i++) {
+		if (!(pi->e[i].flags & OSD_PI_F_ACTIVE)) {
+			victim = i;
+			goto drop;
+		}
+	}
+	if (c != NULL && !(c->flags & OSD_PI_F_ACTIVE))
+		return false;
+	pi->dropped++;
+drop:
+	memmove(&pi->e[victim], &pi->e[victim + 1], (pi->n - victim - 1) * sizeof(pi->e[0]));
+	pi->n--;
+	return true;
+}
+
+int osd_pi_advance(struct osd_pi *pi, uint32_t epoch, uint32_t gap_from, const int32_t *acting,
+		   unsigned int n, unsigned int min_size)
+{
+	bool gap = gap_from != 0 && gap_from + 1 < epoch && pi->epoch != 0;
+	int closed = 0;
+
+	if (epoch <= pi->epoch)
+		return 0; /* a map replayed after a restart: already applied */
+	if (n > PROTO_PG_IV_OSDS)
+		n = PROTO_PG_IV_OSDS;
+	if (pi->epoch == 0) {
+		/* the first map this copy sees: the open interval starts here */
+		pi->cur.first = epoch;
+	} else if (gap || !osd_pi_same(&pi->cur, acting, n)) {
+		struct osd_pi_ent c = pi->cur;
+
+		/*
+		 * After a gap (a full map instead of the increments) we only know
+		 * the open interval lasted to the last epoch we saw; what happened
+		 * in between can only come from peers (osd_pi_merge).
+		 */
+		c.last = gap ? (gap_from > c.first ? gap_from : c.first) : epoch - 1;
+		if (gap)
+			closed = 2;
+		/* an empty acting set serves nothing; keep only what matters */
+		if (c.n > 0 && osd_pi_make_room(pi, &c)) {
+			pi->e[pi->n++] = c;
+			closed = closed ? closed : 1;
+		}
+		pi->cur.first = epoch;
+	}
+	pi->cur.n = (uint8_t)n;
+	memcpy(pi->cur.osd, acting, n * sizeof(*acting));
+	/* whether the open interval may go active depends on this map's min_size */
+	pi->cur.flags = n > 0 && n >= min_size ? OSD_PI_F_ACTIVE : 0;
+	pi->epoch = epoch;
+	return closed;
+}
+
+void osd_pi_trim(struct osd_pi *pi, uint32_t les)
+{
+	uint32_t k = 0;
+
+	while (k < pi->n && pi->e[k].last < les)
+		k++;
+	memmove(pi->e, pi->e + k, (pi->n - k) * sizeof(pi->e[0]));
+	pi->n -= k;
+}
+
+int osd_pi_merge(struct osd_pi *pi, const struct osd_pi_ent *e)
+{
+	uint32_t i;
+
+	if (e->first == 0 || e->last < e->first || e->n > PROTO_PG_IV_OSDS)
+		return -EINVAL;
+	for (i = 0; i < pi->n && pi->e[i].first <= e->first; i++)
+		if (pi->e[i].first == e->first)
+			return 0;
+	/* the open interval covers epochs from cur.first: a peer's view of them is ours */
+	if (pi->epoch != 0 && e->first >= pi->cur.first)
+		return 0;
+	if (pi->n == OSD_PI_MAX) {
+		if (!osd_pi_make_room(pi, e))
+			return 0;
+		for (i = 0; i < pi->n && pi->e[i].first < e->first; i++)
+			;
+	}
+	memmove(&pi->e[i + 1], &pi->e[i], (pi->n - i) * sizeof(pi->e[0]));
+	pi->e[i] = *e;
+	pi->n++;
+	return 1;
+}
+
+static void osd_pi_block(int32_t id, int32_t *blocked, unsigned int max, unsigned int *nb)
+{
+	for (unsigned int i = 0; i < *nb; i++)
+		if (blocked[i] == id)
+			return;
+	if (*nb < max)
+		blocked[(*nb)++] = id;
+}
+
+enum osd_pi_verdict osd_pi_check(const struct osd_pi *pi, uint32_t les,
+				 const struct osd_pi_probe *probe, int32_t *blocked_out,
+				 unsigned int max, unsigned int *nblocked_out)
+{
+	enum osd_pi_verdict v = OSD_PI_OK;
+	unsigned int nb = 0;
+
+	for (uint32_t i = 0; i < pi->n; i++) {
+		const struct osd_pi_ent *e = &pi->e[i];
+		bool heard = false, up = false;
+
+		if (e->last < les || !(e->flags & OSD_PI_F_ACTIVE))
+			continue;
+		for (unsigned int k = 0; k < e->n && !heard; k++) {
+			heard = probe->heard(probe->arg, e->osd[k]);
+			up |= probe->up(probe->arg, e->osd[k]);
+		}
+		if (heard)
+			continue;
+		if (up) {
+			if (v == OSD_PI_OK)
+				v = OSD_PI_WAIT;
+			continue;
+		}
+		v = OSD_PI_DOWN;
+		for (unsigned int k = 0; k < e->n; k++)
+			osd_pi_block(e->osd[k], blocked_out, max, &nb);
+	}
+	*nblocked_out = nb;
+	return v;
+}
+
+void osd_pi_encode(const struct osd_pi *pi, struct proto_enc *enc)
+{
+	proto_enc_put_u32(enc, pi->epoch);
+	proto_enc_put_u32(enc, pi->cur.first);
+	proto_enc_put_u8(enc, pi->cur.flags);
+	proto_enc_put_u8(enc, pi->cur.n);
+	for (unsigned int i = 0; i < pi->cur.n; i++)
+		proto_enc_put_u32(enc, (uint32_t)pi->cur.osd[i]);
+	proto_enc_put_u8(enc, (uint8_t)pi->n);
+	for (uint32_t i = 0; i < pi->n; i++)
+		proto_pg_interval_put(enc, &pi->e[i]);
+}
+
+int osd_pi_decode(struct proto_dec *dec, struct osd_pi *pi_out)
+{
+	static __thread struct osd_pi pi;
+	uint8_t n = 0;
+
+	memset(&pi, 0, sizeof(pi));
+	proto_dec_get_u32(dec, "pi.epoch", &pi.epoch);
+	proto_dec_get_u32(dec, "pi.cur.first", &pi.cur.first);
+	proto_dec_get_u8(dec, "pi.cur.flags", &pi.cur.flags);
+	proto_dec_get_u8(dec, "pi.cur.n", &pi.cur.n);
+	if (dec->err == 0 && pi.cur.n > PROTO_PG_IV_OSDS)
+		return proto_dec_fail(dec, "pi.cur.n: %u", pi.cur.n);
+	for (unsigned int i = 0; i < pi.cur.n; i++) {
+		uint32_t id = 0;
+
+		proto_dec_get_u32(dec, "pi.cur.osd", &id);
+		pi.cur.osd[i] = (int32_t)id;
+	}
+	proto_dec_get_u8(dec, "pi.n", &n);
+	if (dec->err == 0 && n > OSD_PI_MAX)
+		return proto_dec_fail(dec, "pi.n: %u > %u", n, OSD_PI_MAX);
+	for (unsigned int i = 0; i < n && dec->err == 0; i++)
+		proto_pg_interval_get(dec, &pi.e[i]);
+	if (dec->err != 0)
+		return dec->err;
+	pi.n = n;
+	*pi_out = pi;
+	return 0;
+}
