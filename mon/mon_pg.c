@@ -198,7 +198,8 @@ json_t *mon_pg_json_summary(struct mon *mon)
 {
 	json_t *states = json_object(), *out;
 	uint64_t pgs = 0, missing = 0, inconsistent = 0, inactive = 0, unfound = 0, unfound_pgs = 0;
-	double objs_s = 0, bytes_s = 0;
+	uint64_t missing_bytes = 0;
+	double objs_s = 0, bytes_s = 0, eta = -1;
 
 	for (uint32_t p = 0; p < mon->map.npools; p++) {
 		const struct mon_pool *pool = &mon->map.pools[p];
@@ -220,6 +221,7 @@ json_t *mon_pg_json_summary(struct mon *mon)
 				continue;
 			}
 			missing += e->s.missing;
+			missing_bytes += e->s.missing_bytes;
 			unfound += e->s.unfound;
 			unfound_pgs += e->s.unfound > 0;
 			inconsistent += (e->s.state & PROTO_PGS_INCONSISTENT) != 0;
@@ -234,17 +236,21 @@ json_t *mon_pg_json_summary(struct mon *mon)
 			bytes_s += mon_pgs.rate[i].bytes_per_s;
 		}
 	}
-	out = json_pack("{s:I, s:o, s:I, s:I, s:I}", "num_pgs", (json_int_t)pgs, "states", states,
-			"inactive_pgs", (json_int_t)inactive, "degraded_objects",
-			(json_int_t)missing, "inconsistent_pgs", (json_int_t)inconsistent);
+	/* ETA: the slower of what is left by objects and by bytes at the current rates */
+	if (missing > 0 && objs_s > 0.01)
+		eta = (double)missing / objs_s;
+	if (missing_bytes > 0 && bytes_s > 1 && (double)missing_bytes / bytes_s > eta)
+		eta = (double)missing_bytes / bytes_s;
+	out = json_pack("{s:I, s:o, s:I, s:I, s:I, s:I}", "num_pgs", (json_int_t)pgs, "states",
+			states, "inactive_pgs", (json_int_t)inactive, "degraded_objects",
+			(json_int_t)missing, "degraded_bytes", (json_int_t)missing_bytes,
+			"inconsistent_pgs", (json_int_t)inconsistent);
 	json_object_set_new(out, "unfound_objects", json_integer((json_int_t)unfound));
 	json_object_set_new(out, "unfound_pgs", json_integer((json_int_t)unfound_pgs));
 	json_object_set_new(out, "recovery",
 			    json_pack("{s:f, s:f, s:o}", "objects_per_sec", objs_s,
 				      "bytes_per_sec", bytes_s, "eta_sec",
-				      missing > 0 && objs_s > 0.01
-					  ? json_integer((json_int_t)((double)missing / objs_s))
-					  : json_null()));
+				      eta >= 0 ? json_integer((json_int_t)eta) : json_null()));
 	return out;
 }
 

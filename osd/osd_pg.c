@@ -614,6 +614,7 @@ int osd_pg_stats_send(struct osd *osd)
 				s.last_update = x->last_update;
 				s.objects = x->objects;
 				s.missing = osd_recovery_missing(x);
+				s.missing_bytes = s.missing ? osd_recovery_missing_bytes(osd, x) : 0;
 				s.inconsistent = x->inconsistent;
 				s.last_scrub = x->last_scrub;
 				s.unfound = x->missing.n > 0 ? x->unfound : 0;

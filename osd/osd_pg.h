@@ -206,6 +206,8 @@ void osd_recovery_pushed(struct osd *osd, uint32_t pool, uint32_t pg, const char
 			 bool whole);
 void osd_recovery_interval(struct osd *osd, struct osd_pgx *x);
 uint64_t osd_recovery_missing(const struct osd_pgx *x);
+/* Their bytes, from this OSD's copies (sampled beyond 4096 objects). */
+uint64_t osd_recovery_missing_bytes(struct osd *osd, const struct osd_pgx *x);
 struct asok_out;
 void osd_recovery_perf(struct osd *osd, struct asok_out *out);
 

@@ -96,6 +96,39 @@ uint64_t osd_recovery_missing(const struct osd_pgx *x)
 	return n;
 }
 
+#define OSD_REC_SIZE_SAMPLES 4096u /* store_stat calls per PG and report, at most */
+
+/*
+ * Bytes still to move: the size of this OSD's copy of each missing object
+ * (the push source; for what the primary itself misses, its older copy if
+ * any). Beyond OSD_REC_SIZE_SAMPLES objects the average of those sampled
+ * stands in for the rest, so a report stays cheap with many missing.
+ */
+uint64_t osd_recovery_missing_bytes(struct osd *osd, const struct osd_pgx *x)
+{
+	uint64_t pgk = osd_pg_key(x->pg->pool, x->pg->pg), bytes = 0, sampled = 0, total = 0;
+
+	for (int i = -1; i < (int)x->nm; i++) {
+		const struct osd_pgset *set = i < 0 ? &x->missing : &x->m[i].missing;
+		struct osd_pgset_ent *e;
+		uint32_t it = 0;
+
+		if (i >= 0 && !x->m[i].acting)
+			continue;
+		total += set->n;
+		while (sampled < OSD_REC_SIZE_SAMPLES && (e = osd_pgset_next(set, &it)) != NULL) {
+			struct store_stat st;
+
+			if (store_stat(osd->store, pgk, e->name, &st) == 0)
+				bytes += st.size;
+			sampled++;
+		}
+	}
+	if (sampled > 0 && total > sampled)
+		bytes += bytes / sampled * (total - sampled);
+	return bytes;
+}
+
 static struct osd_pg_member *osd_rec_member(struct osd_pgx *x, uint32_t id)
 {
 	for (unsigned int i = 0; i < x->nm; i++)

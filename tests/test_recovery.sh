@@ -231,7 +231,8 @@ monkill)
 	start_osd 1
 	wait_for 60 "osd.1 back up" sh -c "[ \"\$($RWEFT status -c $CONF --format json | jq .osdmap.num_up_osds)\" = $NOSD ]"
 	# recovery is throttled to 1 MB/s here, so it is still going on at the kill
-	wait_for 30 "recovery reported under way" sh -c "$RWEFT status -c $CONF --format json | jq -e '.pgmap.degraded_objects > 0'"
+	# objects are 1 B..128 KiB: bytes left are reported with them
+	wait_for 30 "recovery reported under way" sh -c "$RWEFT status -c $CONF --format json | jq -e '.pgmap.degraded_objects > 0 and .pgmap.degraded_bytes > 0'"
 	log "before the kill: $(w status | grep -A1 'io:' | tail -n 1)"
 	LEADER=$(wj mon stat | jq -r '.leader_rank')
 	LNAME=$(echo a b c | cut -d' ' -f$((LEADER + 1)))

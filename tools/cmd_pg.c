@@ -80,8 +80,10 @@ void cli_render_pgmap(json_t *pg)
 	    json_real_value(json_object_get(rec, "objects_per_sec")) > 0) {
 		json_t *eta = json_object_get(rec, "eta_sec");
 
-		printf("\n  io:\n    recovery: %lld objects degraded, %.1f objects/s, %.1f MB/s",
+		printf("\n  io:\n    recovery: %lld objects degraded (%.1f MB), %.1f objects/s, "
+		       "%.1f MB/s",
 		       json_integer_value(json_object_get(pg, "degraded_objects")),
+		       (double)json_integer_value(json_object_get(pg, "degraded_bytes")) / 1e6,
 		       json_real_value(json_object_get(rec, "objects_per_sec")),
 		       json_real_value(json_object_get(rec, "bytes_per_sec")) / 1e6);
 		if (json_is_integer(eta))
