@@ -157,6 +157,85 @@ static void test_send_ordering(void **state)
 }
 
 /*
+ * The acceptor is busy when the connector's first messages arrive: the
+ * connector runs alone from its CONNECTED event until its sends completed,
+ * so the messages are in the acceptor's queues before the acceptor ever
+ * sees its connection established (on verbs: data in the CQ, the RTU still
+ * in the rdma_cm channel). The acceptor must report ACCEPTED first, then
+ * every message, in order — none dropped, no credit lost.
+ */
+static void test_data_before_accept(void **state)
+{
+	struct fab_domain *da = fh_domain_open(MSG, CREDITS, SQ), *db = fh_domain_open(MSG, CREDITS, SQ);
+	struct fh_side a, b, *sa[1] = { &a }, *sb[1] = { &b }, *both[2] = { &a, &b };
+	const unsigned int n = CREDITS / 2;
+	struct fab_listener *l;
+	struct fab_ep *ea, *eb = NULL;
+	struct fab_cqe cqe;
+	uint64_t deadline;
+	char addr[64];
+	int acc = -1, first_recv = -1;
+
+	assert_non_null(da);
+	assert_non_null(db);
+	fh_side_init(&a, da);
+	fh_side_init(&b, db);
+	snprintf(addr, sizeof(addr), "%s:0", fh_ip());
+	assert_int_equal(fab_listen(db, addr, (void *)0xb0b, &l), 0);
+	snprintf(addr, sizeof(addr), "%s:%u", fh_ip(), fab_listener_port(l));
+	assert_int_equal(fab_connect(da, addr, NULL, (void *)0xa11ce, &ea), 0);
+	for (unsigned int i = 0; i < n; i++) /* queued until the connection is up */
+		assert_int_equal(fab_send(ea, &i, sizeof(i), NULL), 0);
+	/* alternate, and stop pumping b the moment a is connected */
+	deadline = clock_now_ms() + FH_TIMEOUT_MS;
+	while (fh_count(&a, FAB_EV_CONNECTED) == 0) {
+		assert_true(clock_now_ms() < deadline);
+		fh_pump(sa, 1);
+		if (fh_count(&a, FAB_EV_CONNECTED) == 0)
+			fh_pump(sb, 1);
+	}
+	assert_true(fh_wait(sa, 1, &a, FAB_EV_CONNECTED, ea, &cqe));
+	assert_int_equal(cqe.status, 0);
+	/* a alone: its sends land in b's receive queue (bounded: some backends need b) */
+	deadline = clock_now_ms() + 2000;
+	while (fh_count(&a, FAB_EV_SEND) < n && clock_now_ms() < deadline)
+		fh_pump(sa, 1);
+	deadline = clock_now_ms() + FH_TIMEOUT_MS;
+	while (fh_count(&b, FAB_EV_RECV) < n && clock_now_ms() < deadline)
+		fh_pump(both, 2);
+	for (unsigned int i = 0; i < b.nevs; i++) {
+		if (b.evs[i].kind == FAB_EV_ACCEPTED && acc < 0)
+			acc = (int)i;
+		if (b.evs[i].kind == FAB_EV_RECV && first_recv < 0)
+			first_recv = (int)i;
+	}
+	assert_true(acc >= 0);
+	assert_true(first_recv > acc);
+	eb = b.evs[acc].ep;
+	for (unsigned int i = 0; i < n; i++) {
+		unsigned int v;
+
+		assert_true(fh_wait(both, 2, &b, FAB_EV_RECV, NULL, &cqe));
+		assert_ptr_equal(cqe.ep, eb);
+		assert_int_equal(cqe.len, sizeof(v));
+		memcpy(&v, cqe.data, sizeof(v));
+		assert_int_equal(v, i);
+		fab_recv_release(&cqe);
+	}
+	/* and the connection works both ways afterwards, credits intact */
+	for (unsigned int i = 0; i < 4 * CREDITS; i++) {
+		assert_int_equal(fab_send(eb, &i, sizeof(i), NULL), 0);
+		assert_true(fh_wait(both, 2, &a, FAB_EV_RECV, ea, &cqe));
+		fab_recv_release(&cqe);
+		assert_int_equal(fab_send(ea, &i, sizeof(i), NULL), 0);
+		assert_true(fh_wait(both, 2, &b, FAB_EV_RECV, eb, &cqe));
+		fab_recv_release(&cqe);
+	}
+	fh_side_fini(&a);
+	fh_side_fini(&b);
+}
+
+/*
  * A slow receiver: it holds every buffer. The sender must stop at exactly
  * the credit window, and resume as buffers come back, losing nothing.
  */
@@ -940,6 +1019,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_connect_accept),
 		cmocka_unit_test(test_connect_refused),
 		cmocka_unit_test(test_send_ordering),
+		cmocka_unit_test(test_data_before_accept),
 		cmocka_unit_test(test_credits_slow_receiver),
 		cmocka_unit_test(test_credits_both_ways),
 		cmocka_unit_test(test_write_read_sizes),

@@ -313,6 +313,7 @@ void verbs_ep_destroy(struct verbs_ep *ep);
 int verbs_cm_progress(struct verbs_domain *vd, unsigned int budget);
 void verbs_ep_check_deadline(struct verbs_ep *ep, uint64_t now);
 void verbs_ep_drained(struct verbs_ep *ep);
+void verbs_ep_comm_est(struct verbs_ep *ep);
 
 /* verbs_tx.c: posting, completions, credits */
 int verbs_post_send(struct fab_ep *ep, const void *buf, size_t len, void *ctx);

@@ -288,6 +288,33 @@ static void verbs_ep_established(struct verbs_ep *ep, const uint8_t *pd, uint8_t
 	verbs_txlist_add(ep);
 }
 
+/*
+ * Data arrived on the QP of an endpoint whose connection we have not seen
+ * established. On the passive side that is the normal race of RC: our
+ * rdma_accept put the QP in RTS, the peer got our reply, sent its RTU and
+ * then its first message, and the message overtook the RTU's way through
+ * the kernel's CM and our event channel (under load by whole seconds; we
+ * also poll the CQ before the channel). The IB answer is "communication
+ * established": tell the CM (so a lost RTU cannot time the connection
+ * out) and treat the endpoint as established now. On the active side it
+ * cannot happen (librdmacm moves the QP to RTS and sends the RTU inside
+ * the call that reports ESTABLISHED, and the peer sends nothing before
+ * that), so it is a protocol error there: fail loudly, never drop data.
+ */
+void verbs_ep_comm_est(struct verbs_ep *ep)
+{
+	if (ep->state == VERBS_EP_ACCEPTING && ep->from) {
+		/* best effort: the RTU usually comes anyway; ESTABLISHED is ignored then */
+		if (rdma_notify(ep->id, IBV_EVENT_COMM_EST) && errno != EINVAL)
+			verbs_log_warn(ep->vd, "accepting %s: rdma_notify(COMM_EST): %s",
+				       ep->base.peer_addr, strerror(errno));
+		verbs_ep_established(ep, NULL, 0);
+		return;
+	}
+	if (ep->state == VERBS_EP_CONNECTING)
+		verbs_ep_fail(ep, -EPROTO, "message before the connection was established");
+}
+
 static void verbs_ep_finish_fail(struct verbs_ep *ep)
 {
 	struct fab_cqe cqe = { 0 };
@@ -594,7 +621,9 @@ static void verbs_cm_ep_event(struct verbs_ep *ep, struct rdma_cm_event *ev, con
 			verbs_ep_fail(ep, -errno, "rdma_connect");
 		return;
 	case RDMA_CM_EVENT_ESTABLISHED:
-		verbs_ep_established(ep, pd, pdlen);
+		/* already established by its first message (verbs_ep_comm_est) */
+		if (ep->state != VERBS_EP_CONNECTED)
+			verbs_ep_established(ep, pd, pdlen);
 		return;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		if (ep->state == VERBS_EP_CONNECTED)

@@ -163,8 +163,17 @@ static void verbs_recv_handle(struct verbs_domain *vd, const struct ibv_wc *wc)
 		return;
 	}
 	ep = verbs_ep_by_qpn(vd, wc->qp_num);
+	/*
+	 * A message can arrive before the connection event that announces
+	 * its endpoint (the passive side's ESTABLISHED trails the peer's first
+	 * send): the endpoint is established now, and its ACCEPTED event goes
+	 * out before this message's. Dropping it would lose the message and
+	 * the peer's credit for good.
+	 */
+	if (ep && (ep->state == VERBS_EP_ACCEPTING || ep->state == VERBS_EP_CONNECTING))
+		verbs_ep_comm_est(ep);
 	if (!ep || ep->state != VERBS_EP_CONNECTED) {
-		verbs_rbuf_repost(vd, rb);
+		verbs_rbuf_repost(vd, rb); /* closed or failing: nobody reads it */
 		return;
 	}
 	if (ep->received_total - ep->released_total >= vd->base.attr.recv_credits) {
