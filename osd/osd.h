@@ -80,6 +80,7 @@ struct osd_peer {
 	struct osd_ring_slot *slots; /* circular FIFO */
 	uint32_t slot_cap, slot_head, slot_count;
 	uint64_t next_connect_ms; /* reconnect backoff */
+	uint64_t connect_ms;	  /* when the current connection was started */
 	struct osd_peer *next;
 };
 

@@ -389,9 +389,20 @@ static void osd_conn_fail(struct osd *osd, struct osd_conn *conn)
 	osd_conn_free(conn);
 }
 
+/*
+ * An accepted endpoint carries its listener's ctx (the connection kind, a
+ * small integer) until FAB_EV_ACCEPTED adopts it into an osd_conn.
+ */
+static struct osd_conn *osd_conn_of(struct fab_ep *ep)
+{
+	void *c = ep != NULL ? fab_ep_ctx(ep) : NULL;
+
+	return (uintptr_t)c <= OSD_CONN_PEER ? NULL : c;
+}
+
 static void osd_cqe_handle(struct osd *osd, struct fab_cqe *cqe)
 {
-	struct osd_conn *conn = cqe->ep ? fab_ep_ctx(cqe->ep) : NULL;
+	struct osd_conn *conn = osd_conn_of(cqe->ep);
 	uint32_t *tag;
 
 	switch (cqe->kind) {
@@ -406,6 +417,10 @@ static void osd_cqe_handle(struct osd *osd, struct fab_cqe *cqe)
 			conn->failed = true;
 		break;
 	case FAB_EV_RECV:
+		if (conn == NULL && cqe->ep != NULL)
+			/* a fabric announces an endpoint before its messages: a backend bug */
+			log_warn("osd", "%s: message from %s before its connection; dropped",
+				 osd->name, fab_ep_peer_addr(cqe->ep));
 		if (conn == NULL || conn->failed) {
 			fab_recv_release(cqe);
 			break;

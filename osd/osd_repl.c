@@ -101,6 +101,10 @@ static int osd_peer_connect(struct osd *osd, struct osd_peer *p)
 	}
 	p->conn->peer = p;
 	p->conn->peer_id = p->id;
+	p->connect_ms = now;
+	log_info("osd", "%s: connecting to osd.%u at %s for replication (map epoch %u)",
+		 osd->name, p->id, addr, osd->map.epoch);
+	/* queued until the connection is up: fab_send keeps order behind the connect */
 	rc = osd_send_wire(p->conn, &m);
 	if (rc != 0)
 		p->conn->failed = true;
@@ -313,6 +317,9 @@ void osd_repl_recv(struct osd_conn *conn, const void *buf, size_t len)
 	if (conn->kind == OSD_CONN_REPLICA && m.type == OSD_WIRE_RING_REQ)
 		return osd_replica_ring_req(conn, &m);
 	if (conn->kind == OSD_CONN_PEER && conn->peer && m.type == OSD_WIRE_RING_GRANT) {
+		log_info("osd", "%s: osd.%u granted a ring of %llu MiB, %llu ms after connecting",
+			 conn->osd->name, conn->peer->id, (unsigned long long)(m.ring.len >> 20),
+			 (unsigned long long)(clock_now_ms() - conn->peer->connect_ms));
 		conn->peer->ring = m.ring;
 		conn->peer->ring_ready = true;
 		conn->peer->slot_head = conn->peer->slot_count = 0;
@@ -412,8 +419,29 @@ void osd_repl_write_imm(struct osd_conn *conn, uint32_t imm, uint32_t len)
 	osd->ctr.replica_bytes += len;
 }
 
+/*
+ * A replica that accepted but never granted its ring (a lost RING_REQ, a
+ * replica stuck in start-up) would stall every write of the PGs it is in
+ * without an error anywhere: after twice ms_connect_timeout give up on
+ * that connection, say so, and connect again.
+ */
+static void osd_repl_grant_check(struct osd *osd, uint64_t now)
+{
+	uint64_t limit = 2 * conf_get_duration_us(osd->conf, CONF_MS_CONNECT_TIMEOUT) / 1000;
+
+	for (struct osd_peer *p = osd->peers; p; p = p->next) {
+		if (p->conn == NULL || p->ring_ready || p->conn->failed ||
+		    now - p->connect_ms < limit)
+			continue;
+		log_warn("osd", "%s: osd.%u (%s) granted no replication ring within %llu ms; "
+			 "reconnecting", osd->name, p->id, p->addr, (unsigned long long)limit);
+		p->conn->failed = true; /* torn down and retried by osd_net_progress */
+	}
+}
+
 void osd_repl_tick(struct osd *osd)
 {
+	osd_repl_grant_check(osd, clock_now_ms());
 	osd_repl_flush_all(osd);
 }
 

@@ -34,11 +34,5 @@ UCX_MEM_MALLOC_HOOKS=no;UCX_MEM_MMAP_HOOK_MODE=none;UCX_WARN_UNUSED_ENV_VARS=n")
 			COMMAND ${CMAKE_SOURCE_DIR}/verbs-tests/run-vm.sh osd ${CMAKE_BINARY_DIR})
 		set_tests_properties(osd_func_io_verbs PROPERTIES LABELS "verbs" TIMEOUT 1200
 			SKIP_RETURN_CODE 77 RESOURCE_LOCK rdma_vm)
-		# DISABLED (shown as "Not Run (Disabled)", never passed): in the VM only
-		# 3 of the 6 replica connections get their ring (RING_GRANT) within
-		# minutes, with no connect error logged, so writes to PGs led by the
-		# other primaries time out. Not understood yet (docs/verbs.md); run it
-		# by hand with verbs-tests/run-vm.sh osd BUILD_DIR.
-		set_tests_properties(osd_func_io_verbs PROPERTIES DISABLED TRUE)
 	endif()
 endif()

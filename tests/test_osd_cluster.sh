@@ -44,6 +44,9 @@ cleanup() {
 	kill $(pgrep -P "$WATCHDOG") "$WATCHDOG" 2>/dev/null
 	for p in "${!PIDS[@]}"; do kill -9 "${PIDS[$p]}" 2>/dev/null; done
 	wait 2>/dev/null
+	# WEFT_TEST_SAVE_LOGS=DIR keeps every daemon's log (e.g. out of the VM)
+	[ -n "${WEFT_TEST_SAVE_LOGS:-}" ] && cp "$DIR"/*.log "$DIR"/*.out "$DIR"/*.err \
+		"$WEFT_TEST_SAVE_LOGS"/ 2>/dev/null
 	rm -rf "$DIR"
 }
 trap cleanup EXIT
@@ -236,7 +239,8 @@ io)
 			fail "osd.$i serves a client off the public network: $J"
 		[ "$(echo "$J" | jq '.replica_records')" -gt 0 ] || fail "osd.$i got no replica records"
 	done
-	sed 's/^client //' "$DIR/client.conns" | jq -e --argjson pub "$PUB" "$PEER_OK" \
+	# stderr also carries the client's log lines (verbs logs its domain open)
+	sed -n 's/^client //p' "$DIR/client.conns" | jq -e --argjson pub "$PUB" "$PEER_OK" \
 		> /dev/null || fail "client talked to a non-public address: $(cat "$DIR/client.conns")"
 	log "ok: byte counters: replication on $NETS only, client traffic on the public side only"
 	# the admin socket through the CLI (path from admin_socket in the conf); a

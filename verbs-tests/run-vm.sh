@@ -10,7 +10,8 @@
 # download) when it is missing. Exits 77 (skip) only when a VM is impossible
 # here: no harness, no qemu, or no /dev/kvm-free TCG... i.e. qemu missing.
 # Every other problem is a failure. Env: WEFT_RDMA_VM (harness dir),
-# RDMAVM_CACHE, WEFT_VM_MEM (default 3G: ASan builds), WEFT_VM_TIMEOUT (900 s).
+# RDMAVM_CACHE, WEFT_VM_MEM (default 3G: ASan builds), WEFT_VM_TIMEOUT (900 s),
+# WEFT_VM_SAVE_LOGS=DIR (outside /tmp: the daemons' logs of the osd mode land there).
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -58,8 +59,14 @@ if [ ! -s "$cache/vmlinuz" ] || [ ! -s "$cache/initrd.img" ]; then
 fi
 
 cd "$top" || exit 1
+# WEFT_VM_SAVE_LOGS=DIR: the guest writes the daemons' logs there (read-write share)
+save=()
+if [ -n "${WEFT_VM_SAVE_LOGS:-}" ]; then
+	mkdir -p "$WEFT_VM_SAVE_LOGS" && WEFT_VM_SAVE_LOGS=$(cd "$WEFT_VM_SAVE_LOGS" && pwd) || exit 2
+	save=(--rw "$WEFT_VM_SAVE_LOGS" -e WEFT_TEST_SAVE_LOGS="$WEFT_VM_SAVE_LOGS")
+fi
 start=$(date +%s)
-"$vm/run-in-vm.sh" --mem "${WEFT_VM_MEM:-3G}" --timeout "${WEFT_VM_TIMEOUT:-900}" \
+"$vm/run-in-vm.sh" --mem "${WEFT_VM_MEM:-3G}" --timeout "${WEFT_VM_TIMEOUT:-900}" "${save[@]}" \
 	-e WEFT_BUILD="$build" -e WEFT_TEST_ADDR=198.18.0.1 \
 	-e ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}" \
 	-e UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
