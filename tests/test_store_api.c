@@ -127,6 +127,72 @@ static int log_cb(void *arg, uint64_t seq, const void *e, size_t len)
 }
 
 /* Many transactions in flight, a WAL that wraps many times, remount without umount. */
+/*
+ * The object-record cache stays within onode_cache_bytes: clean records
+ * are evicted and read back from RocksDB on the next lookup (same data,
+ * same sizes), records of uncommitted transactions are never evicted.
+ */
+static void test_onode_cache_bound(void **state)
+{
+	const unsigned int n = 2000;
+	struct store_info info;
+	struct store_stat s;
+	struct store_tx *tx;
+	struct store *st;
+	struct stu u;
+	char name[32];
+	int done[8];
+
+	stu_init(&u, false);
+	u.o.onode_cache_bytes = 64 << 10; /* a few hundred records */
+	assert_int_equal(store_mkfs(&u.o), 0);
+	assert_int_equal(store_mount(&u.o, &st), 0);
+	for (unsigned int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "obj-%u", i);
+		write_obj(st, name, 0, 100 + i % 3000, i);
+		store_info_get(st, &info);
+		/* trimmed at the next lookup: at most one more record over the budget */
+		assert_true(info.onode_cache_bytes <= u.o.onode_cache_bytes + 1024);
+	}
+	store_info_get(st, &info);
+	assert_true(info.onode_evictions > 0);
+	assert_true(info.onodes_cached < n / 2);
+	for (unsigned int i = 0; i < n; i++) { /* evicted ones come back from RocksDB */
+		snprintf(name, sizeof(name), "obj-%u", i);
+		check_obj(st, name, 0, 100 + i % 3000, i);
+		assert_int_equal(store_stat(st, 1, name, &s), 0);
+		assert_int_equal(s.size, 100 + i % 3000);
+	}
+	/* uncommitted: submitted, never waited for; lookups must still see them */
+	for (unsigned int k = 0; k < 8; k++) {
+		uint8_t b[64];
+
+		fill(b, sizeof(b), k);
+		snprintf(name, sizeof(name), "new-%u", k);
+		done[k] = 1;
+		assert_int_equal(store_tx_create(&tx), 0);
+		assert_int_equal(store_tx_write(tx, 1, name, 0, sizeof(b), b), 0);
+		assert_int_equal(store_tx_submit(st, tx, stu_cb, &done[k]), 0);
+		for (unsigned int i = 0; i < 200; i++) { /* lookups that trim */
+			snprintf(name, sizeof(name), "obj-%u", (k * 200 + i) % n);
+			assert_int_equal(store_stat(st, 1, name, &s), 0);
+		}
+		for (unsigned int j = 0; j <= k; j++) {
+			snprintf(name, sizeof(name), "new-%u", j);
+			assert_int_equal(store_stat(st, 1, name, &s), 0);
+			assert_int_equal(s.size, 64);
+		}
+	}
+	assert_int_equal(store_flush(st), 0);
+	for (unsigned int k = 0; k < 8; k++) {
+		assert_int_equal(done[k], 0);
+		snprintf(name, sizeof(name), "new-%u", k);
+		check_obj(st, name, 0, 64, k);
+	}
+	store_umount(st);
+	stu_cleanup(&u);
+}
+
 static void test_group_commit_and_wrap(void **state)
 {
 	struct stu u;
@@ -317,6 +383,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_basic),
+		cmocka_unit_test(test_onode_cache_bound),
 		cmocka_unit_test(test_group_commit_and_wrap),
 		cmocka_unit_test(test_large_batches),
 		cmocka_unit_test(test_enospc),

@@ -44,6 +44,7 @@ struct store_opts {
 	enum store_sync sync;
 	bool direct_io;       /* O_DIRECT on data and WAL (falls back with a warning) */
 	bool wal_salvage;     /* mount even if the WAL is damaged mid-log (drops records) */
+	uint64_t onode_cache_bytes; /* object records kept in memory (clean ones evicted above) */
 	/*
 	 * Tests only (no conf option): when set, out-of-line data writes are held
 	 * back until the WAL record of their batch has been written, and this is
@@ -138,6 +139,7 @@ struct store_info {
 	uint64_t batches, batched_tx, checkpoints;
 	uint64_t replayed_records, replayed_tx, replay_dropped_bytes;
 	uint64_t replay_dropped_data; /* 1 if the last record's out-of-line data failed its crc */
+	uint64_t onodes_cached, onode_cache_bytes, onode_evictions;
 	bool direct_io;
 };
 void store_info_get(const struct store *st, struct store_info *info_out);
