@@ -53,7 +53,7 @@ uint64_t osd_mem_rss(void)
 int osd_mem_check(struct osd *osd)
 {
 	struct osd_perf *p = osd->perf;
-	uint64_t pools = osd_perf_registered_bytes(osd);
+	uint64_t pools = osd_perf_registered_bytes(osd); /* pools + the fabric's own buffers */
 	uint64_t rings = OSD_MEM_RINGS_ASSUMED * osd->ring_size;
 	uint64_t need = pools + rings + OSD_MEM_STORE_ALLOWANCE;
 
@@ -61,7 +61,7 @@ int osd_mem_check(struct osd *osd)
 	if (need > p->mem_target) {
 		log_error(
 		    "osd",
-		    "%s: osd_memory_target %llu MiB is too small: registered pools %llu MiB + "
+		    "%s: osd_memory_target %llu MiB is too small: registered %llu MiB + "
 		    "%u replication rings of %llu MiB + %llu MiB for the store need %llu MiB; "
 		    "raise osd_memory_target or lower osd_op_buffers/osd_repl_ring_size",
 		    osd->name, (unsigned long long)(p->mem_target >> 20),
@@ -72,7 +72,7 @@ int osd_mem_check(struct osd *osd)
 		return -ENOMEM;
 	}
 	log_info("osd",
-		 "%s: memory: target %llu MiB, registered pools %llu MiB, rings %llu MiB each",
+		 "%s: memory: target %llu MiB, registered %llu MiB, rings %llu MiB each",
 		 osd->name, (unsigned long long)(p->mem_target >> 20),
 		 (unsigned long long)(pools >> 20), (unsigned long long)(osd->ring_size >> 20));
 	return 0;

@@ -285,6 +285,8 @@ static void osd_replica_ring_req(struct osd_conn *conn, const struct osd_wire_ms
 		conn->failed = true;
 		return;
 	}
+	/* resident now on every backend (RDMA registration pins it anyway): RSS counts it */
+	memset(conn->ring, 0, conn->ring_size);
 	/* registered once per primary connection, never per record */
 	rc = fab_mr_reg(osd->dom, conn->ring, conn->ring_size, FAB_ACCESS_REMOTE_WRITE,
 			&conn->ring_mr);
