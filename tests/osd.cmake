@@ -21,6 +21,8 @@ if(TARGET weft-osd AND TARGET weft_client)
 	weft_osd_func_test(io tcp func 17100)
 	weft_osd_func_test(stale tcp func 17200)
 	weft_osd_func_test(minsize tcp func 17300)
+	# osd_memory_target 256M under sustained writes: peak RSS (VmHWM) under it
+	weft_osd_func_test(memory tcp func 17800)
 	# UCX over TCP sockets, every daemon on 127.0.0.1 (UCX only takes
 	# interface addresses, docs/ucx.md); 500 objects keep it near 30 s under
 	# ASan (the TCP case writes 2,000). The hooks are off as in fabric_ucx.cmake.
@@ -34,5 +36,11 @@ UCX_MEM_MALLOC_HOOKS=no;UCX_MEM_MMAP_HOOK_MODE=none;UCX_WARN_UNUSED_ENV_VARS=n")
 			COMMAND ${CMAKE_SOURCE_DIR}/verbs-tests/run-vm.sh osd ${CMAKE_BINARY_DIR})
 		set_tests_properties(osd_func_io_verbs PROPERTIES LABELS "verbs" TIMEOUT 1200
 			SKIP_RETURN_CODE 77 RESOURCE_LOCK rdma_vm)
+		# osd_memory_target 256M with pinned (registered) memory: the memory case
+		add_test(NAME osd_func_memory_verbs
+			COMMAND ${CMAKE_SOURCE_DIR}/verbs-tests/run-vm.sh osd ${CMAKE_BINARY_DIR})
+		set_tests_properties(osd_func_memory_verbs PROPERTIES LABELS "verbs" TIMEOUT 1200
+			SKIP_RETURN_CODE 77 RESOURCE_LOCK rdma_vm
+			ENVIRONMENT "WEFT_VM_OSD_CASE=memory;WEFT_VM_MEM=6G")
 	endif()
 endif()

@@ -9,7 +9,7 @@
 # public/cluster separation is then checked by port, the IPs by the TCP run.
 #
 #   test_osd_cluster.sh CASE MS_TYPE PORT WEFT_MON WEFT_OSD WEFT TEST_OSD_IO
-#   CASE: io | stale | minsize | bench
+#   CASE: io | stale | minsize | memory | bench
 #
 # The cluster start-up (conf, mkfs, start/stop, bounded waits) is in the
 # functions below so scripts/cluster.sh can source this file with
@@ -54,6 +54,22 @@ trap cleanup EXIT
 WATCHDOG=$!
 trap 'log "FAIL: watchdog: the case took longer than 570 s"; exit 1' TERM
 
+# the memory case bounds every OSD by a small target; the others keep the default
+MEM_TARGET=1G
+if [ "$CASE" = memory ]; then
+	MEM_TARGET=${WEFT_TEST_OSD_MEMORY_TARGET:-256M}
+	# stores the load keeps overwriting: 1G each is plenty and quick to delete
+	WEFT_TEST_OSD_DATA_SIZE=${WEFT_TEST_OSD_DATA_SIZE:-1G}
+	# a sustained load on a shared 2-core host: an OSD's loop can stall for
+	# seconds in fdatasync; this case is about memory, not failure detection
+	WEFT_TEST_HEARTBEAT_GRACE=${WEFT_TEST_HEARTBEAT_GRACE:-20s}
+	WEFT_TEST_OP_TIMEOUT=${WEFT_TEST_OP_TIMEOUT:-180s}
+	WEFT_TEST_OSD_OP_TIMEOUT=${WEFT_TEST_OSD_OP_TIMEOUT:-120s}
+	# Under ASan, freed memory sits in a 256 MiB quarantine per process: the
+	# sanitizer's memory, not the OSD's. A small one keeps use-after-free
+	# detection and lets RSS measure what the OSD holds.
+	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=16:allocator_release_to_os_interval_ms=500"
+fi
 ONE_IP=${WEFT_TEST_IP:-}
 [ -z "$ONE_IP" ] && [ "$MS" = ucx ] && ONE_IP=127.0.0.1
 MON_IP=${ONE_IP:-127.1.0.1}
@@ -93,6 +109,7 @@ write_conf() {
 	osd_repl_ring_size = 20M
 	osd_op_buffers = 6
 	osd_op_timeout = ${WEFT_TEST_OSD_OP_TIMEOUT:-30s}
+	osd_memory_target = $MEM_TARGET
 EOC
 	for i in $(seq 0 $((NOSD - 1))); do
 		printf '[osd.%d]\n\tpublic_addr = %s\n\tcluster_addr = %s\n\thost = node%d\n' \
@@ -310,6 +327,45 @@ minsize)
 	"${IOC[@]}" write after > "$DIR/w3.out" 2>&1 || { cat "$DIR/w3.out"; fail "write after osd.1 returned"; }
 	cat "$DIR/w3.out"
 	log "ok: with min_size up again writes resume"
+	;;
+memory)
+	# Sustained writes (large and small objects, overwritten round after round
+	# so the stores do not fill) against OSDs with osd_memory_target 256M: each
+	# OSD's peak RSS, as the kernel counts it (VmHWM: registered pools and rings
+	# included, they are resident), must stay under the target, and perf dump
+	# must report RSS and registered bytes that agree with /proc.
+	T=$(numfmt --from=iec "$MEM_TARGET")
+	ROUNDS=${WEFT_TEST_MEM_ROUNDS:-4}
+	mem_sample() { # prints "osd.N rss_MiB peak_MiB registered_MiB" per OSD
+		for i in $(seq 0 $((NOSD - 1))); do
+			J=$(w perf dump "osd.$i") || fail "perf dump osd.$i: $J"
+			HWM=$(awk '/^VmHWM:/ {print $2 * 1024}' "/proc/${PIDS[osd.$i]}/status")
+			echo "$J" | jq -r --arg i "$i" --arg hwm "$HWM" '"osd.\($i) rss \(.memory.rss_bytes / 1048576 | floor) MiB, VmHWM \($hwm | tonumber / 1048576 | floor) MiB, registered \(.memory.registered_bytes / 1048576 | floor) MiB"'
+		done
+	}
+	for r in $(seq 1 "$ROUNDS"); do
+		"${IOC[@]}" bench 4194304 "${WEFT_TEST_MEM_LARGE:-64}" 16 > "$DIR/mem-4m.out" 2>&1 ||
+			{ cat "$DIR/mem-4m.out"; fail "round $r: 4 MiB writes"; }
+		"${IOC[@]}" bench 65536 512 16 > "$DIR/mem-64k.out" 2>&1 ||
+			{ cat "$DIR/mem-64k.out"; fail "round $r: 64 KiB writes"; }
+		"${IOC[@]}" bench 4096 2000 16 > "$DIR/mem-4k.out" 2>&1 ||
+			{ cat "$DIR/mem-4k.out"; fail "round $r: 4 KiB writes"; }
+		log "round $r/$ROUNDS: $(mem_sample | paste -sd ';')"
+	done
+	for i in $(seq 0 $((NOSD - 1))); do
+		J=$(w perf dump "osd.$i") || fail "perf dump osd.$i"
+		HWM=$(awk '/^VmHWM:/ {print $2 * 1024}' "/proc/${PIDS[osd.$i]}/status")
+		RSS=$(awk '/^VmRSS:/ {print $2 * 1024}' "/proc/${PIDS[osd.$i]}/status")
+		[ -n "$HWM" ] && [ "$HWM" -gt 0 ] || fail "no VmHWM for osd.$i"
+		[ "$HWM" -lt "$T" ] || fail "osd.$i peak RSS $((HWM >> 20)) MiB >= osd_memory_target $((T >> 20)) MiB: $(echo "$J" | jq -c .memory)"
+		echo "$J" | jq -e --argjson t "$T" --argjson rss "$RSS" '.memory.target_bytes == $t and
+			.memory.registered_bytes > 0 and .memory.rss_bytes >= .memory.registered_bytes and
+			.memory.rss_peak_bytes < $t and .memory.over_target_events == 0 and
+			.memory.store_onode_cache_bytes < 40 * 1048576 and
+			(.memory.rss_bytes - $rss | fabs) < 64 * 1048576 and .counters.writes > 0' \
+			> /dev/null || fail "osd.$i perf dump memory disagrees (VmRSS $RSS): $(echo "$J" | jq -c .memory)"
+	done
+	log "ok: $ROUNDS rounds of writes, every OSD's peak RSS under $MEM_TARGET (registered memory included)"
 	;;
 bench) # not in ctest: the numbers of docs/performance.md
 	"${IOC[@]}" bench 4096 4000 16 || fail "bench 4K"

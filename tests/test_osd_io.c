@@ -174,7 +174,7 @@ static int cmd_verify(struct weft_cluster *cl, uint32_t pool, unsigned int n, ui
 	fflush(stdout);
 	rc = write_all(cl, pool, objs, n, 16, NULL);
 	if (rc != 0)
-		return 1;
+		goto fail;
 	printf("written in %.1f s; reading back\n", (clock_now_ms() - t0) / 1000.0);
 	fflush(stdout);
 	for (unsigned int i = 0; i < n; i++) {
@@ -183,10 +183,10 @@ static int cmd_verify(struct weft_cluster *cl, uint32_t pool, unsigned int n, ui
 		rc = weft_read(cl, pool, objs[i].name, got, max_op, 0, &len);
 		if (rc != 0) {
 			fprintf(stderr, "FAIL: read %s: %s\n", objs[i].name, weft_strerror(rc));
-			return 1;
+			goto fail;
 		}
 		if (check_copy("read", &objs[i], got, len, want) != 0)
-			return 1;
+			goto fail;
 	}
 	/* every OSD that answers perf is a member; each must hold an identical copy */
 	while (osds < 64 && weft_debug_osd_perf(cl, osds, perf, sizeof(perf)) == 0)
@@ -203,10 +203,10 @@ static int cmd_verify(struct weft_cluster *cl, uint32_t pool, unsigned int n, ui
 			if (rc != 0) {
 				fprintf(stderr, "FAIL: %s %s: %s\n", what, objs[i].name,
 					weft_strerror(rc));
-				return 1;
+				goto fail;
 			}
 			if (check_copy(what, &objs[i], got, len, want) != 0)
-				return 1;
+				goto fail;
 			copies++;
 		}
 	}
@@ -217,6 +217,11 @@ static int cmd_verify(struct weft_cluster *cl, uint32_t pool, unsigned int n, ui
 	free(want);
 	free(got);
 	return 0;
+fail:
+	free(objs);
+	free(want);
+	free(got);
+	return 1;
 }
 
 /* Write and verify small objects until secs pass; any error reaching us fails. */
@@ -266,8 +271,10 @@ static int cmd_bench(struct weft_cluster *cl, uint32_t pool, size_t size, unsign
 		objs[i].seed = i;
 	}
 	t0 = clock_now_us();
-	if (write_all(cl, pool, objs, n, qd, &lat) != 0)
+	if (write_all(cl, pool, objs, n, qd, &lat) != 0) {
+		free(objs);
 		return 1;
+	}
 	s = (clock_now_us() - t0) / 1e6;
 	printf("bench write %zu B x %u, %u in flight: %.0f IOPS, %.1f MB/s, p50 %.0f us, "
 	       "p99 %.0f us\n",

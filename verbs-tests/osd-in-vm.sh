@@ -22,6 +22,14 @@ export WEFT_TEST_OSD_DATA_SIZE=${WEFT_VM_OSD_DATA_SIZE:-1G}
 # would make replica connects time out over and over and writes time out.
 export WEFT_TEST_CONNECT_TIMEOUT=20s WEFT_TEST_PEER_TIMEOUT=20s WEFT_TEST_HEARTBEAT_GRACE=20s
 export WEFT_TEST_OSD_OP_TIMEOUT=120s WEFT_TEST_OP_TIMEOUT=180s WEFT_TEST_LOG_TAIL=60
-exec bash "$here/../tests/test_osd_cluster.sh" io verbs 17500 \
+case=${WEFT_VM_OSD_CASE:-io}
+port=17500
+if [ "$case" = memory ]; then
+	# registered memory is pinned here: it counts in RSS for real. Fewer
+	# and smaller rounds: TCG, and the stores live in the VM's RAM (tmpfs).
+	port=17900
+	export WEFT_TEST_MEM_ROUNDS=${WEFT_TEST_MEM_ROUNDS:-2} WEFT_TEST_MEM_LARGE=${WEFT_TEST_MEM_LARGE:-24}
+fi
+exec bash "$here/../tests/test_osd_cluster.sh" "$case" verbs "$port" \
 	"$WEFT_BUILD/mon/weft-mon" "$WEFT_BUILD/osd/weft-osd" "$WEFT_BUILD/tools/weft" \
 	"$WEFT_BUILD/tests/test_osd_io"
