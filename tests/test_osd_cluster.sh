@@ -50,9 +50,13 @@ cleanup() {
 	rm -rf "$DIR"
 }
 trap cleanup EXIT
-(sleep 570 && kill -TERM $$) > /dev/null 2>&1 &
+WATCHDOG_S=${WEFT_TEST_WATCHDOG:-570} # under ctest's TIMEOUT; the VM runs set more
+# The grace is 10 s, not 3: on a loaded shared host an ASan OSD's loop can
+# miss 3 s of beacons; it is then marked down and up again and, with no
+# recovery yet (docs/osd.md), misses writes its PGs took meanwhile.
+(sleep "$WATCHDOG_S" && kill -TERM $$) > /dev/null 2>&1 &
 WATCHDOG=$!
-trap 'log "FAIL: watchdog: the case took longer than 570 s"; exit 1' TERM
+trap 'log "FAIL: watchdog: the case took longer than $WATCHDOG_S s"; exit 1' TERM
 
 # the memory case bounds every OSD by a small target; the others keep the default
 MEM_TARGET=1G
@@ -88,7 +92,7 @@ write_conf() {
 	osd_pool_default_size = 3
 	osd_pool_default_min_size = 2
 	osd_pool_default_pg_num = 32
-	osd_heartbeat_grace = ${WEFT_TEST_HEARTBEAT_GRACE:-3s}
+	osd_heartbeat_grace = ${WEFT_TEST_HEARTBEAT_GRACE:-10s}
 	osd_heartbeat_interval = 500ms
 	osd_max_op_size = 8M
 	client_op_timeout = ${WEFT_TEST_OP_TIMEOUT:-60s}
@@ -219,6 +223,10 @@ io)
 	"${IOC[@]}" verify "$OBJECTS" 42 > "$DIR/io.out" 2> "$DIR/io.err" || {
 		cat "$DIR/io.out" "$DIR/io.err"; fail "write/read/replica verify"; }
 	cat "$DIR/io.out"
+	# every op (partial/zero-copy writes, stat, truncate, remove) on all three
+	# replicas, and async ops on one object applied in order (weft_fd-driven)
+	"${IOC[@]}" ops > "$DIR/ops.out" 2>&1 || { cat "$DIR/ops.out"; fail "client ops"; }
+	grep '^ok: ops' "$DIR/ops.out"
 	W=$(sed -n 's/^writing .*, bytes \([0-9]*\)$/\1/p' "$DIR/io.out")
 	[ -n "$W" ] || fail "no byte count in the verify output"
 	# One-sided bytes are counted where the operation is issued (on verbs and
@@ -306,7 +314,7 @@ minsize)
 	"${IOC[@]}" write before > "$DIR/w1.out" 2>&1 || { cat "$DIR/w1.out"; fail "write with 3 up"; }
 	stop_osd 1
 	stop_osd 2
-	wait_for 30 "osd.1 and osd.2 marked down" sh -c "[ \"\$($WEFT status -c $CONF --format json | jq .osdmap.num_up_osds)\" = 1 ]"
+	wait_for 60 "osd.1 and osd.2 marked down" sh -c "[ \"\$($WEFT status -c $CONF --format json | jq .osdmap.num_up_osds)\" = 1 ]"
 	# osd.2 is down: its registered pools cannot fit a 64 MiB osd_memory_target
 	timeout 30 "$OSD" -i 2 -c "$CONF" --osd_memory_target=64M > "$DIR/memtarget.out" 2>&1 &&
 		fail "osd.2 started with osd_memory_target 64M"
@@ -346,9 +354,9 @@ memory)
 	for r in $(seq 1 "$ROUNDS"); do
 		"${IOC[@]}" bench 4194304 "${WEFT_TEST_MEM_LARGE:-64}" 16 > "$DIR/mem-4m.out" 2>&1 ||
 			{ cat "$DIR/mem-4m.out"; fail "round $r: 4 MiB writes"; }
-		"${IOC[@]}" bench 65536 512 16 > "$DIR/mem-64k.out" 2>&1 ||
+		"${IOC[@]}" bench 65536 "${WEFT_TEST_MEM_MEDIUM:-512}" 16 > "$DIR/mem-64k.out" 2>&1 ||
 			{ cat "$DIR/mem-64k.out"; fail "round $r: 64 KiB writes"; }
-		"${IOC[@]}" bench 4096 2000 16 > "$DIR/mem-4k.out" 2>&1 ||
+		"${IOC[@]}" bench 4096 "${WEFT_TEST_MEM_SMALL:-2000}" 16 > "$DIR/mem-4k.out" 2>&1 ||
 			{ cat "$DIR/mem-4k.out"; fail "round $r: 4 KiB writes"; }
 		log "round $r/$ROUNDS: $(mem_sample | paste -sd ';')"
 	done

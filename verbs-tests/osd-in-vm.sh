@@ -22,13 +22,16 @@ export WEFT_TEST_OSD_DATA_SIZE=${WEFT_VM_OSD_DATA_SIZE:-1G}
 # would make replica connects time out over and over and writes time out.
 export WEFT_TEST_CONNECT_TIMEOUT=20s WEFT_TEST_PEER_TIMEOUT=20s WEFT_TEST_HEARTBEAT_GRACE=20s
 export WEFT_TEST_OSD_OP_TIMEOUT=120s WEFT_TEST_OP_TIMEOUT=180s WEFT_TEST_LOG_TAIL=60
+# the VM itself is killed after WEFT_VM_TIMEOUT (900 s): stop the case first, with logs
+export WEFT_TEST_WATCHDOG=${WEFT_TEST_WATCHDOG:-840}
 case=${WEFT_VM_OSD_CASE:-io}
 port=17500
 if [ "$case" = memory ]; then
 	# registered memory is pinned here: it counts in RSS for real. Fewer
 	# and smaller rounds: TCG, and the stores live in the VM's RAM (tmpfs).
 	port=17900
-	export WEFT_TEST_MEM_ROUNDS=${WEFT_TEST_MEM_ROUNDS:-2} WEFT_TEST_MEM_LARGE=${WEFT_TEST_MEM_LARGE:-24}
+	export WEFT_TEST_MEM_ROUNDS=${WEFT_TEST_MEM_ROUNDS:-2} WEFT_TEST_MEM_LARGE=${WEFT_TEST_MEM_LARGE:-12}
+	export WEFT_TEST_MEM_MEDIUM=${WEFT_TEST_MEM_MEDIUM:-128} WEFT_TEST_MEM_SMALL=${WEFT_TEST_MEM_SMALL:-500}
 fi
 exec bash "$here/../tests/test_osd_cluster.sh" "$case" verbs "$port" \
 	"$WEFT_BUILD/mon/weft-mon" "$WEFT_BUILD/osd/weft-osd" "$WEFT_BUILD/tools/weft" \
