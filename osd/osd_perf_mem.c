@@ -71,8 +71,7 @@ int osd_mem_check(struct osd *osd)
 		    (unsigned long long)(need >> 20));
 		return -ENOMEM;
 	}
-	log_info("osd",
-		 "%s: memory: target %llu MiB, registered %llu MiB, rings %llu MiB each",
+	log_info("osd", "%s: memory: target %llu MiB, registered %llu MiB, rings %llu MiB each",
 		 osd->name, (unsigned long long)(p->mem_target >> 20),
 		 (unsigned long long)(pools >> 20), (unsigned long long)(osd->ring_size >> 20));
 	return 0;

@@ -167,7 +167,8 @@ static void test_send_ordering(void **state)
  */
 static void test_data_before_accept(void **state)
 {
-	struct fab_domain *da = fh_domain_open(MSG, CREDITS, SQ), *db = fh_domain_open(MSG, CREDITS, SQ);
+	struct fab_domain *da = fh_domain_open(MSG, CREDITS, SQ);
+	struct fab_domain *db = fh_domain_open(MSG, CREDITS, SQ);
 	struct fh_side a, b, *sa[1] = { &a }, *sb[1] = { &b }, *both[2] = { &a, &b };
 	const unsigned int n = CREDITS / 2;
 	struct fab_listener *l;

@@ -227,7 +227,7 @@ fail:
 	return 1;
 }
 
-#define OPS_CHECK(cond, ...)                                                                      \
+#define OPS_CHECK(cond, ...)                                                                       \
 	do {                                                                                       \
 		if (!(cond)) {                                                                     \
 			fprintf(stderr, "FAIL: ops: " __VA_ARGS__);                                \
@@ -237,8 +237,8 @@ fail:
 	} while (0)
 
 /* Every OSD answering perf holds a copy equal to want[0..len) (len 0 + gone: -ENOENT). */
-static int ops_copies(struct weft_cluster *cl, uint32_t pool, const char *name,
-		      const uint8_t *want, size_t len, bool gone, uint8_t *got)
+static int ops_copies(struct weft_cluster *cl, uint32_t pool, const char *name, const uint8_t *want,
+		      size_t len, bool gone, uint8_t *got)
 {
 	char perf[256];
 	unsigned int k = 0;
@@ -248,8 +248,9 @@ static int ops_copies(struct weft_cluster *cl, uint32_t pool, const char *name,
 		int rc = weft_debug_read_local(cl, k, pool, name, got, max_op, 0, &n);
 
 		if (gone ? rc != -ENOENT : rc != 0 || n != len || memcmp(got, want, len) != 0) {
-			fprintf(stderr, "FAIL: ops: osd.%u copy of %s: rc %d, %zu bytes, want %s%zu\n",
-				k, name, rc, n, gone ? "gone " : "", len);
+			fprintf(stderr,
+				"FAIL: ops: osd.%u copy of %s: rc %d, %zu bytes, want %s%zu\n", k,
+				name, rc, n, gone ? "gone " : "", len);
 			return -EIO;
 		}
 	}
@@ -302,10 +303,13 @@ static int cmd_ops(struct weft_cluster *cl, uint32_t pool)
 	OPS_CHECK(weft_stat(cl, pool, "ops-a", &size, &ver) == 0 && size == (1u << 20) + 3 + big,
 		  "stat after writes: size %llu", (unsigned long long)size);
 	OPS_CHECK(weft_read(cl, pool, "ops-a", got, max_op, 0, &n) == 0 && n == size &&
-		      memcmp(got, want, n) == 0, "read after writes: %zu bytes", n);
+		      memcmp(got, want, n) == 0,
+		  "read after writes: %zu bytes", n);
 	OPS_CHECK(weft_read(cl, pool, "ops-a", got, 1000, 50000, &n) == 0 && n == 1000 &&
-		      memcmp(got, want + 50000, 1000) == 0, "read at an offset");
-	OPS_CHECK(ops_copies(cl, pool, "ops-a", want, size, false, got) == 0, "copies after writes");
+		      memcmp(got, want + 50000, 1000) == 0,
+		  "read at an offset");
+	OPS_CHECK(ops_copies(cl, pool, "ops-a", want, size, false, got) == 0,
+		  "copies after writes");
 	/* sent to each OSD: only the primary serves it, the others refuse naming it */
 	{
 		unsigned int served = 0, k;
@@ -315,16 +319,17 @@ static int cmd_ops(struct weft_cluster *cl, uint32_t pool)
 			named = UINT64_MAX;
 			rc = weft_debug_stat_at(cl, k, pool, "ops-a", &sz2, &named);
 			if (rc == 0) {
-				OPS_CHECK(sz2 == size, "osd.%u stat: %llu", k, (unsigned long long)sz2);
-				OPS_CHECK(prim == UINT64_MAX || prim == k, "osd.%u served, not %llu", k,
-					  (unsigned long long)prim);
+				OPS_CHECK(sz2 == size, "osd.%u stat: %llu", k,
+					  (unsigned long long)sz2);
+				OPS_CHECK(prim == UINT64_MAX || prim == k,
+					  "osd.%u served, not %llu", k, (unsigned long long)prim);
 				prim = k;
 				served++;
 			} else {
 				OPS_CHECK(rc == -ENXIO && named < 3, "osd.%u: %s, names %llu", k,
 					  weft_strerror(rc), (unsigned long long)named);
-				OPS_CHECK(prim == UINT64_MAX || prim == named, "osd.%u names osd.%llu",
-					  k, (unsigned long long)named);
+				OPS_CHECK(prim == UINT64_MAX || prim == named,
+					  "osd.%u names osd.%llu", k, (unsigned long long)named);
 				prim = named;
 			}
 		}
@@ -336,11 +341,13 @@ static int cmd_ops(struct weft_cluster *cl, uint32_t pool)
 	OPS_CHECK(weft_stat(cl, pool, "ops-a", &size, &ver2) == 0 && size == 60000 && ver2 > ver,
 		  "stat after truncate: size %llu, version %llx after %llx",
 		  (unsigned long long)size, (unsigned long long)ver2, (unsigned long long)ver);
-	OPS_CHECK(ops_copies(cl, pool, "ops-a", want, 60000, false, got) == 0, "copies after truncate");
+	OPS_CHECK(ops_copies(cl, pool, "ops-a", want, 60000, false, got) == 0,
+		  "copies after truncate");
 	OPS_CHECK(weft_truncate(cl, pool, "ops-a", 70000) == 0, "truncate to 70000");
 	memset(want + 60000, 0, 10000);
 	OPS_CHECK(weft_read(cl, pool, "ops-a", got, max_op, 0, &n) == 0 && n == 70000 &&
-		      memcmp(got, want, n) == 0, "read after truncate up: %zu bytes", n);
+		      memcmp(got, want, n) == 0,
+		  "read after truncate up: %zu bytes", n);
 	OPS_CHECK(ops_copies(cl, pool, "ops-a", want, 70000, false, got) == 0,
 		  "copies after truncate up");
 	/* remove: gone for the client and from every replica; removing again is -ENOENT */
@@ -355,7 +362,8 @@ static int cmd_ops(struct weft_cluster *cl, uint32_t pool)
 		memset(wbuf[i], (int)(i + 1), sizeof(wbuf[i]));
 		memset(want + (i % 8) * 4096, (int)(i + 1), 4096); /* the last one wins */
 		OPS_CHECK(weft_aio_write(cl, pool, "ops-order", wbuf[i], 4096, (i % 8) * 4096,
-					 ops_cb, &slots[i]) == 0, "queue write %u", i);
+					 ops_cb, &slots[i]) == 0,
+			  "queue write %u", i);
 	}
 	OPS_CHECK(weft_aio_read(cl, pool, "ops-order", got, 8 * 4096, 0, ops_cb, &slots[64]) == 0,
 		  "queue read");
@@ -461,9 +469,8 @@ int main(int argc, char **argv)
 			poolname = argv[i + 1];
 	}
 	if (i >= argc) {
-		fprintf(
-		    stderr,
-		    "usage: test_osd_io -c CONF [-p POOL] verify|writer|write|ops|perf|bench ...\n");
+		fprintf(stderr, "usage: test_osd_io -c CONF [-p POOL] "
+				"verify|writer|write|ops|perf|bench ...\n");
 		return 2;
 	}
 	rc = weft_connect(conf, "client.test", &cl);

@@ -68,8 +68,8 @@ struct onode {
 	uint64_t pg;
 	char *name;
 	bool exists;
-	uint64_t seq;	/* last transaction that changed it: clean once committed_seq >= seq */
-	size_t bytes;	/* memory it holds, as counted in st->cache_bytes */
+	uint64_t seq; /* last transaction that changed it: clean once committed_seq >= seq */
+	size_t bytes; /* memory it holds, as counted in st->cache_bytes */
 	struct onode_rec rec;
 };
 

@@ -32,8 +32,8 @@ static void store_onode_free(struct onode *on)
 /* What an object record holds in memory: struct, name, extent array, crcs. */
 static void store_onode_account(struct store *st, struct onode *on)
 {
-	size_t b = sizeof(*on) + strlen(on->name) + 1 +
-		   (size_t)on->rec.map.cap * sizeof(struct ext);
+	size_t b =
+	    sizeof(*on) + strlen(on->name) + 1 + (size_t)on->rec.map.cap * sizeof(struct ext);
 
 	for (uint32_t i = 0; i < on->rec.map.n; i++)
 		b += (size_t)on->rec.map.v[i].len * on->rec.map.cpb * sizeof(uint32_t);
