@@ -28,6 +28,7 @@ struct asok_cmd {
 	char *prefix;
 	char *help;
 	asok_cmd_cb cb;
+	asok_args_cb args_cb; /* instead of cb: takes the words after the prefix */
 	void *arg;
 };
 
@@ -125,8 +126,8 @@ static int asok_help_cb(void *arg, struct asok_out *out)
 	return 0;
 }
 
-int asok_register(struct asok *asok, const char *prefix, const char *help, asok_cmd_cb cb,
-		  void *arg)
+static int asok_cmd_add(struct asok *asok, const char *prefix, const char *help, asok_cmd_cb cb,
+			asok_args_cb args_cb, void *arg)
 {
 	struct asok_cmd *c;
 
@@ -144,9 +145,22 @@ int asok_register(struct asok *asok, const char *prefix, const char *help, asok_
 		return -ENOMEM;
 	}
 	c->cb = cb;
+	c->args_cb = args_cb;
 	c->arg = arg;
 	asok->ncmds++;
 	return 0;
+}
+
+int asok_register(struct asok *asok, const char *prefix, const char *help, asok_cmd_cb cb,
+		  void *arg)
+{
+	return asok_cmd_add(asok, prefix, help, cb, NULL, arg);
+}
+
+int asok_register_args(struct asok *asok, const char *prefix, const char *help, asok_args_cb cb,
+		       void *arg)
+{
+	return asok_cmd_add(asok, prefix, help, NULL, cb, arg);
 }
 
 static int asok_conf_cb(void *arg, struct asok_out *out)
@@ -283,9 +297,17 @@ static void asok_handle(struct asok *asok, struct asok_conn *c)
 	}
 	prefix = json_string_value(p);
 	for (unsigned int i = 0; i < asok->ncmds; i++) {
-		if (strcmp(asok->cmds[i].prefix, prefix) != 0)
+		const struct asok_cmd *cmd = &asok->cmds[i];
+		size_t plen = strlen(cmd->prefix);
+
+		if (cmd->args_cb != NULL && !strncmp(cmd->prefix, prefix, plen) &&
+		    (prefix[plen] == '\0' || prefix[plen] == ' ')) {
+			rc = cmd->args_cb(cmd->arg, prefix + plen + (prefix[plen] == ' '), &c->out);
+		} else if (cmd->cb != NULL && !strcmp(cmd->prefix, prefix)) {
+			rc = cmd->cb(cmd->arg, &c->out);
+		} else {
 			continue;
-		rc = asok->cmds[i].cb(asok->cmds[i].arg, &c->out);
+		}
 		if (rc == 0 && c->out.oom)
 			rc = -ENOMEM;
 		if (rc != 0) {

@@ -38,6 +38,15 @@ int asok_create(const char *path, const char *who, struct asok **asok_out);
 void asok_destroy(struct asok *asok);
 int asok_register(struct asok *asok, const char *prefix, const char *help, asok_cmd_cb cb,
 		  void *arg);
+/*
+ * A command that takes words after its prefix ("object locate rbd obj1"):
+ * the request matches when it is the prefix followed by a space, and cb
+ * gets what follows it (never NULL; "" when the prefix came alone). The
+ * words are client input: check them and answer -EINVAL on bad ones.
+ */
+typedef int (*asok_args_cb)(void *arg, const char *args, struct asok_out *out);
+int asok_register_args(struct asok *asok, const char *prefix, const char *help, asok_args_cb cb,
+		       void *arg);
 /* "config show": every option with its value and origin. */
 int asok_register_conf(struct asok *asok, const struct conf *conf);
 /* The listening fd, for poll(POLLIN) or uv_poll. */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "client/client_debug.h"
@@ -48,6 +49,7 @@ int weft_connect(const char *conf_path, const char *name, struct weft_cluster **
 		return -ENOMEM;
 	snprintf(cl->name, sizeof(cl->name), "%s", name);
 	cl->epfd = -1;
+	cl->deferfd = -1;
 	cl->monc_fd_added = -1;
 	cl->next_tid = 1;
 	rc = conf_create(name, &cl->conf);
@@ -96,6 +98,13 @@ int weft_connect(const char *conf_path, const char *name, struct weft_cluster **
 		rc = -errno;
 		goto err_monc;
 	}
+	/* deferred completions (client_op_defer) make weft_fd() readable through this */
+	cl->deferfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	ev.data.u32 = 2;
+	if (cl->deferfd < 0 || epoll_ctl(cl->epfd, EPOLL_CTL_ADD, cl->deferfd, &ev) != 0) {
+		rc = -errno;
+		goto err_monc;
+	}
 	rc = monc_wait_map_sync(cl->monc, 0, (unsigned int)cl->op_timeout_ms);
 	if (rc != 0) {
 		log_error("client", "%s: no cluster map from the monitors: %s", cl->name,
@@ -106,12 +115,18 @@ int weft_connect(const char *conf_path, const char *name, struct weft_cluster **
 	*cl_out = cl;
 	return 0;
 err_monc:
+	if (cl->deferfd >= 0)
+		close(cl->deferfd);
 	if (cl->epfd >= 0)
 		close(cl->epfd);
 	monc_destroy(cl->monc);
 err_dom:
 	free(cl->txbuf);
-	fab_domain_close(cl->dom); /* frees the pools' registrations too */
+	if (cl->large_pool)
+		fab_pool_destroy(cl->large_pool);
+	if (cl->small_pool)
+		fab_pool_destroy(cl->small_pool);
+	fab_domain_close(cl->dom);
 err_conf:
 	conf_destroy(cl->conf);
 err_free:
@@ -127,6 +142,7 @@ void weft_disconnect(struct weft_cluster *cl)
 	while (cl->conns)
 		client_conn_free(cl->conns);
 	monc_destroy(cl->monc);
+	close(cl->deferfd);
 	close(cl->epfd);
 	if (cl->large_pool)
 		fab_pool_destroy(cl->large_pool);
@@ -305,6 +321,11 @@ int weft_poll(struct weft_cluster *cl, int timeout_ms)
 	struct epoll_event ev[4];
 	int n, total = 0, rc;
 
+	uint64_t v;
+
+	/* the completions it announced run in this tick */
+	if (read(cl->deferfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return -errno;
 	for (int round = 0; round < 2; round++) {
 		rc = fab_progress(cl->dom, 0);
 		if (rc < 0)

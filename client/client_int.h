@@ -83,6 +83,7 @@ struct weft_cluster {
 	uint32_t msg_size;
 	uint64_t max_op, inline_max, op_timeout_ms;
 	int epfd, monc_fd_added;
+	int deferfd; /* eventfd: deferred completions pending (weft_fd() readable) */
 	uint8_t *txbuf;
 	uint64_t resends; /* ops sent again (stale epoch, primary change, failure) */
 };
@@ -102,5 +103,15 @@ void client_ops_conn_failed(struct weft_cluster *cl, struct client_conn *conn);
 /* Send what can be sent, expire what timed out, run finished callbacks. Returns callbacks run. */
 int client_ops_tick(struct weft_cluster *cl);
 void client_ops_cancel_all(struct weft_cluster *cl);
+/* A completion with res that runs from the next weft_poll() (nothing is sent). */
+int client_op_defer(struct weft_cluster *cl, const struct weft_result *res, weft_op_cb cb,
+		    void *arg);
+/*
+ * Compare-and-write (PROTO_OP_CMP_WRITE_FULL): buf holds the expected
+ * content (cmp_len bytes, 0 = missing or empty) then the new content; the
+ * object is replaced only on a match, else the op fails with -ECANCELED.
+ */
+int client_aio_cmp_write_full(struct weft_cluster *cl, uint32_t pool, const char *name,
+			      const void *buf, size_t cmp_len, size_t len, weft_op_cb cb, void *arg);
 
 #endif

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "client/client_debug.h"
 #include "client/client_int.h"
@@ -60,7 +61,8 @@ static void client_op_wait(struct client_op *op, uint32_t want_epoch, uint64_t d
 
 static bool client_op_is_write(uint16_t opc)
 {
-	return opc == PROTO_OP_WRITE || opc == PROTO_OP_WRITE_FULL;
+	return opc == PROTO_OP_WRITE || opc == PROTO_OP_WRITE_FULL ||
+	       opc == PROTO_OP_CMP_WRITE_FULL;
 }
 
 /* Where the payload goes or comes from: the caller's registered buffer or a bounce buffer. */
@@ -386,6 +388,45 @@ int weft_aio_truncate(struct weft_cluster *cl, uint32_t pool, const char *name, 
 	int rc = client_op_new(cl, PROTO_OP_TRUNCATE, pool, name, size, 0, cb, arg, &op);
 
 	return rc != 0 ? rc : client_op_queue(cl, op);
+}
+
+int client_op_defer(struct weft_cluster *cl, const struct weft_result *res, weft_op_cb cb,
+		    void *arg)
+{
+	struct client_op *op = calloc(1, sizeof(*op));
+	uint64_t one = 1;
+
+	if (op == NULL)
+		return -ENOMEM;
+	op->cl = cl;
+	op->res = *res;
+	op->cb = cb;
+	op->arg = arg;
+	op->state = CLIENT_OP_DONE; /* client_ops_tick runs it, never sends it */
+	op->next = cl->ops;
+	if (cl->ops)
+		cl->ops->prev = op;
+	cl->ops = op;
+	cl->nops++;
+	/* wake a caller sleeping on weft_fd(); a full counter is already a wake-up */
+	if (write(cl->deferfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_warn("client", "%s: eventfd write: %s", cl->name, strerror(errno));
+	return 0;
+}
+
+int client_aio_cmp_write_full(struct weft_cluster *cl, uint32_t pool, const char *name,
+			      const void *buf, size_t cmp_len, size_t len, weft_op_cb cb, void *arg)
+{
+	struct client_op *op;
+	int rc;
+
+	if (cmp_len > len)
+		return -EINVAL;
+	rc = client_op_new(cl, PROTO_OP_CMP_WRITE_FULL, pool, name, cmp_len, len, cb, arg, &op);
+	if (rc != 0)
+		return rc;
+	op->wbuf = buf;
+	return client_op_queue(cl, op);
 }
 
 /* ------------------------------------------------------------ sync forms */

@@ -6,6 +6,8 @@ pkg_check_modules(INIH REQUIRED IMPORTED_TARGET inih)
 pkg_check_modules(ISAL REQUIRED IMPORTED_TARGET libisal)
 pkg_check_modules(JANSSON REQUIRED IMPORTED_TARGET jansson)
 pkg_check_modules(CMOCKA REQUIRED IMPORTED_TARGET cmocka)
+# weft-mount (client/mount/): the FUSE 3 low-level API
+pkg_check_modules(FUSE3 REQUIRED IMPORTED_TARGET fuse3>=3.12)
 
 # weft_backend_detect(VAR pkg...) resolves AUTO to ON/OFF by whether the
 # pkg-config modules exist; ON without them stops the configure.

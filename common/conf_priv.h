@@ -56,6 +56,10 @@ int conf_value_parse(const struct conf *conf, enum conf_key key, const char *tex
 		     const char *origin, struct conf_value *val_out);
 void conf_value_free(struct conf_value *val);
 
+/* "1K..1G"-style range of def for messages and the help table (conf_help.c). */
+void conf_fmt_range(char *buf, size_t len, const struct conf_opt_def *def);
+const char *conf_type_name(enum conf_type type);
+
 /*
  * Parse and, when level is at least the current one, store. With apply false
  * the value is only validated (a section for another entity).

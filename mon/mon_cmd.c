@@ -145,12 +145,13 @@ static json_t *mon_json_health(struct mon *mon, bool have_quorum, unsigned int n
 							   mon_flags_str(mon->map.flags, f,
 									 sizeof(f))));
 	}
+	mon_pg_health(mon, checks, &status);
 	return json_pack("{s:s, s:o}", "status", status, "checks", checks);
 }
 
 static json_t *mon_cmd_status(struct mon *mon, const char *prefix)
 {
-	uint32_t total, up, in, pgs = 0;
+	uint32_t total, up, in;
 	unsigned int nq;
 	bool have;
 	json_t *quorum = mon_json_quorum(mon, &have, &nq), *health, *out;
@@ -167,13 +168,11 @@ static json_t *mon_cmd_status(struct mon *mon, const char *prefix)
 		return quorum;
 	}
 	mon_map_osd_counts(&mon->map, &total, &up, &in);
-	for (uint32_t i = 0; i < mon->map.npools; i++)
-		pgs += mon->map.pools[i].pg_num;
-	out = json_pack("{s:o, s:o, s:{s:i, s:i, s:i, s:i, s:s}, s:o, s:{s:i}}", "health",
+	out = json_pack("{s:o, s:o, s:{s:i, s:i, s:i, s:i, s:s}, s:o, s:o}", "health",
 			health, "monmap", quorum, "osdmap", "epoch", mon->map.epoch, "num_osds",
 			total, "num_up_osds", up, "num_in_osds", in, "flags",
 			mon_flags_str(mon->map.flags, f, sizeof(f)), "pools",
-			mon_json_pools(&mon->map), "pgmap", "num_pgs", pgs);
+			mon_json_pools(&mon->map), "pgmap", mon_pg_json_summary(mon));
 	return out;
 }
 
@@ -462,6 +461,15 @@ void mon_cmd_handle(struct mon *mon, struct msgr_conn *conn, uint64_t tid, const
 	else if (!strcmp(prefix, "pool ls"))
 		out = json_pack("{s:i, s:o}", "epoch", mon->map.epoch, "pools",
 				mon_json_pools(&mon->map));
+	else if (!strncmp(prefix, "pg ", 3)) {
+		char err[PROTO_ERRMSG_MAX + 1] = "";
+
+		out = mon_pg_cmd(mon, prefix, root, &rc, err, sizeof(err));
+		if (out == NULL && rc != 0) {
+			mon_reply(mon, cid, tid, rc, NULL, "%s", err);
+			goto out;
+		}
+	}
 	if (out == NULL) {
 		mon_reply(mon, cid, tid, -EOPNOTSUPP, NULL, "unknown command '%s'", prefix);
 		goto out;

@@ -166,6 +166,15 @@ struct mon_job *mon_job_alloc(struct msgr_conn *conn, uint64_t tid, mon_job_buil
 void mon_job_refuse(struct mon_job *job, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* mon_pg.c: PG states reported by the OSDs (leader memory) */
+struct json_t;
+void mon_pg_report(struct mon *mon, struct msgr_conn *conn, uint64_t tid,
+		   const struct proto_pg_stats *m);
+struct json_t *mon_pg_json_summary(struct mon *mon);
+void mon_pg_health(struct mon *mon, struct json_t *checks, const char **status);
+struct json_t *mon_pg_cmd(struct mon *mon, const char *prefix, struct json_t *root, int *rc_out,
+			  char *err, size_t errcap);
+
 /* mon_cmd.c */
 void mon_cmd_handle(struct mon *mon, struct msgr_conn *conn, uint64_t tid, const char *json,
 		    size_t len);

@@ -190,6 +190,12 @@ static void mon_recv_cb(struct msgr_conn *conn, const struct proto_hdr *hdr,
 		else
 			mon_forward(mon, NULL, 0, msg);
 		break;
+	case PROTO_PG_STATS:
+		if (mon_is_leader(mon))
+			mon_pg_report(mon, conn, hdr->tid, &msg->pg_stats);
+		else
+			mon_forward(mon, conn, hdr->tid, msg);
+		break;
 	default:
 		log_warn("mon", "%s: unexpected %s from %s", mon->name,
 			 proto_type_name(msg->type), msgr_conn_peer(conn));

@@ -11,6 +11,9 @@
  *   osd_wire.c   cluster-network message and ring record codec
  *   osd_perf.c, osd_admin.c, osd_perf_mem.c   perf dump, admin socket,
  *                osd_memory_target and NUMA (osd_perf.h)
+ *   osd_pg.c, osd_pgset.c, osd_peer.c, osd_recovery.c, osd_scrub.c
+ *                PG log, peering, recovery, backfill, scrub (osd_pg.h);
+ *                the rest of the OSD calls them through the hooks below
  */
 #ifndef WEFT_OSD_OSD_H
 #define WEFT_OSD_OSD_H
@@ -101,6 +104,7 @@ struct osd_pg {
 	bool kicking, rekick;
 	struct osd_op *dead; /* finished during a kick, freed after it */
 	struct osd_pg *hnext;
+	struct osd_pgx *x; /* log, peering and recovery state (osd_pg.h) */
 };
 
 struct osd_op {
@@ -185,6 +189,8 @@ struct osd {
 	struct fab_ep_stats closed_pub, closed_clu; /* of connections already gone */
 	struct osd_perf *perf; /* histograms, memory, NUMA (osd_perf.h) */
 	struct asok *asok;     /* admin socket; NULL when disabled or unavailable */
+	struct osd_recovery *rec; /* pushes in flight, throttle (osd_recovery.c) */
+	uint64_t rec_objects, rec_bytes; /* objects/bytes this OSD pushed for recovery */
 };
 
 /* osd_net.c */
@@ -255,6 +261,35 @@ int osd_rec_hdr_encode(const struct osd_rec_hdr *h, void *buf, size_t cap, size_
 /* Decode a record of len bytes; *hdr_len_out: where the data starts. */
 int osd_rec_hdr_decode(const void *buf, size_t len, struct osd_rec_hdr *h_out,
 		       uint32_t *hdr_len_out);
+
+/* Recovery hooks (osd_pg.c, osd_recovery.c; docs/recovery.md) */
+struct osd_pg *osd_pg_get(struct osd *osd, uint32_t pool, uint32_t pg);
+int osd_pg_init(struct osd *osd);
+void osd_pg_fini(struct osd *osd);
+void osd_pg_map_changed(struct osd *osd); /* before osd_op_map_changed */
+void osd_pg_tick(struct osd *osd);
+/* A primary serves I/O only once the PG is peered. */
+bool osd_pg_io_ready(struct osd *osd, struct osd_pg *pg);
+/* false: name is still missing on some copy; its recovery is moved ahead. */
+bool osd_pg_obj_ready(struct osd *osd, struct osd_pg *pg, const char *name);
+/* The store transaction of a primary's op: data, version attribute, PG log entry. */
+int osd_pg_op_tx(struct osd *osd, struct osd_pg *pg, struct store_tx *tx,
+		 const struct osd_rec_hdr *h, const void *data, const void *entry, size_t len);
+int osd_pg_op_submit(struct osd *osd, struct osd_pg *pg, struct store_tx *tx, store_commit_cb cb,
+		     void *arg);
+/* Build and submit a ring record's transaction (replica or recovery target). */
+int osd_pg_rec_apply(struct osd *osd, const struct osd_rec_hdr *h, const void *rec, uint32_t hl,
+		     const void *data, store_commit_cb cb, void *arg);
+/* A PG message (proto frame) on a cluster connection: true if it was one. */
+bool osd_pg_msg_recv(struct osd_conn *conn, const void *buf, size_t len);
+/* An ACK for a recovery push: true if it was one. */
+bool osd_recovery_acked(struct osd *osd, uint32_t peer_id, const struct osd_wire_msg *m);
+/* osd_op.c: answer the ops of a PG whose interval ended (they are resent). */
+void osd_op_pg_interval(struct osd *osd, struct osd_pg *pg);
+/* osd_repl.c: connect to a peer's cluster address (rate-limited), and post a raw record. */
+int osd_peer_connect(struct osd *osd, struct osd_peer *p);
+int osd_repl_post_raw(struct osd *osd, uint32_t peer_id, const struct fab_sge *src,
+		      uint64_t *ring_off_out);
 
 static inline uint64_t osd_pg_key(uint32_t pool, uint32_t pg)
 {

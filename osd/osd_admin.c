@@ -5,12 +5,16 @@
  * osd_admin_poll also runs from the 100 ms tick, so a reactor busy with
  * I/O (which never sleeps in poll) still answers within a tick.
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "common/clock.h"
 #include "common/log.h"
 #include "osd/osd.h"
 #include "osd/osd_perf.h"
+#include "placement/plc_map.h"
 
 static const char *osd_admin_state(enum osd_op_state s)
 {
@@ -68,6 +72,86 @@ static int osd_admin_ops_cb(void *arg, struct asok_out *out)
 	return 0;
 }
 
+#define OSD_ADMIN_EXTENTS_MAX 256 /* listed; extent_count covers all */
+
+/*
+ * "object locate POOL NAME": where this OSD keeps an object (PG, acting
+ * set, whether it is the primary, its runs on the data device). For
+ * debugging and for the tests that damage one copy on purpose (weft bench
+ * must then report the object, docs/bench.md). POOL is a name or an id;
+ * NAME is the rest of the line.
+ */
+static int osd_admin_locate_cb(void *arg, const char *args, struct asok_out *out)
+{
+	struct osd *osd = arg;
+	const struct mon_pool *pool;
+	const char *name = strchr(args, ' ');
+	struct store_extent *ext = NULL;
+	int32_t acting[PLC_MAX_REPLICAS];
+	struct store_stat st;
+	char pname[MON_NAME_MAX + 1], *end;
+	unsigned int n = 0;
+	uint32_t pg;
+	int na, rc;
+
+	if (name == NULL || name == args || (size_t)(name - args) > MON_NAME_MAX ||
+	    name[1] == '\0' || strlen(name + 1) > STORE_NAME_MAX)
+		return -EINVAL; /* usage: object locate POOL NAME */
+	memcpy(pname, args, (size_t)(name - args));
+	pname[name - args] = '\0';
+	name++;
+	pool = mon_map_pool_by_name(&osd->map, pname);
+	if (pool == NULL) {
+		unsigned long id = strtoul(pname, &end, 10);
+
+		if (*end != '\0' || id > UINT32_MAX ||
+		    (pool = mon_map_pool(&osd->map, (uint32_t)id)) == NULL)
+			return -ENOENT;
+	}
+	pg = plc_map_object_pg(pool, name, strlen(name));
+	na = plc_map_acting(&osd->map, pool, pg, acting);
+	if (na < 0)
+		return na;
+	asok_printf(out, "{\"osd\": %u, \"pool\": %u, \"pool_name\": ", osd->id, pool->id);
+	asok_put_str(out, pool->name);
+	asok_printf(out, ", \"object\": ");
+	asok_put_str(out, name);
+	asok_printf(out, ", \"pg\": \"%u.%x\", \"epoch\": %u, \"acting\": [", pool->id, pg,
+		    osd->map.epoch);
+	for (int i = 0; i < na; i++)
+		asok_printf(out, "%s%d", i ? ", " : "", acting[i]);
+	asok_printf(out, "], \"primary\": %s, \"data_path\": ",
+		    na > 0 && acting[0] == (int32_t)osd->id ? "true" : "false");
+	asok_put_str(out, conf_get_str(osd->conf, CONF_OSD_DATA));
+	rc = store_stat(osd->store, osd_pg_key(pool->id, pg), name, &st);
+	if (rc == -ENOENT) {
+		asok_printf(out, ", \"exists\": false}");
+		return 0;
+	}
+	if (rc == 0) {
+		ext = calloc(OSD_ADMIN_EXTENTS_MAX, sizeof(*ext));
+		rc = ext == NULL ? -ENOMEM
+				 : store_locate(osd->store, osd_pg_key(pool->id, pg), name, ext,
+						OSD_ADMIN_EXTENTS_MAX, &n);
+	}
+	if (rc != 0) {
+		free(ext);
+		return rc;
+	}
+	asok_printf(out,
+		    ", \"exists\": true, \"size\": %" PRIu64 ", \"version\": %" PRIu64
+		    ", \"extent_count\": %u, \"extents\": [",
+		    st.size, st.version, n);
+	for (unsigned int i = 0; i < n && i < OSD_ADMIN_EXTENTS_MAX; i++)
+		asok_printf(out,
+			    "%s{\"offset\": %" PRIu64 ", \"length\": %" PRIu64
+			    ", \"dev_offset\": %" PRIu64 "}",
+			    i ? ", " : "", ext[i].offset, ext[i].length, ext[i].dev_offset);
+	asok_printf(out, "]}");
+	free(ext);
+	return 0;
+}
+
 void osd_admin_start(struct osd *osd)
 {
 	const char *path = conf_get_str(osd->conf, CONF_ADMIN_SOCKET);
@@ -86,6 +170,10 @@ void osd_admin_start(struct osd *osd)
 				osd_admin_perf_cb, osd)) != 0 ||
 	    (rc = asok_register(osd->asok, "ops in flight", "ops queued or in progress by PG",
 				osd_admin_ops_cb, osd)) != 0 ||
+	    (rc = asok_register_args(osd->asok, "object locate",
+				     "object locate POOL NAME: PG, acting set, primary?, and the "
+				     "object's runs on the data device (debugging)",
+				     osd_admin_locate_cb, osd)) != 0 ||
 	    (rc = asok_register_conf(osd->asok, osd->conf)) != 0) {
 		log_error("osd", "%s: admin socket commands: %s", osd->name, weft_strerror(rc));
 		asok_destroy(osd->asok);

@@ -157,6 +157,7 @@ static void osd_map_cb(struct monc *mc, const struct mon_map *map, void *arg)
 		osd->booted = false;
 		osd_boot(osd);
 	}
+	osd_pg_map_changed(osd); /* intervals first: ops of a new interval wait for peering */
 	osd_op_map_changed(osd);
 }
 
@@ -211,6 +212,7 @@ static int osd_run(struct osd *osd)
 			next_tick = now + 100;
 			osd_op_tick(osd);
 			osd_repl_tick(osd);
+			osd_pg_tick(osd);
 			osd_admin_poll(osd); /* answers even when the loop never sleeps */
 			osd_mem_tick(osd);
 			pfd[1].fd = monc_fd(osd->monc);
@@ -359,6 +361,9 @@ int main(int argc, char **argv)
 		goto out_net;
 	}
 	osd_admin_start(&osd);
+	rc = osd_pg_init(&osd);
+	if (rc != 0)
+		goto out_net;
 	rc = monc_create(osd.conf, osd.name, &osd.monc);
 	if (rc != 0)
 		goto out_net;
@@ -373,6 +378,7 @@ int main(int argc, char **argv)
 out_net:
 	osd_admin_stop(&osd);
 	osd_net_stop(&osd);
+	osd_pg_fini(&osd);
 	osd_ops_cleanup(&osd);
 	osd_repl_cleanup(&osd);
 out_store:

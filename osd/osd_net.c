@@ -428,7 +428,7 @@ static void osd_cqe_handle(struct osd *osd, struct fab_cqe *cqe)
 		}
 		if (conn->kind == OSD_CONN_CLIENT)
 			osd_client_recv(conn, cqe);
-		else
+		else if (!osd_pg_msg_recv(conn, cqe->data, cqe->len)) /* peering, recovery */
 			osd_repl_recv(conn, cqe->data, cqe->len);
 		fab_recv_release(cqe);
 		break;

@@ -24,10 +24,16 @@
 static bool osd_op_is_write(uint16_t op)
 {
 	return op == PROTO_OP_WRITE || op == PROTO_OP_WRITE_FULL || op == PROTO_OP_REMOVE ||
-	       op == PROTO_OP_TRUNCATE;
+	       op == PROTO_OP_TRUNCATE || op == PROTO_OP_CMP_WRITE_FULL;
 }
 
-static struct osd_pg *osd_pg_get(struct osd *osd, uint32_t pool, uint32_t pgid)
+/* Ops that carry a payload the primary pulls (or gets inline). */
+static bool osd_op_has_data(uint16_t op)
+{
+	return op == PROTO_OP_WRITE || op == PROTO_OP_WRITE_FULL || op == PROTO_OP_CMP_WRITE_FULL;
+}
+
+struct osd_pg *osd_pg_get(struct osd *osd, uint32_t pool, uint32_t pgid)
 {
 	unsigned int b = (pool * 2654435761u ^ pgid * 40503u) % OSD_PG_BUCKETS;
 	struct osd_pg *pg;
@@ -232,7 +238,7 @@ static int osd_op_hdr(struct osd_op *op, void *buf, size_t cap, size_t *len_out)
 	    .epoch = op->osd->map.epoch,
 	    .version = op->version,
 	    .offset = op->offset,
-	    .length = (op->op == PROTO_OP_WRITE || op->op == PROTO_OP_WRITE_FULL) ? op->length : 0,
+	    .length = osd_op_has_data(op->op) ? op->length : 0,
 	    .name_len = op->name_len,
 	};
 
@@ -246,8 +252,7 @@ static void osd_op_start_write(struct osd_op *op)
 	struct osd *osd = op->osd;
 	const struct mon_pool *pool;
 	int32_t acting[PLC_MAX_REPLICAS];
-	uint64_t data_len =
-	    (op->op == PROTO_OP_WRITE || op->op == PROTO_OP_WRITE_FULL) ? op->length : 0;
+	uint64_t data_len = osd_op_has_data(op->op) ? op->length : 0;
 	unsigned int n;
 	size_t hl;
 	int rc;
@@ -300,6 +305,7 @@ static void osd_op_local_cb(void *arg, int rc)
 {
 	struct osd_op *op = arg;
 	struct osd *osd = op->osd;
+	struct osd_pg *pg;
 
 	osd->store_pending--;
 	op->refs--;
@@ -313,7 +319,11 @@ static void osd_op_local_cb(void *arg, int rc)
 			  weft_strerror(rc));
 	if (op->state == OSD_OP_DONE)
 		return osd_op_maybe_free(op); /* already answered (timeout, primary change) */
-	osd_op_check_done(op);		      /* may free op */
+	pg = op->pg;
+	osd_op_check_done(op); /* may free op */
+	/* ops waiting on this one (a read, a compare-and-write of the object) go now */
+	if (pg->rekick)
+		osd_pg_kick(pg);
 }
 
 void osd_op_check_done(struct osd_op *op)
@@ -332,29 +342,65 @@ void osd_op_check_done(struct osd_op *op)
 
 static int osd_op_tx_build(struct osd_op *op, struct store_tx *tx)
 {
-	uint64_t pgk = osd_pg_key(op->pg->pool, op->pg->pg);
-	const char *data = (const char *)op->buf + op->hdr_len;
-	int rc = 0;
+	struct osd_rec_hdr h = {
+	    .op = op->op,
+	    .pool = op->pg->pool,
+	    .pg = op->pg->pg,
+	    .epoch = op->osd->map.epoch,
+	    .version = op->version,
+	    .offset = op->offset,
+	    .length = (op->op == PROTO_OP_WRITE || op->op == PROTO_OP_WRITE_FULL) ? op->length : 0,
+	    .name_len = op->name_len,
+	};
 
-	switch (op->op) {
-	case PROTO_OP_WRITE_FULL:
-		rc = store_tx_truncate(tx, pgk, op->name, 0);
-		/* fall through */
-	case PROTO_OP_WRITE:
-		if (rc == 0 && op->length > 0)
-			rc = store_tx_write(tx, pgk, op->name, op->offset, op->length, data);
-		break;
-	case PROTO_OP_REMOVE:
-		rc = store_tx_remove(tx, pgk, op->name);
-		break;
-	case PROTO_OP_TRUNCATE:
-		rc = store_tx_truncate(tx, pgk, op->name, op->offset);
-		break;
+	memcpy(h.name, op->name, op->name_len + 1);
+	/* data, version attribute, and the record header as the PG log entry (osd_pg.c) */
+	return osd_pg_op_tx(op->osd, op->pg, tx, &h, (const char *)op->buf + op->hdr_len, op->buf,
+			    op->hdr_len);
+}
+
+static bool osd_op_earlier_same_object(const struct osd_op *op);
+
+/*
+ * cmp_write_full whose turn it is: compare the object with the expected
+ * prefix of the payload. Earlier writes to the object must have finished
+ * first, so the store shows them (1 = wait). On a match the op becomes a
+ * plain write_full of the rest of the payload, which is what the PG log and
+ * the replicas get; on a mismatch -ECANCELED.
+ */
+static int osd_op_cmp_resolve(struct osd_op *op)
+{
+	uint64_t pgk = osd_pg_key(op->pg->pool, op->pg->pg), cmp_len = op->offset, got = 0;
+	char *data = (char *)op->buf + op->hdr_len;
+	struct store_stat st = {0};
+	void *cur = NULL;
+	int rc;
+
+	if (osd_op_earlier_same_object(op))
+		return 1;
+	rc = store_stat(op->osd->store, pgk, op->name, &st);
+	if (rc == -ENOENT)
+		st.size = 0;
+	else if (rc != 0)
+		return rc;
+	if (st.size != cmp_len)
+		return -ECANCELED;
+	if (cmp_len > 0) {
+		cur = malloc(cmp_len);
+		if (cur == NULL)
+			return -ENOMEM;
+		rc = store_read(op->osd->store, pgk, op->name, 0, cmp_len, cur, &got);
+		if (rc == 0 && (got != cmp_len || memcmp(cur, data, cmp_len) != 0))
+			rc = -ECANCELED;
+		free(cur);
+		if (rc != 0)
+			return rc;
 	}
-	/* the record header doubles as the PG log entry (recovery replays it) */
-	if (rc == 0)
-		rc = store_tx_pglog_append(tx, pgk, op->version, op->buf, op->hdr_len);
-	return rc;
+	memmove(data, data + cmp_len, op->length - cmp_len);
+	op->op = PROTO_OP_WRITE_FULL;
+	op->length -= cmp_len;
+	op->offset = 0;
+	return 0;
 }
 
 /* READY write whose turn it is: version, local transaction, replica records. */
@@ -376,6 +422,13 @@ static void osd_op_submit(struct osd_op *op)
 	if (op->op == PROTO_OP_REMOVE &&
 	    store_stat(osd->store, osd_pg_key(pg->pool, pg->pg), op->name, &st) == -ENOENT)
 		return osd_op_finish(op, -ENOENT);
+	if (op->op == PROTO_OP_CMP_WRITE_FULL) {
+		rc = osd_op_cmp_resolve(op);
+		if (rc == 1)
+			return; /* stays READY, later writes of the PG wait behind it */
+		if (rc != 0)
+			return osd_op_finish(op, rc);
+	}
 	if (pg->seq_epoch != osd->map.epoch) {
 		pg->seq_epoch = osd->map.epoch;
 		pg->seq = 0;
@@ -388,7 +441,7 @@ static void osd_op_submit(struct osd_op *op)
 		return osd_op_finish(op, rc);
 	rc = osd_op_tx_build(op, tx);
 	if (rc == 0)
-		rc = store_tx_submit(osd->store, tx, osd_op_local_cb, op);
+		rc = osd_pg_op_submit(osd, pg, tx, osd_op_local_cb, op);
 	if (rc != 0) {
 		store_tx_destroy(tx);
 		log_error("osd", "%s pg %u.%x: %s of %s refused by the store: %s", osd->name,
@@ -474,6 +527,8 @@ void osd_pg_kick(struct osd_pg *pg)
 		pg->rekick = true;
 		return;
 	}
+	if (pg->head == NULL || !osd_pg_io_ready(pg->head->osd, pg))
+		return; /* queued until the PG is peered (osd_peer.c kicks it) */
 	pg->kicking = true;
 	/* each pass either moves an op or stops; finishing ops asks for one more pass */
 	for (int pass = 0; pass < 1024; pass++) {
@@ -482,6 +537,13 @@ void osd_pg_kick(struct osd_pg *pg)
 		pg->rekick = false;
 		for (struct osd_op *op = pg->head, *next; op; op = next) {
 			next = op->next;
+			if (op->state == OSD_OP_NEW && op->op != PROTO_OP_READ_LOCAL &&
+			    !osd_pg_obj_ready(op->osd, pg, op->name)) {
+				/* the object is being recovered first (recover on access) */
+				if (osd_op_is_write(op->op))
+					order_blocked = true;
+				continue;
+			}
 			if (osd_op_is_write(op->op)) {
 				if (op->state == OSD_OP_NEW)
 					osd_op_start_write(op);
@@ -630,6 +692,30 @@ void osd_op_map_changed(struct osd *osd)
 				osd_repl_pg_flush(osd, pg);
 			}
 		}
+	}
+}
+
+/*
+ * The PG's acting set changed while we stay its primary: writes already
+ * ordered were replicated to the old set, so they are answered -EAGAIN
+ * (the client resends; writes are idempotent) and peering decides what of
+ * them survives. Ops not yet ordered wait in the queue for the new interval.
+ */
+void osd_op_pg_interval(struct osd *osd, struct osd_pg *pg)
+{
+	(void)osd;
+	pg->kicking = true; /* finishing ops must not free them under this loop */
+	for (struct osd_op *op = pg->head, *next; op; op = next) {
+		next = op->next;
+		if (op->state == OSD_OP_SUBMITTED)
+			osd_op_finish(op, -EAGAIN);
+	}
+	pg->kicking = false;
+	while (pg->dead) {
+		struct osd_op *op = pg->dead;
+
+		pg->dead = op->next;
+		osd_op_maybe_free(op);
 	}
 }
 

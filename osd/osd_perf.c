@@ -3,6 +3,9 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 #include "common/clock.h"
 #include "osd/osd.h"
@@ -140,6 +143,46 @@ static void osd_perf_hist(struct asok_out *out, const char *name, const struct h
 		    h->count ? h->max / 1e3 : 0.0);
 }
 
+/*
+ * The process (CPU seconds so far, the machine's online CPUs and name) and
+ * the store's device I/O: weft bench turns two dumps into cores used and
+ * store throughput over its run (docs/bench.md).
+ */
+static void osd_perf_process_store(struct osd *osd, struct asok_out *out)
+{
+	struct rusage ru = {0}, rt = {0};
+	struct utsname un = {0};
+	struct store_info si = {0};
+	double user, sys;
+
+	getrusage(RUSAGE_SELF, &ru);
+	getrusage(RUSAGE_THREAD, &rt); /* the admin socket is served by the reactor thread */
+	uname(&un);
+	user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+	sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	asok_printf(out, "\"process\": {\"pid\": %d, \"host\": ", (int)getpid());
+	asok_put_str(out, un.nodename);
+	asok_printf(out,
+		    ", \"cpus_online\": %ld, \"cpu_seconds\": %.6f, \"cpu_user_seconds\": %.6f, "
+		    "\"cpu_system_seconds\": %.6f, \"reactor_cpu_seconds\": %.6f}, ",
+		    sysconf(_SC_NPROCESSORS_ONLN), user + sys, user, sys,
+		    (double)rt.ru_utime.tv_sec + (double)rt.ru_utime.tv_usec / 1e6 +
+			(double)rt.ru_stime.tv_sec + (double)rt.ru_stime.tv_usec / 1e6);
+	if (osd->store != NULL)
+		store_info_get(osd->store, &si);
+	asok_printf(out,
+		    "\"store\": {\"data_write_bytes\": %" PRIu64 ", \"wal_write_bytes\": %" PRIu64
+		    ", \"data_read_bytes\": %" PRIu64 ", \"commit_batches\": %" PRIu64
+		    ", \"commit_tx\": %" PRIu64 ", \"commit_busy_seconds\": %.6f"
+		    ", \"read_busy_seconds\": %.6f"
+		    ", \"units_total\": %" PRIu64 ", \"units_free\": %" PRIu64
+		    ", \"unit\": %" PRIu64 "}, ",
+		    si.data_write_bytes, si.wal_write_bytes, si.data_read_bytes, si.batches,
+		    si.batched_tx, (double)si.commit_busy_ns / 1e9, (double)si.read_busy_ns / 1e9,
+		    si.units_total, si.units_free,
+		    si.unit);
+}
+
 int osd_perf_dump(struct osd *osd, struct asok_out *out)
 {
 	struct fab_ep_stats pub = osd->closed_pub, clu = osd->closed_clu, s;
@@ -167,6 +210,7 @@ int osd_perf_dump(struct osd *osd, struct asok_out *out)
 		    c->ops, c->op_errors, c->writes, c->reads, c->write_bytes, c->read_bytes,
 		    c->repl_records, c->repl_bytes, c->repl_acks, c->replica_records,
 		    c->replica_bytes, c->estale, c->enxio, c->blocked, osd->store_pending);
+	osd_perf_process_store(osd, out);
 	asok_printf(out, "\"network\": {\"public_addr\": ");
 	asok_put_str(out, osd->pub_addr);
 	asok_printf(out, ", \"cluster_addr\": ");

@@ -8,9 +8,12 @@
  * each) and a fixed allowance for the store (RocksDB, WAL buffers) must fit
  * in the target, else the OSD refuses to start. At run time RSS is sampled
  * once a second; above the target it logs once and sheds what can be shed:
- * free heap pages go back to the kernel (malloc_trim). The store keeps no
- * object cache of its own and exposes no trim call for RocksDB's block
- * cache, so nothing else is sheddable yet (docs/osd.md).
+ * the store's idle data buffers are freed (bufcache, capped at a quarter of
+ * the store allowance) and free heap pages go back to the kernel
+ * (malloc_trim). The store's other memory is bounded by itself: its
+ * object-record cache (32 MiB, clean records evicted) and RocksDB (2 x 16
+ * MiB memtables, an 8 MiB block cache); nothing else is sheddable yet
+ * (docs/osd.md).
  *
  * NUMA: "auto" takes the node of the NIC holding the public (else cluster)
  * address from sysfs, or of rdma_device; -1 disables; N forces a node. The
@@ -33,6 +36,7 @@
 #include "common/log.h"
 #include "osd/osd.h"
 #include "osd/osd_perf.h"
+#include "osd/store/bufcache.h"
 
 #define OSD_MEM_STORE_ALLOWANCE (128ull << 20) /* RocksDB, WAL, heap baseline */
 #define OSD_MEM_RINGS_ASSUMED	2
@@ -71,6 +75,7 @@ int osd_mem_check(struct osd *osd)
 		    (unsigned long long)(need >> 20));
 		return -ENOMEM;
 	}
+	bufcache_set_limit(OSD_MEM_STORE_ALLOWANCE / 4);
 	log_info("osd", "%s: memory: target %llu MiB, registered %llu MiB, rings %llu MiB each",
 		 osd->name, (unsigned long long)(p->mem_target >> 20),
 		 (unsigned long long)(pools >> 20), (unsigned long long)(osd->ring_size >> 20));
@@ -101,6 +106,7 @@ void osd_mem_tick(struct osd *osd)
 				 (unsigned long long)(p->mem_target >> 20),
 				 (unsigned long long)(osd_perf_registered_bytes(osd) >> 20));
 		}
+		bufcache_trim();
 		malloc_trim(0);
 		p->sheds++;
 	} else if (p->over_target && rss < p->mem_target / 10 * 9) {

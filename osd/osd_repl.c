@@ -74,7 +74,7 @@ static int osd_send_wire(struct osd_conn *conn, const struct osd_wire_msg *m)
 }
 
 /* Connect to a replica from our cluster address (rate-limited after a failure). */
-static int osd_peer_connect(struct osd *osd, struct osd_peer *p)
+int osd_peer_connect(struct osd *osd, struct osd_peer *p)
 {
 	const struct mon_osd *o = mon_map_osd(&osd->map, p->id);
 	struct osd_wire_msg m = {.type = OSD_WIRE_RING_REQ, .osd_id = osd->id};
@@ -194,6 +194,42 @@ static int osd_repl_post(struct osd *osd, struct osd_op *op, unsigned int idx)
 }
 
 /*
+ * A recovery push (osd_recovery.c): a record already built in a registered
+ * buffer goes into the peer's ring like a replication record; its ACK is
+ * matched by ring offset. -EAGAIN while not connected or the ring is full.
+ */
+int osd_repl_post_raw(struct osd *osd, uint32_t peer_id, const struct fab_sge *src,
+		      uint64_t *ring_off_out)
+{
+	struct osd_peer *p = osd_peer_get(osd, peer_id);
+	uint64_t slot_len = (src->len + OSD_REC_ALIGN - 1) & ~(uint64_t)(OSD_REC_ALIGN - 1);
+	struct osd_ring_slot *s;
+	uint64_t off;
+	int rc;
+
+	if (p == NULL)
+		return -ENOMEM;
+	if (p->conn == NULL)
+		return osd_peer_connect(osd, p);
+	if (!p->ring_ready || p->conn->failed)
+		return -EAGAIN;
+	rc = osd_ring_alloc(p, slot_len, &off);
+	if (rc != 0)
+		return rc;
+	/* no completion context: the ACK, not the write completion, ends a push */
+	rc = fab_write_imm(p->conn->ep, src, &p->ring, off, (uint32_t)(off / OSD_REC_ALIGN), NULL);
+	if (rc != 0)
+		return rc;
+	s = &p->slots[(p->slot_head + p->slot_count) % p->slot_cap];
+	s->off = off;
+	s->len = slot_len;
+	s->acked = false;
+	p->slot_count++;
+	*ring_off_out = off;
+	return 0;
+}
+
+/*
  * Post every record of the PG that a replica still lacks, in version
  * order: once a post to a peer fails (no ring yet, ring full) later
  * records for that peer wait too, so a replica applies them in order.
@@ -261,7 +297,8 @@ static void osd_peer_acked(struct osd *osd, struct osd_peer *p, const struct osd
 		p->slot_count--;
 	}
 	osd->ctr.repl_acks++;
-	osd_op_repl_acked(osd, p->id, m->pool, m->pg, m->version, m->status);
+	if (!osd_recovery_acked(osd, p->id, m))
+		osd_op_repl_acked(osd, p->id, m->pool, m->pg, m->version, m->status);
 	osd_repl_flush_all(osd);
 }
 
@@ -359,9 +396,8 @@ static void osd_replica_commit_cb(void *arg, int rc)
 void osd_repl_write_imm(struct osd_conn *conn, uint32_t imm, uint32_t len)
 {
 	struct osd *osd = conn->osd;
-	uint64_t off = (uint64_t)imm * OSD_REC_ALIGN, pgk;
+	uint64_t off = (uint64_t)imm * OSD_REC_ALIGN;
 	struct osd_replica_ctx *c = NULL;
-	struct store_tx *tx = NULL;
 	struct osd_rec_hdr h;
 	const char *rec, *data;
 	uint32_t hl;
@@ -376,29 +412,12 @@ void osd_repl_write_imm(struct osd_conn *conn, uint32_t imm, uint32_t len)
 	}
 	rec = (const char *)conn->ring + off;
 	data = rec + hl;
-	pgk = osd_pg_key(h.pool, h.pg);
-	rc = store_tx_create(&tx);
-	if (rc == 0 && h.op == PROTO_OP_WRITE_FULL)
-		rc = store_tx_truncate(tx, pgk, h.name, 0);
-	if (rc == 0 && (h.op == PROTO_OP_WRITE || h.op == PROTO_OP_WRITE_FULL) && h.length > 0)
-		rc = store_tx_write(tx, pgk, h.name, h.offset, h.length, data);
-	if (rc == 0 && h.op == PROTO_OP_TRUNCATE)
-		rc = store_tx_truncate(tx, pgk, h.name, h.offset);
-	if (rc == 0 && h.op == PROTO_OP_REMOVE) {
-		struct store_stat st;
-
-		/* a resent remove may find the object already gone */
-		if (store_stat(osd->store, pgk, h.name, &st) == 0)
-			rc = store_tx_remove(tx, pgk, h.name);
-	}
-	if (rc == 0)
-		rc = store_tx_pglog_append(tx, pgk, h.version, rec, hl);
 	c = calloc(1, sizeof(*c));
-	if (rc == 0 && c == NULL)
-		rc = -ENOMEM;
+	rc = c == NULL ? -ENOMEM : 0;
 	if (rc == 0) {
 		*c = (struct osd_replica_ctx){osd, conn, conn->gen, off, h.pool, h.pg, h.version};
-		rc = store_tx_submit(osd->store, tx, osd_replica_commit_cb, c);
+		/* data + PG log entry, or a recovery push (osd_pg.c) */
+		rc = osd_pg_rec_apply(osd, &h, rec, hl, data, osd_replica_commit_cb, c);
 	}
 	if (rc != 0) {
 		struct osd_wire_msg a = {.type = OSD_WIRE_ACK,
@@ -408,10 +427,10 @@ void osd_repl_write_imm(struct osd_conn *conn, uint32_t imm, uint32_t len)
 					 .version = h.version,
 					 .status = rc};
 
-		log_error("osd", "%s pg %u.%x: replica write of %s v%llx: %s", osd->name, h.pool,
-			  h.pg, h.name, (unsigned long long)h.version, weft_strerror(rc));
-		if (tx)
-			store_tx_destroy(tx);
+		if (rc != -ESTALE) /* a record of an ended interval is refused quietly */
+			log_error("osd", "%s pg %u.%x: replica write of %s v%llx: %s", osd->name,
+				  h.pool, h.pg, h.name, (unsigned long long)h.version,
+				  weft_strerror(rc));
 		free(c);
 		osd_send_wire(conn, &a);
 		return;

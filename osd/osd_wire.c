@@ -132,9 +132,12 @@ int osd_rec_hdr_decode(const void *buf, size_t len, struct osd_rec_hdr *h_out,
 	switch (h.op) {
 	case PROTO_OP_WRITE:
 	case PROTO_OP_WRITE_FULL:
+	case 7: /* recovery push chunk (OSD_REC_PUSH, osd_pg.h) */
+	case 8: /* its last chunk (OSD_REC_PUSH_LAST) */
 		break;
 	case PROTO_OP_REMOVE:
 	case PROTO_OP_TRUNCATE:
+	case 9: /* recovery: the object must not exist (OSD_REC_PUSH_RM) */
 		if (h.length != 0)
 			return -EBADMSG;
 		break;

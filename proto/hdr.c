@@ -47,6 +47,28 @@ const char *proto_type_name(uint16_t type)
 		return "osd_beacon";
 	case PROTO_OSD_FAILURE:
 		return "osd_failure";
+	case PROTO_PG_STATS:
+		return "pg_stats";
+	case PROTO_PG_QUERY:
+		return "pg_query";
+	case PROTO_PG_INFO:
+		return "pg_info";
+	case PROTO_PG_LOG_REQ:
+		return "pg_log_req";
+	case PROTO_PG_LOG:
+		return "pg_log";
+	case PROTO_PG_ACTIVATE:
+		return "pg_activate";
+	case PROTO_PG_PULL:
+		return "pg_pull";
+	case PROTO_PG_RECOVERED:
+		return "pg_recovered";
+	case PROTO_PG_SCAN_REQ:
+		return "pg_scan_req";
+	case PROTO_PG_SCAN:
+		return "pg_scan";
+	case PROTO_PG_DELETE:
+		return "pg_delete";
 	}
 	return "unknown";
 }
@@ -72,6 +94,17 @@ bool proto_type_known(uint16_t type)
 	case PROTO_MAP_INC:
 	case PROTO_OSD_BOOT:
 	case PROTO_OSD_BEACON:
+	case PROTO_PG_STATS:
+	case PROTO_PG_QUERY:
+	case PROTO_PG_INFO:
+	case PROTO_PG_LOG_REQ:
+	case PROTO_PG_LOG:
+	case PROTO_PG_ACTIVATE:
+	case PROTO_PG_PULL:
+	case PROTO_PG_RECOVERED:
+	case PROTO_PG_SCAN_REQ:
+	case PROTO_PG_SCAN:
+	case PROTO_PG_DELETE:
 	case PROTO_OSD_FAILURE:
 		return true;
 	}

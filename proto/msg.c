@@ -249,6 +249,8 @@ static const char *proto_osd_opcode_name(uint16_t op)
 		return "remove";
 	case PROTO_OP_TRUNCATE:
 		return "truncate";
+	case PROTO_OP_CMP_WRITE_FULL:
+		return "cmp_write_full";
 	case PROTO_OP_READ_LOCAL:
 		return "read_local";
 	case PROTO_OP_PERF:
@@ -307,6 +309,13 @@ int proto_osd_op_validate(const struct proto_osd_op *m, struct proto_err *err)
 					     (unsigned long long)m->offset);
 		/* fall through */
 	case PROTO_OP_WRITE:
+	case PROTO_OP_CMP_WRITE_FULL:
+		/* cmp_write_full: offset is the length of the expected-content prefix */
+		if (m->op == PROTO_OP_CMP_WRITE_FULL && m->offset > m->length)
+			return proto_err_set(err, "osd_op",
+					     "offset: compare length %llu > length %llu",
+					     (unsigned long long)m->offset,
+					     (unsigned long long)m->length);
 		if (m->length > 0 && !rkey && !inl)
 			return proto_err_set(err, "osd_op",
 					     "flags: %s of %llu bytes without rkey or inline data",
@@ -481,6 +490,19 @@ int proto_msg_validate(const struct proto_msg *msg, struct proto_err *err)
 		return 0;
 	case PROTO_OSD_FAILURE:
 		return proto_osd_failure_validate(&msg->osd_failure, err);
+	case PROTO_PG_STATS:
+		return 0;
+	case PROTO_PG_QUERY:
+	case PROTO_PG_INFO:
+	case PROTO_PG_LOG_REQ:
+	case PROTO_PG_LOG:
+	case PROTO_PG_ACTIVATE:
+	case PROTO_PG_PULL:
+	case PROTO_PG_RECOVERED:
+	case PROTO_PG_SCAN_REQ:
+	case PROTO_PG_SCAN:
+	case PROTO_PG_DELETE:
+		return proto_pg_validate(msg->type, &msg->pg, err);
 	}
 	return proto_err_set(err, "msg", "type: unknown message type %u", msg->type);
 }
@@ -525,6 +547,19 @@ static int proto_msg_put(struct proto_enc *enc, const struct proto_msg *msg)
 		return proto_osd_beacon_encode(enc, &msg->osd_beacon);
 	case PROTO_OSD_FAILURE:
 		return proto_osd_failure_encode(enc, &msg->osd_failure);
+	case PROTO_PG_STATS:
+		return proto_pg_stats_encode(enc, &msg->pg_stats);
+	case PROTO_PG_QUERY:
+	case PROTO_PG_INFO:
+	case PROTO_PG_LOG_REQ:
+	case PROTO_PG_LOG:
+	case PROTO_PG_ACTIVATE:
+	case PROTO_PG_PULL:
+	case PROTO_PG_RECOVERED:
+	case PROTO_PG_SCAN_REQ:
+	case PROTO_PG_SCAN:
+	case PROTO_PG_DELETE:
+		return proto_pg_encode(enc, msg->type, &msg->pg);
 	}
 	return -EINVAL;
 }
@@ -619,6 +654,21 @@ int proto_msg_decode(uint16_t type, const void *payload, size_t len, struct prot
 		break;
 	case PROTO_OSD_FAILURE:
 		rc = proto_osd_failure_decode(payload, len, err, &msg_out->osd_failure);
+		break;
+	case PROTO_PG_STATS:
+		rc = proto_pg_stats_decode(payload, len, err, &msg_out->pg_stats);
+		break;
+	case PROTO_PG_QUERY:
+	case PROTO_PG_INFO:
+	case PROTO_PG_LOG_REQ:
+	case PROTO_PG_LOG:
+	case PROTO_PG_ACTIVATE:
+	case PROTO_PG_PULL:
+	case PROTO_PG_RECOVERED:
+	case PROTO_PG_SCAN_REQ:
+	case PROTO_PG_SCAN:
+	case PROTO_PG_DELETE:
+		rc = proto_pg_decode(type, payload, len, err, &msg_out->pg);
 		break;
 	default:
 		return proto_err_set(err, "msg", "type: unknown message type %u", type);

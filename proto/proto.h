@@ -64,6 +64,18 @@ enum proto_type {
 	PROTO_OSD_BOOT = 52,
 	PROTO_OSD_BEACON = 53,
 	PROTO_OSD_FAILURE = 54,
+	PROTO_PG_STATS = 55, /* OSD -> mon: state of the PGs it leads (proto_pg.h) */
+	/* PG peering, recovery, scrub between OSDs (proto_pg.h, msg_pg.c) */
+	PROTO_PG_QUERY = 64,
+	PROTO_PG_INFO = 65,
+	PROTO_PG_LOG_REQ = 66,
+	PROTO_PG_LOG = 67,
+	PROTO_PG_ACTIVATE = 68,
+	PROTO_PG_PULL = 69,
+	PROTO_PG_RECOVERED = 70,
+	PROTO_PG_SCAN_REQ = 71,
+	PROTO_PG_SCAN = 72,
+	PROTO_PG_DELETE = 73,
 };
 
 struct proto_hdr {
@@ -158,6 +170,15 @@ enum proto_osd_opcode {
 	PROTO_OP_REMOVE = 5,
 	PROTO_OP_TRUNCATE = 6,
 	/*
+	 * Compare-and-write: the payload is the object's expected content
+	 * (offset bytes) followed by its new content (length - offset bytes).
+	 * The primary replaces the object (as write_full) only if its content
+	 * is exactly the expected bytes (offset 0: the object is missing or
+	 * empty), else -ECANCELED and nothing changes. Replicas receive a
+	 * plain write_full record. Used for volume headers and locks.
+	 */
+	PROTO_OP_CMP_WRITE_FULL = 7,
+	/*
 	 * Debug/admin (osd/: any OSD answers from its own store, no primary
 	 * check): READ_LOCAL reads its copy like READ; PERF returns its
 	 * counters as inline JSON.
@@ -213,6 +234,7 @@ struct proto_osd_op_reply {
 };
 
 #include "proto/proto_mon.h"
+#include "proto/proto_pg.h"
 
 struct proto_msg {
 	uint16_t type; /* enum proto_type: says which member is valid */
@@ -234,6 +256,8 @@ struct proto_msg {
 		struct proto_osd_boot osd_boot;
 		struct proto_osd_beacon osd_beacon;
 		struct proto_osd_failure osd_failure;
+		struct proto_pg pg; /* PROTO_PG_QUERY .. PROTO_PG_DELETE */
+		struct proto_pg_stats pg_stats;
 	};
 };
 

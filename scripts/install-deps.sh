@@ -16,6 +16,9 @@ PKGS=(
 	ucx-utils
 	# tests and baselines
 	libcmocka-dev iperf3 procps python3 jq
+	# weft-mount (FUSE low-level API) and its tests, cluster-bench.sh's raw disk limits:
+	# fio, loop devices, ext4
+	libfuse3-dev fuse3 fio e2fsprogs util-linux mount
 	# verbs tests: a Soft-RoCE VM (../shared/rdma-vm; docs/verbs.md) and perftest baselines
 	qemu-system-x86 busybox-static rdma-core ibverbs-utils ibverbs-providers rdmacm-utils
 	perftest iproute2 kmod cpio gzip xz-utils

@@ -23,6 +23,10 @@ if(TARGET weft-osd AND TARGET weft_client)
 	weft_osd_func_test(minsize tcp func 17300)
 	# osd_memory_target 256M under sustained writes: peak RSS (VmHWM) under it
 	weft_osd_func_test(memory tcp func 17800)
+	# weft bench against the cluster (docs/bench.md): write/seq/rand, JSON,
+	# cleanup, Ctrl-C; and a damaged copy on the primary's disk reported
+	weft_osd_func_test(benchtool tcp func 18500)
+	weft_osd_func_test(corrupt tcp func 18600)
 	# UCX over TCP sockets, every daemon on 127.0.0.1 (UCX only takes
 	# interface addresses, docs/ucx.md); 500 objects keep it near 30 s under
 	# ASan (the TCP case writes 2,000). The hooks are off as in fabric_ucx.cmake.
@@ -43,4 +47,25 @@ UCX_MEM_MALLOC_HOOKS=no;UCX_MEM_MMAP_HOOK_MODE=none;UCX_WARN_UNUSED_ENV_VARS=n")
 			SKIP_RETURN_CODE 77 RESOURCE_LOCK rdma_vm
 			ENVIRONMENT "WEFT_VM_OSD_CASE=memory;WEFT_VM_MEM=6G")
 	endif()
+endif()
+
+# Failure and recovery (osd/osd_pg*.c, osd_peer.c, osd_recovery.c, osd_backfill.c,
+# osd_scrub.c): tests/test_recovery.sh drives real mons and OSDs through kills,
+# restarts, out/in, corruption and a mon leader failover (docs/recovery.md).
+if(TARGET weft-osd AND TARGET weft_client)
+	add_executable(test_recovery_io ${CMAKE_CURRENT_LIST_DIR}/test_recovery_io.c)
+	target_link_libraries(test_recovery_io PRIVATE weft_client weft_placement)
+	function(weft_recovery_test case port timeout)
+		add_test(NAME osd_recovery_${case}
+			COMMAND ${CMAKE_CURRENT_LIST_DIR}/test_recovery.sh ${case} tcp ${port}
+				$<TARGET_FILE:weft-mon> $<TARGET_FILE:weft-osd> $<TARGET_FILE:weft>
+				$<TARGET_FILE:test_recovery_io>)
+		set_tests_properties(osd_recovery_${case} PROPERTIES LABELS "func;recovery"
+			TIMEOUT ${timeout} SKIP_RETURN_CODE 77)
+	endfunction()
+	weft_recovery_test(thrash 19100 600)
+	weft_recovery_test(killprimary 19200 600)
+	weft_recovery_test(outin 19300 600)
+	weft_recovery_test(scrub 19400 600)
+	weft_recovery_test(monkill 19500 600)
 endif()

@@ -36,3 +36,21 @@ if(WEFT_FUZZ)
 		message(WARNING "WEFT_FUZZ=ON needs clang (CC=clang); fuzz_proto not built")
 	endif()
 endif()
+
+# PG messages (proto/msg_pg.c): their own fuzz target, seeds in tests/corpus/pg/.
+add_executable(pg-corpus-gen ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/pg_corpus_gen.c)
+target_link_libraries(pg-corpus-gen PRIVATE weft_proto weft_common)
+add_executable(fuzz_pg_replay ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_pg.c
+	${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_replay.c)
+target_link_libraries(fuzz_pg_replay PRIVATE weft_proto weft_common)
+add_test(NAME pg_corpus_replay COMMAND fuzz_pg_replay ${CMAKE_CURRENT_SOURCE_DIR}/corpus/pg)
+add_test(NAME pg_corpus_gen
+	COMMAND sh -c "rm -rf corpus-pg && $<TARGET_FILE:pg-corpus-gen> corpus-pg \
+&& $<TARGET_FILE:fuzz_pg_replay> corpus-pg")
+set_tests_properties(pg_corpus_replay pg_corpus_gen PROPERTIES LABELS unit TIMEOUT 120)
+if(WEFT_FUZZ AND CMAKE_C_COMPILER_ID MATCHES "Clang")
+	add_executable(fuzz_pg ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_pg.c)
+	target_compile_options(fuzz_pg PRIVATE -fsanitize=fuzzer)
+	target_link_options(fuzz_pg PRIVATE -fsanitize=fuzzer)
+	target_link_libraries(fuzz_pg PRIVATE weft_proto weft_common)
+endif()

@@ -50,6 +50,18 @@ static int big_cb(void *arg, struct asok_out *out)
 	return 0;
 }
 
+/* Echoes the words after its prefix; "bad" is refused as bad input. */
+static int echo_cb(void *arg, const char *args, struct asok_out *out)
+{
+	(void)arg;
+	if (!strcmp(args, "bad"))
+		return -EINVAL;
+	asok_printf(out, "{\"args\": ");
+	asok_put_str(out, args);
+	asok_printf(out, "}");
+	return 0;
+}
+
 /* Serve in a child until killed; the parent is the client. */
 static pid_t serve(struct asok *a)
 {
@@ -110,6 +122,8 @@ static void test_commands(void **state)
 	assert_int_equal(asok_register(a, "perf dump", "again", perf_cb, &ops), -EEXIST);
 	assert_int_equal(asok_register(a, "fail", "always fails", fail_cb, NULL), 0);
 	assert_int_equal(asok_register(a, "big", "a large reply", big_cb, NULL), 0);
+	assert_int_equal(asok_register_args(a, "object echo", "echo the words", echo_cb, NULL), 0);
+	assert_int_equal(asok_register_args(a, "perf dump", "clash", echo_cb, NULL), -EEXIST);
 	assert_int_equal(asok_register_conf(a, conf), 0);
 	/* nothing pending: progress returns at once */
 	assert_int_equal(asok_progress(a), 0);
@@ -132,6 +146,25 @@ static void test_commands(void **state)
 	assert_int_equal(asok_request(path, "big", NULL, 5000, &r), 0);
 	assert_true(strlen(r) > 200000);
 	assert_non_null(strstr(r, ",49999]"));
+	free(r);
+	/* a command with words: what follows the prefix, and nothing else, reaches it */
+	assert_int_equal(asok_request(path, "object echo rbd obj 1", NULL, 5000, &r), 0);
+	assert_string_equal(r, "{\"args\": \"rbd obj 1\"}");
+	free(r);
+	assert_int_equal(asok_request(path, "object echo", NULL, 5000, &r), 0);
+	assert_string_equal(r, "{\"args\": \"\"}");
+	free(r);
+	assert_int_equal(asok_request(path, "object echoes x", NULL, 5000, &r), 0);
+	assert_non_null(strstr(r, "unknown command"));
+	free(r);
+	assert_int_equal(asok_request(path, "object echo bad", NULL, 5000, &r), 0);
+	assert_non_null(strstr(r, "\"status\": -22"));
+	free(r);
+	assert_int_equal(asok_request(path, "perf dump x", NULL, 5000, &r), 0);
+	assert_non_null(strstr(r, "unknown command")); /* a plain command takes no words */
+	free(r);
+	assert_int_equal(asok_request(path, "help", NULL, 5000, &r), 0);
+	assert_non_null(strstr(r, "\"object echo\": \"echo the words\""));
 	free(r);
 	/* a failing command: an error reply with its status, the partial output dropped */
 	assert_int_equal(asok_request(path, "fail", NULL, 5000, &r), 0);

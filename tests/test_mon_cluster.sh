@@ -6,6 +6,7 @@
 #   test_mon_cluster.sh CASE WEFT_MON WEFT FAKE_OSD
 #   CASE: quorum | restart | osd
 #
+# The start-up (conf, mkfs, start/stop, waits) is scripts/cluster-lib.sh.
 # Every wait is bounded (wait_for with a deadline; the CLI's --timeout), and
 # every process we start is killed on exit by its pid.
 set -u
@@ -20,7 +21,6 @@ osd) PORT=16300 ;;
 esac
 DIR=$(mktemp -d /tmp/weft-mon-$CASE.XXXXXX)
 CONF=$DIR/weft.conf
-declare -A PIDS
 FAKES=()
 T0=$(date +%s.%N)
 
@@ -44,66 +44,27 @@ trap cleanup EXIT
 WATCHDOG=$!
 trap 'log "FAIL: watchdog: the case took longer than 270 s"; exit 1' TERM
 
-cat > "$CONF" <<EOC
-[global]
-	mon_host = 127.1.0.1:$PORT, 127.1.0.2:$PORT, 127.1.0.3:$PORT
-	ms_type = tcp
-	log_level = info
-	ms_connect_timeout = 1s
-	ms_peer_timeout = 3s
-	osd_pool_default_size = 2
-	osd_pool_default_min_size = 1
-	osd_pool_default_pg_num = 16
-	# small messages: full maps and long outputs must use the rendezvous
+# conf, mkfs, start/stop by pid, bounded waits: scripts/cluster-lib.sh, the
+# start-up shared with scripts/cluster.sh. 3 mons, no OSDs (fakes come later).
+MS=tcp NMON=3 NOSD=0 POOL_SIZE=2 POOL_MIN_SIZE=1 PG_NUM=16
+CL_CONNECT_TIMEOUT=1s CL_PEER_TIMEOUT=3s CL_ELECTION_TIMEOUT=1500ms CL_HEARTBEAT_GRACE=3s
+# small messages: full maps and long outputs must use the rendezvous
+CL_CONF_EXTRA='[global]
 	ms_msg_size = 1K
 [mon]
-	mon_data = $DIR/\$name
-	mon_election_timeout = 1500ms
-	osd_heartbeat_grace = 3s
 	mon_osd_down_out_interval = 6s
-	mon_osd_min_down_reporters = 2
-[mon.a]
-	mon_addr = 127.1.0.1:$PORT
-[mon.b]
-	mon_addr = 127.1.0.2:$PORT
-[mon.c]
-	mon_addr = 127.1.0.3:$PORT
-EOC
+	mon_osd_min_down_reporters = 2'
+# shellcheck source=../scripts/cluster-lib.sh
+. "$(dirname "$0")/../scripts/cluster-lib.sh"
+write_conf
 
-w() { "$WEFT" "$@" -c "$CONF" --timeout 20; }
-wj() { "$WEFT" "$@" -c "$CONF" --timeout 20 --format json; }
-
-start_mon() {
-	"$MON" -i "$1" -c "$CONF" >> "$DIR/mon.$1.log" 2>&1 &
-	PIDS[$1]=$!
-}
-stop_mon() { # SIGKILL: no goodbye
-	kill -9 "${PIDS[$1]}" 2>/dev/null
-	wait "${PIDS[$1]}" 2>/dev/null
-	unset "PIDS[$1]"
-}
-# wait_for SECONDS DESCRIPTION COMMAND...: poll until COMMAND succeeds.
-wait_for() {
-	local secs=$1 what=$2 deadline
-	shift 2
-	deadline=$(($(date +%s) + secs))
-	while ! "$@" > /dev/null 2>&1; do
-		[ "$(date +%s)" -lt "$deadline" ] || fail "timed out after ${secs}s waiting for: $what"
-		sleep 0.3
-	done
-	log "ok: $what"
-}
 leader_rank() { wj mon stat 2>/dev/null | jq -r '.leader_rank // empty'; }
 have_leader() { [ -n "$(leader_rank)" ]; }
 epoch() { wj status | jq -r '.osdmap.epoch'; }
 osd_field() { wj osd dump | jq -e ".osds[] | select(.id == $1) | .$2 == $3"; }
 
-for m in a b c; do
-	"$MON" --mkfs -i $m -c "$CONF" >> "$DIR/mon.$m.log" 2>&1 || fail "mkfs mon.$m"
-done
-for m in a b c; do start_mon $m; done
+mons_up
 wait_for 30 "3 mons elect a leader" have_leader
-wait_for 20 "map epoch 1 committed" sh -c "[ \"\$($WEFT status -c $CONF --format json | jq .osdmap.epoch)\" -ge 1 ]"
 
 case $CASE in
 quorum)
@@ -132,7 +93,7 @@ quorum)
 	w pool rm p1 || fail "pool rm"
 	# majority down: writes fail cleanly within the timeout, reads say no quorum
 	OTHER=""
-	for m in a b c; do [ -n "${PIDS[$m]:-}" ] && OTHER=$m; done
+	for m in a b c; do [ -n "${PIDS[mon.$m]:-}" ] && OTHER=$m; done
 	stop_mon "$OTHER"
 	log "killed mon.$OTHER too: majority down"
 	S=$(date +%s)

@@ -9,11 +9,10 @@
 # public/cluster separation is then checked by port, the IPs by the TCP run.
 #
 #   test_osd_cluster.sh CASE MS_TYPE PORT WEFT_MON WEFT_OSD WEFT TEST_OSD_IO
-#   CASE: io | stale | minsize | memory | bench
+#   CASE: io | stale | minsize | memory | benchtool | corrupt | bench
 #
-# The cluster start-up (conf, mkfs, start/stop, bounded waits) is in the
-# functions below so scripts/cluster.sh can source this file with
-# WEFT_CLUSTER_LIB=1 and share the one way of starting a cluster.
+# The cluster start-up (conf, mkfs, start/stop, bounded waits) is
+# scripts/cluster-lib.sh, shared with the launcher scripts/cluster.sh.
 # Every wait is bounded; every process we start is killed on exit by pid.
 set -u
 CASE=$1 MS=$2 PORT=$3 MON=$4 OSD=$5 WEFT=$6 IO=$7
@@ -23,7 +22,6 @@ command -v jq > /dev/null || { echo "SKIP: jq not installed"; exit 77; }
 
 DIR=$(mktemp -d /tmp/weft-osd-$CASE-$MS.XXXXXX)
 CONF=$DIR/weft.conf
-declare -A PIDS
 T0=$(date +%s.%N)
 
 since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }
@@ -51,136 +49,45 @@ cleanup() {
 }
 trap cleanup EXIT
 WATCHDOG_S=${WEFT_TEST_WATCHDOG:-570} # under ctest's TIMEOUT; the VM runs set more
-# The grace is 10 s, not 3: on a loaded shared host an ASan OSD's loop can
-# miss 3 s of beacons; it is then marked down and up again and, with no
-# recovery yet (docs/osd.md), misses writes its PGs took meanwhile.
 (sleep "$WATCHDOG_S" && kill -TERM $$) > /dev/null 2>&1 &
 WATCHDOG=$!
 trap 'log "FAIL: watchdog: the case took longer than $WATCHDOG_S s"; exit 1' TERM
 
-# the memory case bounds every OSD by a small target; the others keep the default
-MEM_TARGET=1G
+# conf, mkfs, start/stop by pid, bounded waits: the start-up shared with
+# scripts/cluster.sh (pool rbd, NOSD OSDs, 1 mon)
+CL_SKIP_CODE=77
+# shellcheck source=../scripts/cluster-lib.sh
+. "$(dirname "$0")/../scripts/cluster-lib.sh"
+
+# tests/test_recovery.sh sources this file for the start-up and the helpers
+# above, and brings its clusters up itself.
+[ "${WEFT_CLUSTER_LIB:-0}" = 1 ] && return 0
+
+# The cases' own settings (after the return: the scripts that source this
+# file keep cluster-lib's defaults). An explicit CL_* or WEFT_TEST_* wins.
 if [ "$CASE" = memory ]; then
-	MEM_TARGET=${WEFT_TEST_OSD_MEMORY_TARGET:-256M}
-	# stores the load keeps overwriting: 1G each is plenty and quick to delete
-	WEFT_TEST_OSD_DATA_SIZE=${WEFT_TEST_OSD_DATA_SIZE:-1G}
+	# every OSD bounded by a small target; the other cases keep the default (1G)
+	CL_MEMORY_TARGET=${CL_MEMORY_TARGET:-${WEFT_TEST_OSD_MEMORY_TARGET:-256M}}
 	# a sustained load on a shared 2-core host: an OSD's loop can stall for
 	# seconds in fdatasync; this case is about memory, not failure detection
-	WEFT_TEST_HEARTBEAT_GRACE=${WEFT_TEST_HEARTBEAT_GRACE:-20s}
-	WEFT_TEST_OP_TIMEOUT=${WEFT_TEST_OP_TIMEOUT:-180s}
-	WEFT_TEST_OSD_OP_TIMEOUT=${WEFT_TEST_OSD_OP_TIMEOUT:-120s}
+	CL_HEARTBEAT_GRACE=${CL_HEARTBEAT_GRACE:-${WEFT_TEST_HEARTBEAT_GRACE:-20s}}
+	CL_OP_TIMEOUT=${CL_OP_TIMEOUT:-${WEFT_TEST_OP_TIMEOUT:-180s}}
+	CL_OSD_OP_TIMEOUT=${CL_OSD_OP_TIMEOUT:-${WEFT_TEST_OSD_OP_TIMEOUT:-120s}}
 	# Under ASan, freed memory sits in a 256 MiB quarantine per process: the
 	# sanitizer's memory, not the OSD's. A small one keeps use-after-free
 	# detection and lets RSS measure what the OSD holds.
 	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=16:allocator_release_to_os_interval_ms=500"
 fi
-ONE_IP=${WEFT_TEST_IP:-}
-[ -z "$ONE_IP" ] && [ "$MS" = ucx ] && ONE_IP=127.0.0.1
-MON_IP=${ONE_IP:-127.1.0.1}
-pub_addr() { echo "${ONE_IP:-127.1.0.$((10 + $1))}:$((PORT + 10 + $1))"; }
-clu_addr() { echo "${ONE_IP:-127.2.0.$((10 + $1))}:$((PORT + 30 + $1))"; }
-
-write_conf() {
-	cat > "$CONF" <<EOC
-[global]
-	mon_host = $MON_IP:$PORT
-	ms_type = $MS
-	log_level = ${WEFT_TEST_LOG_LEVEL:-info}
-	admin_socket = $DIR/\$name.asok
-	ms_connect_timeout = ${WEFT_TEST_CONNECT_TIMEOUT:-2s}
-	ms_peer_timeout = ${WEFT_TEST_PEER_TIMEOUT:-3s}
-	osd_pool_default_size = 3
-	osd_pool_default_min_size = 2
-	osd_pool_default_pg_num = 32
-	osd_heartbeat_grace = ${WEFT_TEST_HEARTBEAT_GRACE:-10s}
-	osd_heartbeat_interval = 500ms
-	osd_max_op_size = 8M
-	client_op_timeout = ${WEFT_TEST_OP_TIMEOUT:-60s}
-	client_buffers = 20
-[mon]
-	mon_data = $DIR/\$name
-	mon_election_timeout = 500ms
-	mon_osd_down_out_interval = 3600s
-	mon_osd_min_down_reporters = 1
-[mon.a]
-	mon_addr = $MON_IP:$PORT
-[osd]
-	osd_data = $DIR/\$name/block
-	osd_wal =
-	osd_db = $DIR/\$name/db
-	osd_store_data_size = ${WEFT_TEST_OSD_DATA_SIZE:-4G}
-	osd_store_wal_size = 64M
-	osd_repl_ring_size = 20M
-	osd_op_buffers = 6
-	osd_op_timeout = ${WEFT_TEST_OSD_OP_TIMEOUT:-30s}
-	osd_memory_target = $MEM_TARGET
-EOC
-	for i in $(seq 0 $((NOSD - 1))); do
-		printf '[osd.%d]\n\tpublic_addr = %s\n\tcluster_addr = %s\n\thost = node%d\n' \
-			"$i" "$(pub_addr "$i")" "$(clu_addr "$i")" "$i" >> "$CONF"
-	done
-}
-
-w() { "$WEFT" "$@" -c "$CONF" --timeout 20; }
-wj() { "$WEFT" "$@" -c "$CONF" --timeout 20 --format json; }
-wait_for() {
-	local secs=$1 what=$2 deadline
-	shift 2
-	deadline=$(($(date +%s) + secs))
-	while ! "$@" > /dev/null 2>&1; do
-		[ "$(date +%s)" -lt "$deadline" ] || fail "timed out after ${secs}s waiting for: $what"
-		sleep 0.3
-	done
-	log "ok: $what"
-}
-num_up() { wj status | jq -r '.osdmap.num_up_osds'; }
-osd_up() { wj osd dump | jq -e ".osds[] | select(.id == $1) | .up == $2"; }
-
-start_mon() {
-	"$MON" -i a -c "$CONF" >> "$DIR/mon.a.log" 2>&1 &
-	PIDS[mon.a]=$!
-}
-start_osd() {
-	"$OSD" -i "$1" -c "$CONF" >> "$DIR/osd.$1.log" 2>&1 &
-	PIDS[osd.$1]=$!
-}
-stop_osd() { # SIGKILL: a crash, no goodbye
-	kill -9 "${PIDS[osd.$1]}" 2>/dev/null
-	wait "${PIDS[osd.$1]}" 2>/dev/null
-	unset "PIDS[osd.$1]"
-}
-
-# Start 1 mon + NOSD OSDs and create pool rbd (size 3, min_size 2).
-cluster_up() {
-	write_conf
-	"$MON" --mkfs -i a -c "$CONF" >> "$DIR/mon.a.log" 2>&1 || fail "mkfs mon.a"
-	start_mon
-	if [ "$MS" != tcp ]; then
-		# a backend still being finished: the mon service over it must work, else skip
-		for _ in $(seq 1 8); do
-			[ "$("$WEFT" status -c "$CONF" --timeout 2 --format json 2>/dev/null |
-				jq .osdmap.epoch 2>/dev/null)" -ge 1 ] 2>/dev/null && break
-			sleep 0.5
-		done
-		[ "$("$WEFT" status -c "$CONF" --timeout 2 --format json 2>/dev/null |
-			jq .osdmap.epoch 2>/dev/null)" -ge 1 ] 2>/dev/null ||
-			{ echo "SKIP: the monitor service does not work over $MS yet"; exit 77; }
-	fi
-	wait_for 30 "the mon has a map" sh -c "[ \"\$($WEFT status -c $CONF --format json | jq .osdmap.epoch)\" -ge 1 ]"
-	for i in $(seq 0 $((NOSD - 1))); do
-		mkdir -p "$DIR/osd.$i"
-		"$OSD" --mkfs -i "$i" -c "$CONF" >> "$DIR/osd.$i.log" 2>&1 || {
-			grep -qi "backend\|ucx\|verbs\|no usable" "$DIR/osd.$i.log" && [ "$MS" != tcp ] &&
-				{ echo "SKIP: fabric $MS unavailable"; exit 77; }
-			fail "mkfs osd.$i"
-		}
-		start_osd "$i"
-	done
-	wait_for 60 "$NOSD OSDs up" sh -c "[ \"\$($WEFT status -c $CONF --format json | jq .osdmap.num_up_osds)\" = $NOSD ]"
-	w pool create rbd --size 3 --min-size 2 --pg-num 32 > /dev/null || fail "pool create"
-}
-
-[ "${WEFT_CLUSTER_LIB:-0}" = 1 ] && return 0
+# The grace is 10 s, not 3: on a loaded shared host an ASan OSD's loop can
+# miss 3 s of beacons; it is then marked down and up again, and the case
+# measures peering and recovery instead of what it is about.
+CL_HEARTBEAT_GRACE=${CL_HEARTBEAT_GRACE:-${WEFT_TEST_HEARTBEAT_GRACE:-10s}}
+# Stores are fallocated: 1 GiB (cluster-lib's default) unless a case writes
+# more. io's 2,000 objects of 1 B - 8 MiB are about 1 GiB on every OSD, and
+# stale's writer 25 s of objects up to 1 MiB.
+if [ "$CASE" = stale ] || { [ "$CASE" = io ] && [ "$OBJECTS" -gt 500 ]; }; then
+	CL_DATA_SIZE=${CL_DATA_SIZE:-${WEFT_TEST_OSD_DATA_SIZE:-2G}}
+fi
 
 if [ "$MS" != tcp ]; then
 	# The variant runs only where the backend works: a bounded loopback
@@ -342,7 +249,7 @@ memory)
 	# OSD's peak RSS, as the kernel counts it (VmHWM: registered pools and rings
 	# included, they are resident), must stay under the target, and perf dump
 	# must report RSS and registered bytes that agree with /proc.
-	T=$(numfmt --from=iec "$MEM_TARGET")
+	T=$(numfmt --from=iec "$CL_MEMORY_TARGET")
 	ROUNDS=${WEFT_TEST_MEM_ROUNDS:-4}
 	mem_sample() { # prints "osd.N rss_MiB peak_MiB registered_MiB" per OSD
 		for i in $(seq 0 $((NOSD - 1))); do
@@ -373,7 +280,129 @@ memory)
 			(.memory.rss_bytes - $rss | fabs) < 64 * 1048576 and .counters.writes > 0' \
 			> /dev/null || fail "osd.$i perf dump memory disagrees (VmRSS $RSS): $(echo "$J" | jq -c .memory)"
 	done
-	log "ok: $ROUNDS rounds of writes, every OSD's peak RSS under $MEM_TARGET (registered memory included)"
+	log "ok: $ROUNDS rounds of writes, every OSD's peak RSS under $CL_MEMORY_TARGET (registered memory included)"
+	;;
+benchtool) # weft bench: write/seq/rand verify, JSON, cleanup, Ctrl-C (docs/bench.md)
+	wb() { "$WEFT" bench rbd "$@" -c "$CONF"; }
+	wb 3 write --no-cleanup --run-name kept -t 8 -b 1M > "$DIR/w.out" 2> "$DIR/w.err" ||
+		{ cat "$DIR/w.out" "$DIR/w.err"; fail "bench write --no-cleanup"; }
+	cat "$DIR/w.out"
+	N=$(sed -n 's/^Total writes made: *//p' "$DIR/w.out")
+	[ "${N:-0}" -gt 0 ] || fail "the write made no objects"
+	for f in "Bandwidth (MB/sec):" "Stddev Bandwidth:" "Min bandwidth (MB/sec):" \
+		"Stddev IOPS:" "Average Latency(s):" "Min latency(s):" "Latency p99.9(s):" \
+		"Errors: *0$" "  verdict: "; do
+		grep -q "^$f" "$DIR/w.out" || fail "write summary has no '$f'"
+	done
+	grep -Eq '^ +1 +[0-9]+ +[0-9]+ +[0-9]+ ' "$DIR/w.out" || fail "no per-second line"
+	wb 120 seq -t 8 > "$DIR/seq.out" 2> "$DIR/seq.err" ||
+		{ cat "$DIR/seq.out" "$DIR/seq.err"; fail "bench seq"; }
+	grep -q "^Objects verified: *$N$" "$DIR/seq.out" ||
+		fail "seq verified $(sed -n 's/^Objects verified: *//p' "$DIR/seq.out") of $N"
+	log "ok: write --no-cleanup made $N objects; seq read and verified all $N"
+	wb 2 rand --format json > "$DIR/rand.json" 2> "$DIR/rand.err" ||
+		{ cat "$DIR/rand.err"; fail "bench rand --format json"; }
+	jq -e '.mode == "rand" and .run_name == "kept" and .errors == 0 and .ops > 0 and
+		.verified == .ops and .object_size == 1048576 and .concurrent_ops == 16 and
+		.total_time_s > 0 and .bytes == .ops * 1048576 and
+		(.bandwidth_mb_s | has("avg") and has("stddev") and has("max") and has("min")) and
+		(.iops | has("avg") and has("stddev") and has("max") and has("min")) and
+		(.latency_s | has("avg") and has("stddev") and has("max") and has("min") and
+			has("p50") and has("p99") and has("p99.9")) and
+		.latency_s."p99.9" >= .latency_s.p50 and .latency_s.max >= .latency_s.min and
+		(.per_second | length) >= 1 and (.explain.osds | length) == 3 and
+		all(.explain.osds[]; .measured and .cpu_cores >= 0) and
+		.explain.store_read_mb_s > 0 and .explain.client_cores >= 0 and
+		(.explain.limit | IN("cpu", "osd-reactor", "client", "store", "none")) and
+		(.explain.verdict | length) > 0' "$DIR/rand.json" > /dev/null ||
+		fail "rand JSON lacks fields or values: $(jq -c 'del(.per_second)' "$DIR/rand.json")"
+	log "ok: rand --format json: $(jq -c '{ops, errors, verified, mb_s: .bandwidth_mb_s.avg,
+		p99: .latency_s.p99, limit: .explain.limit}' "$DIR/rand.json")"
+	wb 5 seq --run-name nope > "$DIR/nope.out" 2> "$DIR/nope.err"
+	[ $? = 1 ] && grep -q "no run to read in pool rbd (object nope_metadata missing)" \
+		"$DIR/nope.err" || fail "seq of a missing run: $(cat "$DIR/nope.err")"
+	# a write without --no-cleanup removes what it wrote; the kept run stays
+	wb 2 write --format json -t 4 -b 64K --run-name gone > "$DIR/gone.json" 2> "$DIR/gone.err" ||
+		{ cat "$DIR/gone.err"; fail "bench write with cleanup"; }
+	jq -e '.mode == "write" and .errors == 0 and .ops > 0 and .objects == .ops and
+		.cleanup.ok and .cleanup.removed == .objects and .explain.store_write_mb_s > 0 and
+		.explain.cluster_mb_s > 0' "$DIR/gone.json" > /dev/null ||
+		fail "write JSON / cleanup: $(jq -c 'del(.per_second)' "$DIR/gone.json")"
+	for i in $(seq 0 $((NOSD - 1))); do
+		w daemon "osd.$i" object locate rbd gone_object0 | jq -e '.exists == false' \
+			> /dev/null || fail "osd.$i still holds gone_object0 after the cleanup"
+		w daemon "osd.$i" object locate rbd "kept_object$((N - 1))" |
+			jq -e '.exists == true and .size == 1048576' > /dev/null ||
+			fail "osd.$i lost kept_object$((N - 1))"
+	done
+	log "ok: cleanup removed every object of its run from every OSD; the kept run is intact"
+	# Ctrl-C: a partial summary, then the cleanup, exit 0
+	# (not through wb: $! must be weft's own pid, not a subshell's)
+	"$WEFT" bench rbd 120 write --run-name int -t 4 -b 256K --no-explain -c "$CONF" \
+		> "$DIR/int.out" 2>&1 &
+	PIDS[bench]=$!
+	# signal once it is running (before, the default action would just end it)
+	wait_for 60 "the interruptible run at second 2" grep -Eq '^ +2 ' "$DIR/int.out"
+	kill -INT "${PIDS[bench]}"
+	wait "${PIDS[bench]}"
+	RC=$?
+	unset "PIDS[bench]"
+	grep -v '^ ' "$DIR/int.out"
+	[ $RC = 0 ] || fail "bench write after SIGINT exited $RC"
+	grep -q "^Interrupted: the summary covers the run up to the signal" "$DIR/int.out" &&
+		grep -q "^Clean up completed" "$DIR/int.out" || fail "no partial summary + cleanup"
+	T=$(sed -n 's/^Total time run: *//p' "$DIR/int.out")
+	awk -v t="$T" 'BEGIN { exit !(t > 0 && t < 100) }' || fail "ran $T s of 120 despite SIGINT"
+	w daemon osd.0 object locate rbd int_object0 | jq -e '.exists == false' > /dev/null ||
+		fail "int_object0 left after the interrupted run's cleanup"
+	log "ok: SIGINT stopped the run after $T s with a partial summary and cleaned up"
+	;;
+corrupt) # a damaged copy on the primary's disk: weft bench seq reports it, exit 1
+	wb() { "$WEFT" bench rbd "$@" -c "$CONF" --no-explain; }
+	wb 3 write --no-cleanup --run-name c -t 8 -b 256K > "$DIR/w.out" 2> "$DIR/w.err" ||
+		{ cat "$DIR/w.out" "$DIR/w.err"; fail "bench write --no-cleanup"; }
+	N=$(sed -n 's/^Total writes made: *//p' "$DIR/w.out")
+	[ "${N:-0}" -ge 8 ] || fail "the write made $N objects; the case needs 8"
+	wb 120 seq > "$DIR/seq0.out" 2>&1 || { cat "$DIR/seq0.out"; fail "seq before damage"; }
+	log "ok: $N objects written and verified"
+	# where the primary keeps c_object2 (admin socket: object locate)
+	P=
+	for i in $(seq 0 $((NOSD - 1))); do
+		J=$(w daemon "osd.$i" object locate rbd c_object2) || fail "object locate on osd.$i"
+		if echo "$J" | jq -e '.primary' > /dev/null; then P=$i L=$J; fi
+	done
+	[ -n "$P" ] || fail "no OSD is the primary of c_object2"
+	echo "$L" | jq -e '.exists and .size == 262144 and .extents[0].offset == 0 and
+		.extents[0].length >= 8192' > /dev/null || fail "osd.$P object locate: $L"
+	DATA=$(echo "$L" | jq -r .data_path)
+	OFF=$(echo "$L" | jq '.extents[0].dev_offset + 4096 + 100')
+	B=$(od -An -tu1 -j "$OFF" -N1 "$DATA" | tr -d ' ')
+	[ -n "$B" ] || fail "cannot read $DATA at $OFF"
+	printf "\\x$(printf %02x $((255 - B)))" | dd of="$DATA" bs=1 seek="$OFF" conv=notrunc \
+		status=none || fail "cannot write $DATA"
+	log "flipped byte $OFF of $DATA (osd.$P, primary of c_object2, object offset 4196)"
+	wb 120 seq --format json > "$DIR/seq1.json" 2> "$DIR/seq1.err"
+	RC=$?
+	cat "$DIR/seq1.err"
+	[ $RC = 1 ] || fail "seq exited $RC with a damaged object"
+	grep -q "^weft bench: error: object c_object2: read: checksum mismatch on stored data" \
+		"$DIR/seq1.err" || fail "seq did not name c_object2 and the checksum error"
+	jq -e --argjson n "$N" '.errors == 1 and .verified == $n - 1' "$DIR/seq1.json" \
+		> /dev/null || fail "seq JSON: $(jq -c '{errors, verified}' "$DIR/seq1.json")"
+	grep -q "object c_object2: crc mismatch" "$DIR/osd.$P.log" ||
+		fail "osd.$P did not log the crc mismatch"
+	log "ok: the store's checksum failed the read (-WEFT_E_CORRUPT) and weft bench reported it"
+	# an object whose bytes the store keeps intact but which is not what the run
+	# wrote: only weft bench's own check (header + crc32c) can see it
+	"$IO" -c "$CONF" -p rbd write c_object5 > /dev/null || fail "overwrite c_object5"
+	wb 120 seq > "$DIR/seq2.out" 2> "$DIR/seq2.err"
+	RC=$?
+	cat "$DIR/seq2.err"
+	[ $RC = 1 ] || fail "seq exited $RC with a replaced object"
+	grep -q "object c_object5: content check failed: read 4096 bytes, the object has 262144" \
+		"$DIR/seq2.err" || fail "seq did not report c_object5's content"
+	grep -q "^Errors: *2$" "$DIR/seq2.out" || fail "seq counted $(grep ^Errors "$DIR/seq2.out")"
+	log "ok: a replaced object fails weft bench's content check"
 	;;
 bench) # not in ctest: the numbers of docs/performance.md
 	"${IOC[@]}" bench 4096 4000 16 || fail "bench 4K"

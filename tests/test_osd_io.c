@@ -5,6 +5,8 @@
  *   test_osd_io -c CONF -p POOL verify N SEED   write N objects (1 B - osd_max_op_size,
  *                                               log-uniform), read back, compare, then
  *                                               compare every OSD's own copy
+ *   test_osd_io -c CONF -p POOL readback N SEED  the read and compare half of verify, on
+ *                                               what an earlier verify N SEED wrote
  *   test_osd_io -c CONF -p POOL writer SECS SEED write+read-verify in a loop for SECS
  *   test_osd_io -c CONF -p POOL write NAME      one 4 KiB write; prints rc
  *   test_osd_io -c CONF -p POOL ops             every op and its effect on all replicas,
@@ -156,15 +158,19 @@ static int check_copy(const char *what, const struct obj *o, const uint8_t *got,
 }
 
 static int cmd_verify(struct weft_cluster *cl, uint32_t pool, unsigned int n, uint64_t seed,
-		      const char *prefix)
+		      const char *prefix, bool write)
 {
 	struct obj *objs = calloc(n, sizeof(*objs));
 	uint8_t *want = malloc(max_op), *got = malloc(max_op);
 	uint64_t bytes = 0, t0 = clock_now_ms();
 	unsigned int osds = 0, copies = 0;
 	char perf[256];
-	int rc;
+	int rc, ret = 1;
 
+	if (objs == NULL || want == NULL || got == NULL) {
+		fprintf(stderr, "FAIL: out of memory\n");
+		goto out;
+	}
 	rng_state = seed | 1;
 	for (unsigned int i = 0; i < n; i++) {
 		snprintf(objs[i].name, sizeof(objs[i].name), "%s-%u", prefix, i);
@@ -172,13 +178,16 @@ static int cmd_verify(struct weft_cluster *cl, uint32_t pool, unsigned int n, ui
 		objs[i].seed = seed * 1000003 + i;
 		bytes += objs[i].size;
 	}
-	printf("writing %u objects, %.1f MiB, bytes %llu\n", n, bytes / 1048576.0,
-	       (unsigned long long)bytes);
-	fflush(stdout);
-	rc = write_all(cl, pool, objs, n, 16, NULL);
-	if (rc != 0)
-		goto fail;
-	printf("written in %.1f s; reading back\n", (clock_now_ms() - t0) / 1000.0);
+	if (write) {
+		printf("writing %u objects, %.1f MiB, bytes %llu\n", n, bytes / 1048576.0,
+		       (unsigned long long)bytes);
+		fflush(stdout);
+		rc = write_all(cl, pool, objs, n, 16, NULL);
+		if (rc != 0)
+			goto out;
+		printf("written in %.1f s; ", (clock_now_ms() - t0) / 1000.0);
+	}
+	printf("reading back %u objects\n", n);
 	fflush(stdout);
 	for (unsigned int i = 0; i < n; i++) {
 		size_t len = 0;
@@ -186,10 +195,10 @@ static int cmd_verify(struct weft_cluster *cl, uint32_t pool, unsigned int n, ui
 		rc = weft_read(cl, pool, objs[i].name, got, max_op, 0, &len);
 		if (rc != 0) {
 			fprintf(stderr, "FAIL: read %s: %s\n", objs[i].name, weft_strerror(rc));
-			goto fail;
+			goto out;
 		}
 		if (check_copy("read", &objs[i], got, len, want) != 0)
-			goto fail;
+			goto out;
 	}
 	/* every OSD that answers perf is a member; each must hold an identical copy */
 	while (osds < 64 && weft_debug_osd_perf(cl, osds, perf, sizeof(perf)) == 0)
@@ -206,25 +215,21 @@ static int cmd_verify(struct weft_cluster *cl, uint32_t pool, unsigned int n, ui
 			if (rc != 0) {
 				fprintf(stderr, "FAIL: %s %s: %s\n", what, objs[i].name,
 					weft_strerror(rc));
-				goto fail;
+				goto out;
 			}
 			if (check_copy(what, &objs[i], got, len, want) != 0)
-				goto fail;
+				goto out;
 			copies++;
 		}
 	}
-	free(objs);
-	objs = NULL;
 	printf("ok: %u objects, %u copies identical, %.1f s, %llu resends\n", n, copies,
 	       (clock_now_ms() - t0) / 1000.0, (unsigned long long)weft_debug_resends(cl));
-	free(want);
-	free(got);
-	return 0;
-fail:
+	ret = 0;
+out:
 	free(objs);
 	free(want);
 	free(got);
-	return 1;
+	return ret;
 }
 
 #define OPS_CHECK(cond, ...)                                                                       \
@@ -470,7 +475,7 @@ int main(int argc, char **argv)
 	}
 	if (i >= argc) {
 		fprintf(stderr, "usage: test_osd_io -c CONF [-p POOL] "
-				"verify|writer|write|ops|perf|bench ...\n");
+				"verify|readback|writer|write|ops|perf|bench ...\n");
 		return 2;
 	}
 	rc = weft_connect(conf, "client.test", &cl);
@@ -486,7 +491,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[i], "verify") && i + 2 < argc) {
 		rc = cmd_verify(cl, pool, (unsigned int)atoi(argv[i + 1]),
-				strtoull(argv[i + 2], NULL, 10), "obj");
+				strtoull(argv[i + 2], NULL, 10), "obj", true);
+	} else if (!strcmp(argv[i], "readback") && i + 2 < argc) {
+		rc = cmd_verify(cl, pool, (unsigned int)atoi(argv[i + 1]),
+				strtoull(argv[i + 2], NULL, 10), "obj", false);
 	} else if (!strcmp(argv[i], "writer") && i + 2 < argc) {
 		rc = cmd_writer(cl, pool, atof(argv[i + 1]), strtoull(argv[i + 2], NULL, 10));
 	} else if (!strcmp(argv[i], "write") && i + 1 < argc) {

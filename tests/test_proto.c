@@ -742,6 +742,17 @@ static void test_osd_op_malformed(void **state)
 	len = raw_osd_op(buf, sizeof(buf), PROTO_OP_WRITE_FULL, PROTO_OP_F_RKEY, 4, 0, "obj", 3,
 			 &rk, NULL, 0);
 	expect_bad_payload(PROTO_OSD_OP, buf, len, "write_full at 4");
+	/* cmp_write_full: offset (the compare length) within the payload */
+	len = raw_osd_op(buf, sizeof(buf), PROTO_OP_CMP_WRITE_FULL, PROTO_OP_F_INLINE, 3, 6, "obj",
+			 3, NULL, "oldnew", 6);
+	assert_int_equal(proto_msg_decode(PROTO_OSD_OP, buf, len, NULL, &m), 0);
+	assert_int_equal(m.osd_op.offset, 3);
+	len = raw_osd_op(buf, sizeof(buf), PROTO_OP_CMP_WRITE_FULL, PROTO_OP_F_INLINE, 7, 6, "obj",
+			 3, NULL, "oldnew", 6);
+	expect_bad_payload(PROTO_OSD_OP, buf, len, "compare length 7 > length 6");
+	len = raw_osd_op(buf, sizeof(buf), PROTO_OP_CMP_WRITE_FULL, 0, 0, 4, "obj", 3, NULL, NULL,
+			 0);
+	expect_bad_payload(PROTO_OSD_OP, buf, len, "cmp_write_full of 4 bytes without rkey");
 	/* names: empty, too long, NUL inside, length past end */
 	len = raw_osd_op(buf, sizeof(buf), PROTO_OP_STAT, 0, 0, 0, "", 0, NULL, NULL, 0);
 	expect_bad_payload(PROTO_OSD_OP, buf, len, "name: length 0");

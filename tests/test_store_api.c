@@ -294,6 +294,8 @@ static void test_large_batches(void **state)
 	large_batches(true, STORE_SYNC_URING);
 	large_batches(false, STORE_SYNC_INLINE);
 	large_batches(true, STORE_SYNC_INLINE);
+	large_batches(false, STORE_SYNC_AUTO);
+	large_batches(true, STORE_SYNC_AUTO);
 }
 
 static void test_enospc(void **state)
@@ -350,13 +352,16 @@ static void test_bad_devices(void **state)
 	stu_cleanup(&u);
 }
 
-/* Damage the data block behind object "c": the read fails, fsck deep reports it. */
+/* Damage object "c" where store_locate says it lives: the read fails, fsck deep reports it. */
 static void test_data_corruption(void **state)
 {
 	struct stu u;
 	struct store *st;
 	struct store_fsck_report r;
 	uint8_t buf[8192];
+	struct store_extent ext[4];
+	struct store_info info;
+	unsigned int next;
 	uint64_t n;
 	int fd;
 
@@ -364,15 +369,29 @@ static void test_data_corruption(void **state)
 	assert_int_equal(store_mkfs(&u.o), 0);
 	assert_int_equal(store_mount(&u.o, &st), 0);
 	write_obj(st, "c", 0, 8192, 9);
+	assert_int_equal(store_flush(st), 0);
+	/* store_locate: one run, unit 0 of the data region (1 MiB + WAL, 1 MiB aligned) */
+	assert_int_equal(store_locate(st, 1, "c", ext, 4, &next), 0);
+	assert_int_equal(next, 1);
+	assert_int_equal(ext[0].offset, 0);
+	assert_int_equal(ext[0].length, 8192);
+	assert_int_equal(ext[0].dev_offset, 3 << 20);
+	assert_int_equal(store_locate(st, 1, "nope", ext, 4, &next), -ENOENT);
+	store_info_get(st, &info);
+	assert_true(info.data_write_bytes >= 8192);
+	assert_true(info.wal_write_bytes >= 4096);
+	assert_true(info.commit_busy_ns > 0);
 	assert_int_equal(store_umount(st), 0);
-	/* unit 0 of the data region is the first allocated: region starts at 1 MiB + wal, 1 MiB aligned */
 	fd = open(u.data, O_RDWR);
 	assert_true(fd >= 0);
-	assert_int_equal(pwrite(fd, "X", 1, (3 << 20) + 4096 + 17), 1);
+	assert_int_equal(pwrite(fd, "X", 1, (off_t)ext[0].dev_offset + 4096 + 17), 1);
 	close(fd);
 	assert_int_equal(store_mount(&u.o, &st), 0);
 	assert_int_equal(store_read(st, 1, "c", 0, 4096, buf, &n), 0); /* first block fine */
 	assert_int_equal(store_read(st, 1, "c", 0, 8192, buf, &n), -WEFT_E_CORRUPT);
+	store_info_get(st, &info);
+	assert_true(info.data_read_bytes >= 8192);
+	assert_true(info.read_busy_ns > 0);
 	assert_int_equal(store_fsck(st, true, &r), -WEFT_E_CORRUPT);
 	assert_int_equal(r.bad_blocks, 1);
 	assert_int_equal(store_umount(st), 0);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests of osd/store modules: allocator, extent map + record codec, WAL format, kv keys. */
+/* Unit tests of osd/store modules: allocator, buffer cache, extent map + record codec, WAL format, kv keys. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "osd/store/alloc.h"
+#include "osd/store/bufcache.h"
 #include "osd/store/extmap.h"
 #include "osd/store/kv.h"
 #include "osd/store/wal.h"
@@ -47,6 +48,40 @@ static void test_alloc(void **state)
 }
 
 static uint32_t crcs[64];
+
+/* Large buffers come back for reuse, aligned, within the limit; small ones are not cached. */
+static void test_bufcache(void **state)
+{
+	size_t big = 4u << 20;
+	void *a, *b, *c, *s;
+
+	bufcache_trim();
+	a = bufcache_get(big);
+	assert_non_null(a);
+	assert_int_equal((uintptr_t)a % BUFCACHE_ALIGN, 0);
+	memset(a, 0x5a, big); /* the whole length is usable */
+	bufcache_put(a, big);
+	assert_int_equal(bufcache_idle_bytes(), big);
+	b = bufcache_get(big - 4096); /* same capacity class: the cached one */
+	assert_ptr_equal(a, b);
+	assert_int_equal(bufcache_idle_bytes(), 0);
+	c = bufcache_get(big);
+	assert_ptr_not_equal(b, c);
+	s = bufcache_get(4096);
+	assert_non_null(s);
+	assert_int_equal((uintptr_t)s % BUFCACHE_ALIGN, 0);
+	bufcache_put(s, 4096);
+	assert_int_equal(bufcache_idle_bytes(), 0);
+	/* Past the limit a returned buffer is freed, not kept. */
+	bufcache_set_limit(big);
+	bufcache_put(b, big - 4096);
+	bufcache_put(c, big);
+	assert_int_equal(bufcache_idle_bytes(), big);
+	assert_int_equal(bufcache_trim(), big);
+	assert_int_equal(bufcache_idle_bytes(), 0);
+	bufcache_set_limit(128u << 20);
+	bufcache_put(NULL, big);
+}
 
 static void test_extmap(void **state)
 {
@@ -177,6 +212,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_alloc),
+		cmocka_unit_test(test_bufcache),
 		cmocka_unit_test(test_extmap),
 		cmocka_unit_test(test_wal_format),
 		cmocka_unit_test(test_kv_keys),

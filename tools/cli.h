@@ -8,6 +8,7 @@
  * "fabric-bench") and returns the process exit code:
  * 0 success, 1 failure at run time, 2 bad usage (one line on stderr).
  */
+int cli_bench_main(int argc, char **argv);
 int cli_config_main(int argc, char **argv);
 int cli_doctor_main(int argc, char **argv);
 int cli_fabric_bench_main(int argc, char **argv);
@@ -17,7 +18,10 @@ int cli_status_main(int argc, char **argv);
 int cli_mon_main(int argc, char **argv);
 int cli_osd_main(int argc, char **argv);
 int cli_pool_main(int argc, char **argv);
+int cli_pg_main(int argc, char **argv);
 /* Admin socket (cmd_perf.c): argv[0] is "perf" or "daemon". */
 int cli_perf_main(int argc, char **argv);
+/* Volumes (cmd_vol.c, cmd_vol_bench.c). */
+int cli_vol_main(int argc, char **argv);
 
 #endif

@@ -180,8 +180,7 @@ static void cli_print_json(json_t *out)
 	free(s);
 }
 
-static int cli_cmd_simple(struct cli_mon_args *a, const char *what, json_t *cmd,
-			  void (*render)(json_t *))
+int cli_cmd_simple(struct cli_mon_args *a, const char *what, json_t *cmd, void (*render)(json_t *))
 {
 	json_t *out = NULL;
 	int rc = cli_mon_run(a, what, cmd, &out);

@@ -71,6 +71,7 @@ void cli_render_status(json_t *s)
 	printf("\n  data:\n    map:   epoch %lld\n    pools: %zu pools, %lld pgs\n",
 	       cli_int(o, "epoch"), json_array_size(pools),
 	       cli_int(json_object_get(s, "pgmap"), "num_pgs"));
+	cli_render_pgmap(json_object_get(s, "pgmap"));
 }
 
 void cli_render_mon_stat(json_t *m)

@@ -29,7 +29,7 @@ struct sb_args {
 
 static void sb_usage(FILE *out)
 {
-	fprintf(out, "usage: weft store-bench [--dir DIR] [--seconds S] [--wal-sync uring|inline]\n"
+	fprintf(out, "usage: weft store-bench [--dir DIR] [--seconds S] [--wal-sync auto|uring|inline]\n"
 		     "  Measures raw device limits, then the OSD store, on files in DIR (default\n"
 		     "  /var/tmp); needs about 5 GiB free. Prints the store/raw ratios.\n");
 }
@@ -238,7 +238,7 @@ int cli_store_bench_main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct sb_args a = { "/var/tmp", 3.0, STORE_SYNC_URING, 2ull << 30 };
+	struct sb_args a = { "/var/tmp", 3.0, STORE_SYNC_AUTO, 2ull << 30 };
 	struct hist raw_lat;
 	struct sb_ctx c1, c32, cbig;
 	double r_qd1 = 0, r_qd32 = 0, r_seq = 0, s_qd1 = 0, s_qd32 = 0, s_big = 0;
@@ -257,11 +257,16 @@ int cli_store_bench_main(int argc, char **argv)
 			a.secs = atof(optarg);
 			break;
 		case 'w':
-			if (strcmp(optarg, "uring") && strcmp(optarg, "inline")) {
-				fprintf(stderr, "store-bench: --wal-sync must be uring or inline\n");
+			if (strcmp(optarg, "auto") == 0) {
+				a.sync = STORE_SYNC_AUTO;
+			} else if (strcmp(optarg, "uring") == 0) {
+				a.sync = STORE_SYNC_URING;
+			} else if (strcmp(optarg, "inline") == 0) {
+				a.sync = STORE_SYNC_INLINE;
+			} else {
+				fprintf(stderr, "store-bench: --wal-sync must be auto, uring or inline\n");
 				return 2;
 			}
-			a.sync = strcmp(optarg, "inline") ? STORE_SYNC_URING : STORE_SYNC_INLINE;
 			break;
 		case 'h':
 			sb_usage(stdout);
@@ -278,8 +283,9 @@ int cli_store_bench_main(int argc, char **argv)
 	weft_log_open("store-bench", WEFT_LOG_WARN, NULL);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("store-bench in %s, %.1f s per phase, wal sync %s\n", a.dir, a.secs,
-	       a.sync == STORE_SYNC_URING ? "uring (write + linked fdatasync)" :
-					    "inline (pwritev2 RWF_DSYNC)");
+	       a.sync == STORE_SYNC_URING  ? "uring (write + linked fdatasync)" :
+	       a.sync == STORE_SYNC_INLINE ? "inline (pwritev2 RWF_DSYNC)" :
+					     "auto (inline for a lone small tx, else uring)");
 	fd = sb_file(a.dir, "store-bench-raw", a.file_size, path, sizeof(path));
 	if (fd < 0)
 		return 1;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * weft fabric-bench: internal header shared by the client (cmd_fabric_bench.c),
+ * weft fabric-bench: internal header shared by the command (cmd_fabric_bench.c),
+ * the client (fabric_bench_client.c),
  * the server (fabric_bench_server.c) and the wire/pattern helpers
  * (fabric_bench_proto.c).
  *
@@ -89,5 +90,7 @@ extern char fb_ctrl_ctx;
 
 /* fabric_bench_server.c: returns the process exit code. */
 int fb_server_main(const struct fb_opts *o);
+/* fabric_bench_client.c: returns the process exit code. */
+int fb_client_main(const struct fb_opts *o);
 
 #endif

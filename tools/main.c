@@ -12,6 +12,8 @@ struct cli_cmd {
 };
 
 static const struct cli_cmd cli_cmds[] = {
+	{ "bench", cli_bench_main,
+	  "bench POOL SECONDS write|seq|rand: cluster benchmark (like rados bench)" },
 	{ "config", cli_config_main, "config help [--markdown] | config show: the option table" },
 	{ "doctor", cli_doctor_main, "check this node: RDMA devices, ports, GIDs, memlock, NUMA" },
 	{ "fabric-bench", cli_fabric_bench_main,
@@ -22,7 +24,10 @@ static const struct cli_cmd cli_cmds[] = {
 	{ "perf", cli_perf_main, "perf dump TYPE.ID: a daemon's counters from its admin socket" },
 	{ "daemon", cli_perf_main, "daemon TYPE.ID COMMAND: any admin socket command (help)" },
 	{ "osd", cli_osd_main, "osd tree | dump | down|out|in ID | set|unset noout|pause" },
+	{ "pg", cli_pg_main, "pg ls [--inconsistent | --state S] | scrub | deep-scrub | repair PGID" },
 	{ "pool", cli_pool_main, "pool ls | create NAME [--size N --min-size M --pg-num P] | rm | set" },
+	{ "vol", cli_vol_main,
+	  "vol create|ls|info|resize|rm|lock|bench: block volumes (like rbd)" },
 	{ "store-bench", cli_store_bench_main,
 	  "OSD object store vs. raw device limits (WAL group commit, 4K/4M writes)" },
 };

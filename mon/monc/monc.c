@@ -299,6 +299,15 @@ int monc_request(struct monc *mc, const struct proto_msg *msg, unsigned int time
 		}
 		memcpy(r->json_copy, msg->mon_cmd.json, msg->mon_cmd.json_len);
 		r->msg.mon_cmd.json = r->json_copy;
+	} else if (msg->type == PROTO_PG_STATS && msg->pg_stats.entries_len > 0) {
+		/* the entries are a view too: kept for resends after a failover */
+		r->json_copy = malloc(msg->pg_stats.entries_len);
+		if (r->json_copy == NULL) {
+			free(r);
+			return -ENOMEM;
+		}
+		memcpy(r->json_copy, msg->pg_stats.entries, msg->pg_stats.entries_len);
+		r->msg.pg_stats.entries = r->json_copy;
 	}
 	r->tid = mc->next_tid++;
 	r->deadline_ms = clock_now_ms() + timeout_ms;

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/conf.h"
 #include "common/crc32c.h"
 #include "common/log.h"
@@ -23,7 +24,7 @@ void store_opts_init(struct store_opts *o)
 	o->wal_size = 256ull << 20;
 	o->alloc_unit = 4096;
 	o->large_write = 64 * 1024;
-	o->sync = STORE_SYNC_URING;
+	o->sync = STORE_SYNC_AUTO;
 	o->direct_io = true;
 	o->onode_cache_bytes = STORE_ONODE_CACHE_DEFAULT;
 }
@@ -31,6 +32,7 @@ void store_opts_init(struct store_opts *o)
 int store_opts_from_conf(const struct conf *conf, struct store_opts *o)
 {
 	const char *entity = conf_entity(conf);
+	const char *sync;
 
 	store_opts_init(o);
 	o->data_path = conf_get_str(conf, CONF_OSD_DATA);
@@ -41,8 +43,17 @@ int store_opts_from_conf(const struct conf *conf, struct store_opts *o)
 	o->alloc_unit = (uint32_t)conf_get_size(conf, CONF_OSD_STORE_ALLOC_UNIT);
 	o->large_write = (uint32_t)conf_get_size(conf, CONF_OSD_STORE_LARGE_WRITE);
 	o->direct_io = conf_get_bool(conf, CONF_OSD_STORE_DIRECT_IO);
-	o->sync = strcmp(conf_get_str(conf, CONF_OSD_STORE_WAL_SYNC), "inline") == 0 ?
-			  STORE_SYNC_INLINE : STORE_SYNC_URING;
+	sync = conf_get_str(conf, CONF_OSD_STORE_WAL_SYNC);
+	if (strcmp(sync, "inline") == 0) {
+		o->sync = STORE_SYNC_INLINE;
+	} else if (strcmp(sync, "uring") == 0) {
+		o->sync = STORE_SYNC_URING;
+	} else if (strcmp(sync, "auto") == 0) {
+		o->sync = STORE_SYNC_AUTO;
+	} else {
+		log_error("store", "osd_store_wal_sync = %s: expected auto, uring or inline", sync);
+		return -EINVAL;
+	}
 	o->fsid = conf_get_str(conf, CONF_FSID);
 	if (entity && strncmp(entity, "osd.", 4) == 0)
 		o->osd_id = (uint32_t)strtoul(entity + 4, NULL, 10);
@@ -113,6 +124,7 @@ int store_pwrite(struct store *st, int fd, const void *buf, size_t len, uint64_t
 
 int store_pread(struct store *st, void *buf, size_t len, uint64_t off)
 {
+	uint64_t t0 = clock_now_ns();
 	size_t done = 0;
 
 	while (done < len) {
@@ -128,6 +140,8 @@ int store_pread(struct store *st, void *buf, size_t len, uint64_t off)
 			return -EIO;
 		done += (size_t)n;
 	}
+	st->info.data_read_bytes += len;
+	st->info.read_busy_ns += clock_now_ns() - t0;
 	return 0;
 }
 

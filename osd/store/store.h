@@ -29,6 +29,12 @@ struct store_tx;
 enum store_sync {
 	STORE_SYNC_URING,  /* io_uring write linked to an fdatasync; caller polls */
 	STORE_SYNC_INLINE, /* pwritev2(RWF_DSYNC) in the caller's thread */
+	/*
+	 * A batch of one transaction without out-of-line data goes inline (the
+	 * latency of a lone write is the raw fdatasync's); any larger batch goes
+	 * through io_uring so the caller keeps working while it commits.
+	 */
+	STORE_SYNC_AUTO,
 };
 
 struct store_opts {
@@ -141,7 +147,29 @@ struct store_info {
 	uint64_t replay_dropped_data; /* 1 if the last record's out-of-line data failed its crc */
 	uint64_t onodes_cached, onode_cache_bytes, onode_evictions;
 	bool direct_io;
+	/* I/O the store issued since mount (weft bench's explainer, "perf dump") */
+	uint64_t data_write_bytes; /* unit images written to the data device */
+	uint64_t wal_write_bytes;  /* WAL records written */
+	uint64_t data_read_bytes;  /* read back from the data device (reads, RMW, replay checks) */
+	uint64_t commit_busy_ns;   /* time a WAL batch was in flight (one at a time: 100% = busy) */
+	uint64_t read_busy_ns;     /* time spent reading the data device (reads block the caller) */
 };
 void store_info_get(const struct store *st, struct store_info *info_out);
+
+/* One run of an object's data on the data device. */
+struct store_extent {
+	uint64_t offset;     /* byte offset in the object */
+	uint64_t length;     /* bytes */
+	uint64_t dev_offset; /* byte offset in the data device (osd_data) */
+};
+/*
+ * Where an object's data lives (debugging, and the tests that damage a copy
+ * on purpose): its mapped runs in offset order, at most cap of them in
+ * ext_out, the total count in *n_out. Sees every submitted transaction, but
+ * out-of-line writes may still be in flight: store_flush() first for a
+ * stable answer. -ENOENT if the object does not exist.
+ */
+int store_locate(struct store *st, uint64_t pg, const char *name, struct store_extent *ext_out,
+		 unsigned int cap, unsigned int *n_out);
 
 #endif

@@ -84,6 +84,7 @@ struct store_dreq {
 struct store_buf {
 	struct store_buf *next;
 	void *p;
+	size_t len; /* for bufcache_put */
 };
 
 /* A submitted transaction. */
@@ -142,6 +143,7 @@ struct store {
 	struct store_dreq *held; /* test hook: out-of-line data writes not yet issued */
 	uint8_t *flush_buf;
 	uint64_t flush_vend, flush_lsn;
+	uint64_t flush_t0_ns; /* when the batch in flight started (info.commit_busy_ns) */
 	unsigned int inflight_data;
 	int failed;
 

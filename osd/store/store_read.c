@@ -102,6 +102,47 @@ int store_read(struct store *st, uint64_t pg, const char *name, uint64_t off, ui
 	return 0;
 }
 
+struct store_locate_ctx {
+	const struct store *st;
+	struct store_extent *ext;
+	unsigned int cap, n;
+};
+
+static void store_locate_piece(void *arg, uint64_t lblk, uint64_t pblk, uint64_t len,
+			       const uint32_t *crcs)
+{
+	struct store_locate_ctx *c = arg;
+	uint64_t unit = c->st->sb.unit;
+
+	(void)crcs;
+	if (c->n < c->cap)
+		c->ext[c->n] = (struct store_extent){.offset = lblk * unit,
+						     .length = len * unit,
+						     .dev_offset = c->st->sb.data_base + pblk * unit};
+	c->n++;
+}
+
+int store_locate(struct store *st, uint64_t pg, const char *name, struct store_extent *ext_out,
+		 unsigned int cap, unsigned int *n_out)
+{
+	struct store_locate_ctx c = {.st = st, .ext = ext_out, .cap = cap};
+	struct onode *on;
+	int rc = store_onode_get(st, pg, name, false, &on);
+
+	if (rc != 0)
+		return rc;
+	extmap_walk(&on->rec.map, 0, UINT64_MAX / st->sb.unit, store_locate_piece, &c);
+	/* the last unit may extend past the object's end: report bytes that exist */
+	for (unsigned int i = 0; i < c.n && i < cap; i++) {
+		if (ext_out[i].offset + ext_out[i].length > on->rec.size)
+			ext_out[i].length = on->rec.size > ext_out[i].offset
+						? on->rec.size - ext_out[i].offset
+						: 0;
+	}
+	*n_out = c.n;
+	return 0;
+}
+
 int store_getattr(struct store *st, uint64_t pg, const char *name, const char *key, void *buf,
 		  size_t cap, size_t *len_out)
 {

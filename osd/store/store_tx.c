@@ -12,6 +12,7 @@
 #include "common/crc32c.h"
 #include "common/log.h"
 #include "include/weft/weft.h"
+#include "osd/store/bufcache.h"
 #include "osd/store/store_int.h"
 
 enum tx_kind { TX_WRITE, TX_ZERO, TX_TRUNC, TX_REMOVE, TX_SETATTR, TX_RMATTR, TX_LOG, TX_TRIM };
@@ -23,6 +24,7 @@ struct tx_op {
 	char *key;
 	uint64_t off, len;
 	void *data;
+	size_t dlen;
 };
 
 struct store_tx {
@@ -47,7 +49,7 @@ void store_tx_destroy(struct store_tx *tx)
 	for (unsigned int i = 0; i < tx->n; i++) {
 		free(tx->ops[i].name);
 		free(tx->ops[i].key);
-		free(tx->ops[i].data);
+		bufcache_put(tx->ops[i].data, tx->ops[i].dlen);
 	}
 	free(tx->ops);
 	free(tx);
@@ -78,13 +80,14 @@ static int tx_add(struct store_tx *tx, enum tx_kind kind, uint64_t pg, const cha
 	op->off = off;
 	op->len = len;
 	if ((name && !(op->name = strdup(name))) || (key && !(op->key = strdup(key))) ||
-	    (dlen && !(op->data = malloc(dlen)))) {
+	    (dlen && !(op->data = bufcache_get(dlen)))) {
 		free(op->name);
 		free(op->key);
 		return -ENOMEM;
 	}
 	if (dlen)
 		memcpy(op->data, data, dlen);
+	op->dlen = dlen;
 	tx->n++;
 	return 0;
 }
@@ -166,6 +169,12 @@ struct xl {
 	struct snap *snaps;
 	unsigned int nsnaps;
 	size_t applied; /* body bytes already applied */
+	/*
+	 * Payload buffers of the caller's ops used directly as block images (no
+	 * copy): they move to the transaction only once it is submitted, so a
+	 * failed submit leaves the caller's tx whole.
+	 */
+	struct store_buf *borrowed;
 	int rc;
 };
 
@@ -346,7 +355,7 @@ static int xl_read_unit(struct xl *x, struct onode *on, uint64_t lblk, uint8_t *
 
 /* Write [off, off+len) (src NULL = zeros) as new units; the object's size becomes size. */
 static int xl_write(struct xl *x, struct onode *on, uint64_t off, uint64_t len, const void *src,
-		    uint64_t size)
+		    uint64_t size, struct tx_op *op)
 {
 	struct store *st = x->st;
 	uint64_t unit = st->sb.unit, u0 = off / unit, u1 = (off + len + unit - 1) / unit;
@@ -359,20 +368,32 @@ static int xl_write(struct xl *x, struct onode *on, uint64_t off, uint64_t len, 
 	uint8_t *buf;
 	int rc;
 
-	if (posix_memalign((void **)&buf, WAL_BLOCK, n * unit) != 0)
+	/* A whole-unit out-of-line write is its own block image (aligned by bufcache). */
+	bool borrow = op && !inline_data && off % unit == 0 && len % unit == 0 && op->data == src;
+
+	buf = borrow ? op->data : bufcache_get(n * unit);
+	if (!buf)
 		return -ENOMEM;
 	sb = malloc(sizeof(*sb));
 	crcs = malloc(n * st->cpb * 4);
 	if (!sb || !crcs || !runs) {
-		free(buf);
+		if (!borrow)
+			bufcache_put(buf, n * unit);
 		free(sb);
 		free(crcs);
 		free(runs);
 		return -ENOMEM;
 	}
 	sb->p = buf;
-	sb->next = x->txc->bufs;
-	x->txc->bufs = sb;
+	sb->len = borrow ? op->dlen : n * unit;
+	if (borrow) {
+		sb->next = x->borrowed;
+		x->borrowed = sb;
+		src = NULL; /* already in place */
+	} else {
+		sb->next = x->txc->bufs;
+		x->txc->bufs = sb;
+	}
 	rc = 0;
 	if (off % unit)
 		rc = xl_read_unit(x, on, u0, buf);
@@ -382,7 +403,7 @@ static int xl_write(struct xl *x, struct onode *on, uint64_t off, uint64_t len, 
 		goto out;
 	if (src)
 		memcpy(buf + off % unit, src, len);
-	else
+	else if (!borrow)
 		memset(buf + off % unit, 0, len);
 	for (uint64_t i = 0; i < n * st->cpb; i++)
 		crcs[i] = crc32c(0, buf + i * STORE_CSUM_BLOCK, STORE_CSUM_BLOCK);
@@ -450,12 +471,12 @@ static int xl_zero(struct xl *x, struct onode *on, uint64_t off, uint64_t len)
 	}
 	if (off / unit == (end - 1) / unit && (off % unit || end % unit)) {
 		if (unit_mapped(x->st, on, off / unit))
-			rc = xl_write(x, on, off, len, NULL, size);
+			rc = xl_write(x, on, off, len, NULL, size, NULL);
 	} else {
 		if (off % unit && unit_mapped(x->st, on, off / unit))
-			rc = xl_write(x, on, off, ua * unit - off, NULL, size);
+			rc = xl_write(x, on, off, ua * unit - off, NULL, size, NULL);
 		if (rc == 0 && end % unit && unit_mapped(x->st, on, ub))
-			rc = xl_write(x, on, ub * unit, end - ub * unit, NULL, size);
+			rc = xl_write(x, on, ub * unit, end - ub * unit, NULL, size, NULL);
 	}
 	put_obj(x, POP_SETSIZE, on->pg, on->name);
 	put64(x, size);
@@ -477,14 +498,14 @@ static int xl_truncate(struct xl *x, struct onode *on, uint64_t size)
 		}
 		/* Zero the tail of the last unit so a later extension reads zeros. */
 		if (size % unit && unit_mapped(x->st, on, size / unit))
-			rc = xl_write(x, on, size, first * unit - size, NULL, size);
+			rc = xl_write(x, on, size, first * unit - size, NULL, size, NULL);
 	}
 	put_obj(x, POP_SETSIZE, on->pg, on->name);
 	put64(x, size);
 	return rc ? rc : xl_apply(x);
 }
 
-static int xl_op(struct xl *x, const struct tx_op *op)
+static int xl_op(struct xl *x, struct tx_op *op)
 {
 	struct onode *on = NULL;
 	int rc = 0;
@@ -499,7 +520,7 @@ static int xl_op(struct xl *x, const struct tx_op *op)
 		uint64_t end = op->off + op->len;
 
 		return xl_write(x, on, op->off, op->len, op->data,
-				on->exists && on->rec.size > end ? on->rec.size : end);
+				on->exists && on->rec.size > end ? on->rec.size : end, op);
 	}
 	case TX_ZERO:
 		return xl_zero(x, on, op->off, op->len);
@@ -585,6 +606,21 @@ static void xl_rollback(struct xl *x)
 		alloc_mark(&st->live, t->allocs[i].start, t->allocs[i].len, false);
 }
 
+/* The submit succeeded: borrowed payload buffers now belong to the transaction. */
+static void xl_adopt_borrowed(struct xl *x, struct store_tx *tx)
+{
+	while (x->borrowed) {
+		struct store_buf *b = x->borrowed;
+
+		x->borrowed = b->next;
+		for (unsigned int i = 0; i < tx->n; i++)
+			if (tx->ops[i].data == b->p)
+				tx->ops[i].data = NULL;
+		b->next = x->txc->bufs;
+		x->txc->bufs = b;
+	}
+}
+
 int store_tx_submit(struct store *st, struct store_tx *tx, store_commit_cb cb, void *arg)
 {
 	struct xl x = { .st = st };
@@ -640,10 +676,11 @@ int store_tx_submit(struct store *st, struct store_tx *tx, store_commit_cb cb, v
 	for (unsigned int i = 0; i < tx->n && rc == 0; i++)
 		rc = xl_op(&x, &tx->ops[i]);
 	if (rc != 0) {
-		xl_rollback(&x);
+		xl_rollback(&x); /* drains data writes, borrowed buffers included */
 		store_txc_destroy(t);
 		goto out_pool;
 	}
+	xl_adopt_borrowed(&x, tx);
 	rocksdb_writebatch_put(t->wb, "M", 1, (const char *)&t->seq, 8);
 	st->next_seq++;
 	if (st->q_tail)
@@ -661,5 +698,11 @@ out_pool:
 	for (unsigned int i = 0; i < x.nsnaps; i++)
 		free(x.snaps[i].rec);
 	free(x.snaps);
+	while (x.borrowed) { /* failed submit: the buffers stay the caller's */
+		struct store_buf *b = x.borrowed;
+
+		x.borrowed = b->next;
+		free(b);
+	}
 	return rc;
 }

@@ -1,0 +1,363 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The I/O thread: the only thread that calls libweft (mount.h). It sleeps
+ * in epoll on two fds, the submission queue's eventfd and weft_fd(); it
+ * drains the queue, starts each request (metadata in mount_meta.c, data
+ * here), then runs weft_poll() until no callback is left, and the
+ * callbacks answer the kernel. With ops in flight it wakes at least every
+ * 5 ms, because libweft's resends and timeouts are timers, not fds.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "client/mount/mount.h"
+#include "common/clock.h"
+#include "common/log.h"
+
+#define MOUNT_IO_TICK_MS     5
+#define MOUNT_IO_IDLE_MS     200
+#define MOUNT_IO_POLL_ROUNDS 64
+/* After unmount, how long in-flight ops may take before the cluster handle is closed anyway. */
+#define MOUNT_IO_DRAIN_MS 60000
+
+void mount_io_submit(struct mount *m, struct mount_req *r)
+{
+	uint64_t one = 1;
+	bool wake;
+
+	r->next = NULL;
+	pthread_mutex_lock(&m->q_lock);
+	wake = m->q_head == NULL; /* a non-empty queue has a wake-up pending already */
+	if (m->q_tail)
+		m->q_tail->next = r;
+	else
+		m->q_head = r;
+	m->q_tail = r;
+	pthread_mutex_unlock(&m->q_lock);
+	if (wake && write(m->q_efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_error("mount", "eventfd write: %s", strerror(errno));
+}
+
+static const char *mount_io_kind_name(enum mount_req_kind kind)
+{
+	switch (kind) {
+	case MOUNT_REQ_READ:
+		return "read";
+	case MOUNT_REQ_WRITE:
+		return "write";
+	case MOUNT_REQ_DISCARD:
+		return "discard";
+	default:
+		return "flush";
+	}
+}
+
+/* libweft's codes above 4096 mean nothing to the kernel: EIO, after one log line. */
+static int mount_io_errno(struct mount *m, struct mount_req *r, int rc)
+{
+	int e = -rc;
+
+	m->io_errors++;
+	if (m->io_errors <= 10 || m->io_errors % 1000 == 0)
+		log_warn("mount",
+			 "%s/%s: %s at offset %llu, %zu bytes: %s (%llu I/O errors so far)",
+			 m->pool_name, mount_meta_name(m, r->ino), mount_io_kind_name(r->kind),
+			 (unsigned long long)r->off, r->size, weft_strerror(rc),
+			 (unsigned long long)m->io_errors);
+	return e > 0 && e < WEFT_ERRNO_BASE ? e : EIO;
+}
+
+static void mount_io_read_cb(const struct weft_result *res, void *arg)
+{
+	struct mount_req *r = arg;
+	struct mount *m = r->m;
+	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(res->length < r->size ? res->length : r->size);
+
+	m->inflight--;
+	if (res->rc < 0) {
+		fuse_reply_err(r->req, mount_io_errno(m, r, res->rc));
+	} else {
+		/* a writev from the chunk the OSD wrote into; a splice with -o splice_write */
+		bv.buf[0].mem = r->chunk->data;
+		fuse_reply_data(r->req, &bv, 0);
+	}
+	mount_req_free(m, r); /* the kernel has its copy once the reply returns */
+}
+
+static void mount_io_write_cb(const struct weft_result *res, void *arg)
+{
+	struct mount_req *r = arg;
+	struct mount *m = r->m;
+
+	m->inflight--;
+	if (res->rc < 0)
+		fuse_reply_err(r->req, mount_io_errno(m, r, res->rc));
+	else
+		fuse_reply_write(r->req, r->size);
+	mount_req_free(m, r);
+}
+
+static void mount_io_status_cb(const struct weft_result *res, void *arg)
+{
+	struct mount_req *r = arg;
+	struct mount *m = r->m;
+
+	m->inflight--;
+	fuse_reply_err(r->req, res->rc < 0 ? mount_io_errno(m, r, res->rc) : 0);
+	mount_req_free(m, r);
+}
+
+/*
+ * A read or write: past the end is an empty read or ENOSPC (as on a block
+ * device), across the end a short one.
+ */
+static void mount_io_data(struct mount *m, struct mount_req *r)
+{
+	struct weft_vol *vol = mount_meta_volume(m, r->fh);
+	uint64_t vsize;
+	int rc;
+
+	if (vol == NULL) {
+		rc = -EBADF;
+		goto err;
+	}
+	vsize = weft_vol_size(vol);
+	if (r->size == 0 || (r->off >= vsize && r->kind == MOUNT_REQ_READ)) {
+		if (r->kind == MOUNT_REQ_READ)
+			fuse_reply_buf(r->req, NULL, 0);
+		else if (r->kind == MOUNT_REQ_WRITE)
+			fuse_reply_write(r->req, 0);
+		else
+			fuse_reply_err(r->req, 0);
+		mount_req_free(m, r);
+		return;
+	}
+	if (r->off >= vsize) {
+		rc = -ENOSPC;
+		goto err;
+	}
+	if (r->size > vsize - r->off)
+		r->size = (size_t)(vsize - r->off);
+	if (r->kind == MOUNT_REQ_READ)
+		rc = weft_vol_aio_read(vol, r->chunk->data, r->size, r->off, mount_io_read_cb, r);
+	else if (r->kind == MOUNT_REQ_WRITE)
+		rc = weft_vol_aio_write(vol, r->chunk->data, r->size, r->off, mount_io_write_cb, r);
+	else
+		rc = weft_vol_aio_discard(vol, r->off, r->size, mount_io_status_cb, r);
+	if (rc != 0)
+		goto err;
+	m->inflight++;
+	return;
+err:
+	fuse_reply_err(r->req, mount_io_errno(m, r, rc));
+	mount_req_free(m, r);
+}
+
+static void mount_io_flush(struct mount *m, struct mount_req *r)
+{
+	struct weft_vol *vol = mount_meta_volume(m, r->fh);
+	int rc;
+
+	if (vol == NULL) {
+		rc = -EBADF;
+		goto err;
+	}
+	rc = weft_vol_aio_flush(vol, mount_io_status_cb, r);
+	if (rc != 0)
+		goto err;
+	m->inflight++;
+	return;
+err:
+	fuse_reply_err(r->req, mount_io_errno(m, r, rc));
+	mount_req_free(m, r);
+}
+
+static void mount_io_open(struct mount *m, struct mount_req *r)
+{
+	uint64_t fh;
+	int rc = mount_meta_open(m, r->ino, r->fi.flags, &fh);
+
+	if (rc != 0) {
+		fuse_reply_err(r->req, -rc > 0 && -rc < WEFT_ERRNO_BASE ? -rc : EIO);
+	} else {
+		r->fi.fh = fh;
+		r->fi.direct_io = 1; /* no page cache: every read and write reaches the volume */
+		r->fi.keep_cache = 0;
+		if (fuse_reply_open(r->req, &r->fi) != 0)
+			mount_meta_release(m, fh); /* the opener was interrupted */
+	}
+	mount_req_free(m, r);
+}
+
+static void mount_io_dispatch(struct mount *m, struct mount_req *r)
+{
+	r->m = m;
+	switch (r->kind) {
+	case MOUNT_REQ_READ:
+	case MOUNT_REQ_WRITE:
+	case MOUNT_REQ_DISCARD:
+		mount_io_data(m, r);
+		return;
+	case MOUNT_REQ_FLUSH:
+		mount_io_flush(m, r);
+		return;
+	case MOUNT_REQ_OPEN:
+		mount_io_open(m, r);
+		return;
+	case MOUNT_REQ_RELEASE:
+		mount_meta_release(m, r->fh);
+		fuse_reply_err(r->req, 0);
+		break;
+	case MOUNT_REQ_LOOKUP:
+		mount_meta_lookup(m, r);
+		break;
+	case MOUNT_REQ_GETATTR:
+		mount_meta_getattr(m, r);
+		break;
+	case MOUNT_REQ_SETATTR:
+		mount_meta_setattr(m, r);
+		break;
+	case MOUNT_REQ_OPENDIR:
+		mount_meta_opendir(m, r);
+		break;
+	case MOUNT_REQ_READDIR:
+		mount_meta_readdir(m, r);
+		break;
+	case MOUNT_REQ_RELEASEDIR:
+		mount_meta_releasedir(m, r);
+		break;
+	case MOUNT_REQ_STATFS:
+		mount_meta_statfs(m, r);
+		break;
+	}
+	mount_req_free(m, r);
+}
+
+/*
+ * Pop the whole queue at once: one lock round trip per wake-up, not per
+ * request. The eventfd is drained first (only when epoll saw it): a push
+ * that lands after the pop has then written it again, so it is not lost.
+ */
+static struct mount_req *mount_io_take(struct mount *m, bool woken, bool *stop_out)
+{
+	struct mount_req *head;
+	uint64_t v;
+
+	if (woken && read(m->q_efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		log_error("mount", "eventfd read: %s", strerror(errno));
+	pthread_mutex_lock(&m->q_lock);
+	head = m->q_head;
+	m->q_head = m->q_tail = NULL;
+	*stop_out = m->q_stop;
+	pthread_mutex_unlock(&m->q_lock);
+	return head;
+}
+
+static void *mount_io_main(void *arg)
+{
+	struct mount *m = arg;
+	struct epoll_event ev[4];
+	uint64_t drain_end = 0;
+	bool stop = false, woken = true;
+
+	for (;;) {
+		struct mount_req *r = mount_io_take(m, woken, &stop);
+		int n;
+
+		while (r != NULL) {
+			struct mount_req *next = r->next;
+
+			mount_io_dispatch(m, r);
+			r = next;
+		}
+		for (int i = 0; i < MOUNT_IO_POLL_ROUNDS; i++) {
+			n = weft_poll(m->cl, 0);
+			if (n < 0)
+				log_warn("mount", "weft_poll: %s", weft_strerror(n));
+			if (n <= 0)
+				break;
+		}
+		if (stop) {
+			if (drain_end == 0)
+				drain_end = clock_now_ms() + MOUNT_IO_DRAIN_MS;
+			if (m->inflight == 0)
+				break;
+			if (clock_now_ms() >= drain_end) {
+				log_warn("mount",
+					 "%u ops still in flight %u s after unmount: giving up",
+					 m->inflight, MOUNT_IO_DRAIN_MS / 1000);
+				break;
+			}
+		}
+		n = epoll_wait(m->io_epfd, ev, 4,
+			       m->inflight ? MOUNT_IO_TICK_MS : MOUNT_IO_IDLE_MS);
+		woken = false;
+		for (int i = 0; i < n; i++)
+			woken |= ev[i].data.fd == m->q_efd;
+	}
+	return NULL;
+}
+
+static int mount_io_watch(int epfd, int fd)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
+
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+int mount_io_start(struct mount *m)
+{
+	sigset_t all, old;
+	int rc;
+
+	pthread_mutex_init(&m->q_lock, NULL);
+	m->q_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	m->io_epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (m->q_efd < 0 || m->io_epfd < 0 || mount_io_watch(m->io_epfd, m->q_efd) != 0 ||
+	    mount_io_watch(m->io_epfd, weft_fd(m->cl)) != 0) {
+		rc = -errno;
+		log_error("mount", "I/O thread set-up: %s", strerror(errno));
+		goto err;
+	}
+	/* SIGTERM/SIGINT must reach a FUSE thread (libfuse's handler wakes the loop), not this one
+	 */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = -pthread_create(&m->io_thread, NULL, mount_io_main, m);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		log_error("mount", "I/O thread: %s", strerror(-rc));
+		goto err;
+	}
+	return 0;
+err:
+	if (m->q_efd >= 0)
+		close(m->q_efd);
+	if (m->io_epfd >= 0)
+		close(m->io_epfd);
+	m->q_efd = m->io_epfd = -1;
+	pthread_mutex_destroy(&m->q_lock);
+	return rc;
+}
+
+void mount_io_stop(struct mount *m)
+{
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&m->q_lock);
+	m->q_stop = true;
+	pthread_mutex_unlock(&m->q_lock);
+	if (write(m->q_efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_error("mount", "eventfd write: %s", strerror(errno));
+	pthread_join(m->io_thread, NULL);
+	/* the thread is gone: this one owns the cluster now */
+	mount_meta_close_all(m);
+	close(m->q_efd);
+	close(m->io_epfd);
+	pthread_mutex_destroy(&m->q_lock);
+}

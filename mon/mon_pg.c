@@ -1,0 +1,379 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * PG states on the monitors (docs/recovery.md, "What the monitors show").
+ * Every OSD reports the PGs it leads once a second (PG_STATS, forwarded to
+ * the leader like beacons, answered with the operators' scrub/repair
+ * requests for that OSD). The leader keeps the newest report of each PG in
+ * memory only, like the beacon times: a new leader knows the states again
+ * within a report interval. A PG whose report does not come from its
+ * current primary at the current map epoch is "unknown" (its primary has
+ * not reported since the map changed). `status`, `health` and `pg ls`
+ * read this table; `pg scrub|deep-scrub|repair` queue requests.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "mon/mon_priv.h"
+#include "placement/plc_map.h"
+
+#define MON_PG_CMDS_MAX 256
+#define MON_PG_RATE_MS 5000u
+
+struct mon_pgent {
+	uint64_t key; /* pool << 32 | pg, 0 = free slot (pool ids start at 1) */
+	uint32_t osd, osd_epoch;
+	uint64_t recv_ms;
+	struct proto_pg_stat s;
+};
+
+struct mon_pgrate {
+	uint64_t objs, bytes, ms;	   /* newest totals */
+	uint64_t b_objs, b_bytes, b_ms;	   /* baseline a few seconds older */
+	double objs_per_s, bytes_per_s;
+};
+
+struct mon_pgcmd {
+	uint32_t osd, pool, pg;
+	char op[16];
+};
+
+struct mon_pgs {
+	struct mon_pgent *t;
+	uint32_t cap, n;
+	struct mon_pgrate *rate; /* by OSD id */
+	uint32_t nrate;
+	struct mon_pgcmd cmds[MON_PG_CMDS_MAX];
+	unsigned int ncmds;
+};
+
+static struct mon_pgs mon_pgs;
+
+static uint32_t mon_pg_hash(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	return (uint32_t)k;
+}
+
+static struct mon_pgent *mon_pg_slot(uint64_t key, bool create)
+{
+	struct mon_pgs *p = &mon_pgs;
+
+	if (create && (p->n + 1) * 2 > p->cap) {
+		uint32_t cap = p->cap ? p->cap * 2 : 256;
+		struct mon_pgent *t = calloc(cap, sizeof(*t));
+
+		if (t == NULL)
+			return NULL;
+		for (uint32_t i = 0; i < p->cap; i++) {
+			if (p->t[i].key == 0)
+				continue;
+			for (uint32_t k = mon_pg_hash(p->t[i].key) & (cap - 1);; k = (k + 1) & (cap - 1))
+				if (t[k].key == 0) {
+					t[k] = p->t[i];
+					break;
+				}
+		}
+		free(p->t);
+		p->t = t;
+		p->cap = cap;
+	}
+	if (p->cap == 0)
+		return NULL;
+	for (uint32_t k = mon_pg_hash(key) & (p->cap - 1);; k = (k + 1) & (p->cap - 1)) {
+		if (p->t[k].key == key)
+			return &p->t[k];
+		if (p->t[k].key == 0) {
+			if (!create)
+				return NULL;
+			p->t[k].key = key;
+			p->n++;
+			return &p->t[k];
+		}
+	}
+}
+
+static void mon_pg_rate(uint32_t osd, const struct proto_pg_stat *s, uint64_t now)
+{
+	struct mon_pgs *p = &mon_pgs;
+	struct mon_pgrate *r;
+
+	if (osd >= p->nrate) {
+		uint32_t n = osd + 16;
+		struct mon_pgrate *nr = realloc(p->rate, n * sizeof(*nr));
+
+		if (nr == NULL)
+			return;
+		memset(nr + p->nrate, 0, (n - p->nrate) * sizeof(*nr));
+		p->rate = nr;
+		p->nrate = n;
+	}
+	r = &p->rate[osd];
+	if (s->recovered_objects < r->objs || r->b_ms == 0) { /* first report, or a restart */
+		r->b_objs = s->recovered_objects;
+		r->b_bytes = s->recovered_bytes;
+		r->b_ms = now;
+	}
+	r->objs = s->recovered_objects;
+	r->bytes = s->recovered_bytes;
+	r->ms = now;
+	if (now - r->b_ms >= MON_PG_RATE_MS) {
+		double dt = (double)(now - r->b_ms) / 1000.0;
+
+		r->objs_per_s = (double)(r->objs - r->b_objs) / dt;
+		r->bytes_per_s = (double)(r->bytes - r->b_bytes) / dt;
+		r->b_objs = r->objs;
+		r->b_bytes = r->bytes;
+		r->b_ms = now;
+	}
+}
+
+/* Leader: store a report, answer with the requests queued for that OSD. */
+void mon_pg_report(struct mon *mon, struct msgr_conn *conn, uint64_t tid,
+		   const struct proto_pg_stats *m)
+{
+	struct proto_pg_stat s;
+	json_t *cmds = json_array(), *out;
+	uint64_t now = clock_now_ms();
+	size_t off = 0;
+	char *text;
+
+	while (proto_pg_stat_next(m, &off, &s)) {
+		struct mon_pgent *e = mon_pg_slot(((uint64_t)s.pool << 32) | s.pg, true);
+
+		if (e == NULL)
+			break;
+		e->osd = m->osd;
+		e->osd_epoch = m->epoch;
+		e->recv_ms = now;
+		e->s = s;
+		mon_pg_rate(m->osd, &s, now);
+	}
+	for (unsigned int i = 0; i < mon_pgs.ncmds;) {
+		struct mon_pgcmd *c = &mon_pgs.cmds[i];
+
+		if (c->osd != m->osd) {
+			i++;
+			continue;
+		}
+		json_array_append_new(cmds, json_pack("{s:i, s:i, s:s}", "pool", c->pool, "pg",
+						      c->pg, "op", c->op));
+		*c = mon_pgs.cmds[--mon_pgs.ncmds];
+	}
+	out = json_pack("{s:o}", "cmds", cmds);
+	text = json_dumps(out, JSON_COMPACT);
+	mon_reply(mon, msgr_conn_id(conn), tid, text ? 0 : -ENOMEM, text, "%s", "");
+	free(text);
+	json_decref(out);
+}
+
+/* The report of (pool, pg) if it is current: from its primary, at the map's epoch. */
+static const struct mon_pgent *mon_pg_current(struct mon *mon, const struct mon_pool *pool,
+					      uint32_t pg, int32_t *acting, int *n_out)
+{
+	const struct mon_pgent *e = mon_pg_slot(((uint64_t)pool->id << 32) | pg, false);
+	int n = plc_map_acting(&mon->map, pool, pg, acting);
+
+	*n_out = n;
+	if (e == NULL || n <= 0 || e->osd != (uint32_t)acting[0] || e->osd_epoch < mon->map.epoch)
+		return NULL;
+	return e;
+}
+
+static void mon_pg_state_name(const struct mon_pgent *e, char *buf, size_t cap)
+{
+	if (e == NULL)
+		snprintf(buf, cap, "unknown");
+	else
+		proto_pg_state_str(e->s.state, buf, cap);
+}
+
+json_t *mon_pg_json_summary(struct mon *mon)
+{
+	json_t *states = json_object(), *out;
+	uint64_t pgs = 0, missing = 0, inconsistent = 0, inactive = 0;
+	double objs_s = 0, bytes_s = 0;
+
+	for (uint32_t p = 0; p < mon->map.npools; p++) {
+		const struct mon_pool *pool = &mon->map.pools[p];
+
+		for (uint32_t g = 0; g < pool->pg_num; g++) {
+			int32_t acting[PLC_MAX_REPLICAS];
+			int n;
+			const struct mon_pgent *e = mon_pg_current(mon, pool, g, acting, &n);
+			char name[128];
+			json_t *c;
+
+			mon_pg_state_name(e, name, sizeof(name));
+			c = json_object_get(states, name);
+			json_object_set_new(states, name,
+					    json_integer((c ? json_integer_value(c) : 0) + 1));
+			pgs++;
+			if (e == NULL || !(e->s.state & PROTO_PGS_ACTIVE)) {
+				inactive++;
+				continue;
+			}
+			missing += e->s.missing;
+			inconsistent += (e->s.state & PROTO_PGS_INCONSISTENT) != 0;
+		}
+	}
+	for (uint32_t i = 0; i < mon_pgs.nrate; i++) {
+		const struct mon_osd *o = mon_map_osd(&mon->map, i);
+
+		if (o != NULL && (o->state & MON_OSD_UP) &&
+		    clock_now_ms() - mon_pgs.rate[i].ms < 3 * MON_PG_RATE_MS) {
+			objs_s += mon_pgs.rate[i].objs_per_s;
+			bytes_s += mon_pgs.rate[i].bytes_per_s;
+		}
+	}
+	out = json_pack("{s:I, s:o, s:I, s:I, s:I}", "num_pgs", (json_int_t)pgs, "states", states,
+			"inactive_pgs", (json_int_t)inactive, "degraded_objects",
+			(json_int_t)missing, "inconsistent_pgs", (json_int_t)inconsistent);
+	json_object_set_new(out, "recovery",
+			    json_pack("{s:f, s:f, s:o}", "objects_per_sec", objs_s,
+				      "bytes_per_sec", bytes_s, "eta_sec",
+				      missing > 0 && objs_s > 0.01
+					  ? json_integer((json_int_t)((double)missing / objs_s))
+					  : json_null()));
+	return out;
+}
+
+/* Checks for `health`: inactive, degraded and inconsistent PGs. */
+void mon_pg_health(struct mon *mon, json_t *checks, const char **status)
+{
+	json_t *sum = mon_pg_json_summary(mon), *states = json_object_get(sum, "states");
+	json_int_t inactive = json_integer_value(json_object_get(sum, "inactive_pgs"));
+	json_int_t degraded = json_integer_value(json_object_get(sum, "degraded_objects"));
+	json_int_t bad = json_integer_value(json_object_get(sum, "inconsistent_pgs"));
+	json_int_t ndeg = 0;
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(states, k, v)
+		if (strstr(k, "degraded"))
+			ndeg += json_integer_value(v);
+	if (inactive > 0 && mon->map.npools > 0) {
+		if (strcmp(*status, "HEALTH_ERR") != 0)
+			*status = "HEALTH_WARN";
+		json_array_append_new(checks, json_sprintf("%lld pgs inactive (peering, down or "
+							   "unknown)", (long long)inactive));
+	}
+	if (ndeg > 0) {
+		if (strcmp(*status, "HEALTH_ERR") != 0)
+			*status = "HEALTH_WARN";
+		json_array_append_new(checks, json_sprintf("%lld pgs degraded, %lld objects to "
+							   "recover", (long long)ndeg,
+							   (long long)degraded));
+	}
+	if (bad > 0) {
+		*status = "HEALTH_ERR";
+		json_array_append_new(checks, json_sprintf("%lld pgs inconsistent (weft pg ls "
+							   "--inconsistent; weft pg repair PGID)",
+							   (long long)bad));
+	}
+	json_decref(sum);
+}
+
+static int mon_pg_parse(const char *s, uint32_t *pool, uint32_t *pg)
+{
+	char *end;
+	unsigned long a, b;
+
+	if (s == NULL)
+		return -EINVAL;
+	a = strtoul(s, &end, 10);
+	if (end == s || *end != '.')
+		return -EINVAL;
+	s = end + 1;
+	b = strtoul(s, &end, 16);
+	if (end == s || *end != '\0' || a > UINT32_MAX || b > UINT32_MAX)
+		return -EINVAL;
+	*pool = (uint32_t)a;
+	*pg = (uint32_t)b;
+	return 0;
+}
+
+/* pg ls [state]; pg scrub|deep-scrub|repair {pgid}. NULL: not a pg command. */
+json_t *mon_pg_cmd(struct mon *mon, const char *prefix, json_t *root, int *rc_out, char *err,
+		   size_t errcap)
+{
+	*rc_out = 0;
+	if (!strcmp(prefix, "pg ls")) {
+		const char *want = json_string_value(json_object_get(root, "state"));
+		json_t *list = json_array();
+
+		for (uint32_t p = 0; p < mon->map.npools; p++) {
+			const struct mon_pool *pool = &mon->map.pools[p];
+
+			for (uint32_t g = 0; g < pool->pg_num; g++) {
+				int32_t acting[PLC_MAX_REPLICAS];
+				int n;
+				const struct mon_pgent *e = mon_pg_current(mon, pool, g, acting, &n);
+				json_t *a = json_array(), *o;
+				char name[128], id[32];
+
+				mon_pg_state_name(e, name, sizeof(name));
+				if (want && !strstr(name, want)) {
+					json_decref(a);
+					continue;
+				}
+				for (int i = 0; i < n; i++)
+					json_array_append_new(a, json_integer(acting[i]));
+				snprintf(id, sizeof(id), "%u.%x", pool->id, g);
+				o = json_pack("{s:s, s:s, s:o, s:i}", "pgid", id, "state", name,
+					      "acting", a, "primary", n > 0 ? acting[0] : -1);
+				if (e != NULL) {
+					char v[40];
+
+					snprintf(v, sizeof(v), "%u.%u",
+						 (unsigned)(e->s.last_update >> 32),
+						 (unsigned)e->s.last_update);
+					json_object_set_new(o, "last_update", json_string(v));
+					json_object_set_new(o, "objects", json_integer((json_int_t)e->s.objects));
+					json_object_set_new(o, "missing", json_integer((json_int_t)e->s.missing));
+					json_object_set_new(o, "inconsistent",
+							    json_integer(e->s.inconsistent));
+					json_object_set_new(o, "last_scrub", json_integer(e->s.last_scrub));
+					json_object_set_new(o, "since", json_integer(e->s.same_since));
+				}
+				json_array_append_new(list, o);
+			}
+		}
+		return json_pack("{s:i, s:o}", "epoch", mon->map.epoch, "pg_stats", list);
+	}
+	if (!strcmp(prefix, "pg scrub") || !strcmp(prefix, "pg deep-scrub") ||
+	    !strcmp(prefix, "pg repair")) {
+		const char *id = json_string_value(json_object_get(root, "pgid"));
+		const struct mon_pool *pool;
+		int32_t acting[PLC_MAX_REPLICAS];
+		uint32_t pl, pg;
+		struct mon_pgcmd *c;
+		int n;
+
+		if (mon_pg_parse(id, &pl, &pg) != 0 || (pool = mon_map_pool(&mon->map, pl)) == NULL ||
+		    pg >= pool->pg_num) {
+			*rc_out = -ENOENT;
+			snprintf(err, errcap, "no such PG '%s' (POOLID.PG, PG in hex)", id ? id : "");
+			return NULL;
+		}
+		n = plc_map_acting(&mon->map, pool, pg, acting);
+		if (n <= 0 || mon_pgs.ncmds == MON_PG_CMDS_MAX) {
+			*rc_out = -EAGAIN;
+			snprintf(err, errcap, "%s", n <= 0 ? "the PG has no OSD up" : "too many requests queued");
+			return NULL;
+		}
+		c = &mon_pgs.cmds[mon_pgs.ncmds++];
+		c->osd = (uint32_t)acting[0];
+		c->pool = pl;
+		c->pg = pg;
+		snprintf(c->op, sizeof(c->op), "%s", prefix + 3);
+		return json_pack("{s:s, s:s, s:i}", "pgid", id, "op", c->op, "osd", acting[0]);
+	}
+	return NULL;
+}

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Placement-group messages: peering, recovery and scrub between OSDs on the
+ * cluster network, and the PG statistics an OSD reports to the monitors.
+ * Included by proto/proto.h (after struct proto_rkey); do not include it
+ * alone. Layouts and rules: docs/protocol.md, protocol in docs/recovery.md.
+ *
+ * Every PG message starts with the PG and the interval it belongs to
+ * (pool, pg, epoch = the map epoch the sender's interval started at, from =
+ * the sender's OSD id); a receiver drops a message of an older interval.
+ * Arrays (log entries, scan entries, stats) travel as a count and the raw
+ * entries, kept as a view into the input: the decoder walks and validates
+ * every entry once, and proto_pg_*_next() iterate them afterwards.
+ */
+#ifndef WEFT_PROTO_PROTO_PG_H
+#define WEFT_PROTO_PROTO_PG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROTO_PG_ENTRIES_MAX 4096u /* entries in one LOG / SCAN / STATS message */
+
+/* PG_INFO flags */
+#define PROTO_PG_INFO_F_EMPTY 0x01u    /* no log and no objects of this PG */
+#define PROTO_PG_INFO_F_BACKFILL 0x02u /* a backfill into this copy has not finished */
+#define PROTO_PG_INFO_FLAGS_KNOWN (PROTO_PG_INFO_F_EMPTY | PROTO_PG_INFO_F_BACKFILL)
+/* PG_LOG / PG_SCAN flags */
+#define PROTO_PG_F_LAST 0x01u /* the last message of the answer */
+/* PG_ACTIVATE flags */
+#define PROTO_PG_ACT_F_BACKFILL 0x01u /* the member's copy is rebuilt by backfill */
+/* PG_SCAN_REQ flags */
+#define PROTO_PG_SCAN_F_DEEP 0x01u /* compute a crc32c of every object's data */
+
+/* Log entry op codes: the client ops (enum proto_osd_opcode) plus: */
+#define PROTO_PG_LOG_ROLLBACK 0x7fu /* the entry of this version was rolled back */
+
+/*
+ * One message type per struct layout would be thirteen near-copies; the
+ * PG messages share this struct and each type uses the fields its layout
+ * names (docs/protocol.md). Unused fields are zero.
+ */
+struct proto_pg {
+	uint32_t pool, pg;
+	uint32_t epoch; /* interval start epoch of the sender's view */
+	uint32_t from;	/* sender's OSD id */
+	uint8_t flags;
+	uint64_t last_update;	/* INFO, ACTIVATE */
+	uint64_t tail;		/* INFO, ACTIVATE: log holds every entry > tail */
+	uint64_t last_complete; /* INFO, RECOVERED */
+	uint32_t les;		/* INFO, ACTIVATE: last epoch the PG went active */
+	uint64_t after;		/* LOG_REQ: entries with version > after */
+	uint32_t max;		/* LOG_REQ, SCAN_REQ: entries wanted (1..ENTRIES_MAX) */
+	char name[PROTO_OBJ_NAME_MAX + 1]; /* PULL: object; SCAN_REQ: start after it */
+	size_t name_len;
+	uint32_t count;	     /* LOG, SCAN: entries */
+	const void *entries; /* LOG, SCAN: view into the input */
+	uint32_t entries_len;
+};
+
+struct proto_pg_log_entry {
+	uint64_t version;
+	uint16_t op; /* PROTO_OP_WRITE/WRITE_FULL/REMOVE/TRUNCATE or PROTO_PG_LOG_ROLLBACK */
+	char name[PROTO_OBJ_NAME_MAX + 1];
+	size_t name_len;
+};
+
+struct proto_pg_scan_entry {
+	char name[PROTO_OBJ_NAME_MAX + 1];
+	size_t name_len;
+	uint64_t version;
+	uint64_t size;
+	uint32_t crc; /* deep scan: crc32c of the data, else 0 */
+};
+
+/* PG state bits (PG_STATS, weft pg ls) */
+#define PROTO_PGS_ACTIVE 0x0001u
+#define PROTO_PGS_PEERING 0x0002u
+#define PROTO_PGS_RECOVERING 0x0004u
+#define PROTO_PGS_BACKFILLING 0x0008u
+#define PROTO_PGS_DEGRADED 0x0010u
+#define PROTO_PGS_UNDERSIZED 0x0020u
+#define PROTO_PGS_INCONSISTENT 0x0040u
+#define PROTO_PGS_CLEAN 0x0080u
+#define PROTO_PGS_DOWN 0x0100u	    /* cannot peer: too few members answer */
+#define PROTO_PGS_SCRUBBING 0x0200u
+#define PROTO_PGS_INCOMPLETE 0x0400u /* no member can give a complete history */
+#define PROTO_PGS_KNOWN 0x07ffu
+
+struct proto_pg_stat {
+	uint32_t pool, pg;
+	uint32_t state;	     /* PROTO_PGS_* */
+	uint32_t same_since; /* epoch the acting set started */
+	uint64_t last_update;
+	uint64_t objects;	    /* objects of the PG on the primary */
+	uint64_t missing;	    /* object copies still to recover (all members) */
+	uint64_t missing_bytes;	    /* their bytes, as far as known */
+	uint64_t recovered_objects; /* since the OSD started */
+	uint64_t recovered_bytes;
+	uint32_t inconsistent; /* objects the last scrub found inconsistent */
+	uint32_t last_scrub;   /* wall-clock seconds of the last scrub (0 = never) */
+};
+
+/* OSD -> monitor, every second: the PGs it is primary of. */
+struct proto_pg_stats {
+	uint32_t osd;
+	uint32_t epoch; /* the OSD's map epoch */
+	uint32_t count;
+	const void *entries; /* view into the input */
+	uint32_t entries_len;
+};
+
+struct proto_enc;
+struct proto_err;
+
+int proto_pg_validate(uint16_t type, const struct proto_pg *m, struct proto_err *err);
+int proto_pg_encode(struct proto_enc *enc, uint16_t type, const struct proto_pg *m);
+int proto_pg_decode(uint16_t type, const void *buf, size_t len, struct proto_err *err,
+		    struct proto_pg *m_out);
+int proto_pg_stats_encode(struct proto_enc *enc, const struct proto_pg_stats *m);
+int proto_pg_stats_decode(const void *buf, size_t len, struct proto_err *err,
+			  struct proto_pg_stats *m_out);
+
+/* Entry writers, for building entries into a buffer given as m->entries. */
+void proto_pg_log_entry_put(struct proto_enc *enc, const struct proto_pg_log_entry *e);
+void proto_pg_scan_entry_put(struct proto_enc *enc, const struct proto_pg_scan_entry *e);
+void proto_pg_stat_put(struct proto_enc *enc, const struct proto_pg_stat *s);
+
+/*
+ * Iterate the entries of a decoded message: *off starts at 0; 1 and the
+ * entry while there is one, 0 at the end. The decoder validated them.
+ */
+int proto_pg_log_entry_next(const struct proto_pg *m, size_t *off,
+			    struct proto_pg_log_entry *e_out);
+int proto_pg_scan_entry_next(const struct proto_pg *m, size_t *off,
+			     struct proto_pg_scan_entry *e_out);
+int proto_pg_stat_next(const struct proto_pg_stats *m, size_t *off, struct proto_pg_stat *s_out);
+
+/* "active+clean", "peering", ... into buf. */
+const char *proto_pg_state_str(uint32_t state, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,234 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Failure and recovery with real weft-mon and weft-osd processes (docs/recovery.md).
+#
+#   test_recovery.sh CASE MS_TYPE PORT WEFT_MON WEFT_OSD WEFT TEST_RECOVERY_IO
+#   CASE: thrash | killprimary | outin | scrub | monkill
+#
+# The cluster start-up (conf, mkfs, start/stop, bounded waits, cleanup) comes
+# from tests/test_osd_cluster.sh, sourced as a library (WEFT_CLUSTER_LIB=1);
+# this file only adds what recovery needs. Every wait is bounded.
+#
+# thrash:      a writer records every acknowledged write; every WEFT_THRASH_PERIOD
+#              seconds a random OSD gets SIGKILL and comes back a few seconds
+#              later (one down at a time); then all PGs must be active+clean and
+#              every object must read back as its last acknowledged write (or a
+#              write that failed after it), with 3 identical copies.
+#              WEFT_THRASH_SECS (default 90) sets the length: docs/reliability.md.
+# killprimary: SIGKILL of an OSD while 32 writes are in flight, then as thrash.
+# outin:       4 OSDs, a short PG log (so moved PGs are backfilled): osd out,
+#              clean, exactly 3 copies; osd in, clean, exactly 3 copies.
+# scrub:       a replica's block is overwritten on disk: deep scrub reports the
+#              PG inconsistent (pg ls --inconsistent, health), repair fixes it,
+#              reads were right all along.
+# monkill:     3 mons; an OSD comes back with objects to recover and the mon
+#              leader is killed meanwhile: recovery finishes, states come back.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+RCASE=$1 RMS=$2 RPORT=$3 RMON=$4 ROSD=$5 RWEFT=$6 RIO=$7
+export WEFT_TEST_LOG_TAIL=${WEFT_TEST_LOG_TAIL:-30}
+[ "$RCASE" = outin ] && export WEFT_TEST_OSDS=4
+# small objects only: 1 GiB data files (the corruption case scans one, 512 MiB)
+export WEFT_TEST_OSD_DATA_SIZE=${WEFT_TEST_OSD_DATA_SIZE:-1G}
+[ "$RCASE" = scrub ] && export WEFT_TEST_OSD_DATA_SIZE=512M
+WEFT_CLUSTER_LIB=1
+# shellcheck source=tests/test_osd_cluster.sh
+. "$HERE/test_osd_cluster.sh" "$RCASE" "$RMS" "$RPORT" "$RMON" "$ROSD" "$RWEFT" "$RIO"
+unset WEFT_CLUSTER_LIB
+RIOC=("$RIO" -c "$CONF" -p rbd)
+JOURNAL=$DIR/journal
+
+# All PGs active+clean, as the mons know it from the OSDs' reports.
+all_clean() {
+	local j
+	j=$(wj pg ls 2> /dev/null) || return 1
+	echo "$j" | jq -e '(.pg_stats | length) > 0 and
+		([.pg_stats[] | select(.state != "active+clean")] | length) == 0' > /dev/null
+}
+wait_clean() { # wait_clean SECS WHAT
+	local deadline=$(($(date +%s) + $1))
+	while ! all_clean; do
+		if [ "$(date +%s)" -ge "$deadline" ]; then
+			wj pg ls | jq -c '[.pg_stats[] | select(.state != "active+clean") |
+				{pgid, state, acting, missing}]' | head -c 2000
+			echo
+			fail "PGs not active+clean after $1 s: $2"
+		fi
+		sleep 0.5
+	done
+	log "ok: all PGs active+clean ($2)"
+}
+check_data() { # check_data COPIES
+	"${RIOC[@]}" check "$JOURNAL" "$1" > "$DIR/check.out" 2>&1 || {
+		grep -m 20 FAIL "$DIR/check.out"; fail "data check"; }
+	tail -n 1 "$DIR/check.out"
+}
+writer_start() { # writer_start SECS QD NAMES MAXSIZE
+	"${RIOC[@]}" writer "$1" "$RANDOM" "$JOURNAL" "$2" "$3" "$4" > "$DIR/writer.out" 2>&1 &
+	PIDS[writer]=$!
+}
+writer_wait() {
+	wait "${PIDS[writer]}"
+	local rc=$?
+	unset "PIDS[writer]"
+	tail -n 1 "$DIR/writer.out"
+	[ $rc = 0 ] || { tail -n 5 "$DIR/writer.out"; fail "writer"; }
+}
+up_count() { wj status | jq -r '.osdmap.num_up_osds'; }
+
+case $RCASE in
+thrash)
+	SECS=${WEFT_THRASH_SECS:-90}
+	PERIOD=${WEFT_THRASH_PERIOD:-12}
+	if [ "$SECS" -gt 400 ]; then # a long run outlives the library's watchdog
+		kill "$WATCHDOG" 2> /dev/null
+		(sleep $((SECS + 600)) && kill -TERM $$) > /dev/null 2>&1 &
+		WATCHDOG=$!
+	fi
+	cluster_up
+	T_START=$(date +%s)
+	writer_start "$SECS" 16 400 131072
+	KILLS=0 SAW_DEGRADED=0
+	END=$((T_START + SECS - PERIOD / 2))
+	while [ "$(date +%s)" -lt "$END" ]; do
+		sleep $((PERIOD / 2))
+		V=$((RANDOM % NOSD))
+		stop_osd "$V"
+		KILLS=$((KILLS + 1))
+		log "kill $KILLS: SIGKILL osd.$V"
+		sleep $((PERIOD / 4 + 1))
+		wj status | jq -e '.pgmap.degraded_objects > 0 or
+			(.pgmap.states | keys | map(test("degraded|undersized|peering")) | any)' \
+			> /dev/null 2>&1 && SAW_DEGRADED=$((SAW_DEGRADED + 1))
+		start_osd "$V"
+		wait_for 60 "osd.$V back up" sh -c "[ \"\$($RWEFT status -c $CONF --format json | jq .osdmap.num_up_osds)\" = $NOSD ]"
+	done
+	writer_wait
+	T_W=$(date +%s)
+	wait_clean 240 "after $KILLS kills"
+	T_C=$(date +%s)
+	check_data 3
+	[ "$SAW_DEGRADED" -gt 0 ] || fail "weft status never showed a degraded PG while an OSD was down"
+	grep -q "recovering [0-9]* objects" "$DIR"/osd.*.log || fail "no PG ever recovered an object"
+	ACKED=$(grep -c '^A ' "$JOURNAL")
+	log "thrash: ${SECS}s, $KILLS kills, $ACKED acknowledged writes; every object checked against its last one; clean $((T_C - T_W))s after the writer stopped"
+	;;
+killprimary)
+	cluster_up
+	writer_start 25 32 200 262144
+	sleep 8
+	stop_osd 0
+	log "osd.0 killed with writes in flight"
+	sleep 6
+	start_osd 0
+	writer_wait
+	wait_clean 180 "after the primary kill"
+	check_data 3
+	;;
+outin)
+	export WEFT_OSD_PG_LOG_MAX=8 # a moved PG is further behind than this: backfill
+	cluster_up
+	writer_start 15 8 300 65536
+	writer_wait
+	wait_clean 120 "initial"
+	check_data 3
+	w osd out 3 > /dev/null || fail "osd out 3"
+	log "osd.3 out"
+	writer_start 10 8 300 65536
+	writer_wait
+	wait_clean 180 "after osd.3 out"
+	grep -q "backfill" "$DIR"/osd.*.log || fail "no OSD logged a backfill"
+	check_data 3
+	w osd in 3 > /dev/null || fail "osd in 3"
+	log "osd.3 in"
+	writer_start 10 8 300 65536
+	writer_wait
+	wait_clean 180 "after osd.3 in"
+	check_data 3
+	;;
+scrub)
+	cluster_up
+	writer_start 5 4 50 8192
+	writer_wait
+	# one 1 MiB object whose first block holds a marker nothing else contains; it
+	# is large enough to be written out of line, so the marker sits in its extent
+	MARK=weftscrubmarker$RANDOM
+	{ printf '%s' "$MARK"; head -c 1048576 /dev/urandom; } | head -c 1048576 > "$DIR/big"
+	"${RIOC[@]}" put big "$DIR/big" || fail "put big"
+	PGID=$("${RIOC[@]}" locate big 32) || fail "locate big"
+	wait_clean 60 "before the corruption"
+	ACT=$(wj pg ls | jq -c --arg p "$PGID" '.pg_stats[] | select(.pgid == $p) | .acting')
+	PRIM=$(echo "$ACT" | jq '.[0]') REPL=$(echo "$ACT" | jq '.[1]')
+	log "big is in pg $PGID, acting $ACT: corrupting osd.$REPL's copy"
+	OFFS=$("$RIO" findmark "$DIR/osd.$REPL/block" "$MARK")
+	[ -n "$OFFS" ] || fail "marker not found in osd.$REPL's block file"
+	for o in $OFFS; do # every place it landed (the data extent; a WAL copy if any)
+		printf 'CORRUPTED-BY-THE-SCRUB-TEST' |
+			dd of="$DIR/osd.$REPL/block" bs=1 seek=$((o + 100)) conv=notrunc,fsync status=none
+	done
+	"${RIOC[@]}" cmp big "$DIR/big" 3 > "$DIR/cmp1.out" 2>&1
+	cat "$DIR/cmp1.out"
+	grep -q "FAIL: big reads wrong" "$DIR/cmp1.out" && fail "a client read returned bad data"
+	grep -q "osd.$REPL copy of big" "$DIR/cmp1.out" || fail "the corruption is not visible on osd.$REPL"
+	log "ok: reads stay right; osd.$REPL's own copy fails its block checksum"
+	w pg deep-scrub "$PGID" > /dev/null || fail "pg deep-scrub"
+	wait_for 60 "pg $PGID reported inconsistent" sh -c \
+		"$RWEFT pg ls --inconsistent -c $CONF --format json | jq -e '.pg_stats | map(.pgid) | index(\"$PGID\") != null'"
+	w health | grep -q "inconsistent" || fail "weft health does not report the inconsistent PG"
+	w pg ls --inconsistent | grep -q "^$PGID " || fail "pg ls --inconsistent does not list $PGID"
+	log "ok: deep scrub found it: $(w health | tr '\n' ' ')"
+	w pg repair "$PGID" > /dev/null || fail "pg repair"
+	wait_for 90 "pg $PGID repaired" sh -c \
+		"$RWEFT pg ls -c $CONF --format json | jq -e '.pg_stats[] | select(.pgid == \"$PGID\") | .state == \"active+clean\" and .inconsistent == 0'"
+	"${RIOC[@]}" cmp big "$DIR/big" 3 || fail "after repair"
+	N0=$(grep -c "deep scrub done" "$DIR/osd.$PRIM.log")
+	w pg deep-scrub "$PGID" > /dev/null || fail "pg deep-scrub"
+	wait_for 60 "a second deep scrub" sh -c "[ \$(grep -c 'deep scrub done' $DIR/osd.$PRIM.log) -gt $N0 ]"
+	grep "deep scrub done" "$DIR/osd.$PRIM.log" | tail -n 1 | grep -q ", 0 inconsistent" ||
+		fail "the second deep scrub still finds inconsistencies"
+	log "ok: repaired; a new deep scrub finds all copies consistent"
+	;;
+monkill)
+	export WEFT_OSD_RECOVERY_MAX_BYTES=1M
+	# three monitors: mon_host lists a, b, c (127.1.0.1-3 at PORT), raft at PORT+1000
+	write_conf
+	sed -i "s|^\tmon_host = .*|\tmon_host = 127.1.0.1:$PORT,127.1.0.2:$PORT,127.1.0.3:$PORT|" "$CONF"
+	printf '[mon.b]\n\tmon_addr = 127.1.0.2:%s\n[mon.c]\n\tmon_addr = 127.1.0.3:%s\n' "$PORT" "$PORT" >> "$CONF"
+	for m in a b c; do
+		"$MON" --mkfs -i $m -c "$CONF" >> "$DIR/mon.$m.log" 2>&1 || fail "mkfs mon.$m"
+		"$MON" -i $m -c "$CONF" >> "$DIR/mon.$m.log" 2>&1 &
+		PIDS[mon.$m]=$!
+	done
+	wait_for 60 "the mons have a map" sh -c "[ \"\$($RWEFT status -c $CONF --format json | jq .osdmap.epoch)\" -ge 1 ]"
+	for i in $(seq 0 $((NOSD - 1))); do
+		mkdir -p "$DIR/osd.$i"
+		"$OSD" --mkfs -i "$i" -c "$CONF" >> "$DIR/osd.$i.log" 2>&1 || fail "mkfs osd.$i"
+		start_osd "$i"
+	done
+	wait_for 60 "$NOSD OSDs up" sh -c "[ \"\$($RWEFT status -c $CONF --format json | jq .osdmap.num_up_osds)\" = $NOSD ]"
+	w pool create rbd --size 3 --min-size 2 --pg-num 32 > /dev/null || fail "pool create"
+	writer_start 30 16 400 65536
+	sleep 4
+	stop_osd 1
+	log "osd.1 killed; writes go on without it"
+	sleep 10
+	start_osd 1
+	wait_for 60 "osd.1 back up" sh -c "[ \"\$($RWEFT status -c $CONF --format json | jq .osdmap.num_up_osds)\" = $NOSD ]"
+	# recovery is throttled to 1 MB/s here, so it is still going on at the kill
+	wait_for 30 "recovery reported under way" sh -c "$RWEFT status -c $CONF --format json | jq -e '.pgmap.degraded_objects > 0'"
+	log "before the kill: $(w status | grep -A1 'io:' | tail -n 1)"
+	LEADER=$(wj mon stat | jq -r '.leader_rank')
+	LNAME=$(echo a b c | cut -d' ' -f$((LEADER + 1)))
+	kill -9 "${PIDS[mon.$LNAME]}"
+	unset "PIDS[mon.$LNAME]"
+	log "mon.$LNAME (the leader, rank $LEADER) killed during recovery"
+	wait_for 60 "a new mon leader" sh -c "$RWEFT mon stat -c $CONF --format json --timeout 3 | jq -e '.have_quorum and .leader_rank != $LEADER'"
+	writer_wait
+	wait_clean 180 "after the mon leader failover"
+	check_data 3
+	;;
+*) fail "unknown case $RCASE" ;;
+esac
+[ -n "${WEFT_TEST_SAVE_LOGS:-}" ] && mkdir -p "$WEFT_TEST_SAVE_LOGS" && cp "$DIR"/*.log "$WEFT_TEST_SAVE_LOGS"/
+log "PASS $RCASE"
+exit 0

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * weft pg: PG states as the monitors know them from the OSDs' reports
+ * (docs/recovery.md), and scrub / deep-scrub / repair requests, which the
+ * monitors hand to the PG's primary with its next report.
+ *
+ *   weft pg ls [--inconsistent | --state STATE]
+ *   weft pg scrub|deep-scrub|repair PGID        (PGID = POOLID.PG, PG in hex)
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/cli.h"
+#include "tools/cli_mon.h"
+
+static void cli_pg_usage(FILE *out)
+{
+	fprintf(out, "usage: weft [OPTIONS] pg ls [--inconsistent | --state STATE]\n"
+		     "       weft [OPTIONS] pg scrub|deep-scrub|repair PGID   (PGID: POOLID.PG, PG in hex)\n"
+		     "options as for 'weft status --help' (-c FILE, --format json, --timeout S)\n");
+}
+
+static void cli_render_pg_ls(json_t *out)
+{
+	json_t *list = json_object_get(out, "pg_stats"), *p, *o;
+	size_t i, k;
+
+	printf("%-8s %-40s %-12s %-9s %8s %8s %5s %s\n", "PG", "STATE", "ACTING", "VERSION",
+	       "OBJECTS", "MISSING", "INCON", "SCRUBBED");
+	json_array_foreach(list, i, p) {
+		char acting[64] = "[", v[24];
+		size_t off = 1;
+		json_t *lu = json_object_get(p, "last_update");
+		long long scrub = json_integer_value(json_object_get(p, "last_scrub"));
+
+		json_array_foreach(json_object_get(p, "acting"), k, o)
+			off += (size_t)snprintf(acting + off, off < sizeof(acting) ? sizeof(acting) - off : 0,
+						"%s%lld", k ? "," : "", json_integer_value(o));
+		if (off < sizeof(acting) - 1)
+			strcat(acting, "]");
+		snprintf(v, sizeof(v), "%s", lu ? json_string_value(lu) : "-");
+		printf("%-8s %-40s %-12s %-9s %8lld %8lld %5lld %s\n",
+		       json_string_value(json_object_get(p, "pgid")),
+		       json_string_value(json_object_get(p, "state")), acting, v,
+		       json_integer_value(json_object_get(p, "objects")),
+		       json_integer_value(json_object_get(p, "missing")),
+		       json_integer_value(json_object_get(p, "inconsistent")),
+		       scrub ? "yes" : "never");
+	}
+	printf("%zu pgs\n", json_array_size(list));
+}
+
+static void cli_render_pg_req(json_t *out)
+{
+	printf("instructed osd.%lld to %s pg %s\n",
+	       json_integer_value(json_object_get(out, "osd")),
+	       json_string_value(json_object_get(out, "op")),
+	       json_string_value(json_object_get(out, "pgid")));
+}
+
+/* "  pgs: 30 active+clean, 2 active+recovering+degraded" and recovery progress. */
+void cli_render_pgmap(json_t *pg)
+{
+	json_t *states = json_object_get(pg, "states"), *rec = json_object_get(pg, "recovery"), *v;
+	const char *k;
+	int n = 0;
+
+	if (json_object_size(states) == 0)
+		return;
+	printf("    pgs:   ");
+	json_object_foreach(states, k, v)
+		printf("%s%lld %s", n++ ? ", " : "", json_integer_value(v), k);
+	printf("\n");
+	if (json_integer_value(json_object_get(pg, "degraded_objects")) > 0 ||
+	    json_real_value(json_object_get(rec, "objects_per_sec")) > 0) {
+		json_t *eta = json_object_get(rec, "eta_sec");
+
+		printf("\n  io:\n    recovery: %lld objects degraded, %.1f objects/s, %.1f MB/s",
+		       json_integer_value(json_object_get(pg, "degraded_objects")),
+		       json_real_value(json_object_get(rec, "objects_per_sec")),
+		       json_real_value(json_object_get(rec, "bytes_per_sec")) / 1e6);
+		if (json_is_integer(eta))
+			printf(", eta %llds", json_integer_value(eta));
+		printf("\n");
+	}
+}
+
+int cli_pg_main(int argc, char **argv)
+{
+	char *args[64];
+	const char *state = NULL;
+	struct cli_mon_args a;
+	int n = 0, rc;
+
+	/* our own flags first; the rest goes to the common parser */
+	for (int i = 1; i < argc && n < 63; i++) {
+		if (!strcmp(argv[i], "--inconsistent")) {
+			state = "inconsistent";
+		} else if (!strcmp(argv[i], "--state") && i + 1 < argc) {
+			state = argv[++i];
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			cli_pg_usage(stdout);
+			return 0;
+		} else {
+			args[n++] = argv[i];
+		}
+	}
+	rc = cli_mon_parse(n, args, &a);
+	if (rc != 0)
+		return rc > 0 ? 0 : 2;
+	if (a.nwords == 1 && !strcmp(a.words[0], "ls")) {
+		json_t *cmd = json_pack("{s:s}", "prefix", "pg ls");
+
+		if (state)
+			json_object_set_new(cmd, "state", json_string(state));
+		return cli_cmd_simple(&a, "pg ls", cmd, cli_render_pg_ls);
+	}
+	if (a.nwords == 2 && (!strcmp(a.words[0], "scrub") || !strcmp(a.words[0], "deep-scrub") ||
+			      !strcmp(a.words[0], "repair"))) {
+		char prefix[32];
+
+		snprintf(prefix, sizeof(prefix), "pg %s", a.words[0]);
+		return cli_cmd_simple(&a, prefix,
+				      json_pack("{s:s, s:s}", "prefix", prefix, "pgid", a.words[1]),
+				      cli_render_pg_req);
+	}
+	fprintf(stderr, "weft pg: bad arguments (try 'weft pg --help')\n");
+	return 2;
+}
