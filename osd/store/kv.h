@@ -30,6 +30,7 @@ struct kv {
 	rocksdb_writeoptions_t *wo_async;
 	rocksdb_writeoptions_t *wo_sync;
 	rocksdb_readoptions_t *ro;
+	bool write_failed; /* a write failed: refuse the rest (kv_write) */
 };
 
 int kv_open(const char *path, bool create, struct kv **kv_out);
