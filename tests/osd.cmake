@@ -45,7 +45,7 @@ UCX_MEM_MALLOC_HOOKS=no;UCX_MEM_MMAP_HOOK_MODE=none;UCX_WARN_UNUSED_ENV_VARS=n")
 			COMMAND ${CMAKE_SOURCE_DIR}/verbs-tests/run-vm.sh osd ${CMAKE_BINARY_DIR})
 		set_tests_properties(osd_func_memory_verbs PROPERTIES LABELS "verbs" TIMEOUT 1200
 			SKIP_RETURN_CODE 77 RESOURCE_LOCK rdma_vm
-			ENVIRONMENT "WEFT_VM_OSD_CASE=memory;WEFT_VM_MEM=6G")
+			ENVIRONMENT "WEFT_VM_OSD_CASE=memory;WEFT_VM_MEM=4G")
 	endif()
 endif()
 
