@@ -126,7 +126,8 @@ int kv_write(struct kv *kv, rocksdb_writebatch_t *wb, bool sync)
 	rocksdb_write(kv->db, sync ? kv->wo_sync : kv->wo_async, wb, &err);
 	if (err) {
 		log_error("store", "rocksdb write: %s%s", err,
-			  strstr(err, "No space") ? " (the file system holding osd_db is full)" : "");
+			  strstr(err, "No space") ? " (the file system holding osd_db is full)"
+						  : "");
 		rocksdb_free(err);
 		kv->write_failed = true;
 		return -EIO;
