@@ -133,7 +133,10 @@ static void client_op_send(struct weft_cluster *cl, struct client_op *op)
 		op->retry_at_ms = clock_now_ms() + CLIENT_FAIL_RETRY_MS;
 		return;
 	}
-	if (op->len > 0 && !(client_op_is_write(op->opcode) && op->len <= cl->inline_max)) {
+	if (op->opcode == PROTO_OP_ZERO) {
+		/* the range travels in offset/length; no payload */
+	} else if (op->len > 0 &&
+		   !(client_op_is_write(op->opcode) && op->len <= cl->inline_max)) {
 		if (client_op_prepare_buf(cl, op) != 0)
 			return; /* every bounce buffer busy: retried on the next tick */
 		o->flags |= PROTO_OP_F_RKEY;
@@ -295,7 +298,7 @@ static int client_op_new(struct weft_cluster *cl, uint16_t opcode, uint32_t pool
 
 	if (nl == 0 || nl > PROTO_OBJ_NAME_MAX)
 		return -EINVAL;
-	if (len > cl->max_op)
+	if (len > (opcode == PROTO_OP_ZERO ? (uint64_t)WEFT_OBJECT_MAX : cl->max_op))
 		return -E2BIG;
 	op = calloc(1, sizeof(*op));
 	if (op == NULL)
@@ -387,6 +390,18 @@ int weft_aio_truncate(struct weft_cluster *cl, uint32_t pool, const char *name, 
 	struct client_op *op;
 	int rc = client_op_new(cl, PROTO_OP_TRUNCATE, pool, name, size, 0, cb, arg, &op);
 
+	return rc != 0 ? rc : client_op_queue(cl, op);
+}
+
+int weft_aio_zero(struct weft_cluster *cl, uint32_t pool, const char *name, uint64_t off,
+		  uint64_t len, weft_op_cb cb, void *arg)
+{
+	struct client_op *op;
+	int rc;
+
+	if (len > UINT64_MAX - off)
+		return -EINVAL;
+	rc = client_op_new(cl, PROTO_OP_ZERO, pool, name, off, len, cb, arg, &op);
 	return rc != 0 ? rc : client_op_queue(cl, op);
 }
 
@@ -517,6 +532,13 @@ int weft_truncate(struct weft_cluster *cl, uint32_t pool, const char *name, uint
 
 	return client_sync_wait(cl, &s,
 				weft_aio_truncate(cl, pool, name, size, client_sync_cb, &s));
+}
+
+int weft_zero(struct weft_cluster *cl, uint32_t pool, const char *name, uint64_t off, uint64_t len)
+{
+	struct client_sync s = {0};
+
+	return client_sync_wait(cl, &s, weft_aio_zero(cl, pool, name, off, len, client_sync_cb, &s));
 }
 
 /* ------------------------------------------------------------ debug calls */

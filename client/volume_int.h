@@ -71,7 +71,6 @@ struct weft_vol {
 	struct vol_flush *flushes;
 	uint64_t next_wseq;
 	unsigned int inflight;
-	void *zeros; /* piece_max zero bytes for discards, allocated on first use */
 };
 
 /* volume_fmt.c */

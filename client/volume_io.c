@@ -8,7 +8,7 @@
  *
  * Reads of a missing object, or past an object's end, are zero-filled
  * here: the OSD reads nothing it does not have. Discards become removes
- * (whole objects), truncates (an object's tail) or writes of zeros.
+ * (whole objects), truncates (an object's tail) or zero ops.
  * Writes and discards are kept in submit order on the handle so a flush
  * knows when everything before it has completed.
  */
@@ -109,9 +109,10 @@ static int vol_piece_submit(struct vol_piece *p)
 		return weft_aio_read(vol->cl, vol->pool, obj, p->buf, p->len, p->off, vol_piece_cb,
 				     p);
 	case VOL_P_WRITE:
-	case VOL_P_ZERO:
 		return weft_aio_write(vol->cl, vol->pool, obj, p->buf, p->len, p->off, vol_piece_cb,
 				      p);
+	case VOL_P_ZERO:
+		return weft_aio_zero(vol->cl, vol->pool, obj, p->off, p->len, vol_piece_cb, p);
 	case VOL_P_TRUNC:
 		return weft_aio_truncate(vol->cl, vol->pool, obj, p->off, vol_piece_cb, p);
 	case VOL_P_REMOVE:
@@ -124,7 +125,7 @@ static int vol_piece_submit(struct vol_piece *p)
  * Cut [off, off+len) into pieces. pieces NULL: count only. Reads and writes
  * carry data, so no piece exceeds piece_max; a discard removes an object
  * whose whole used range (up to the volume end) it covers, truncates one
- * whose tail it covers, and writes zeros (piece_max at a time) elsewhere.
+ * whose tail it covers, and zeroes the rest (an OSD zero op: no payload).
  */
 static uint32_t vol_io_plan(const struct weft_vol *vol, enum vol_piece_kind kind, char *buf,
 			    uint64_t off, uint64_t len, struct vol_piece *pieces)
@@ -140,7 +141,7 @@ static uint32_t vol_io_plan(const struct weft_vol *vol, enum vol_piece_kind kind
 
 		if (kind == VOL_P_ZERO && oo + pl >= used)
 			k = oo == 0 ? VOL_P_REMOVE : VOL_P_TRUNC;
-		if ((k == VOL_P_READ || k == VOL_P_WRITE || k == VOL_P_ZERO) && pl > vol->piece_max)
+		if ((k == VOL_P_READ || k == VOL_P_WRITE) && pl > vol->piece_max)
 			pl = vol->piece_max - oo % vol->piece_max;
 		if (pieces) {
 			struct vol_piece *p = &pieces[n];
@@ -149,7 +150,7 @@ static uint32_t vol_io_plan(const struct weft_vol *vol, enum vol_piece_kind kind
 			p->objno = objno;
 			p->off = oo;
 			p->len = pl;
-			p->buf = kind == VOL_P_ZERO ? vol->zeros : buf + (o - off);
+			p->buf = kind == VOL_P_ZERO ? NULL : buf + (o - off);
 		}
 		n++;
 		o += pl;
@@ -285,11 +286,6 @@ int weft_vol_aio_discard(struct weft_vol *vol, uint64_t off, uint64_t len, weft_
 		return rc;
 	if (len == 0)
 		return vol_io_empty(vol, cb, arg);
-	if (vol->zeros == NULL) {
-		vol->zeros = calloc(1, vol->piece_max);
-		if (vol->zeros == NULL)
-			return -ENOMEM;
-	}
 	return vol_io_start(vol, VOL_P_ZERO, NULL, off, len, cb, arg);
 }
 

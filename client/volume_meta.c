@@ -270,7 +270,6 @@ int weft_vol_close(struct weft_vol *vol)
 		return -EBUSY;
 	}
 	rc = vol_lock_release(vol);
-	free(vol->zeros);
 	free(vol);
 	return rc;
 }

@@ -24,7 +24,15 @@
 static bool osd_op_is_write(uint16_t op)
 {
 	return op == PROTO_OP_WRITE || op == PROTO_OP_WRITE_FULL || op == PROTO_OP_REMOVE ||
-	       op == PROTO_OP_TRUNCATE || op == PROTO_OP_CMP_WRITE_FULL;
+	       op == PROTO_OP_TRUNCATE || op == PROTO_OP_CMP_WRITE_FULL || op == PROTO_OP_ZERO;
+}
+
+/* The record header's length: the payload's, or zero's range (it has no payload). */
+static uint64_t osd_op_rec_length(const struct osd_op *op)
+{
+	if (op->op == PROTO_OP_WRITE || op->op == PROTO_OP_WRITE_FULL || op->op == PROTO_OP_ZERO)
+		return op->length;
+	return 0;
 }
 
 /* Ops that carry a payload the primary pulls (or gets inline). */
@@ -180,7 +188,7 @@ void osd_op_recv(struct osd_conn *conn, uint64_t tid, const struct proto_osd_op 
 	if (m->pg >= pool->pg_num || plc_map_object_pg(pool, m->name, m->name_len) != m->pg ||
 	    m->name_len > STORE_NAME_MAX)
 		return osd_reply_now(conn, tid, -EINVAL, 0);
-	if (m->length > osd->max_op)
+	if (m->length > (m->op == PROTO_OP_ZERO ? STORE_OBJECT_MAX : osd->max_op))
 		return osd_reply_now(conn, tid, -E2BIG, 0);
 	n = plc_map_acting(&osd->map, pool, m->pg, acting);
 	if (m->op != PROTO_OP_READ_LOCAL && (n <= 0 || acting[0] != (int32_t)osd->id)) {
@@ -238,7 +246,7 @@ static int osd_op_hdr(struct osd_op *op, void *buf, size_t cap, size_t *len_out)
 	    .epoch = op->osd->map.epoch,
 	    .version = op->version,
 	    .offset = op->offset,
-	    .length = osd_op_has_data(op->op) ? op->length : 0,
+	    .length = op->op == PROTO_OP_CMP_WRITE_FULL ? op->length : osd_op_rec_length(op),
 	    .name_len = op->name_len,
 	};
 
@@ -349,7 +357,7 @@ static int osd_op_tx_build(struct osd_op *op, struct store_tx *tx)
 	    .epoch = op->osd->map.epoch,
 	    .version = op->version,
 	    .offset = op->offset,
-	    .length = (op->op == PROTO_OP_WRITE || op->op == PROTO_OP_WRITE_FULL) ? op->length : 0,
+	    .length = osd_op_rec_length(op),
 	    .name_len = op->name_len,
 	};
 

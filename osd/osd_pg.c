@@ -382,6 +382,9 @@ static int osd_pg_rec_tx(struct osd *osd, const struct osd_rec_hdr *h, const voi
 	case PROTO_OP_TRUNCATE:
 		rc = store_tx_truncate(tx, pgk, h->name, h->offset);
 		break;
+	case PROTO_OP_ZERO:
+		rc = store_tx_zero(tx, pgk, h->name, h->offset, h->length);
+		break;
 	case PROTO_OP_REMOVE:
 	case OSD_REC_PUSH_RM:
 		/* a resent remove may find the object already gone */

@@ -127,13 +127,17 @@ int osd_rec_hdr_decode(const void *buf, size_t len, struct osd_rec_hdr *h_out,
 	if (dec.err != 0 || magic != OSD_WIRE_MAGIC || h.name_len == 0)
 		return -EBADMSG;
 	hl = (dec.off + 63) & ~(size_t)63;
-	if (hl > len || h.length != len - hl || h.length > UINT64_MAX - h.offset)
+	/* length is the payload's, except for zero: its range, with no payload */
+	if (hl > len || h.length != (h.op == PROTO_OP_ZERO ? h.length : len - hl) ||
+	    (h.op == PROTO_OP_ZERO && len != hl) || h.length > UINT64_MAX - h.offset)
 		return -EBADMSG;
 	switch (h.op) {
 	case PROTO_OP_WRITE:
 	case PROTO_OP_WRITE_FULL:
 	case 7: /* recovery push chunk (OSD_REC_PUSH, osd_pg.h) */
 	case 8: /* its last chunk (OSD_REC_PUSH_LAST) */
+		break;
+	case PROTO_OP_ZERO:
 		break;
 	case PROTO_OP_REMOVE:
 	case PROTO_OP_TRUNCATE:

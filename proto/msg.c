@@ -251,6 +251,8 @@ static const char *proto_osd_opcode_name(uint16_t op)
 		return "truncate";
 	case PROTO_OP_CMP_WRITE_FULL:
 		return "cmp_write_full";
+	case PROTO_OP_ZERO:
+		return "zero";
 	case PROTO_OP_READ_LOCAL:
 		return "read_local";
 	case PROTO_OP_PERF:
@@ -320,6 +322,11 @@ int proto_osd_op_validate(const struct proto_osd_op *m, struct proto_err *err)
 			return proto_err_set(err, "osd_op",
 					     "flags: %s of %llu bytes without rkey or inline data",
 					     opname, (unsigned long long)m->length);
+		break;
+	case PROTO_OP_ZERO:
+		if (rkey || inl || fua)
+			return proto_err_set(err, "osd_op", "flags: zero carries no data (0x%04x)",
+					     m->flags);
 		break;
 	case PROTO_OP_STAT:
 	case PROTO_OP_REMOVE:

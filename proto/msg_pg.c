@@ -24,7 +24,7 @@
 static bool proto_pg_is_log_op(uint16_t op)
 {
 	return op == PROTO_OP_WRITE || op == PROTO_OP_WRITE_FULL || op == PROTO_OP_REMOVE ||
-	       op == PROTO_OP_TRUNCATE || op == PROTO_PG_LOG_ROLLBACK;
+	       op == PROTO_OP_TRUNCATE || op == PROTO_OP_ZERO || op == PROTO_PG_LOG_ROLLBACK;
 }
 
 /* ------------------------------------------------------------ entries */

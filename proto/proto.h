@@ -179,6 +179,14 @@ enum proto_osd_opcode {
 	 */
 	PROTO_OP_CMP_WRITE_FULL = 7,
 	/*
+	 * Write zeros over [offset, offset + length) without sending them: no
+	 * payload, any length up to the object size limit. The object is
+	 * created or extended like a write; the store frees the whole units
+	 * in the range (docs/store.md). Replicated as a record without
+	 * payload. 8 and 9 are taken by recovery records on the cluster wire.
+	 */
+	PROTO_OP_ZERO = 10,
+	/*
 	 * Debug/admin (osd/: any OSD answers from its own store, no primary
 	 * check): READ_LOCAL reads its copy like READ; PERF returns its
 	 * counters as inline JSON.

@@ -19,6 +19,8 @@ PKGS=(
 	# weft-mount (FUSE low-level API) and its tests, cluster-bench.sh's raw disk limits:
 	# fio, loop devices, ext4
 	libfuse3-dev fuse3 fio e2fsprogs util-linux mount
+	# mount_postgres: PostgreSQL (server, psql, pgbench, amcheck) on a mounted volume
+	postgresql postgresql-contrib
 	# verbs tests: a Soft-RoCE VM (../shared/rdma-vm; docs/verbs.md) and perftest baselines
 	qemu-system-x86 busybox-static rdma-core ibverbs-utils ibverbs-providers rdmacm-utils
 	perftest iproute2 kmod cpio gzip xz-utils

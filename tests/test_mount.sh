@@ -5,10 +5,11 @@
 # the real FUSE module, fio, a loop device and ext4.
 #
 #   test_mount.sh CASE PORT WEFT_MON WEFT_OSD WEFT WEFT_MOUNT
-#   CASE: args | fio | ext4 | lifecycle | bench
+#   CASE: args | fio | ext4 | lifecycle | postgres | bench | pgbench
 #
 # args needs no cluster and no privileges. The others need root, /dev/fuse
-# and fusermount3 (ext4: loop devices and mkfs.ext4; fio: fio) and skip (77)
+# and fusermount3 (ext4: loop devices and mkfs.ext4; fio: fio; postgres:
+# PostgreSQL's server binaries and a postgres user) and skip (77)
 # with a message without them. Every wait is bounded; every process and
 # mount this script makes is undone on exit.
 set -u
@@ -117,7 +118,65 @@ umount_fuse() {
 	[ $rc = 0 ] || fail "weft-mount ($1) exited $rc after fusermount3 -u"
 	is_mounted "$MNT" && fail "$MNT still mounted"
 }
-vol_create() { w vol create "rbd/$1" --size "$2" > /dev/null || fail "vol create rbd/$1 --size $2"; }
+vol_create() {
+	w vol create "rbd/$1" --size "$2" > "$DIR/vol_create.out" 2>&1 ||
+		{ cat "$DIR/vol_create.out"; fail "vol create rbd/$1 --size $2"; }
+}
+
+# PostgreSQL helpers (cases postgres and pgbench): a server on a private unix
+# socket, its data in $PGDATA_DIR on an ext4 that this script mounted
+pg_prepare() {
+	PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2> /dev/null | sort -V | tail -n 1)
+	[ -n "$PGBIN" ] && [ -x "$PGBIN/initdb" ] && command -v pgbench > /dev/null ||
+		skip "PostgreSQL missing (apt-get install postgresql)"
+	id postgres > /dev/null 2>&1 || skip "no postgres user (apt-get install postgresql)"
+	command -v mkfs.ext4 > /dev/null || skip "mkfs.ext4 missing (apt-get install e2fsprogs)"
+	losetup -f > /dev/null 2>&1 || skip "no free loop device (losetup -f: $(losetup -f 2>&1))"
+	PGPORT=$((PORT + 50)) SOCK=$DIR/pgsock PGLOG=$DIR/pglog PGDATA_DIR=$FS/main PG_UP=0
+	chmod o+x "$DIR" # postgres must reach its socket and log directories
+	mkdir -p "$SOCK" "$PGLOG" && chown postgres: "$SOCK" "$PGLOG"
+	# the database must stop before its file system can be unmounted
+	trap '[ "$PG_UP" = 1 ] && asp "$PGBIN/pg_ctl" -D "$PGDATA_DIR" -m immediate stop > /dev/null 2>&1
+		mount_cleanup' EXIT
+}
+asp() { runuser -u postgres -- "$@"; }
+pg_start() {
+	asp "$PGBIN/pg_ctl" -D "$PGDATA_DIR" -l "$PGLOG/pg.log" -w -t 180 -o \
+		"-c listen_addresses='' -c unix_socket_directories='$SOCK' -p $PGPORT -c shared_buffers=32MB" \
+		start > "$DIR/pg_ctl.out" 2>&1 || { cat "$DIR/pg_ctl.out" "$PGLOG/pg.log"; fail "pg_ctl start"; }
+	PG_UP=1
+}
+pg_stop() {
+	asp "$PGBIN/pg_ctl" -D "$PGDATA_DIR" -w -t 180 -m "${1:-fast}" stop > "$DIR/pg_ctl.out" 2>&1 ||
+		{ cat "$DIR/pg_ctl.out"; fail "pg_ctl stop"; }
+	PG_UP=0
+}
+sql() { asp psql -h "$SOCK" -p "$PGPORT" -d postgres -X -A -t -v ON_ERROR_STOP=1 -c "$1"; }
+# pg_fs_up IMAGE: a loop device (O_DIRECT aio) on IMAGE, a fresh ext4 on $FS, initdb, start
+pg_fs_up() {
+	LOOP=$(losetup --direct-io=on -f --show "$1") || fail "losetup --direct-io=on $1"
+	mkfs.ext4 -q -F "$LOOP" > "$DIR/mkfs.out" 2>&1 || { cat "$DIR/mkfs.out"; fail "mkfs.ext4"; }
+	mount -o noatime "$LOOP" "$FS" || fail "mount $LOOP"
+	chown postgres: "$FS"
+	asp "$PGBIN/initdb" -D "$PGDATA_DIR" -A trust > "$DIR/initdb.out" 2>&1 ||
+		{ cat "$DIR/initdb.out"; fail "initdb on $1"; }
+	pg_start
+}
+# pg_fs_down: stop PostgreSQL, unmount ext4, detach the loop device
+pg_fs_down() {
+	pg_stop fast
+	umount "$FS" || fail "umount $FS"
+	losetup -d "$LOOP" || fail "losetup -d $LOOP"
+	LOOP=""
+}
+# pgbench_run OUT ARGS...: pgbench into OUT; NTX = the processed transaction count
+pgbench_run() {
+	local out=$1
+	shift
+	asp pgbench -h "$SOCK" -p "$PGPORT" "$@" postgres > "$out" 2>&1 || { cat "$out"; fail "pgbench $*"; }
+	NTX=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$out")
+	[ "${NTX:-0}" -gt 0 ] || { cat "$out"; fail "pgbench $* processed no transaction"; }
+}
 
 cluster_up
 log "cluster up (conf $CONF)"
@@ -215,6 +274,78 @@ ext4)
 	losetup -d "$LOOP" || fail "losetup -d"
 	LOOP=""
 	umount_fuse mount2
+	;;
+postgres) # docs/mount.md's recipe: PostgreSQL on ext4 on a loop device on a volume
+	pg_prepare
+	vol_create pg 1G
+	mount_fg mount1
+	pg_fs_up "$MNT/pg"
+	log "ok: initdb and PostgreSQL started on ext4 on $LOOP on $MNT/pg"
+	asp pgbench -h "$SOCK" -p "$PGPORT" -i -s 4 -q postgres > "$DIR/pgbench-i.out" 2>&1 ||
+		{ cat "$DIR/pgbench-i.out"; fail "pgbench -i"; }
+	pgbench_run "$DIR/pgbench.out" -n -c 4 -j 2 -T 15
+	log "ok: pgbench -c 4 -T 15: $NTX transactions, $(grep '^tps' "$DIR/pgbench.out" | head -n 1)"
+	# TPC-B's invariants: every transaction added one history row and moved
+	# the same delta into an account, a teller and a branch
+	INV="select (select count(*) from pgbench_accounts) || ' ' || (select count(*) from pgbench_history)
+		|| ' ' || (select sum(abalance) from pgbench_accounts) || ' ' ||
+		coalesce((select sum(delta) from pgbench_history), 0) || ' ' ||
+		(select sum(tbalance) from pgbench_tellers) || ' ' || (select sum(bbalance) from pgbench_branches)"
+	check_inv() { # INV_OUT = accounts, history rows, sum of balances
+		local a h ab d tb bb
+		read -r a h ab d tb bb < <(sql "$INV") || fail "invariant query"
+		[ "$a" = 400000 ] && [ "$h" = "$NTX" ] && [ "$ab" = "$d" ] && [ "$tb" = "$d" ] &&
+			[ "$bb" = "$d" ] || fail "$1: accounts $a, history $h (want $NTX), balances $ab/$tb/$bb vs deltas $d"
+		INV_OUT="$a $h $ab"
+	}
+	check_inv "after pgbench"
+	BEFORE=$INV_OUT
+	sql "create extension if not exists amcheck" > /dev/null || fail "create extension amcheck"
+	pg_fs_down
+	umount_fuse mount1
+	log "ok: TPC-B invariants hold ($BEFORE); PostgreSQL, ext4, loop and FUSE stopped"
+	# a new weft-mount process: everything PostgreSQL fsynced is in the cluster
+	mount_fg mount2
+	LOOP=$(losetup --direct-io=on -f --show "$MNT/pg") || fail "losetup again"
+	e2fsck -f -n "$LOOP" > "$DIR/fsck.out" 2>&1 || { cat "$DIR/fsck.out"; fail "e2fsck"; }
+	mount -o noatime "$LOOP" "$FS" || fail "mount $LOOP again"
+	pg_start
+	check_inv "after remount"
+	[ "$INV_OUT" = "$BEFORE" ] || fail "after remount: $INV_OUT, before: $BEFORE"
+	sql "select bt_index_check('pgbench_accounts_pkey', true)" > /dev/null ||
+		fail "amcheck: pgbench_accounts_pkey"
+	log "ok: new weft-mount: e2fsck clean, same rows and balances, amcheck of the accounts index clean"
+	pg_fs_down
+	umount_fuse mount2
+	;;
+pgbench) # not in ctest: PostgreSQL on a volume vs. on a local file (docs/performance.md)
+	pg_prepare
+	SECS=${BENCH_SECONDS:-30} SCALE=${PGBENCH_SCALE:-10} CLIENTS=${PGBENCH_CLIENTS:-8}
+	PGB_ARGS=(-n -c "$CLIENTS" -j 2 -T "$SECS")
+	log "load $(cut -d' ' -f1-3 /proc/loadavg)"
+	# the raw limit, same run, same disk: ext4 on a loop device on a local file
+	truncate -s 2G "$DIR/local.img" || fail "truncate $DIR/local.img"
+	pg_fs_up "$DIR/local.img"
+	asp pgbench -h "$SOCK" -p "$PGPORT" -i -s "$SCALE" -q postgres > "$DIR/i.out" 2>&1 || fail "pgbench -i"
+	pgbench_run "$DIR/local.out" "${PGB_ARGS[@]}"
+	pg_fs_down
+	rm -f "$DIR/local.img"
+	vol_create pg 2G
+	mount_fg bench
+	pg_fs_up "$MNT/pg"
+	asp pgbench -h "$SOCK" -p "$PGPORT" -i -s "$SCALE" -q postgres > "$DIR/i.out" 2>&1 || fail "pgbench -i"
+	pgbench_run "$DIR/weft.out" "${PGB_ARGS[@]}"
+	pg_fs_down
+	umount_fuse bench
+	tps() { sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$1" | head -n 1; }
+	lat() { sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' "$1" | head -n 1; }
+	echo "pgbench TPC-B scale $SCALE, $CLIENTS clients, $SECS s (loop device --direct-io=on, ext4):"
+	echo "  local file:  $(tps "$DIR/local.out") tps, latency avg $(lat "$DIR/local.out") ms"
+	echo "  weft volume: $(tps "$DIR/weft.out") tps, latency avg $(lat "$DIR/weft.out") ms" \
+		"(pool size 3, the 3 OSDs on the same disk)"
+	awk -v w="$(tps "$DIR/weft.out")" -v l="$(tps "$DIR/local.out")" \
+		'BEGIN { printf "  ratio: %.2f of the local file\n", w / l }'
+	log "load $(cut -d' ' -f1-3 /proc/loadavg)"
 	;;
 lifecycle)
 	vol_create a 64M

@@ -361,6 +361,19 @@ benchtool) # weft bench: write/seq/rand verify, JSON, cleanup, Ctrl-C (docs/benc
 	w daemon osd.0 object locate rbd int_object0 | jq -e '.exists == false' > /dev/null ||
 		fail "int_object0 left after the interrupted run's cleanup"
 	log "ok: SIGINT stopped the run after $T s with a partial summary and cleaned up"
+	# cleanup of the kept run: every object, its metadata and the last-run pointer
+	wb cleanup --run-name kept > "$DIR/cl.out" 2>&1 || { cat "$DIR/cl.out"; fail "bench cleanup"; }
+	grep -q "^Run kept removed ($N objects and its metadata)" "$DIR/cl.out" ||
+		fail "bench cleanup said: $(cat "$DIR/cl.out")"
+	for i in $(seq 0 $((NOSD - 1))); do
+		for o in kept_object0 "kept_object$((N - 1))" kept_metadata benchmark_last_metadata; do
+			w daemon "osd.$i" object locate rbd "$o" | jq -e '.exists == false' \
+				> /dev/null || fail "osd.$i still holds $o after bench cleanup"
+		done
+	done
+	wb cleanup > "$DIR/cl2.out" 2>&1 && grep -q "nothing to clean up" "$DIR/cl2.out" ||
+		fail "a second cleanup: $(cat "$DIR/cl2.out")"
+	log "ok: bench cleanup removed the kept run ($N objects + metadata) from every OSD"
 	;;
 corrupt) # a damaged copy on the primary's disk: weft bench seq reports it, exit 1
 	wb() { "$WEFT" bench rbd "$@" -c "$CONF" --no-explain; }

@@ -753,6 +753,14 @@ static void test_osd_op_malformed(void **state)
 	len = raw_osd_op(buf, sizeof(buf), PROTO_OP_CMP_WRITE_FULL, 0, 0, 4, "obj", 3, NULL, NULL,
 			 0);
 	expect_bad_payload(PROTO_OSD_OP, buf, len, "cmp_write_full of 4 bytes without rkey");
+	/* zero: a range without a payload; any flag is refused */
+	len = raw_osd_op(buf, sizeof(buf), PROTO_OP_ZERO, 0, 4096, 1ull << 30, "obj", 3, NULL, NULL,
+			 0);
+	assert_int_equal(proto_msg_decode(PROTO_OSD_OP, buf, len, NULL, &m), 0);
+	assert_int_equal(m.osd_op.length, 1ull << 30);
+	len = raw_osd_op(buf, sizeof(buf), PROTO_OP_ZERO, PROTO_OP_F_INLINE, 0, 3, "obj", 3, NULL,
+			 "abc", 3);
+	expect_bad_payload(PROTO_OSD_OP, buf, len, "zero carries no data");
 	/* names: empty, too long, NUL inside, length past end */
 	len = raw_osd_op(buf, sizeof(buf), PROTO_OP_STAT, 0, 0, 0, "", 0, NULL, NULL, 0);
 	expect_bad_payload(PROTO_OSD_OP, buf, len, "name: length 0");

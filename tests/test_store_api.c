@@ -301,6 +301,80 @@ static void test_large_batches(void **state)
 	large_batches(true, STORE_SYNC_AUTO);
 }
 
+struct ob_done {
+	struct store *st;
+	int rc;
+	uint64_t batch; /* info.batches when the callback ran: which batch carried it */
+};
+
+static void ob_cb(void *arg, int rc)
+{
+	struct ob_done *d = arg;
+	struct store_info info;
+
+	store_info_get(d->st, &info);
+	d->rc = rc;
+	d->batch = info.batches;
+}
+
+/*
+ * An open batch (osd_store_batch_data): transactions submitted while a batch
+ * waits for its large writes' data join it and share its barrier, up to the
+ * data cap; with the cap at 0 they wait for the next batch. No poll runs
+ * between the submits, so no data write can have been reaped: deterministic.
+ * first = how many of the six the first batch carries.
+ */
+static void open_batch(uint64_t cap, int first)
+{
+	enum { N = 6, BIG = 192 << 10 };
+	struct stu u;
+	struct store *st;
+	struct store_fsck_report r;
+	uint8_t *b = malloc(BIG);
+	struct ob_done done[N];
+	char name[32];
+
+	stu_init(&u, false);
+	u.o.sync = STORE_SYNC_AUTO;
+	u.o.batch_data = cap;
+	assert_int_equal(store_mkfs(&u.o), 0);
+	assert_int_equal(store_mount(&u.o, &st), 0);
+	for (int i = 0; i < N; i++) {
+		struct store_tx *tx;
+		size_t len = i == 3 ? 100 : BIG; /* a small one rides along too */
+
+		snprintf(name, sizeof(name), "B%d", i);
+		fill(b, len, (unsigned int)i);
+		assert_int_equal(store_tx_create(&tx), 0);
+		assert_int_equal(store_tx_write(tx, 1, name, 0, len, b), 0);
+		done[i] = (struct ob_done){ .st = st, .rc = 1 };
+		assert_int_equal(store_tx_submit(st, tx, ob_cb, &done[i]), 0);
+	}
+	assert_int_equal(store_flush(st), 0);
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(done[i].rc, 0);
+		/* the rest: the next batch, taken whole when the first committed */
+		assert_int_equal(done[i].batch, i < first ? 1 : 2);
+	}
+	assert_int_equal(store_umount(st), 0);
+	assert_int_equal(store_mount(&u.o, &st), 0);
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "B%d", i);
+		check_obj(st, name, 0, i == 3 ? 100 : BIG, (unsigned int)i);
+	}
+	assert_int_equal(store_fsck(st, true, &r), 0);
+	assert_int_equal(store_umount(st), 0);
+	stu_cleanup(&u);
+	free(b);
+}
+
+static void test_open_batch(void **state)
+{
+	open_batch(64ull << 20, 6); /* all six share one record and one barrier */
+	open_batch(0, 1);           /* the first alone, the rest queued behind it */
+	open_batch(300 << 10, 2);   /* B0 + B1, then the cap is passed */
+}
+
 static void test_enospc(void **state)
 {
 	struct stu u;
@@ -476,6 +550,7 @@ int main(void)
 		cmocka_unit_test(test_onode_cache_bound),
 		cmocka_unit_test(test_group_commit_and_wrap),
 		cmocka_unit_test(test_large_batches),
+		cmocka_unit_test(test_open_batch),
 		cmocka_unit_test(test_enospc),
 		cmocka_unit_test(test_db_full),
 		cmocka_unit_test(test_bad_devices),

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "client/client_debug.h"
 #include "client/client_int.h"
 #include "client/volume_int.h"
 #include "weft/volume.h"
@@ -556,6 +557,56 @@ static void case_big(void)
 	printf("ok: 9 MiB I/O across default 4 MiB objects, sparse 64 GiB volume\n");
 }
 
+/* Every OSD's own copy of name equals want[0, len) (pool size 3 on 3 OSDs). */
+static void check_copies(const char *name, const uint8_t *want, size_t len)
+{
+	uint8_t *r = malloc(len + 1);
+
+	for (uint32_t osd = 0; osd < 3; osd++) {
+		size_t n = 0;
+
+		CHECK_RC(weft_debug_read_local(cl, osd, pool, name, r, len + 1, 0, &n), 0);
+		CHECK(n == len && !memcmp(r, want, len), "osd.%u's copy of %s (%zu of %zu bytes)",
+		      osd, name, n, len);
+	}
+	free(r);
+}
+
+/* The object zero op: no payload, any length, replicated, extends like a write. */
+static void case_zero(void)
+{
+	enum { LEN = 256 << 10 };
+	uint8_t *w = malloc(LEN + 8192), *r = malloc(LEN + 8192);
+	uint64_t size = 0;
+	size_t n = 0;
+
+	fill(w, LEN);
+	CHECK_RC(weft_write_full(cl, pool, "zobj", w, LEN), 0);
+	/* unaligned both ends, covering whole 4 KiB units in between */
+	CHECK_RC(weft_zero(cl, pool, "zobj", 4096 + 100, 100000), 0);
+	memset(w + 4096 + 100, 0, 100000);
+	/* past the end: extends the object, the gap reads as zeros */
+	CHECK_RC(weft_zero(cl, pool, "zobj", LEN + 4096, 4096), 0);
+	memset(w + LEN, 0, 8192);
+	CHECK_RC(weft_stat(cl, pool, "zobj", &size, NULL), 0);
+	CHECK(size == LEN + 8192, "size %" PRIu64 " after zero past the end", size);
+	CHECK_RC(weft_read(cl, pool, "zobj", r, LEN + 8192, 0, &n), 0);
+	CHECK(n == LEN + 8192 && !memcmp(r, w, n), "zeroed object reads back");
+	check_copies("zobj", w, LEN + 8192);
+	/* a missing object: created, all zeros; far larger than osd_max_op_size */
+	CHECK_RC(weft_zero(cl, pool, "zmissing", 0, 1ull << 30), 0);
+	CHECK_RC(weft_stat(cl, pool, "zmissing", &size, NULL), 0);
+	CHECK(size == 1ull << 30, "size %" PRIu64 " of a zeroed new object", size);
+	CHECK_RC(weft_read(cl, pool, "zmissing", r, 8192, (1ull << 30) - 8192, &n), 0);
+	CHECK(n == 8192 && r[0] == 0 && r[8191] == 0, "a zeroed new object reads zeros");
+	CHECK_RC(weft_zero(cl, pool, "zobj", 0, WEFT_OBJECT_MAX + 1), -E2BIG);
+	CHECK_RC(weft_remove(cl, pool, "zobj"), 0);
+	CHECK_RC(weft_remove(cl, pool, "zmissing"), 0);
+	free(w);
+	free(r);
+	printf("ok: zero op: ranges inside and past the end, a new 1 GiB object, 3 equal copies\n");
+}
+
 int main(int argc, char **argv)
 {
 	const char *conf = NULL, *pname = NULL;
@@ -580,6 +631,7 @@ int main(int argc, char **argv)
 	CHECK_RC(weft_pool_lookup(cl, pname, &pool), 0);
 	case_create_args();
 	case_cas();
+	case_zero();
 	case_io();
 	case_concurrent();
 	case_exclusive();

@@ -22,7 +22,7 @@
 struct conf;
 struct weft_cluster;
 
-enum bench_mode { BENCH_WRITE, BENCH_SEQ, BENCH_RAND };
+enum bench_mode { BENCH_WRITE, BENCH_SEQ, BENCH_RAND, BENCH_CLEANUP };
 
 #define BENCH_NAME_MAX	   200 /* run name / object prefix */
 #define BENCH_OBJ_NAME_MAX 240

@@ -12,17 +12,20 @@ void bench_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: weft bench POOL SECONDS write|seq|rand [options]\n"
+		"       weft bench POOL cleanup [--run-name NAME] [-t N] [-c FILE] [-n ENTITY]\n"
 		"  write                 write objects for SECONDS (removed at the end unless\n"
 		"                        --no-cleanup, which keeps them for seq/rand)\n"
 		"  seq | rand            read back what the last 'write --no-cleanup' left, in\n"
 		"                        order or at random, verifying every object\n"
+		"  cleanup               remove a kept run: its objects and metadata (default:\n"
+		"                        the last kept run)\n"
 		"options:\n"
 		"  -t N                  ops in flight (default 16, at most %u)\n"
 		"  -b SIZE               op and object size, K/M/G suffixes (default 4M; seq and\n"
 		"                        rand use the run's size)\n"
 		"  --no-cleanup          write: keep the objects and the run's metadata\n"
 		"  --run-name NAME       write: name the run (default benchmark_data_HOST_PID);\n"
-		"                        seq/rand: read that run (default: the last one)\n"
+		"                        seq/rand/cleanup: that run (default: the last one)\n"
 		"  -f, --format FMT      plain (default) or json (progress then goes to stderr)\n"
 		"  --no-explain          skip the explainer (no admin socket queries)\n"
 		"  -c, --conf FILE       configuration (default " BENCH_DEFAULT_CONF ")\n"
@@ -155,8 +158,14 @@ int bench_args_parse(int argc, char **argv, struct bench_args *a)
 			return bench_bad("unknown or incomplete option '%s'", argv[optind - 1]);
 		}
 	}
+	if (argc - optind == 2 && !strcmp(argv[optind + 1], "cleanup")) {
+		a->pool = argv[optind];
+		a->mode = BENCH_CLEANUP;
+		return 0;
+	}
 	if (argc - optind != 3)
-		return bench_bad("%s", argc - optind < 3 ? "expected POOL SECONDS write|seq|rand"
+		return bench_bad("%s", argc - optind < 3 ? "expected POOL SECONDS write|seq|rand "
+							   "or POOL cleanup"
 							 : "too many arguments");
 	a->pool = argv[optind];
 	a->seconds = strtod(argv[optind + 1], &end);

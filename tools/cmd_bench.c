@@ -6,7 +6,8 @@
  * and write reads into it), refilled as ops complete until the time is up
  * or Ctrl-C; then the in-flight ops are waited for (each completes within
  * client_op_timeout), the summary and the explainer are printed, and a
- * write without --no-cleanup removes its objects.
+ * write without --no-cleanup removes its objects. "POOL cleanup" removes a
+ * kept run.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -313,6 +314,11 @@ static int bench_meta_read(struct bench *b)
 	else
 		snprintf(name, sizeof(name), "%s", BENCH_LAST_META);
 	rc = weft_read(b->cl, b->pool, name, buf, sizeof(buf), 0, &len);
+	if (rc == -ENOENT && b->a.mode == BENCH_CLEANUP) {
+		printf("No kept run in pool %s (object %s missing): nothing to clean up\n",
+		       b->a.pool, name);
+		return rc;
+	}
 	if (rc == -ENOENT) {
 		fprintf(stderr,
 			"weft bench: no run to read in pool %s (object %s missing): run "
@@ -328,7 +334,7 @@ static int bench_meta_read(struct bench *b)
 			weft_strerror(rc));
 		return rc;
 	}
-	if (m.objects == 0) {
+	if (m.objects == 0 && b->a.mode != BENCH_CLEANUP) {
 		fprintf(stderr, "weft bench: run %s wrote no objects\n", m.run);
 		return -ENOENT;
 	}
@@ -396,6 +402,8 @@ static int bench_slots(struct bench *b)
 	}
 	for (unsigned int i = 0; i < b->a.inflight; i++) {
 		b->slots[i].b = b;
+		if (b->a.mode == BENCH_CLEANUP)
+			continue; /* removes carry no data */
 		b->slots[i].buf = weft_buf_alloc(b->cl, b->a.bsize);
 		if (b->slots[i].buf == NULL) {
 			fprintf(stderr,
@@ -451,6 +459,39 @@ static int bench_output(struct bench *b, struct bench_explain *ex, int cleanup_r
 	return fflush(stdout) == 0 ? 0 : -EIO;
 }
 
+/*
+ * "weft bench POOL cleanup": remove a kept run's objects, then its
+ * metadata, then the last-run pointer if it names this run. The metadata
+ * goes last, so an interrupted cleanup can be run again.
+ */
+static int bench_cleanup_kept(struct bench *b)
+{
+	char buf[1024], name[BENCH_OBJ_NAME_MAX];
+	struct bench_meta last;
+	size_t len = 0;
+	int rc;
+
+	rc = bench_cleanup(b);
+	if (rc != 0) {
+		fprintf(stderr, "weft bench: %" PRIu64 " of %" PRIu64 " objects of run %s removed; "
+			"its metadata is kept, run cleanup again\n", b->removed, b->objects, b->run);
+		return rc;
+	}
+	snprintf(name, sizeof(name), "%s_metadata", b->run);
+	rc = weft_remove(b->cl, b->pool, name);
+	if (rc == 0 || rc == -ENOENT)
+		rc = weft_read(b->cl, b->pool, BENCH_LAST_META, buf, sizeof(buf), 0, &len);
+	if (rc == 0 && bench_meta_decode(buf, len, &last) == 0 && !strcmp(last.run, b->run))
+		rc = weft_remove(b->cl, b->pool, BENCH_LAST_META);
+	if (rc != 0 && rc != -ENOENT) {
+		fprintf(stderr, "weft bench: run %s: removing its metadata: %s\n", b->run,
+			weft_strerror(rc));
+		return rc;
+	}
+	printf("Run %s removed (%" PRIu64 " objects and its metadata)\n", b->run, b->removed);
+	return 0;
+}
+
 int cli_bench_main(int argc, char **argv)
 {
 	struct bench b = {0};
@@ -487,7 +528,16 @@ int cli_bench_main(int argc, char **argv)
 			snprintf(b.run, sizeof(b.run), "%s", b.a.run_name);
 		else
 			snprintf(b.run, sizeof(b.run), "benchmark_data_%s_%d", host, (int)getpid());
-	} else if (bench_meta_read(&b) != 0) {
+	} else if ((rc = bench_meta_read(&b)) != 0) {
+		if (rc == -ENOENT && b.a.mode == BENCH_CLEANUP)
+			ret = 0;
+		goto out;
+	}
+	if (b.a.mode == BENCH_CLEANUP) {
+		sigaction(SIGINT, &sa, NULL);
+		bench_sigint = 1; /* one Ctrl-C stops the cleanup: there is no run to end first */
+		if (bench_slots(&b) == 0 && bench_cleanup_kept(&b) == 0)
+			ret = 0;
 		goto out;
 	}
 	b.run_key = bench_run_key(b.run);

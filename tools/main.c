@@ -13,7 +13,7 @@ struct cli_cmd {
 
 static const struct cli_cmd cli_cmds[] = {
 	{ "bench", cli_bench_main,
-	  "bench POOL SECONDS write|seq|rand: cluster benchmark (like rados bench)" },
+	  "bench POOL SECONDS write|seq|rand, bench POOL cleanup: cluster benchmark (like rados bench)" },
 	{ "config", cli_config_main, "config help [--markdown] | config show: the option table" },
 	{ "doctor", cli_doctor_main, "check this node: RDMA devices, ports, GIDs, memlock, NUMA" },
 	{ "fabric-bench", cli_fabric_bench_main,

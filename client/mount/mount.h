@@ -165,6 +165,8 @@ struct weft_vol *mount_meta_volume(struct mount *m, uint64_t fh);
 int mount_meta_open(struct mount *m, fuse_ino_t ino, int flags, uint64_t *fh_out);
 void mount_meta_release(struct mount *m, uint64_t fh);
 const char *mount_meta_name(struct mount *m, fuse_ino_t ino);
+/* errno for the kernel from a -errno / libweft code (libweft's own codes become EIO). */
+int mount_meta_errno(int rc);
 void mount_meta_close_all(struct mount *m);
 
 /* mount_ops.c */

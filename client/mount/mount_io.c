@@ -60,8 +60,6 @@ static const char *mount_io_kind_name(enum mount_req_kind kind)
 /* libweft's codes above 4096 mean nothing to the kernel: EIO, after one log line. */
 static int mount_io_errno(struct mount *m, struct mount_req *r, int rc)
 {
-	int e = -rc;
-
 	m->io_errors++;
 	if (m->io_errors <= 10 || m->io_errors % 1000 == 0)
 		log_warn("mount",
@@ -69,7 +67,14 @@ static int mount_io_errno(struct mount *m, struct mount_req *r, int rc)
 			 m->pool_name, mount_meta_name(m, r->ino), mount_io_kind_name(r->kind),
 			 (unsigned long long)r->off, r->size, weft_strerror(rc),
 			 (unsigned long long)m->io_errors);
-	return e > 0 && e < WEFT_ERRNO_BASE ? e : EIO;
+	return mount_meta_errno(rc);
+}
+
+/* Answer the kernel with rc's errno and free the request. */
+static void mount_io_fail(struct mount *m, struct mount_req *r, int rc)
+{
+	fuse_reply_err(r->req, mount_io_errno(m, r, rc));
+	mount_req_free(m, r);
 }
 
 static void mount_io_read_cb(const struct weft_result *res, void *arg)
@@ -154,8 +159,7 @@ static void mount_io_data(struct mount *m, struct mount_req *r)
 	m->inflight++;
 	return;
 err:
-	fuse_reply_err(r->req, mount_io_errno(m, r, rc));
-	mount_req_free(m, r);
+	mount_io_fail(m, r, rc);
 }
 
 static void mount_io_flush(struct mount *m, struct mount_req *r)
@@ -173,8 +177,7 @@ static void mount_io_flush(struct mount *m, struct mount_req *r)
 	m->inflight++;
 	return;
 err:
-	fuse_reply_err(r->req, mount_io_errno(m, r, rc));
-	mount_req_free(m, r);
+	mount_io_fail(m, r, rc);
 }
 
 static void mount_io_open(struct mount *m, struct mount_req *r)
@@ -183,7 +186,7 @@ static void mount_io_open(struct mount *m, struct mount_req *r)
 	int rc = mount_meta_open(m, r->ino, r->fi.flags, &fh);
 
 	if (rc != 0) {
-		fuse_reply_err(r->req, -rc > 0 && -rc < WEFT_ERRNO_BASE ? -rc : EIO);
+		fuse_reply_err(r->req, mount_meta_errno(rc));
 	} else {
 		r->fi.fh = fh;
 		r->fi.direct_io = 1; /* no page cache: every read and write reaches the volume */

@@ -118,8 +118,8 @@ static void mount_meta_fill(struct mount *m, fuse_ino_t ino, uint64_t size, stru
 	st->st_blocks = (blkcnt_t)((size + 511) / 512);
 }
 
-/* -errno for the kernel: libweft's own codes (> 4096) mean nothing to it. */
-static int mount_meta_errno(int rc)
+/* errno for the kernel: libweft's own codes (> 4096) mean nothing to it. */
+int mount_meta_errno(int rc)
 {
 	return -rc > 0 && -rc < WEFT_ERRNO_BASE ? -rc : EIO;
 }

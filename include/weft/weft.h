@@ -16,6 +16,8 @@ extern "C" {
 #define WEFT_VERSION_MAJOR 0
 #define WEFT_VERSION_MINOR 1
 
+#define WEFT_OBJECT_MAX (1ull << 40) /* largest object size an OSD stores */
+
 /* Project status codes, returned negated like errno values. */
 enum weft_status {
 	WEFT_ERRNO_BASE = 4096,
@@ -100,6 +102,13 @@ int weft_aio_remove(struct weft_cluster *cl, uint32_t pool, const char *name, we
 		    void *arg);
 int weft_aio_truncate(struct weft_cluster *cl, uint32_t pool, const char *name, uint64_t size,
 		      weft_op_cb cb, void *arg);
+/*
+ * Zeros over [off, off + len) without sending them (any len up to
+ * WEFT_OBJECT_MAX): creates or extends the object like a write; the OSDs
+ * free whole 4 KiB units in the range.
+ */
+int weft_aio_zero(struct weft_cluster *cl, uint32_t pool, const char *name, uint64_t off,
+		  uint64_t len, weft_op_cb cb, void *arg);
 
 /* Drive the client for at most timeout_ms (0 = don't sleep); returns callbacks run or -errno. */
 int weft_poll(struct weft_cluster *cl, int timeout_ms);
@@ -119,6 +128,7 @@ int weft_stat(struct weft_cluster *cl, uint32_t pool, const char *name, uint64_t
 	      uint64_t *version_out);
 int weft_remove(struct weft_cluster *cl, uint32_t pool, const char *name);
 int weft_truncate(struct weft_cluster *cl, uint32_t pool, const char *name, uint64_t size);
+int weft_zero(struct weft_cluster *cl, uint32_t pool, const char *name, uint64_t off, uint64_t len);
 
 
 #ifdef __cplusplus

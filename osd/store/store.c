@@ -27,6 +27,7 @@ void store_opts_init(struct store_opts *o)
 	o->sync = STORE_SYNC_AUTO;
 	o->direct_io = true;
 	o->onode_cache_bytes = STORE_ONODE_CACHE_DEFAULT;
+	o->batch_data = 64ull << 20;
 }
 
 int store_opts_from_conf(const struct conf *conf, struct store_opts *o)
@@ -43,6 +44,7 @@ int store_opts_from_conf(const struct conf *conf, struct store_opts *o)
 	o->alloc_unit = (uint32_t)conf_get_size(conf, CONF_OSD_STORE_ALLOC_UNIT);
 	o->large_write = (uint32_t)conf_get_size(conf, CONF_OSD_STORE_LARGE_WRITE);
 	o->direct_io = conf_get_bool(conf, CONF_OSD_STORE_DIRECT_IO);
+	o->batch_data = conf_get_size(conf, CONF_OSD_STORE_BATCH_DATA);
 	sync = conf_get_str(conf, CONF_OSD_STORE_WAL_SYNC);
 	if (strcmp(sync, "inline") == 0) {
 		o->sync = STORE_SYNC_INLINE;
@@ -404,7 +406,7 @@ int store_checkpoint(struct store *st)
 	if (seq == st->ckpt_seq && st->nfrees == 0)
 		return 0;
 	/* The LSN after the last committed record: the in-flight one, if any, follows it. */
-	lsn = st->flushing ? st->flush_lsn : st->next_lsn;
+	lsn = st->flushing && !st->rec_open ? st->flush_lsn : st->next_lsn;
 	/* Small writes' data went to the data device without a barrier: drain, then sync. */
 	rc = store_drain_data(st);
 	if (rc == 0 && fdatasync(st->data_fd) != 0)

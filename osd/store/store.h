@@ -49,6 +49,7 @@ struct store_opts {
 	const char *fsid;     /* mkfs: cluster fsid text; NULL = random */
 	enum store_sync sync;
 	bool direct_io;       /* O_DIRECT on data and WAL (falls back with a warning) */
+	uint64_t batch_data;  /* an open batch takes in txs up to this many data bytes */
 	bool wal_salvage;     /* mount even if the WAL is damaged mid-log (drops records) */
 	uint64_t onode_cache_bytes; /* object records kept in memory (clean ones evicted above) */
 	/*
@@ -95,6 +96,12 @@ typedef void (*store_commit_cb)(void *arg, int rc);
 int store_tx_submit(struct store *st, struct store_tx *tx, store_commit_cb cb, void *arg);
 /* Run completions without blocking; returns the number of callbacks fired or -errno. */
 int store_poll(struct store *st);
+/*
+ * An fd that turns readable when an I/O of the store completes (-1 if the
+ * kernel gave none): an owner whose store_poll() returned 0 may sleep in
+ * poll() on it, then read() it to re-arm and call store_poll() again.
+ */
+int store_event_fd(const struct store *st);
 /* Block until at least one callback fired (or nothing is pending); returns as store_poll. */
 int store_wait(struct store *st);
 /* Block until every submitted transaction has called back. */

@@ -99,6 +99,7 @@ struct store_txc {
 	unsigned int data_pending; /* data-device writes in flight (or held, see below) */
 	unsigned int data_held;    /* test hook: out-of-line writes held until the WAL write */
 	bool has_ool;              /* out-of-line data: the batch's barrier must also cover it */
+	uint64_t data_bytes;       /* data-device bytes this tx writes */
 	bool awaited;              /* in the batch in flight, which waits for its data writes */
 	bool committed;
 	struct store_buf *bufs;
@@ -125,6 +126,7 @@ struct store {
 	uint64_t nchunks;
 	struct io_uring ring;
 	bool ring_ok;
+	int event_fd; /* signalled by the ring on each completion; -1 if none */
 
 	struct onode **htab;
 	uint64_t hsize, hcount;
@@ -138,6 +140,10 @@ struct store {
 	bool flushing;
 	bool flush_sync_data; /* the batch still has to issue the data-device fdatasync */
 	unsigned int flush_data_wait; /* txs of the batch whose data writes are outstanding */
+	unsigned int flush_ntx; /* members of the batch in flight */
+	bool rec_open;        /* the batch waits for its data; its record is not written yet */
+	size_t open_payload;  /* open batch: WAL payload bytes of its members */
+	uint64_t open_data;   /* open batch: data-device bytes of its members */
 	int flush_cqes, flush_rc;
 	size_t flush_len;
 	struct store_dreq *held; /* test hook: out-of-line data writes not yet issued */

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "common/crc32c.h"
@@ -448,7 +449,7 @@ int store_mount(const struct store_opts *o, struct store **st_out)
 		return -ENOMEM;
 	st->opts = *o;
 	st->osd_id = o->osd_id;
-	st->data_fd = st->wal_fd = -1;
+	st->data_fd = st->wal_fd = st->event_fd = -1;
 	st->direct = o->direct_io;
 	if (!o->data_path || !o->db_path) {
 		store_err(st, "osd_data and osd_db must be set");
@@ -482,6 +483,21 @@ int store_mount(const struct store_opts *o, struct store **st_out)
 		goto err;
 	}
 	st->ring_ok = true;
+	/*
+	 * An eventfd the ring signals on every completion, so an owner with
+	 * nothing else to do can sleep in poll() instead of spinning or napping
+	 * while commits are pending. Optional: without it the owner naps.
+	 */
+	st->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	rc = st->event_fd < 0 ? -errno : io_uring_register_eventfd(&st->ring, st->event_fd);
+	if (rc != 0) {
+		store_warn(st, "no completion eventfd (%s): the owner naps instead of sleeping",
+			   strerror(-rc));
+		if (st->event_fd >= 0)
+			close(st->event_fd);
+		st->event_fd = -1;
+		rc = 0;
+	}
 	st->ckpt_seq = ck.seq;
 	rc = store_replay(st, &ck, meta);
 	if (rc != 0)
@@ -505,6 +521,8 @@ int store_mount(const struct store_opts *o, struct store **st_out)
 err:
 	if (st->ring_ok)
 		io_uring_queue_exit(&st->ring);
+	if (st->event_fd >= 0)
+		close(st->event_fd);
 	store_onode_cache_fini(st);
 	free(st->htab);
 	free(st->bounce);
@@ -531,6 +549,8 @@ int store_umount(struct store *st)
 		store_drain_data(st);
 		io_uring_queue_exit(&st->ring);
 	}
+	if (st->event_fd >= 0)
+		close(st->event_fd);
 	while (st->lg_head) {
 		struct store_txc *t = st->lg_head;
 
