@@ -15,6 +15,12 @@
 /* Read osd's copy from its store, bypassing the primary (PROTO_OP_READ_LOCAL). */
 int weft_debug_read_local(struct weft_cluster *cl, uint32_t osd, uint32_t pool, const char *name,
 			  void *buf, size_t len, uint64_t off, size_t *read_out);
+/*
+ * Stat sent to osd whether or not it is the primary: 0 and the size from
+ * the primary; -ENXIO and the primary it names from any other OSD.
+ */
+int weft_debug_stat_at(struct weft_cluster *cl, uint32_t osd, uint32_t pool, const char *name,
+		       uint64_t *size_out, uint64_t *primary_out);
 /* osd's counters as JSON (PROTO_OP_PERF), NUL-terminated in buf. */
 int weft_debug_osd_perf(struct weft_cluster *cl, uint32_t osd, char *buf, size_t cap);
 /* This client's connections as JSON: osd, local and peer address, bytes. */

@@ -202,6 +202,8 @@ void client_op_reply(struct weft_cluster *cl, struct client_conn *conn, const vo
 	case -EAGAIN:
 		return client_op_wait(op, 0, CLIENT_RETRY_MS);
 	case -ENXIO:
+		if (op->target != CLIENT_TARGET_PRIMARY)
+			break; /* a debug op aimed at one OSD: its caller wants the refusal */
 		return client_op_wait(op, r->epoch > monc_map(cl->monc)->epoch ? r->epoch : 0,
 				      CLIENT_RETRY_MS);
 	default:
@@ -556,6 +558,24 @@ int weft_debug_read_local(struct weft_cluster *cl, uint32_t osd, uint32_t pool, 
 	rc = client_sync_wait(cl, &s, client_op_queue(cl, op));
 	if (rc == 0 && read_out)
 		*read_out = s.res.length;
+	return rc;
+}
+
+int weft_debug_stat_at(struct weft_cluster *cl, uint32_t osd, uint32_t pool, const char *name,
+		       uint64_t *size_out, uint64_t *primary_out)
+{
+	struct client_sync s = {0};
+	struct client_op *op;
+	int rc = client_op_new(cl, PROTO_OP_STAT, pool, name, 0, 0, client_sync_cb, &s, &op);
+
+	if (rc != 0)
+		return rc;
+	op->target = (int)osd;
+	rc = client_sync_wait(cl, &s, client_op_queue(cl, op));
+	if (rc == 0)
+		*size_out = s.res.length;
+	else if (rc == -ENXIO)
+		*primary_out = s.res.version; /* the OSD names the primary there */
 	return rc;
 }
 

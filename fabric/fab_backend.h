@@ -29,6 +29,7 @@ struct fab_domain {
 	struct fab_domain_attr attr;
 	char name[64];
 	struct fab_cq cq;
+	uint64_t reg_bytes; /* registered now: user regions and the backend's own buffers */
 };
 
 struct fab_ep {

@@ -173,6 +173,11 @@ const char *fab_domain_backend(const struct fab_domain *dom)
 	return dom->ops->name;
 }
 
+uint64_t fab_domain_registered_bytes(const struct fab_domain *dom)
+{
+	return dom->reg_bytes;
+}
+
 int fab_progress(struct fab_domain *dom, unsigned int budget)
 {
 	return dom->ops->progress ? dom->ops->progress(dom, budget) : -ENOTSUP;
@@ -195,6 +200,8 @@ int fab_domain_fd(const struct fab_domain *dom)
 int fab_mr_reg(struct fab_domain *dom, void *addr, size_t len, unsigned int access,
 	       struct fab_mr **mr_out)
 {
+	int rc;
+
 	if (!addr || len == 0 || (uintptr_t)addr + len < (uintptr_t)addr) {
 		fab_log_err(dom, "mr_reg: bad range %p+%zu", addr, len);
 		return -EINVAL;
@@ -203,13 +210,18 @@ int fab_mr_reg(struct fab_domain *dom, void *addr, size_t len, unsigned int acce
 		fab_log_err(dom, "mr_reg: unknown access bits 0x%x", access);
 		return -EINVAL;
 	}
-	return dom->ops->mr_reg ? dom->ops->mr_reg(dom, addr, len, access, mr_out) : -ENOTSUP;
+	rc = dom->ops->mr_reg ? dom->ops->mr_reg(dom, addr, len, access, mr_out) : -ENOTSUP;
+	if (rc == 0)
+		dom->reg_bytes += len;
+	return rc;
 }
 
 void fab_mr_dereg(struct fab_mr *mr)
 {
-	if (mr && mr->dom->ops->mr_dereg)
+	if (mr && mr->dom->ops->mr_dereg) {
+		mr->dom->reg_bytes -= mr->len;
 		mr->dom->ops->mr_dereg(mr);
+	}
 }
 
 void fab_mr_rkey(const struct fab_mr *mr, struct fab_rkey *rkey_out)

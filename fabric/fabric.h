@@ -84,6 +84,13 @@ int fab_domain_open(const struct fab_domain_attr *attr, struct fab_domain **dom_
 void fab_domain_close(struct fab_domain *dom);
 /* The backend actually chosen ("tcp", ...). */
 const char *fab_domain_backend(const struct fab_domain *dom);
+/*
+ * Bytes registered in the domain now: every region (pools and the
+ * registration cache included) plus the backend's own registered buffers
+ * (verbs: receive, send, mailbox and region-table slabs). With RDMA these
+ * pages are pinned: they are resident and count in the process's RSS.
+ */
+uint64_t fab_domain_registered_bytes(const struct fab_domain *dom);
 /* Names of the backends compiled in, in preference order; NULL-terminated. */
 const char *const *fab_backend_names(void);
 
@@ -129,6 +136,13 @@ struct fab_pool;
 struct fab_sge;
 
 #define FAB_POOL_HUGEPAGE 0x1u /* try 2 MiB pages; fall back to normal pages (logged) */
+/*
+ * Make every page resident at creation (a server's pools then cost their
+ * full size from the start, as RDMA registration pins them anyway, and no
+ * page fault lands on the I/O path). Without it, TCP/UCX pools grow into
+ * RSS as buffers are first used.
+ */
+#define FAB_POOL_POPULATE 0x2u
 
 struct fab_pool_stats {
 	uint32_t count;	     /* buffers */

@@ -34,6 +34,17 @@ static size_t fab_pool_round(size_t size)
 	return (size + a - 1) & ~(a - 1);
 }
 
+/* Fault every page in now (one madvise; a write per page where the kernel lacks it). */
+static void fab_pool_populate(uint8_t *base, size_t len)
+{
+#ifdef MADV_POPULATE_WRITE
+	if (madvise(base, len, MADV_POPULATE_WRITE) == 0)
+		return;
+#endif
+	for (size_t off = 0; off < len; off += 4096)
+		((volatile uint8_t *)base)[off] = 0;
+}
+
 int fab_pool_create(struct fab_domain *dom, size_t buf_size, uint32_t count, unsigned int access,
 		    unsigned int flags, struct fab_pool **pool_out)
 {
@@ -83,6 +94,8 @@ int fab_pool_create(struct fab_domain *dom, size_t buf_size, uint32_t count, uns
 			goto err_free;
 		}
 	}
+	if (flags & FAB_POOL_POPULATE)
+		fab_pool_populate(p->base, p->map_len);
 	rc = fab_mr_reg(dom, p->base, total, access, &p->mr);
 	if (rc) {
 		fab_log_err(dom, "pool: registering %zu bytes failed: %s", total, strerror(-rc));

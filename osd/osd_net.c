@@ -146,14 +146,15 @@ int osd_net_start(struct osd *osd)
 		goto err_dom;
 	snprintf(osd->clu_ip, sizeof(osd->clu_ip), "%s", clu_ip);
 	/* registered once here: the I/O path never registers memory */
+	/* resident from the start on every backend: osd_memory_target counts them whole */
 	rc = fab_pool_create(osd->dom, OSD_SMALL_BUF + OSD_REC_HDR_MAX, OSD_SMALL_COUNT,
-			     FAB_ACCESS_LOCAL, 0, &osd->small_pool);
+			     FAB_ACCESS_LOCAL, FAB_POOL_POPULATE, &osd->small_pool);
 	if (rc != 0)
 		goto err_dom;
 	large = osd->max_op + OSD_REC_HDR_MAX;
 	rc =
 	    fab_pool_create(osd->dom, large, (uint32_t)conf_get_int(osd->conf, CONF_OSD_OP_BUFFERS),
-			    FAB_ACCESS_LOCAL, 0, &osd->large_pool);
+			    FAB_ACCESS_LOCAL, FAB_POOL_POPULATE, &osd->large_pool);
 	if (rc != 0)
 		goto err_small;
 	log_info("osd", "%s: public %s, cluster %s, fabric %s, %u MiB registered for payloads",

@@ -69,22 +69,27 @@ void osd_perf_op_done(struct osd_op *op, int status)
 		hist_record(&p->h[OSD_ST_OP_WRITE], now - op->t_recv_ns);
 }
 
+/*
+ * Everything registered in the OSD's domain: both buffer pools, the rings
+ * it hosts for its primaries, and the fabric's own buffers (on verbs the
+ * receive/send slabs, which grow with the number of connections).
+ */
 uint64_t osd_perf_registered_bytes(struct osd *osd)
 {
-	struct fab_pool_stats ps;
+	return osd->dom != NULL ? fab_domain_registered_bytes(osd->dom) : 0;
+}
+
+static uint64_t osd_perf_ring_bytes(struct osd *osd, unsigned int *n_out)
+{
 	uint64_t b = 0;
 
-	if (osd->small_pool) {
-		fab_pool_stats(osd->small_pool, &ps);
-		b += ps.bytes;
-	}
-	if (osd->large_pool) {
-		fab_pool_stats(osd->large_pool, &ps);
-		b += ps.bytes;
-	}
-	for (struct osd_conn *k = osd->conns; k; k = k->next)
-		if (k->ring_mr != NULL)
+	*n_out = 0;
+	for (struct osd_conn *k = osd->conns; k; k = k->next) {
+		if (k->ring_mr != NULL) {
 			b += k->ring_size;
+			(*n_out)++;
+		}
+	}
 	return b;
 }
 
@@ -183,7 +188,9 @@ int osd_perf_dump(struct osd *osd, struct asok_out *out)
 	struct fab_ep_stats pub = osd->closed_pub, clu = osd->closed_clu, s;
 	const struct osd_counters *c = &osd->ctr;
 	struct osd_perf *p = osd->perf;
-	unsigned int nconn[4] = {0};
+	unsigned int nconn[4] = {0}, nrings;
+	struct store_info si;
+	uint64_t rings;
 
 	for (struct osd_conn *k = osd->conns; k; k = k->next) {
 		fab_ep_stats(k->ep, &s);
@@ -228,8 +235,14 @@ int osd_perf_dump(struct osd *osd, struct asok_out *out)
 	osd_perf_pool(out, "small_pool", osd->small_pool);
 	asok_printf(out, ", ");
 	osd_perf_pool(out, "large_pool", osd->large_pool);
-	asok_printf(out, ", \"ring_bytes\": %" PRIu64 "}, \"numa\": {\"node\": %d, \"why\": ",
-		    osd->ring_size, p->numa_node);
+	rings = osd_perf_ring_bytes(osd, &nrings);
+	store_info_get(osd->store, &si);
+	asok_printf(out,
+		    ", \"rings_hosted\": %u, \"ring_bytes\": %" PRIu64 ", \"ring_size\": %" PRIu64
+		    ", \"store_onodes_cached\": %" PRIu64 ", \"store_onode_cache_bytes\": %" PRIu64
+		    ", \"store_onode_evictions\": %" PRIu64 "}, \"numa\": {\"node\": %d, \"why\": ",
+		    nrings, rings, osd->ring_size, si.onodes_cached, si.onode_cache_bytes,
+		    si.onode_evictions, p->numa_node);
 	asok_put_str(out, p->numa_why);
 	asok_printf(out, "}}");
 	return 0;

@@ -102,8 +102,8 @@ int osd_peer_connect(struct osd *osd, struct osd_peer *p)
 	p->conn->peer = p;
 	p->conn->peer_id = p->id;
 	p->connect_ms = now;
-	log_info("osd", "%s: connecting to osd.%u at %s for replication (map epoch %u)",
-		 osd->name, p->id, addr, osd->map.epoch);
+	log_info("osd", "%s: connecting to osd.%u at %s for replication (map epoch %u)", osd->name,
+		 p->id, addr, osd->map.epoch);
 	/* queued until the connection is up: fab_send keeps order behind the connect */
 	rc = osd_send_wire(p->conn, &m);
 	if (rc != 0)
@@ -322,6 +322,8 @@ static void osd_replica_ring_req(struct osd_conn *conn, const struct osd_wire_ms
 		conn->failed = true;
 		return;
 	}
+	/* resident now on every backend (RDMA registration pins it anyway): RSS counts it */
+	memset(conn->ring, 0, conn->ring_size);
 	/* registered once per primary connection, never per record */
 	rc = fab_mr_reg(osd->dom, conn->ring, conn->ring_size, FAB_ACCESS_REMOTE_WRITE,
 			&conn->ring_mr);
@@ -452,8 +454,10 @@ static void osd_repl_grant_check(struct osd *osd, uint64_t now)
 		if (p->conn == NULL || p->ring_ready || p->conn->failed ||
 		    now - p->connect_ms < limit)
 			continue;
-		log_warn("osd", "%s: osd.%u (%s) granted no replication ring within %llu ms; "
-			 "reconnecting", osd->name, p->id, p->addr, (unsigned long long)limit);
+		log_warn("osd",
+			 "%s: osd.%u (%s) granted no replication ring within %llu ms; "
+			 "reconnecting",
+			 osd->name, p->id, p->addr, (unsigned long long)limit);
 		p->conn->failed = true; /* torn down and retried by osd_net_progress */
 	}
 }

@@ -30,9 +30,13 @@
 #   CL_CONF_EXTRA  conf lines appended at the end (with their own [section]
 #                  headers); a key repeated later in the same section wins
 #   conf knobs (the WEFT_TEST_* variables are the older names, still read):
-#   CL_LOG_LEVEL (info), CL_DATA_SIZE (4G), CL_CONNECT_TIMEOUT (2s),
+#   CL_LOG_LEVEL (info), CL_DATA_SIZE (1G), CL_CONNECT_TIMEOUT (2s),
 #   CL_PEER_TIMEOUT (3s), CL_HEARTBEAT_GRACE (3s), CL_OP_TIMEOUT (60s),
-#   CL_OSD_OP_TIMEOUT (30s), CL_ELECTION_TIMEOUT (500ms with 1 mon, else 1500ms)
+#   CL_OSD_OP_TIMEOUT (30s), CL_ELECTION_TIMEOUT (500ms with 1 mon, else 1500ms),
+#   CL_MEMORY_TARGET (unset: the daemon's default, osd_memory_target 1G)
+#   CL_DATA_SIZE is fallocated per OSD at mkfs: 1G keeps parallel test
+#   clusters off a full disk; what writes more asks for more (the launcher
+#   scripts/cluster.sh defaults to 4G, enough for its benchmarks).
 #
 # Every daemon started here is in PIDS[NAME] (NAME = mon.a, osd.3) and in
 # $DIR/NAME.pid; its stdout/stderr go to $DIR/NAME.log. Every wait is bounded.
@@ -100,12 +104,14 @@ EOC
 	osd_data = $DIR/\$name/block
 	osd_wal = $([ "${CL_WAL:-data}" = file ] && echo "$DIR/\$name/wal")
 	osd_db = $DIR/\$name/db
-	osd_store_data_size = ${CL_DATA_SIZE:-${WEFT_TEST_OSD_DATA_SIZE:-4G}}
+	osd_store_data_size = ${CL_DATA_SIZE:-${WEFT_TEST_OSD_DATA_SIZE:-1G}}
 	osd_store_wal_size = 64M
 	osd_repl_ring_size = 20M
 	osd_op_buffers = 6
 	osd_op_timeout = ${CL_OSD_OP_TIMEOUT:-${WEFT_TEST_OSD_OP_TIMEOUT:-30s}}
 EOC
+	[ -z "${CL_MEMORY_TARGET:-}" ] ||
+		printf '\tosd_memory_target = %s\n' "$CL_MEMORY_TARGET" >> "$CONF"
 	for k in $(seq 0 $((NOSD - 1))); do
 		printf '[osd.%d]\n\tpublic_addr = %s\n\tcluster_addr = %s\n\thost = node%d\n' \
 			"$k" "$(pub_addr "$k")" "$(clu_addr "$k")" "$k" >> "$CONF"

@@ -21,6 +21,8 @@ if(TARGET weft-osd AND TARGET weft_client)
 	weft_osd_func_test(io tcp func 17100)
 	weft_osd_func_test(stale tcp func 17200)
 	weft_osd_func_test(minsize tcp func 17300)
+	# osd_memory_target 256M under sustained writes: peak RSS (VmHWM) under it
+	weft_osd_func_test(memory tcp func 17800)
 	# weft bench against the cluster (docs/bench.md): write/seq/rand, JSON,
 	# cleanup, Ctrl-C; and a damaged copy on the primary's disk reported
 	weft_osd_func_test(benchtool tcp func 18500)
@@ -38,13 +40,12 @@ UCX_MEM_MALLOC_HOOKS=no;UCX_MEM_MMAP_HOOK_MODE=none;UCX_WARN_UNUSED_ENV_VARS=n")
 			COMMAND ${CMAKE_SOURCE_DIR}/verbs-tests/run-vm.sh osd ${CMAKE_BINARY_DIR})
 		set_tests_properties(osd_func_io_verbs PROPERTIES LABELS "verbs" TIMEOUT 1200
 			SKIP_RETURN_CODE 77 RESOURCE_LOCK rdma_vm)
-		# DISABLED again (docs/verbs.md): the missing-ring bug is fixed (the rings
-		# all come up), and the case passed on branch verbsosd, but on main with
-		# the recovery and store changes merged an OSD in the VM aborted in
-		# RocksDB (WritableFileWriter: sync after a failed write) 110 s in; the
-		# stores are 1 GiB files on the VM's tmpfs. Run it by hand with
-		# verbs-tests/run-vm.sh osd BUILD_DIR.
-		set_tests_properties(osd_func_io_verbs PROPERTIES DISABLED TRUE)
+		# osd_memory_target 256M with pinned (registered) memory: the memory case
+		add_test(NAME osd_func_memory_verbs
+			COMMAND ${CMAKE_SOURCE_DIR}/verbs-tests/run-vm.sh osd ${CMAKE_BINARY_DIR})
+		set_tests_properties(osd_func_memory_verbs PROPERTIES LABELS "verbs" TIMEOUT 1200
+			SKIP_RETURN_CODE 77 RESOURCE_LOCK rdma_vm
+			ENVIRONMENT "WEFT_VM_OSD_CASE=memory;WEFT_VM_MEM=4G")
 	endif()
 endif()
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <netinet/in.h>
@@ -166,7 +167,8 @@ static void test_send_ordering(void **state)
  */
 static void test_data_before_accept(void **state)
 {
-	struct fab_domain *da = fh_domain_open(MSG, CREDITS, SQ), *db = fh_domain_open(MSG, CREDITS, SQ);
+	struct fab_domain *da = fh_domain_open(MSG, CREDITS, SQ);
+	struct fab_domain *db = fh_domain_open(MSG, CREDITS, SQ);
 	struct fh_side a, b, *sa[1] = { &a }, *sb[1] = { &b }, *both[2] = { &a, &b };
 	const unsigned int n = CREDITS / 2;
 	struct fab_listener *l;
@@ -1003,6 +1005,46 @@ static void test_pool(void **state)
 	fab_domain_close(d);
 }
 
+/*
+ * The domain counts what is registered (regions, pools, the backend's own
+ * buffers) and gives it back on deregistration; a populated pool is
+ * resident from the start (mincore), which is what lets an OSD bound its
+ * memory with registered pools included on every backend.
+ */
+static void test_registered_bytes(void **state)
+{
+	struct fab_domain *d = fh_domain_open(MSG, CREDITS, SQ);
+	const size_t pg = (size_t)sysconf(_SC_PAGESIZE), n = 64;
+	uint8_t *buf = aligned_alloc(pg, 3 * pg), vec[64];
+	struct fab_pool *pool;
+	struct fab_pool_stats st;
+	struct fab_sge sge;
+	struct fab_mr *mr;
+	uint64_t base;
+	uint8_t *first;
+
+	assert_non_null(d);
+	assert_non_null(buf);
+	base = fab_domain_registered_bytes(d); /* the backend's own buffers, if any */
+	assert_int_equal(fab_mr_reg(d, buf, 3 * pg, 0, &mr), 0);
+	assert_int_equal(fab_domain_registered_bytes(d), base + 3 * pg);
+	assert_int_equal(fab_pool_create(d, pg, n, 0, FAB_POOL_POPULATE, &pool), 0);
+	fab_pool_stats(pool, &st);
+	assert_int_equal(fab_domain_registered_bytes(d), base + 3 * pg + st.bytes);
+	/* the buffers come from the top of the stack: the first is the pool's base */
+	first = fab_pool_get(pool, &sge);
+	assert_non_null(first);
+	assert_int_equal(mincore(first, n * pg, vec), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_true(vec[i] & 1);
+	fab_pool_put(pool, first);
+	fab_pool_destroy(pool);
+	fab_mr_dereg(mr);
+	assert_int_equal(fab_domain_registered_bytes(d), base);
+	fab_domain_close(d);
+	free(buf);
+}
+
 static int skip_if_unavailable(void)
 {
 	struct fab_domain *d = fh_domain_open(MSG, CREDITS, SQ);
@@ -1036,6 +1078,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_domain_fd_and_budget),
 		cmocka_unit_test(test_listener_close),
 		cmocka_unit_test(test_pool),
+		cmocka_unit_test(test_registered_bytes),
 		cmocka_unit_test(test_mr_cache),
 	};
 	char group[64];

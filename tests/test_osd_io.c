@@ -9,6 +9,8 @@
  *                                               what an earlier verify N SEED wrote
  *   test_osd_io -c CONF -p POOL writer SECS SEED write+read-verify in a loop for SECS
  *   test_osd_io -c CONF -p POOL write NAME      one 4 KiB write; prints rc
+ *   test_osd_io -c CONF -p POOL ops             every op and its effect on all replicas,
+ *                                               async ordering on one object via weft_fd
  *   test_osd_io -c CONF perf OSD                the OSD's counters (JSON)
  *   test_osd_io -c CONF -p POOL bench SIZE N QD write N objects of SIZE, QD in flight
  *
@@ -21,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include <poll.h>
 
 #include "client/client_debug.h"
 #include "common/clock.h"
@@ -229,6 +232,174 @@ out:
 	return ret;
 }
 
+#define OPS_CHECK(cond, ...)                                                                       \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "FAIL: ops: " __VA_ARGS__);                                \
+			fputc('\n', stderr);                                                       \
+			goto out;                                                                  \
+		}                                                                                  \
+	} while (0)
+
+/* Every OSD answering perf holds a copy equal to want[0..len) (len 0 + gone: -ENOENT). */
+static int ops_copies(struct weft_cluster *cl, uint32_t pool, const char *name, const uint8_t *want,
+		      size_t len, bool gone, uint8_t *got)
+{
+	char perf[256];
+	unsigned int k = 0;
+
+	for (; k < 64 && weft_debug_osd_perf(cl, k, perf, sizeof(perf)) == 0; k++) {
+		size_t n = 0;
+		int rc = weft_debug_read_local(cl, k, pool, name, got, max_op, 0, &n);
+
+		if (gone ? rc != -ENOENT : rc != 0 || n != len || memcmp(got, want, len) != 0) {
+			fprintf(stderr,
+				"FAIL: ops: osd.%u copy of %s: rc %d, %zu bytes, want %s%zu\n", k,
+				name, rc, n, gone ? "gone " : "", len);
+			return -EIO;
+		}
+	}
+	return k >= 3 ? 0 : -ENODEV;
+}
+
+struct ops_slot {
+	int rc;
+	bool done;
+	uint64_t length;
+};
+
+static void ops_cb(const struct weft_result *res, void *arg)
+{
+	struct ops_slot *s = arg;
+
+	s->rc = res->rc;
+	s->length = res->length;
+	s->done = true;
+}
+
+/*
+ * Every client op and its effect on all replicas: partial writes (bounced
+ * and zero-copy), write_full, stat, truncate down and up, remove; then 64
+ * async writes to overlapping ranges of one object with a read queued
+ * behind them, completed by polling weft_fd(): the read sees them applied
+ * in submission order.
+ */
+static int cmd_ops(struct weft_cluster *cl, uint32_t pool)
+{
+	const size_t big = 2u << 20, sz = 100000;
+	uint8_t *want = calloc(1, max_op), *got = malloc(max_op), *reg = weft_buf_alloc(cl, big);
+	struct ops_slot slots[65] = {0};
+	uint8_t wbuf[64][4096];
+	uint64_t size = 0, ver = 0, ver2 = 0;
+	unsigned int done = 0;
+	size_t n = 0;
+	int rc = -EIO;
+
+	OPS_CHECK(want && got && reg, "out of memory / no registered buffer");
+	/* write_full, then a bounced partial write inside it and a zero-copy one past its end */
+	fill(want, sz, 11);
+	OPS_CHECK(weft_write_full(cl, pool, "ops-a", want, sz) == 0, "write_full");
+	fill(want + 50001, 20000, 12);
+	OPS_CHECK(weft_write(cl, pool, "ops-a", want + 50001, 20000, 50001) == 0, "write at 50001");
+	fill(reg, big, 13);
+	memcpy(want + (1u << 20) + 3, reg, big); /* the gap before it reads as zeros */
+	OPS_CHECK(weft_write(cl, pool, "ops-a", reg, big, (1u << 20) + 3) == 0, "zero-copy write");
+	size = 0;
+	OPS_CHECK(weft_stat(cl, pool, "ops-a", &size, &ver) == 0 && size == (1u << 20) + 3 + big,
+		  "stat after writes: size %llu", (unsigned long long)size);
+	OPS_CHECK(weft_read(cl, pool, "ops-a", got, max_op, 0, &n) == 0 && n == size &&
+		      memcmp(got, want, n) == 0,
+		  "read after writes: %zu bytes", n);
+	OPS_CHECK(weft_read(cl, pool, "ops-a", got, 1000, 50000, &n) == 0 && n == 1000 &&
+		      memcmp(got, want + 50000, 1000) == 0,
+		  "read at an offset");
+	OPS_CHECK(ops_copies(cl, pool, "ops-a", want, size, false, got) == 0,
+		  "copies after writes");
+	/* sent to each OSD: only the primary serves it, the others refuse naming it */
+	{
+		unsigned int served = 0, k;
+		uint64_t prim = UINT64_MAX, named, sz2;
+
+		for (k = 0; k < 3; k++) {
+			named = UINT64_MAX;
+			rc = weft_debug_stat_at(cl, k, pool, "ops-a", &sz2, &named);
+			if (rc == 0) {
+				OPS_CHECK(sz2 == size, "osd.%u stat: %llu", k,
+					  (unsigned long long)sz2);
+				OPS_CHECK(prim == UINT64_MAX || prim == k,
+					  "osd.%u served, not %llu", k, (unsigned long long)prim);
+				prim = k;
+				served++;
+			} else {
+				OPS_CHECK(rc == -ENXIO && named < 3, "osd.%u: %s, names %llu", k,
+					  weft_strerror(rc), (unsigned long long)named);
+				OPS_CHECK(prim == UINT64_MAX || prim == named,
+					  "osd.%u names osd.%llu", k, (unsigned long long)named);
+				prim = named;
+			}
+		}
+		OPS_CHECK(served == 1, "%u OSDs served a stat as primary", served);
+		rc = -EIO;
+	}
+	/* truncate down, then up (the tail reads as zeros), each on every replica */
+	OPS_CHECK(weft_truncate(cl, pool, "ops-a", 60000) == 0, "truncate to 60000");
+	OPS_CHECK(weft_stat(cl, pool, "ops-a", &size, &ver2) == 0 && size == 60000 && ver2 > ver,
+		  "stat after truncate: size %llu, version %llx after %llx",
+		  (unsigned long long)size, (unsigned long long)ver2, (unsigned long long)ver);
+	OPS_CHECK(ops_copies(cl, pool, "ops-a", want, 60000, false, got) == 0,
+		  "copies after truncate");
+	OPS_CHECK(weft_truncate(cl, pool, "ops-a", 70000) == 0, "truncate to 70000");
+	memset(want + 60000, 0, 10000);
+	OPS_CHECK(weft_read(cl, pool, "ops-a", got, max_op, 0, &n) == 0 && n == 70000 &&
+		      memcmp(got, want, n) == 0,
+		  "read after truncate up: %zu bytes", n);
+	OPS_CHECK(ops_copies(cl, pool, "ops-a", want, 70000, false, got) == 0,
+		  "copies after truncate up");
+	/* remove: gone for the client and from every replica; removing again is -ENOENT */
+	OPS_CHECK(weft_remove(cl, pool, "ops-a") == 0, "remove");
+	OPS_CHECK(weft_stat(cl, pool, "ops-a", &size, &ver2) == -ENOENT, "stat after remove");
+	OPS_CHECK(weft_read(cl, pool, "ops-a", got, 10, 0, &n) == -ENOENT, "read after remove");
+	OPS_CHECK(ops_copies(cl, pool, "ops-a", want, 0, true, got) == 0, "copies after remove");
+	OPS_CHECK(weft_remove(cl, pool, "ops-a") == -ENOENT, "second remove");
+	/* ordering: overlapping async writes, then a read, driven through weft_fd() */
+	memset(want, 0, 8 * 4096);
+	for (unsigned int i = 0; i < 64; i++) {
+		memset(wbuf[i], (int)(i + 1), sizeof(wbuf[i]));
+		memset(want + (i % 8) * 4096, (int)(i + 1), 4096); /* the last one wins */
+		OPS_CHECK(weft_aio_write(cl, pool, "ops-order", wbuf[i], 4096, (i % 8) * 4096,
+					 ops_cb, &slots[i]) == 0,
+			  "queue write %u", i);
+	}
+	OPS_CHECK(weft_aio_read(cl, pool, "ops-order", got, 8 * 4096, 0, ops_cb, &slots[64]) == 0,
+		  "queue read");
+	for (uint64_t deadline = clock_now_ms() + 120000; done < 65 && clock_now_ms() < deadline;) {
+		struct pollfd pfd = {.fd = weft_fd(cl), .events = POLLIN};
+
+		OPS_CHECK(pfd.fd >= 0, "weft_fd");
+		if (poll(&pfd, 1, 100) < 0)
+			continue;
+		OPS_CHECK(weft_poll(cl, 0) >= 0, "weft_poll");
+		done = 0;
+		for (unsigned int i = 0; i < 65; i++)
+			done += slots[i].done;
+	}
+	OPS_CHECK(done == 65, "only %u of 65 async ops completed", done);
+	for (unsigned int i = 0; i < 65; i++)
+		OPS_CHECK(slots[i].rc == 0, "async op %u: %s", i, weft_strerror(slots[i].rc));
+	OPS_CHECK(slots[64].length == 8 * 4096 && memcmp(got, want, 8 * 4096) == 0,
+		  "the read queued last did not see the writes in order");
+	OPS_CHECK(ops_copies(cl, pool, "ops-order", want, 8 * 4096, false, got) == 0,
+		  "copies after ordered writes");
+	printf("ok: ops: write/write_full/read/stat/truncate/remove on every replica, "
+	       "64 async writes in order\n");
+	rc = 0;
+out:
+	weft_buf_free(cl, reg);
+	free(want);
+	free(got);
+	return rc == 0 ? 0 : 1;
+}
+
 /* Write and verify small objects until secs pass; any error reaching us fails. */
 static int cmd_writer(struct weft_cluster *cl, uint32_t pool, double secs, uint64_t seed)
 {
@@ -276,8 +447,10 @@ static int cmd_bench(struct weft_cluster *cl, uint32_t pool, size_t size, unsign
 		objs[i].seed = i;
 	}
 	t0 = clock_now_us();
-	if (write_all(cl, pool, objs, n, qd, &lat) != 0)
+	if (write_all(cl, pool, objs, n, qd, &lat) != 0) {
+		free(objs);
 		return 1;
+	}
 	s = (clock_now_us() - t0) / 1e6;
 	printf("bench write %zu B x %u, %u in flight: %.0f IOPS, %.1f MB/s, p50 %.0f us, "
 	       "p99 %.0f us\n",
@@ -302,7 +475,7 @@ int main(int argc, char **argv)
 	}
 	if (i >= argc) {
 		fprintf(stderr, "usage: test_osd_io -c CONF [-p POOL] "
-				"verify|readback|writer|write|perf|bench ...\n");
+				"verify|readback|writer|write|ops|perf|bench ...\n");
 		return 2;
 	}
 	rc = weft_connect(conf, "client.test", &cl);
@@ -343,6 +516,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "client %s\n", buf);
 		}
 		rc = rc != 0;
+	} else if (!strcmp(argv[i], "ops")) {
+		rc = cmd_ops(cl, pool);
 	} else if (!strcmp(argv[i], "bench") && i + 3 < argc) {
 		rc = cmd_bench(cl, pool, strtoull(argv[i + 1], NULL, 10),
 			       (unsigned int)atoi(argv[i + 2]), (unsigned int)atoi(argv[i + 3]));

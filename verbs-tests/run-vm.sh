@@ -4,7 +4,8 @@
 #
 #   verbs-tests/run-vm.sh suite  BUILD_DIR   # tests/test_fabric.c on verbs (rxe0)
 #   verbs-tests/run-vm.sh doctor BUILD_DIR   # weft doctor: lists rxe0, passes a matching conf
-#   verbs-tests/run-vm.sh osd    BUILD_DIR   # 1 mon + 3 OSDs + client over verbs (osd-in-vm.sh)
+#   verbs-tests/run-vm.sh osd    BUILD_DIR   # 1 mon + 3 OSDs + client over verbs (osd-in-vm.sh;
+#                                            # WEFT_VM_OSD_CASE=memory: the memory-target case)
 #
 # Builds the VM cache (setup.sh --no-siw: kernel + initramfs, no linux-source
 # download) when it is missing. Exits 77 (skip) only when a VM is impossible
@@ -67,7 +68,7 @@ if [ -n "${WEFT_VM_SAVE_LOGS:-}" ]; then
 fi
 start=$(date +%s)
 "$vm/run-in-vm.sh" --mem "${WEFT_VM_MEM:-3G}" --timeout "${WEFT_VM_TIMEOUT:-900}" "${save[@]}" \
-	-e WEFT_BUILD="$build" -e WEFT_TEST_ADDR=198.18.0.1 \
+	-e WEFT_BUILD="$build" -e WEFT_TEST_ADDR=198.18.0.1 -e WEFT_VM_OSD_CASE="${WEFT_VM_OSD_CASE:-io}" \
 	-e ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}" \
 	-e UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
 	-- bash "$here/$mode-in-vm.sh"

@@ -304,8 +304,12 @@ static void verbs_ep_established(struct verbs_ep *ep, const uint8_t *pd, uint8_t
 void verbs_ep_comm_est(struct verbs_ep *ep)
 {
 	if (ep->state == VERBS_EP_ACCEPTING && ep->from) {
-		/* best effort: the RTU usually comes anyway; ESTABLISHED is ignored then */
-		if (rdma_notify(ep->id, IBV_EVENT_COMM_EST) && errno != EINVAL)
+		/*
+		 * Best effort: the RTU usually comes anyway, and ESTABLISHED is
+		 * ignored then. EISCONN: the kernel already had the RTU, its event
+		 * is just still queued for us.
+		 */
+		if (rdma_notify(ep->id, IBV_EVENT_COMM_EST) && errno != EINVAL && errno != EISCONN)
 			verbs_log_warn(ep->vd, "accepting %s: rdma_notify(COMM_EST): %s",
 				       ep->base.peer_addr, strerror(errno));
 		verbs_ep_established(ep, NULL, 0);

@@ -30,6 +30,8 @@ static struct ibv_mr *verbs_reg(struct verbs_domain *vd, void *addr, size_t len,
 
 	if (!mr)
 		verbs_memlock_advice(vd, len, errno);
+	else
+		vd->base.reg_bytes += len; /* kept until the domain closes */
 	return mr;
 }
 

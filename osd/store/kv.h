@@ -25,9 +25,12 @@
 struct kv {
 	rocksdb_t *db;
 	rocksdb_options_t *opts;
+	rocksdb_block_based_table_options_t *topts;
+	rocksdb_cache_t *cache;
 	rocksdb_writeoptions_t *wo_async;
 	rocksdb_writeoptions_t *wo_sync;
 	rocksdb_readoptions_t *ro;
+	bool write_failed; /* a write failed: refuse the rest (kv_write) */
 };
 
 int kv_open(const char *path, bool create, struct kv **kv_out);

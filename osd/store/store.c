@@ -26,6 +26,7 @@ void store_opts_init(struct store_opts *o)
 	o->large_write = 64 * 1024;
 	o->sync = STORE_SYNC_AUTO;
 	o->direct_io = true;
+	o->onode_cache_bytes = STORE_ONODE_CACHE_DEFAULT;
 	o->batch_data = 64ull << 20;
 }
 
@@ -429,5 +430,7 @@ void store_info_get(const struct store *st, struct store_info *info_out)
 	i.committed_seq = st->committed_seq;
 	i.next_lsn = st->next_lsn;
 	i.direct_io = st->direct;
+	i.onodes_cached = st->hcount;
+	i.onode_cache_bytes = st->cache_bytes;
 	*info_out = i;
 }

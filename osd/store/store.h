@@ -51,6 +51,7 @@ struct store_opts {
 	bool direct_io;       /* O_DIRECT on data and WAL (falls back with a warning) */
 	uint64_t batch_data;  /* an open batch takes in txs up to this many data bytes */
 	bool wal_salvage;     /* mount even if the WAL is damaged mid-log (drops records) */
+	uint64_t onode_cache_bytes; /* object records kept in memory (clean ones evicted above) */
 	/*
 	 * Tests only (no conf option): when set, out-of-line data writes are held
 	 * back until the WAL record of their batch has been written, and this is
@@ -151,6 +152,7 @@ struct store_info {
 	uint64_t batches, batched_tx, checkpoints;
 	uint64_t replayed_records, replayed_tx, replay_dropped_bytes;
 	uint64_t replay_dropped_data; /* 1 if the last record's out-of-line data failed its crc */
+	uint64_t onodes_cached, onode_cache_bytes, onode_evictions;
 	bool direct_io;
 	/* I/O the store issued since mount (weft bench's explainer, "perf dump") */
 	uint64_t data_write_bytes; /* unit images written to the data device */

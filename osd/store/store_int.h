@@ -68,6 +68,8 @@ struct onode {
 	uint64_t pg;
 	char *name;
 	bool exists;
+	uint64_t seq; /* last transaction that changed it: clean once committed_seq >= seq */
+	size_t bytes; /* memory it holds, as counted in st->cache_bytes */
 	struct onode_rec rec;
 };
 
@@ -128,6 +130,8 @@ struct store {
 
 	struct onode **htab;
 	uint64_t hsize, hcount;
+	uint64_t cache_bytes; /* sum of onode->bytes */
+	uint64_t trim_cursor; /* bucket where the next eviction scan starts */
 
 	/* commit pipeline */
 	struct store_txc *q_head, *q_tail;   /* submitted, not yet written */
@@ -161,6 +165,7 @@ struct store {
 };
 
 #define STORE_BOUNCE (4u << 20)
+#define STORE_ONODE_CACHE_DEFAULT (32ull << 20)
 #define STORE_MAX_RUNS 4096u
 
 /* store.c */
@@ -178,6 +183,12 @@ void store_fail(struct store *st, int rc, const char *what);
 int store_onode_get(struct store *st, uint64_t pg, const char *name, bool create,
 		    struct onode **on_out);
 void store_onode_cache_fini(struct store *st);
+/*
+ * Evict clean object records (committed to RocksDB) until the cache is back
+ * under opts.onode_cache_bytes. Only where no onode pointer is held: at the
+ * start of the public entry points that look objects up.
+ */
+void store_onode_trim(struct store *st);
 int store_onode_put(struct store *st, struct onode *on, rocksdb_writebatch_t *wb);
 /*
  * Apply one transaction body (flags STORE_BODY_*). VERIFY alone changes nothing and

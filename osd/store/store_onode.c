@@ -29,6 +29,53 @@ static void store_onode_free(struct onode *on)
 	free(on);
 }
 
+/* What an object record holds in memory: struct, name, extent array, crcs. */
+static void store_onode_account(struct store *st, struct onode *on)
+{
+	size_t b =
+	    sizeof(*on) + strlen(on->name) + 1 + (size_t)on->rec.map.cap * sizeof(struct ext);
+
+	for (uint32_t i = 0; i < on->rec.map.n; i++)
+		b += (size_t)on->rec.map.v[i].len * on->rec.map.cpb * sizeof(uint32_t);
+	st->cache_bytes = st->cache_bytes - on->bytes + b;
+	on->bytes = b;
+}
+
+/*
+ * The cache holds every object touched since mount, and the effects of
+ * transactions not yet committed. Unbounded, it grows with the number of
+ * objects an OSD has ever served (a few hundred bytes each, more for large
+ * objects' crcs) and would outgrow osd_memory_target under sustained load.
+ * A clean record (its last change is in RocksDB) can be dropped and read
+ * back on the next lookup; a dirty one never is. The scan walks the hash
+ * buckets from where the last one stopped (a clock without reference bits)
+ * and stops at 90% of the budget so it does not run on every call.
+ */
+void store_onode_trim(struct store *st)
+{
+	uint64_t max = st->opts.onode_cache_bytes, goal = max / 10 * 9, scanned = 0;
+
+	if (max == 0 || st->cache_bytes <= max)
+		return;
+	while (st->cache_bytes > goal && scanned++ < st->hsize) {
+		struct onode **pp = &st->htab[st->trim_cursor++ % st->hsize];
+
+		while (*pp) {
+			struct onode *on = *pp;
+
+			if (on->seq > st->committed_seq) {
+				pp = &on->next;
+				continue;
+			}
+			*pp = on->next;
+			st->cache_bytes -= on->bytes;
+			st->hcount--;
+			st->info.onode_evictions++;
+			store_onode_free(on);
+		}
+	}
+}
+
 void store_onode_cache_fini(struct store *st)
 {
 	for (uint64_t i = 0; st->htab && i < st->hsize; i++) {
@@ -40,6 +87,7 @@ void store_onode_cache_fini(struct store *st)
 		}
 	}
 	st->hcount = 0;
+	st->cache_bytes = 0;
 }
 
 static void store_onode_rehash(struct store *st)
@@ -108,6 +156,7 @@ int store_onode_get(struct store *st, uint64_t pg, const char *name, bool create
 	}
 	on->next = st->htab[b];
 	st->htab[b] = on;
+	store_onode_account(st, on);
 	if (++st->hcount > st->hsize * 2)
 		store_onode_rehash(st);
 	*on_out = on;
@@ -464,6 +513,10 @@ int store_body_apply(struct store *st, uint64_t seq, const uint8_t *body, size_t
 			break;
 		default:
 			return -EINVAL;
+		}
+		if (on != NULL) { /* changed by this transaction: dirty until it commits */
+			on->seq = seq;
+			store_onode_account(st, on);
 		}
 	}
 	return rc;

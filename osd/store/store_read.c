@@ -12,7 +12,10 @@
 int store_stat(struct store *st, uint64_t pg, const char *name, struct store_stat *stat_out)
 {
 	struct onode *on;
-	int rc = store_onode_get(st, pg, name, false, &on);
+	int rc;
+
+	store_onode_trim(st);
+	rc = store_onode_get(st, pg, name, false, &on);
 
 	if (rc != 0)
 		return rc;
@@ -53,7 +56,10 @@ int store_read(struct store *st, uint64_t pg, const char *name, uint64_t off, ui
 {
 	uint64_t unit = st->sb.unit, end, pos;
 	struct onode *on;
-	int rc = store_onode_get(st, pg, name, false, &on);
+	int rc;
+
+	store_onode_trim(st);
+	rc = store_onode_get(st, pg, name, false, &on);
 
 	if (rc != 0)
 		return rc;

@@ -632,6 +632,7 @@ int store_tx_submit(struct store *st, struct store_tx *tx, store_commit_cb cb, v
 		return st->failed;
 	if (tx->n == 0)
 		return -EINVAL;
+	store_onode_trim(st); /* before any record is looked up: none is held yet */
 	tx_estimate(st, tx, &units, &body);
 	if (body > st->sb.wal_size / 4 || body > (64u << 20)) {
 		store_err(st, "transaction of %u ops needs ~%llu WAL bytes; the limit is %llu",
