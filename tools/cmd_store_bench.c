@@ -2,7 +2,8 @@
 /*
  * weft store-bench: the OSD store against the raw limits of the same device,
  * in one run. Raw: QD1 4 KiB write+fdatasync, QD32 4 KiB O_DIRECT io_uring
- * writes, sequential 4 MiB O_DIRECT writes. Store: durable 4 KiB transactions
+ * writes, sequential 4 MiB O_DIRECT writes (and at QD16 with an fdatasync
+ * per 16: the durable ceiling at the store phase's depth). Store: durable 4 KiB transactions
  * at QD1 and QD32 and 4 MiB writes, then the ratios the store is held to.
  */
 #include <errno.h>
@@ -167,6 +168,50 @@ static int raw_seq(int fd, double secs, uint64_t span, double *mbs)
 	return 0;
 }
 
+/*
+ * The durable ceiling at the store phase's queue depth: 16 x 4 MiB O_DIRECT
+ * writes in flight through io_uring, then one fdatasync once all 16 are done,
+ * and again. Each 4 MiB must be durable before it may be acknowledged, and
+ * 16 in flight cannot share a barrier with more than 16, so no store can beat
+ * this at QD16; it shows how much of the gap to raw sequential is the disk's
+ * barrier cost rather than the store (docs/performance.md).
+ */
+static int raw_seq_durable(int fd, double secs, uint64_t span, double *mbs)
+{
+	struct io_uring ring;
+	void *b = sb_buf(4 << 20);
+	uint64_t start = clock_now_ns(), end = start + (uint64_t)(secs * 1e9), n = 0;
+
+	if (io_uring_queue_init(32, &ring, 0) != 0)
+		return -EIO;
+	while (clock_now_ns() < end) {
+		struct io_uring_cqe *cqe;
+
+		for (int i = 0; i < 16; i++) {
+			struct io_uring_sqe *s = io_uring_get_sqe(&ring);
+
+			io_uring_prep_write(s, fd, b, 4 << 20, ((n + i) * (4ull << 20)) % span);
+		}
+		io_uring_submit(&ring);
+		for (int i = 0; i < 16; i++) {
+			if (io_uring_wait_cqe(&ring, &cqe) != 0 || cqe->res != 4 << 20)
+				goto err;
+			io_uring_cqe_seen(&ring, cqe);
+		}
+		if (fdatasync(fd) != 0)
+			goto err;
+		n += 16;
+	}
+	*mbs = (double)n * 4.0 * 1048576 / 1e6 / ((double)(clock_now_ns() - start) / 1e9);
+	io_uring_queue_exit(&ring);
+	free(b);
+	return 0;
+err:
+	io_uring_queue_exit(&ring);
+	free(b);
+	return -EIO;
+}
+
 struct sb_ctx {
 	int inflight;
 	uint64_t done;
@@ -241,7 +286,7 @@ int cli_store_bench_main(int argc, char **argv)
 	struct sb_args a = { "/var/tmp", 3.0, STORE_SYNC_AUTO, 2ull << 30 };
 	struct hist raw_lat;
 	struct sb_ctx c1, c32, cbig;
-	double r_qd1 = 0, r_qd32 = 0, r_seq = 0, s_qd1 = 0, s_qd32 = 0, s_big = 0;
+	double r_qd1 = 0, r_qd32 = 0, r_seq = 0, r_seq16 = 0, s_qd1 = 0, s_qd32 = 0, s_big = 0;
 	char path[1400], dpath[512], dbpath[600];
 	struct store_opts o;
 	struct store_info info0, info1;
@@ -309,6 +354,11 @@ int cli_store_bench_main(int argc, char **argv)
 	if (raw_seq(fd, a.secs, a.file_size, &r_seq) != 0)
 		goto io_err;
 	printf("%8.0f MB/s\n", r_seq);
+	printf("raw  seq 4M QD16, fdatasync per 16 ");
+	fflush(stdout);
+	if (raw_seq_durable(fd, a.secs, a.file_size, &r_seq16) != 0)
+		goto io_err;
+	printf("%8.0f MB/s\n", r_seq16);
 	close(fd);
 	unlink(path);
 
@@ -378,6 +428,10 @@ int cli_store_bench_main(int argc, char **argv)
 	       s_big / r_seq, s_big / r_seq >= 0.7 ? "ok" : "MISS");
 	printf("  store QD32 4K IOPS / raw QD32 IOPS           = %5.2f   (info)\n",
 	       s_qd32 / r_qd32);
+	printf("  raw QD16 fdatasync per 16 / raw sequential   = %5.2f   (info: the disk's barrier cost)\n",
+	       r_seq16 / r_seq);
+	printf("  store 4M MB/s / raw QD16 fdatasync per 16    = %5.2f   (info: the store at QD16)\n",
+	       s_big / r_seq16);
 	return 0;
 io_err:
 	fprintf(stderr, "store-bench: raw I/O on %s failed: %s\n", path, strerror(errno));
