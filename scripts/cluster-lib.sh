@@ -291,13 +291,12 @@ cluster_up() {
 	fi
 }
 
-# cl_ready: every OSD up and in, the pool in the map, and every running OSD
+# cl_ready: every OSD up and in, the pool in the map, every running OSD
 # (its admin socket's perf dump) booted with a map at least the mons' epoch,
-# so each one knows the pool and the acting sets. There is no PG state yet
-# (no peering, docs/osd.md), so this is what "every PG active" means today.
-# Sets CL_WHY to what is missing.
+# and every PG active (peered: no PG peering, down or unknown in the mons'
+# PG table, docs/recovery.md). Sets CL_WHY to what is missing.
 cl_ready() {
-	local st up in e i oe lag=""
+	local st up in e i oe inactive lag=""
 	st=$("$WEFT" status -c "$CONF" --timeout 5 --format json 2> /dev/null) ||
 		{ CL_WHY="weft status failed"; return 1; }
 	up=$(echo "$st" | jq .osdmap.num_up_osds)
@@ -314,5 +313,7 @@ cl_ready() {
 		[ "$oe" -ge "$e" ] 2> /dev/null || lag="$lag osd.$i@${oe:-?}"
 	done
 	[ -z "$lag" ] || { CL_WHY="map epoch $e not yet on:$lag"; return 1; }
+	inactive=$(echo "$st" | jq '.pgmap.inactive_pgs // 0')
+	[ "$inactive" = 0 ] || { CL_WHY="$inactive PGs not active yet"; return 1; }
 	CL_WHY=""
 }

@@ -220,7 +220,7 @@ backend_env() { # what the ctest variants use for UCX on one machine (docs/ucx.m
 	export UCX_MEM_MALLOC_HOOKS=${UCX_MEM_MALLOC_HOOKS:-no} UCX_MEM_MMAP_HOOK_MODE=${UCX_MEM_MMAP_HOOK_MODE:-none}
 }
 
-wait_ready() { wait_for "$TIMEOUT" "cluster ready: $NOSD OSDs up+in, pool $POOL on every OSD" cl_ready; }
+wait_ready() { wait_for "$TIMEOUT" "cluster ready: $NOSD OSDs up+in, pool $POOL on every OSD, every PG active" cl_ready; }
 
 cmd_up() {
 	local missing=()
