@@ -295,8 +295,9 @@ static void store_batch_join(struct store *st, struct store_txc *t)
  * An open batch (waiting for its large writes' data, record not written)
  * takes in what was submitted since, up to osd_store_batch_data bytes of data
  * and one record: they share its barrier instead of queueing for the next.
- * Why: at 16 x 4 MiB in flight, batches alternated at ~8 transactions and the
- * barrier cadence, not the disk, set the throughput (docs/store.md).
+ * Why: at 16 x 4 MiB in flight, batches alternated at ~8 transactions, twice
+ * the barriers the queue depth needs; what a barrier costs depends on the
+ * device (docs/store.md).
  */
 static void store_batch_absorb(struct store *st)
 {
