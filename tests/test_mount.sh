@@ -413,7 +413,9 @@ lifecycle)
 	grep -q "Device or resource busy" "$DIR/busy.err" || fail "second writer: $(cat "$DIR/busy.err")"
 	head -c 4096 "$MNT2/a" > /dev/null || fail "read-only open while another mount writes"
 	exec 3>&-
-	echo second | dd of="$MNT2/a" conv=notrunc status=none || fail "write after the first closed"
+	# the kernel sends FUSE's RELEASE after close() has returned: the unlock follows shortly
+	write_second() { echo second | dd of="$MNT2/a" conv=notrunc status=none; }
+	wait_for 20 "a write by the second mount after the first closed" write_second
 	[ "$(head -c 7 "$MNT/a")" = second ] || fail "the first mount does not read the second's write"
 	fusermount3 -u "$MNT2" || fail "fusermount3 -u $MNT2"
 	log "ok: exclusive open: EBUSY for a second writer, reads allowed, released on close"
