@@ -78,3 +78,20 @@ weft_add_test(test_osd_pi SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_osd_pi.c
 # Recovery throttled by client p99 (osd/osd_rthrottle.c): decisions on histograms.
 weft_add_test(test_osd_rthrottle SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_osd_rthrottle.c
 	${PROJECT_SOURCE_DIR}/osd/osd_rthrottle.c LIBS weft_common LABELS unit)
+
+# The thrash test (scripts/thrash.sh, docs/reliability.md): 3 mons, 5 OSDs, a
+# journaling writer, kills of one and two OSDs, of primaries, during peering,
+# recovery and backfill, out/in, mon leader kills; then clean and every copy
+# checked. A bounded run here; scripts/thrash.sh --minutes 30 is the soak.
+if(TARGET weft-osd AND TARGET weft_client)
+	add_executable(thrash_io ${CMAKE_CURRENT_LIST_DIR}/thrash_io.c)
+	target_link_libraries(thrash_io PRIVATE weft_client weft_common)
+	add_test(NAME osd_thrash
+		COMMAND ${PROJECT_SOURCE_DIR}/scripts/thrash.sh --build ${CMAKE_BINARY_DIR}
+			--seconds 200 --port 30000)
+	set_tests_properties(osd_thrash PROPERTIES LABELS "func;recovery;thrash" TIMEOUT 900
+		SKIP_RETURN_CODE 77)
+	# Fails on this commit: a PG stays active+recovering with "unfound" objects that
+	# other up copies hold (issue 14); enabled with the peering rewrite that fixes it.
+	set_tests_properties(osd_thrash PROPERTIES DISABLED TRUE)
+endif()
