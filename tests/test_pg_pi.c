@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "osd/osd_pi.h"
+#include "osd/pg/pg_pi.h"
 #include "proto/codec.h"
 
 /* Which OSDs answered peering and which are up, as bitmasks over ids 0..31. */
@@ -21,9 +21,9 @@ struct world {
 	uint32_t heard, up;
 };
 
-static bool w_heard(void *arg, int32_t osd)
+static int w_heard(void *arg, int32_t osd)
 {
-	return (((struct world *)arg)->heard >> osd) & 1u;
+	return (((struct world *)arg)->heard >> osd) & 1u ? PG_PI_HEARD_FULL : 0;
 }
 
 static bool w_up(void *arg, int32_t osd)
@@ -31,13 +31,13 @@ static bool w_up(void *arg, int32_t osd)
 	return (((struct world *)arg)->up >> osd) & 1u;
 }
 
-static enum osd_pi_verdict check(const struct osd_pi *pi, uint32_t les, uint32_t heard, uint32_t up,
+static enum pg_pi_verdict check(const struct pg_pi *pi, uint32_t les, uint32_t heard, uint32_t up,
 				 int32_t *blocked, unsigned int *nb)
 {
 	struct world w = {heard, up};
-	struct osd_pi_probe p = {w_heard, w_up, &w};
+	struct pg_pi_probe p = {w_heard, w_up, &w};
 
-	return osd_pi_check(pi, les, &p, blocked, 8, nb);
+	return pg_pi_check(pi, les, &p, blocked, 8, nb);
 }
 
 #define ACT(...) ((const int32_t[]){__VA_ARGS__}), (sizeof((int32_t[]){__VA_ARGS__}) / 4)
@@ -50,18 +50,18 @@ static enum osd_pi_verdict check(const struct osd_pi *pi, uint32_t les, uint32_t
  */
 static void test_lost_newest_interval(void **state)
 {
-	static struct osd_pi pi;
+	static struct pg_pi pi;
 	int32_t blocked[8];
 	unsigned int nb = 99;
 
 	(void)state;
 	memset(&pi, 0, sizeof(pi));
-	assert_int_equal(osd_pi_advance(&pi, 5, 0, ACT(0, 1), 1), 0);
-	assert_int_equal(osd_pi_advance(&pi, 6, 0, ACT(0, 1), 1), 0); /* no change */
-	assert_int_equal(osd_pi_advance(&pi, 7, 0, ACT(0), 1), 1);
-	assert_int_equal(osd_pi_advance(&pi, 9, 7, ACT(0), 1), 2); /* 8 skipped: a gap */
-	assert_int_equal(osd_pi_advance(&pi, 10, 0, (const int32_t[1]){-1}, 0, 1), 1);
-	assert_int_equal(osd_pi_advance(&pi, 12, 10, ACT(1), 1), 2); /* {} is not recorded */
+	assert_int_equal(pg_pi_advance(&pi, 5, 0, ACT(0, 1), 1), 0);
+	assert_int_equal(pg_pi_advance(&pi, 6, 0, ACT(0, 1), 1), 0); /* no change */
+	assert_int_equal(pg_pi_advance(&pi, 7, 0, ACT(0), 1), 1);
+	assert_int_equal(pg_pi_advance(&pi, 9, 7, ACT(0), 1), 2); /* 8 skipped: a gap */
+	assert_int_equal(pg_pi_advance(&pi, 10, 0, (const int32_t[1]){-1}, 0, 1), 1);
+	assert_int_equal(pg_pi_advance(&pi, 12, 10, ACT(1), 1), 2); /* {} is not recorded */
 	assert_int_equal(pi.n, 3);
 	assert_int_equal(pi.e[0].first, 5);
 	assert_int_equal(pi.e[0].last, 6);
@@ -69,132 +69,132 @@ static void test_lost_newest_interval(void **state)
 	assert_int_equal(pi.e[1].last, 7); /* closed at the last epoch seen before the gap */
 	assert_int_equal(pi.e[2].first, 9);
 	assert_int_equal(pi.e[2].last, 9);
-	assert_true(pi.e[1].flags & OSD_PI_F_ACTIVE);
+	assert_true(pi.e[1].flags & PG_PI_F_ACTIVE);
 	assert_int_equal(pi.cur.first, 12);
 
 	/* les 5 (went active at 5); osd.1 heard (itself), osd.0 down: down, waiting for 0 */
-	assert_int_equal(check(&pi, 5, 1u << 1, 1u << 1, blocked, &nb), OSD_PI_DOWN);
+	assert_int_equal(check(&pi, 5, 1u << 1, 1u << 1, blocked, &nb), PG_PI_DOWN);
 	assert_int_equal(nb, 1);
 	assert_int_equal(blocked[0], 0);
 	/* osd.0 up but not answered yet: wait */
-	assert_int_equal(check(&pi, 5, 1u << 1, 3u, blocked, &nb), OSD_PI_WAIT);
+	assert_int_equal(check(&pi, 5, 1u << 1, 3u, blocked, &nb), PG_PI_WAIT);
 	assert_int_equal(nb, 0);
 	/* osd.0 answered: fine */
-	assert_int_equal(check(&pi, 5, 3u, 3u, blocked, &nb), OSD_PI_OK);
+	assert_int_equal(check(&pi, 5, 3u, 3u, blocked, &nb), PG_PI_OK);
 	/* a later les (the PG went active at 12 since) makes the old intervals irrelevant */
-	assert_int_equal(check(&pi, 12, 1u << 1, 1u << 1, blocked, &nb), OSD_PI_OK);
-	osd_pi_trim(&pi, 8);
+	assert_int_equal(check(&pi, 12, 1u << 1, 1u << 1, blocked, &nb), PG_PI_OK);
+	pg_pi_trim(&pi, 8);
 	assert_int_equal(pi.n, 1);
 	assert_int_equal(pi.e[0].first, 9);
-	osd_pi_trim(&pi, 12);
+	pg_pi_trim(&pi, 12);
 	assert_int_equal(pi.n, 0);
 }
 
 /* size 3 min_size 2: an interval with one member cannot have gone active. */
 static void test_min_size(void **state)
 {
-	static struct osd_pi pi;
+	static struct pg_pi pi;
 	int32_t blocked[8];
 	unsigned int nb;
 
 	(void)state;
 	memset(&pi, 0, sizeof(pi));
-	osd_pi_advance(&pi, 3, 0, ACT(0, 1, 2), 2);
-	osd_pi_advance(&pi, 4, 0, ACT(0, 1), 2);
-	osd_pi_advance(&pi, 5, 0, ACT(0), 2);
-	osd_pi_advance(&pi, 6, 0, ACT(2), 2);
+	pg_pi_advance(&pi, 3, 0, ACT(0, 1, 2), 2);
+	pg_pi_advance(&pi, 4, 0, ACT(0, 1), 2);
+	pg_pi_advance(&pi, 5, 0, ACT(0), 2);
+	pg_pi_advance(&pi, 6, 0, ACT(2), 2);
 	/* epochs 7, 8 went by without this PG's state being written: no gap, no change */
-	assert_int_equal(osd_pi_advance(&pi, 9, 0, ACT(2), 2), 0);
+	assert_int_equal(pg_pi_advance(&pi, 9, 0, ACT(2), 2), 0);
 	assert_int_equal(pi.n, 3);
-	assert_true(pi.e[1].flags & OSD_PI_F_ACTIVE);
-	assert_false(pi.e[2].flags & OSD_PI_F_ACTIVE);
+	assert_true(pi.e[1].flags & PG_PI_F_ACTIVE);
+	assert_false(pi.e[2].flags & PG_PI_F_ACTIVE);
 	/* since les 3: {0,1,2} is covered by osd.2; {0,1} needs 0 or 1, both down */
-	assert_int_equal(check(&pi, 3, 1u << 2, 1u << 2, blocked, &nb), OSD_PI_DOWN);
+	assert_int_equal(check(&pi, 3, 1u << 2, 1u << 2, blocked, &nb), PG_PI_DOWN);
 	assert_int_equal(nb, 2);
 	assert_int_equal(blocked[0], 0);
 	assert_int_equal(blocked[1], 1);
 	/* osd.1 back and answered: the {0} interval never blocks */
-	assert_int_equal(check(&pi, 3, 6u, 6u, blocked, &nb), OSD_PI_OK);
+	assert_int_equal(check(&pi, 3, 6u, 6u, blocked, &nb), PG_PI_OK);
 }
 
 /* A peer's intervals fill what this copy did not see (it was down: a gap). */
 static void test_merge(void **state)
 {
-	static struct osd_pi pi;
-	struct osd_pi_ent e = {0};
+	static struct pg_pi pi;
+	struct pg_pi_ent e = {0};
 	int32_t blocked[8];
 	unsigned int nb;
 
 	(void)state;
 	memset(&pi, 0, sizeof(pi));
-	osd_pi_advance(&pi, 5, 0, ACT(0, 1), 1);
-	osd_pi_advance(&pi, 9, 5, ACT(1), 1); /* a gap: we missed 6..8 */
-	assert_int_equal(check(&pi, 5, 2u, 2u, blocked, &nb), OSD_PI_OK); /* blind */
+	pg_pi_advance(&pi, 5, 0, ACT(0, 1), 1);
+	pg_pi_advance(&pi, 9, 5, ACT(1), 1); /* a gap: we missed 6..8 */
+	assert_int_equal(check(&pi, 5, 2u, 2u, blocked, &nb), PG_PI_OK); /* blind */
 	e.first = 6;
 	e.last = 7;
-	e.flags = OSD_PI_F_ACTIVE;
+	e.flags = PG_PI_F_ACTIVE;
 	e.n = 1;
 	e.osd[0] = 0;
-	assert_int_equal(osd_pi_merge(&pi, &e), 1);
-	assert_int_equal(osd_pi_merge(&pi, &e), 0); /* known */
+	assert_int_equal(pg_pi_merge(&pi, &e), 1);
+	assert_int_equal(pg_pi_merge(&pi, &e), 0); /* known */
 	assert_int_equal(pi.n, 2);
 	assert_int_equal(pi.e[1].first, 6);
-	assert_int_equal(check(&pi, 5, 2u, 2u, blocked, &nb), OSD_PI_DOWN);
+	assert_int_equal(check(&pi, 5, 2u, 2u, blocked, &nb), PG_PI_DOWN);
 	assert_int_equal(blocked[0], 0);
 	e.first = 9; /* our own open interval: ours is authoritative */
 	e.last = 9;
-	assert_int_equal(osd_pi_merge(&pi, &e), 0);
+	assert_int_equal(pg_pi_merge(&pi, &e), 0);
 	e.first = 0;
-	assert_int_equal(osd_pi_merge(&pi, &e), -EINVAL);
+	assert_int_equal(pg_pi_merge(&pi, &e), -EINVAL);
 }
 
 /* The bound drops intervals that could not have gone active first. */
 static void test_bound(void **state)
 {
-	static struct osd_pi pi;
+	static struct pg_pi pi;
 
 	(void)state;
 	memset(&pi, 0, sizeof(pi));
-	for (uint32_t ep = 1; ep <= 2 * OSD_PI_MAX; ep++) {
+	for (uint32_t ep = 1; ep <= 2 * PG_PI_MAX; ep++) {
 		if (ep % 2)
-			osd_pi_advance(&pi, ep, 0, ACT(0, 1), 2); /* may go active */
+			pg_pi_advance(&pi, ep, 0, ACT(0, 1), 2); /* may go active */
 		else
-			osd_pi_advance(&pi, ep, 0, ACT(0), 2); /* cannot */
+			pg_pi_advance(&pi, ep, 0, ACT(0), 2); /* cannot */
 	}
-	/* OSD_PI_MAX that may have gone active, OSD_PI_MAX - 1 that cannot: those went */
-	assert_int_equal(pi.n, OSD_PI_MAX);
+	/* PG_PI_MAX that may have gone active, PG_PI_MAX - 1 that cannot: those went */
+	assert_int_equal(pi.n, PG_PI_MAX);
 	assert_int_equal(pi.dropped, 0);
 	for (uint32_t i = 0; i < pi.n; i++)
-		assert_true(pi.e[i].flags & OSD_PI_F_ACTIVE);
+		assert_true(pi.e[i].flags & PG_PI_F_ACTIVE);
 	assert_int_equal(pi.e[0].first, 1);
-	osd_pi_advance(&pi, 2 * OSD_PI_MAX + 1, 0, ACT(0, 1), 2); /* closes a {0}: skipped */
-	assert_int_equal(pi.n, OSD_PI_MAX);
+	pg_pi_advance(&pi, 2 * PG_PI_MAX + 1, 0, ACT(0, 1), 2); /* closes a {0}: skipped */
+	assert_int_equal(pi.n, PG_PI_MAX);
 	assert_int_equal(pi.dropped, 0);
-	osd_pi_advance(&pi, 2 * OSD_PI_MAX + 2, 0, ACT(0), 2); /* closes a {0,1}: the oldest goes */
-	assert_int_equal(pi.n, OSD_PI_MAX);
+	pg_pi_advance(&pi, 2 * PG_PI_MAX + 2, 0, ACT(0), 2); /* closes a {0,1}: the oldest goes */
+	assert_int_equal(pi.n, PG_PI_MAX);
 	assert_int_equal(pi.dropped, 1);
 	assert_int_equal(pi.e[0].first, 3);
-	assert_int_equal(pi.e[pi.n - 1].first, 2 * OSD_PI_MAX + 1);
+	assert_int_equal(pi.e[pi.n - 1].first, 2 * PG_PI_MAX + 1);
 }
 
 static void test_encode(void **state)
 {
-	static struct osd_pi pi, back;
-	uint8_t buf[OSD_PI_ENC_MAX];
+	static struct pg_pi pi, back;
+	uint8_t buf[PG_PI_ENC_MAX];
 	struct proto_enc enc;
 	struct proto_dec dec;
 	size_t len;
 
 	(void)state;
 	memset(&pi, 0, sizeof(pi));
-	osd_pi_advance(&pi, 5, 0, ACT(3, 1, 2), 2);
-	osd_pi_advance(&pi, 8, 5, ACT(1, 2), 2);
-	osd_pi_advance(&pi, 11, 8, ACT(2), 2);
+	pg_pi_advance(&pi, 5, 0, ACT(3, 1, 2), 2);
+	pg_pi_advance(&pi, 8, 5, ACT(1, 2), 2);
+	pg_pi_advance(&pi, 11, 8, ACT(2), 2);
 	proto_enc_init(&enc, buf, sizeof(buf));
-	osd_pi_encode(&pi, &enc);
+	pg_pi_encode(&pi, &enc);
 	assert_int_equal(proto_enc_finish(&enc, &len), 0);
 	proto_dec_init(&dec, buf, len, "pi", NULL);
-	assert_int_equal(osd_pi_decode(&dec, &back), 0);
+	assert_int_equal(pg_pi_decode(&dec, &back), 0);
 	assert_int_equal(proto_dec_finish(&dec), 0);
 	assert_int_equal(back.epoch, 11);
 	assert_int_equal(back.n, 2);
@@ -205,7 +205,7 @@ static void test_encode(void **state)
 	/* truncated input is an error, not a crash */
 	for (size_t cut = 0; cut < len; cut++) {
 		proto_dec_init(&dec, buf, cut, "pi", NULL);
-		assert_int_not_equal(osd_pi_decode(&dec, &back), 0);
+		assert_int_not_equal(pg_pi_decode(&dec, &back), 0);
 	}
 	/* an interval whose last precedes its first is refused */
 	{
