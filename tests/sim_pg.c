@@ -641,6 +641,12 @@ static bool e_osd_up(void *arg, int32_t id)
 	return m != NULL && id >= 0 && id < S_OSDS && m->up[id];
 }
 
+static bool e_osd_exists(void *arg, int32_t id)
+{
+	(void)arg;
+	return id >= 0 && id < S_OSDS;
+}
+
 static uint32_t e_max_osd(void *arg)
 {
 	(void)arg;
@@ -676,6 +682,7 @@ static const struct pg_env_ops s_env_ops = {
 	.scrub_slot = e_scrub_slot,
 	.obj_busy = e_obj_busy,
 	.osd_up = e_osd_up,
+	.osd_exists = e_osd_exists,
 	.max_osd = e_max_osd,
 	.now_ms = e_now,
 	.log = e_log,

@@ -62,13 +62,12 @@ static void test_lost_newest_interval(void **state)
 	assert_int_equal(pg_pi_advance(&pi, 9, 7, ACT(0), 1), 2); /* 8 skipped: a gap */
 	assert_int_equal(pg_pi_advance(&pi, 10, 0, (const int32_t[1]){-1}, 0, 1), 1);
 	assert_int_equal(pg_pi_advance(&pi, 12, 10, ACT(1), 1), 2); /* {} is not recorded */
-	assert_int_equal(pi.n, 3);
+	/* {0} closed at 7 (the last epoch seen before the gap) and {0} at 9: one entry */
+	assert_int_equal(pi.n, 2);
 	assert_int_equal(pi.e[0].first, 5);
 	assert_int_equal(pi.e[0].last, 6);
 	assert_int_equal(pi.e[1].first, 7);
-	assert_int_equal(pi.e[1].last, 7); /* closed at the last epoch seen before the gap */
-	assert_int_equal(pi.e[2].first, 9);
-	assert_int_equal(pi.e[2].last, 9);
+	assert_int_equal(pi.e[1].last, 9);
 	assert_true(pi.e[1].flags & PG_PI_F_ACTIVE);
 	assert_int_equal(pi.cur.first, 12);
 
@@ -85,7 +84,7 @@ static void test_lost_newest_interval(void **state)
 	assert_int_equal(check(&pi, 12, 1u << 1, 1u << 1, blocked, &nb), PG_PI_OK);
 	pg_pi_trim(&pi, 8);
 	assert_int_equal(pi.n, 1);
-	assert_int_equal(pi.e[0].first, 9);
+	assert_int_equal(pi.e[0].first, 7);
 	pg_pi_trim(&pi, 12);
 	assert_int_equal(pi.n, 0);
 }
@@ -149,32 +148,94 @@ static void test_merge(void **state)
 }
 
 /* The bound drops intervals that could not have gone active first. */
+/* Distinct member sets for the bound: {i, i + 1 + j} over 8 OSDs. */
+static int32_t bound_set(uint32_t k, int32_t out[2])
+{
+	out[0] = (int32_t)(k / 8);
+	out[1] = (int32_t)(100 + k % 8);
+	return 2;
+}
+
 static void test_bound(void **state)
 {
 	static struct pg_pi pi;
+	int32_t a[2];
 
 	(void)state;
 	memset(&pi, 0, sizeof(pi));
+	/* alternating one set that may go active with one that cannot */
 	for (uint32_t ep = 1; ep <= 2 * PG_PI_MAX; ep++) {
 		if (ep % 2)
-			pg_pi_advance(&pi, ep, 0, ACT(0, 1), 2); /* may go active */
+			pg_pi_advance(&pi, ep, 0, a, (unsigned int)bound_set(ep / 2, a), 2);
 		else
 			pg_pi_advance(&pi, ep, 0, ACT(0), 2); /* cannot */
 	}
-	/* PG_PI_MAX that may have gone active, PG_PI_MAX - 1 that cannot: those went */
-	assert_int_equal(pi.n, PG_PI_MAX);
+	/* the {0} ones are one entry, and went first when room was needed */
 	assert_int_equal(pi.dropped, 0);
+	assert_int_equal(pi.n, PG_PI_MAX);
 	for (uint32_t i = 0; i < pi.n; i++)
 		assert_true(pi.e[i].flags & PG_PI_F_ACTIVE);
-	assert_int_equal(pi.e[0].first, 1);
-	pg_pi_advance(&pi, 2 * PG_PI_MAX + 1, 0, ACT(0, 1), 2); /* closes a {0}: skipped */
+	/* more distinct sets that may have gone active: the oldest of them are lost, counted */
+	pg_pi_advance(&pi, 2 * PG_PI_MAX + 1, 0, a, (unsigned int)bound_set(PG_PI_MAX + 5, a), 2);
+	pg_pi_advance(&pi, 2 * PG_PI_MAX + 2, 0, a, (unsigned int)bound_set(PG_PI_MAX + 6, a), 2);
+	pg_pi_advance(&pi, 2 * PG_PI_MAX + 3, 0, ACT(0), 2);
 	assert_int_equal(pi.n, PG_PI_MAX);
-	assert_int_equal(pi.dropped, 0);
-	pg_pi_advance(&pi, 2 * PG_PI_MAX + 2, 0, ACT(0), 2); /* closes a {0,1}: the oldest goes */
-	assert_int_equal(pi.n, PG_PI_MAX);
-	assert_int_equal(pi.dropped, 1);
-	assert_int_equal(pi.e[0].first, 3);
-	assert_int_equal(pi.e[pi.n - 1].first, 2 * PG_PI_MAX + 1);
+	assert_true(pi.dropped > 0);
+	assert_int_equal(pi.e[pi.n - 1].first, 2 * PG_PI_MAX + 2);
+}
+
+/* The same members again widen the entry they already have; a peer's too. */
+static void test_absorb(void **state)
+{
+	static struct pg_pi pi;
+	struct pg_pi_ent e = {.first = 2, .last = 3, .flags = PG_PI_F_ACTIVE, .n = 2, .osd = {4, 3}};
+
+	(void)state;
+	memset(&pi, 0, sizeof(pi));
+	pg_pi_advance(&pi, 5, 0, ACT(3, 4), 2);
+	pg_pi_advance(&pi, 6, 0, ACT(3, 5), 2);
+	pg_pi_advance(&pi, 8, 0, ACT(4, 3), 2); /* {3,4} again, other order */
+	pg_pi_advance(&pi, 9, 0, ACT(3, 5), 2);
+	assert_int_equal(pi.n, 2);
+	assert_int_equal(pi.e[0].first, 5);
+	assert_int_equal(pi.e[0].last, 8);
+	assert_int_equal(pg_pi_merge(&pi, &e), 1); /* a peer's {4,3} before ours: widened */
+	assert_int_equal(pi.n, 2);
+	assert_int_equal(pi.e[0].first, 2);
+	assert_int_equal(pg_pi_merge(&pi, &e), 0); /* known now */
+}
+
+static int w_heard_part(void *arg, int32_t osd)
+{
+	struct world *w = arg;
+
+	if ((w->heard >> osd) & 1u)
+		return PG_PI_HEARD_FULL;
+	return ((w->up >> (osd + 16)) & 1u) ? PG_PI_HEARD_PART : 0;
+}
+
+/* A member heard but being backfilled covers an interval only with every member heard. */
+static void test_partial(void **state)
+{
+	static struct pg_pi pi;
+	int32_t blocked[8];
+	unsigned int nb;
+	struct world w;
+	struct pg_pi_probe p = {w_heard_part, w_up, &w};
+
+	(void)state;
+	memset(&pi, 0, sizeof(pi));
+	pg_pi_advance(&pi, 5, 0, ACT(0, 1), 2);
+	pg_pi_advance(&pi, 7, 0, ACT(2, 3), 2);
+	/* osd.1 heard, backfilling; osd.0 down: down, waiting for 0 and 1 */
+	w = (struct world){0, 1u << (1 + 16) | 1u << 1};
+	assert_int_equal(pg_pi_check(&pi, 5, &p, blocked, 8, &nb), PG_PI_DOWN);
+	/* both heard, both backfilling: nothing only they could have acknowledged */
+	w = (struct world){0, 1u << (1 + 16) | 1u << (0 + 16) | 3u};
+	assert_int_equal(pg_pi_check(&pi, 5, &p, blocked, 8, &nb), PG_PI_OK);
+	/* osd.0 heard with a complete copy: fine however osd.1 is */
+	w = (struct world){1u, 1u};
+	assert_int_equal(pg_pi_check(&pi, 5, &p, blocked, 8, &nb), PG_PI_OK);
 }
 
 static void test_encode(void **state)
@@ -232,6 +293,8 @@ int main(void)
 	    cmocka_unit_test(test_min_size),
 	    cmocka_unit_test(test_merge),
 	    cmocka_unit_test(test_bound),
+	    cmocka_unit_test(test_absorb),
+	    cmocka_unit_test(test_partial),
 	    cmocka_unit_test(test_encode),
 	};
 

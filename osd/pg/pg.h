@@ -154,6 +154,7 @@ struct pg_env_ops {
 	/* A client write to name is between ordering and commit: no push may overtake it. */
 	bool (*obj_busy)(void *arg, struct pg *pg, const char *name);
 	bool (*osd_up)(void *arg, int32_t osd);
+	bool (*osd_exists)(void *arg, int32_t osd);
 	uint32_t (*max_osd)(void *arg);
 	uint64_t (*now_ms)(void *arg);
 	void (*log)(void *arg, struct pg *pg, enum pg_log_level lv, const char *msg);

@@ -275,16 +275,61 @@ void pg_peer_check(struct pg *pg)
 			pg->min_size);
 		return pg_peer_down(pg);
 	}
+	if (pg->env->ops->log != NULL) {
+		char buf[400] = "";
+
+		for (unsigned int i = 0; i < pg->np; i++)
+			if (pg->p[i].heard)
+				snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf),
+					 " osd.%d(les %u lu %llx%s)", pg->p[i].osd, pg->p[i].info.les,
+					 (unsigned long long)pg->p[i].info.last_update,
+					 (pg->p[i].info.flags & PROTO_PG_INFO_F_BACKFILL) ? " bf" : "");
+		pg_logf(pg, PG_LOG_DEBUG, "answers in: les %u, %u past intervals, heard%s", les,
+			pg->info.pi.n, buf);
+	}
+	if (pg->info.pi.dropped > 0) {
+		/* past intervals were forgotten (the bound): only every OSD's answer is proof */
+		uint32_t max = pg->env->ops->max_osd(pg->env->arg);
+
+		for (uint32_t id = 0; id < max; id++) {
+			int i = pg_peer_index(pg, (int32_t)id);
+
+			if ((int32_t)id == pg->env->self ||
+			    !pg->env->ops->osd_exists(pg->env->arg, (int32_t)id) ||
+			    (i >= 0 && pg->p[i].heard))
+				continue;
+			if (pg_osd_up(pg, (int32_t)id))
+				return; /* asked (pg_peer_probe asks every up OSD then) */
+			if (nb < PROTO_PG_BLOCKED_MAX)
+				blocked[nb++] = (int32_t)id;
+		}
+		if (nb > 0) {
+			for (unsigned int i = 0; i < nb; i++) {
+				pg->blocked[i] = blocked[i];
+				snprintf(who + strlen(who), sizeof(who) - strlen(who), "%sosd.%d",
+					 i ? ", " : "", blocked[i]);
+			}
+			pg->nblocked = (uint8_t)nb;
+			pg_logf(pg, PG_LOG_WARN, "down: %u past intervals were forgotten (more than "
+						 "%u since it was last active): waiting for every OSD, "
+						 "%s is not up", pg->info.pi.dropped, PG_PI_MAX, who);
+			return pg_peer_down(pg);
+		}
+	}
 	v = pg_pi_check(&pg->info.pi, les, &probe, blocked, PROTO_PG_BLOCKED_MAX, &nb);
 	if (v == PG_PI_WAIT)
 		return; /* a past member is up and asked: its answer decides */
 	if (v == PG_PI_DOWN) {
+		unsigned int k = 0;
+
 		for (unsigned int i = 0; i < nb; i++) {
-			pg->blocked[i] = blocked[i];
+			if (blocked[i] == pg->env->self)
+				continue; /* our own copy is here: we wait for the others */
+			pg->blocked[k++] = blocked[i];
 			snprintf(who + strlen(who), sizeof(who) - strlen(who), "%sosd.%d",
-				 i ? ", " : "", blocked[i]);
+				 k > 1 ? ", " : "", blocked[i]);
 		}
-		pg->nblocked = (uint8_t)nb;
+		pg->nblocked = (uint8_t)k;
 		pg_logf(pg, PG_LOG_WARN, "down: an interval since epoch %u may have acknowledged "
 					 "writes and none of its OSDs is up; waiting for %s", les, who);
 		return pg_peer_down(pg);

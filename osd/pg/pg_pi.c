@@ -21,6 +21,44 @@ static bool pg_pi_same(const struct pg_pi_ent *cur, const int32_t *acting, unsig
 	return cur->n == n && !memcmp(cur->osd, acting, n * sizeof(*acting));
 }
 
+/* The same members (in any order): the prior-set rule sees no difference between them. */
+static bool pg_pi_same_set(const struct pg_pi_ent *a, const struct pg_pi_ent *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (unsigned int i = 0; i < a->n; i++) {
+		bool found = false;
+
+		for (unsigned int k = 0; k < b->n && !found; k++)
+			found = a->osd[i] == b->osd[k];
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * An interval with the members of one already kept widens that one (its
+ * epochs, and "may have gone active" if either may have): many map changes
+ * between the same few OSDs then cost one entry. Returns true if absorbed.
+ */
+static bool pg_pi_absorb(struct pg_pi *pi, const struct pg_pi_ent *c)
+{
+	for (uint32_t i = 0; i < pi->n; i++) {
+		struct pg_pi_ent *e = &pi->e[i];
+
+		if (!pg_pi_same_set(e, c))
+			continue;
+		if (c->first < e->first)
+			e->first = c->first;
+		if (c->last > e->last)
+			e->last = c->last;
+		e->flags |= c->flags;
+		return true;
+	}
+	return false;
+}
+
 /*
  * Room for one more closed interval, c (NULL: a peer's, always wanted):
  * drop the oldest one that cannot have gone active; failing that skip c
@@ -74,7 +112,9 @@ int pg_pi_advance(struct pg_pi *pi, uint32_t epoch, uint32_t gap_from, const int
 		if (gap)
 			closed = 2;
 		/* an empty acting set serves nothing; keep only what matters */
-		if (c.n > 0 && pg_pi_make_room(pi, &c)) {
+		if (c.n > 0 && pg_pi_absorb(pi, &c)) {
+			closed = closed ? closed : 1;
+		} else if (c.n > 0 && pg_pi_make_room(pi, &c)) {
 			pi->e[pi->n++] = c;
 			closed = closed ? closed : 1;
 		}
@@ -96,6 +136,9 @@ void pg_pi_trim(struct pg_pi *pi, uint32_t les)
 		k++;
 	memmove(pi->e, pi->e + k, (pi->n - k) * sizeof(pi->e[0]));
 	pi->n -= k;
+	/* what was forgotten was older than the oldest kept: gone with them */
+	if (pi->n == 0)
+		pi->dropped = 0;
 }
 
 int pg_pi_merge(struct pg_pi *pi, const struct pg_pi_ent *e)
@@ -104,12 +147,17 @@ int pg_pi_merge(struct pg_pi *pi, const struct pg_pi_ent *e)
 
 	if (e->first == 0 || e->last < e->first || e->n > PROTO_PG_IV_OSDS)
 		return -EINVAL;
-	for (i = 0; i < pi->n && pi->e[i].first <= e->first; i++)
-		if (pi->e[i].first == e->first)
-			return 0;
+	for (i = 0; i < pi->n; i++)
+		if (pg_pi_same_set(&pi->e[i], e) && pi->e[i].first <= e->first &&
+		    pi->e[i].last >= e->last && (pi->e[i].flags & e->flags) == e->flags)
+			return 0; /* known (or within one we widened) */
 	/* the open interval covers epochs from cur.first: a peer's view of them is ours */
 	if (pi->epoch != 0 && e->first >= pi->cur.first)
 		return 0;
+	if (pg_pi_absorb(pi, e))
+		return 1;
+	for (i = 0; i < pi->n && pi->e[i].first <= e->first; i++)
+		;
 	if (pi->n == PG_PI_MAX) {
 		if (!pg_pi_make_room(pi, e))
 			return 0;

@@ -20,7 +20,7 @@
 
 #include "proto/proto.h" /* struct proto_pg_interval: the entry, on disk and on the wire */
 
-#define PG_PI_MAX	32 /* closed intervals kept per PG */
+#define PG_PI_MAX	64 /* closed intervals kept per PG (distinct member sets) */
 #define PG_PI_F_ACTIVE PROTO_PG_IV_F_ACTIVE
 
 #define pg_pi_ent proto_pg_interval

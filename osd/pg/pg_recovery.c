@@ -399,21 +399,39 @@ static void pg_bf_merge(struct pg *pg, struct pg_peer *p, bool self)
 		int cmp = i == nloc		 ? 1
 			  : k == p->bf_nremote ? -1
 					       : strcmp(loc[i].name, p->bf_remote[k].name);
+		const struct pg_obj *l = cmp <= 0 ? &loc[i] : NULL;
+		const struct pg_obj *r = cmp >= 0 ? &p->bf_remote[k] : NULL;
+		const char *name = l ? l->name : r->name;
 
-		if (cmp == 0) {
-			if (loc[i].version != p->bf_remote[k].version ||
-			    loc[i].size != p->bf_remote[k].size)
-				pg_set_add(dst, loc[i].name,
-					   self ? p->bf_remote[k].version : loc[i].version, 0);
-			i++;
-			k++;
-		} else if (cmp < 0) { /* only here */
-			pg_set_add(dst, loc[i].name, self ? 0 : loc[i].version, 0);
-			i++;
-		} else { /* only there */
-			pg_set_add(dst, p->bf_remote[k].name, self ? p->bf_remote[k].version : 0, 0);
-			k++;
+		if (self) {
+			/*
+			 * Our own copy against the auth's: what the log names is what it
+			 * must be (the auth may miss it itself); older objects are as the
+			 * auth holds them.
+			 */
+			uint64_t want = pg_merge_want(pg, name);
+
+			if (want == PG_V_ANY)
+				want = r ? r->version : 0;
+			if (l ? l->version != want : want != 0)
+				pg_set_add(dst, name, want, 0);
+		} else if (l == NULL || r == NULL || l->version != r->version ||
+			   l->size != r->size || pg_set_find(&pg->missing, name)) {
+			/* equal to ours proves nothing while ours is still to be recovered */
+			pg_set_add(dst, name, l ? l->version : 0, 0);
 		}
+		i += l != NULL;
+		k += r != NULL;
+	}
+	/* what we still recover ourselves in this range goes to the member after us */
+	if (!self) {
+		struct pg_set_ent *e;
+		uint32_t it = 0;
+
+		while ((e = pg_set_next(&pg->missing, &it)) != NULL)
+			if ((p->bf_pos == NULL || strcmp(e->name, p->bf_pos) > 0) &&
+			    (hi == NULL || strcmp(e->name, hi) <= 0))
+				pg_set_add(dst, e->name, e->version, 0);
 	}
 	free(p->bf_pos);
 	p->bf_pos = hi ? strdup(hi) : NULL;
@@ -434,6 +452,9 @@ static void pg_bf_step(struct pg *pg, struct pg_peer *p, bool self, uint64_t now
 	struct proto_pg q;
 
 	if (p->bf_done)
+		return;
+	/* a member is compared with our copy: only once ours was compared with the auth's */
+	if (!self && pg->self_backfill && pg->auth >= 0 && !pg->p[pg->auth].bf_done)
 		return;
 	if (p->bf_remote != NULL)
 		return pg_bf_merge(pg, p, self);
@@ -494,8 +515,8 @@ bool pg_obj_ready(struct pg *pg, const char *name)
 		e->flags |= PG_SET_URGENT;
 		ready = false;
 	} else if (self && !a->bf_done && (a->bf_pos == NULL || strcmp(name, a->bf_pos) > 0)) {
-		/* not compared yet: the auth's copy, whatever it is */
-		pg_set_add(&pg->missing, name, PG_V_ANY, PG_SET_URGENT);
+		/* not compared yet: what the log says, or the auth's copy, whatever it is */
+		pg_set_add(&pg->missing, name, pg_merge_want(pg, name), PG_SET_URGENT);
 		ready = false;
 	}
 	for (unsigned int i = 0; i < pg->np; i++) {
