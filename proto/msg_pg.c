@@ -346,6 +346,7 @@ int proto_pg_encode(struct proto_enc *enc, uint16_t type, const struct proto_pg 
 		proto_enc_put_u64(enc, m->tail);
 		proto_enc_put_u32(enc, m->les);
 		proto_enc_put_u64(enc, m->last_complete);
+		proto_enc_put_u32(enc, m->count);
 		break;
 	case PROTO_PG_PULL:
 		proto_enc_put_u8(enc, m->flags);
@@ -417,6 +418,7 @@ int proto_pg_decode(uint16_t type, const void *buf, size_t len, struct proto_err
 		proto_dec_get_u64(&dec, "tail", &m.tail);
 		proto_dec_get_u32(&dec, "les", &m.les);
 		proto_dec_get_u64(&dec, "last_complete", &m.last_complete);
+		proto_dec_get_u32(&dec, "count", &m.count);
 		break;
 	case PROTO_PG_PULL:
 		proto_dec_get_u8(&dec, "flags", &m.flags);

@@ -55,7 +55,7 @@ struct proto_pg {
 	uint32_t max;		/* LOG_REQ, SCAN_REQ: entries wanted (1..ENTRIES_MAX) */
 	char name[PROTO_OBJ_NAME_MAX + 1]; /* PULL: object; SCAN_REQ: start after it */
 	size_t name_len;
-	uint32_t count;	     /* LOG, SCAN: entries; INFO: past intervals */
+	uint32_t count;	     /* LOG, SCAN: entries; INFO: past intervals; ACTIVATE: entries sent */
 	const void *entries; /* LOG, SCAN, INFO: view into the input */
 	uint32_t entries_len;
 };

@@ -201,6 +201,7 @@ struct s_osd {
 	bool scrub_busy;
 	uint64_t next_tick;
 	uint32_t boot_epoch; /* 0: not booted yet */
+	struct s_q defer[S_OSDS]; /* per sender: held until our map is new enough */
 };
 
 /* --------------------------------------------------------------- the world */
@@ -732,6 +733,29 @@ static void s_osd_map(struct s_osd *o, uint32_t epoch)
 	}
 }
 
+static bool s_deliver(struct s_msg *m);
+
+/* Messages held for a newer map, in order per sender, as far as they go now. */
+static void s_osd_undefer(struct s_osd *o)
+{
+	for (int k = 0; k < S_OSDS; k++) {
+		struct s_q *d = &o->defer[k];
+
+		while (d->head != NULL && o->up) {
+			struct s_msg *m = d->head;
+
+			if (!s_deliver(m))
+				break;
+			d->head = m->next;
+			if (d->head == NULL)
+				d->tail = NULL;
+			d->n--;
+			free(m->frame);
+			free(m);
+		}
+	}
+}
+
 static void s_osd_crash(struct s_osd *o)
 {
 	TRACE("CRASH osd.%d", o->id);
@@ -761,6 +785,32 @@ static void s_osd_crash(struct s_osd *o)
 	for (int k = 0; k < S_OSDS; k++) {
 		s_q_drop(o->id, k);
 		s_q_drop(k, o->id);
+		{
+			struct s_q *d = &o->defer[k];
+
+			while (d->head) {
+				struct s_msg *m = d->head;
+
+				d->head = m->next;
+				free(m->frame);
+				free(m);
+			}
+			d->tail = NULL;
+			d->n = 0;
+		}
+		{
+			struct s_q *d = &s_osd[k].defer[o->id];
+
+			while (d->head) {
+				struct s_msg *m = d->head;
+
+				d->head = m->next;
+				free(m->frame);
+				free(m);
+			}
+			d->tail = NULL;
+			d->n = 0;
+		}
 	}
 }
 
@@ -948,7 +998,8 @@ static struct s_op *s_op_by_seq(uint64_t seq)
 
 /* --------------------------------------------------------------- delivery */
 
-static void s_deliver(struct s_msg *m)
+/* Deliver m: false when it must wait for a newer map (it is kept). */
+static bool s_deliver(struct s_msg *m)
 {
 	struct s_osd *o = &s_osd[m->to];
 	struct pg *pg = o->pg[m->pgi];
@@ -956,7 +1007,7 @@ static void s_deliver(struct s_msg *m)
 	int rc;
 
 	if (!o->up || pg == NULL)
-		return;
+		return true;
 	s_events++;
 	switch (m->kind) {
 	case S_M_PG: {
@@ -965,12 +1016,15 @@ static void s_deliver(struct s_msg *m)
 
 		if (proto_frame_decode(m->frame, m->len, S_MSG, "sim", NULL, &hdr, &msg) != 0) {
 			s_fail("osd.%d: a PG message from osd.%d does not decode", o->id, m->from);
-			return;
+			return true;
 		}
 		TRACE("osd.%d <- osd.%d pg %d %s e%u", o->id, m->from, m->pgi,
 		      proto_type_name(msg.type), msg.pg.epoch);
-		pg_msg(pg, msg.type, &msg.pg);
-		return;
+		if (pg_msg(pg, msg.type, &msg.pg) == -EAGAIN) {
+			TRACE("osd.%d holds it: its map is %u", o->id, o->map_epoch);
+			return false;
+		}
+		return true;
 	}
 	case S_M_REC: {
 		char name[16];
@@ -990,7 +1044,7 @@ static void s_deliver(struct s_msg *m)
 			a->op_seq = m->op_seq;
 			s_q_push(a);
 			TRACE("osd.%d refuses v%llx: %d", o->id, (unsigned long long)m->v, rc);
-			return;
+			return true;
 		}
 		{
 			struct s_tx *t = s_tx_from(pg, pt, S_TX_REC, m->pgi);
@@ -1002,24 +1056,24 @@ static void s_deliver(struct s_msg *m)
 			t->op_seq = m->op_seq;
 			s_tx_queue(o, t);
 		}
-		return;
+		return true;
 	}
 	case S_M_ACK: {
 		struct s_op *op = s_op_by_seq(m->op_seq);
 
 		if (op == NULL || op->st != S_OP_ORDERED || op->primary != o->id || op->v != m->v)
-			return;
+			return true;
 		if (m->status != 0) {
 			if (m->status != -ESTALE)
 				pg_repl_failed(pg, m->from, m->v, m->status);
 			s_op_finish(o, op, m->status);
 			o->kick[m->pgi] = true;
-			return;
+			return true;
 		}
 		op->wait &= ~(1u << m->from);
 		s_op_check(o, op);
 		o->kick[m->pgi] = true;
-		return;
+		return true;
 	}
 	case S_M_PUSH: {
 		struct s_msg *a;
@@ -1032,7 +1086,7 @@ static void s_deliver(struct s_msg *m)
 			a->oname = m->oname;
 			a->status = rc;
 			s_q_push(a);
-			return;
+			return true;
 		}
 		{
 			struct s_tx *t = s_tx_from(pg, NULL, S_TX_PUSH, m->pgi);
@@ -1043,16 +1097,17 @@ static void s_deliver(struct s_msg *m)
 			t->ack_v = m->v;
 			s_tx_queue(o, t);
 		}
-		return;
+		return true;
 	}
 	case S_M_PUSH_ACK: {
 		char name[16];
 
 		s_name(m->oname, name, sizeof(name));
 		pg_push_done(pg, m->from, name, m->status);
-		return;
+		return true;
 	}
 	}
+	return true;
 }
 
 static void s_commit(struct s_osd *o)
@@ -1201,9 +1256,13 @@ static bool s_all_clean(void)
 			if (s_osd[o].up && s_osd[o].pg[g] && s_osd[o].pg[g]->destroying)
 				return false;
 	}
-	for (int o = 0; o < S_OSDS; o++)
+	for (int o = 0; o < S_OSDS; o++) {
 		if (s_osd[o].txq != NULL)
 			return false;
+		for (int k = 0; k < S_OSDS; k++)
+			if (s_net[o][k].head != NULL || s_osd[o].defer[k].head != NULL)
+				return false; /* a DELETE, an ack or a push still on its way */
+	}
 	return true;
 }
 
@@ -1243,8 +1302,14 @@ static void s_check_final(void)
 					return;
 				}
 				if (!member && ob->exists) {
+					const struct pg *q = s_osd[o].pg[g];
+
 					s_fail("STRAY: o%d in pg %d still on osd.%d (not a member) "
-					       "after clean", k, g, o);
+					       "after clean (its PG: lu %llx tail %llx log %u nacting %u "
+					       "fence %u map %u)",
+					       k, g, o, q ? (unsigned long long)q->info.lu : 0,
+					       q ? (unsigned long long)q->info.tail : 0, q ? q->log.n : 0,
+					       q ? q->nacting : 0, q ? q->fence : 0, s_osd[o].map_epoch);
 					return;
 				}
 			}
@@ -1317,14 +1382,25 @@ static void s_step_once(bool chaos, bool client)
 
 			if (q->head) {
 				struct s_msg *m = q->head;
+				struct s_q *d = &s_osd[m->to].defer[m->from];
 
 				q->head = m->next;
 				if (q->head == NULL)
 					q->tail = NULL;
 				q->n--;
-				s_deliver(m);
-				free(m->frame);
-				free(m);
+				/* behind a held one from the same sender, or held itself: kept in order */
+				if (d->head != NULL || !s_deliver(m)) {
+					m->next = NULL;
+					if (d->tail)
+						d->tail->next = m;
+					else
+						d->head = m;
+					d->tail = m;
+					d->n++;
+				} else {
+					free(m->frame);
+					free(m);
+				}
 				break;
 			}
 			b = (b + 1) % S_OSDS;
@@ -1345,6 +1421,7 @@ static void s_step_once(bool chaos, bool client)
 		for (int i = 0; i < S_OSDS; i++, o = (o + 1) % S_OSDS)
 			if (s_osd[o].up && s_osd[o].map_epoch < s_nmaps) {
 				s_osd_map(&s_osd[o], s_osd[o].map_epoch + 1);
+				s_osd_undefer(&s_osd[o]);
 				break;
 			}
 	} else if (r < 940) {
@@ -1434,10 +1511,11 @@ static int s_run(uint64_t seed, uint64_t steps)
 				struct pg_set_ent *e;
 				uint32_t it = 0;
 
-				printf("  pg %d on osd.%d: %s, missing %llu, unfound %u, phase %d, auth %d\n",
+				printf("  pg %d on osd.%d: %s, missing %llu, unfound %u, phase %d, auth %d, "
+				       "budget %d\n",
 				       g, p->id, proto_pg_state_str(q->state, st, sizeof(st)),
 				       (unsigned long long)pg_missing_count(q), q->unfound, q->phase,
-				       q->auth >= 0 ? q->p[q->auth].osd : -1);
+				       q->auth >= 0 ? q->p[q->auth].osd : -1, p->budget);
 				printf("    own les %u, %u past intervals:", q->info.les, q->info.pi.n);
 				for (uint32_t k = 0; k < q->info.pi.n; k++) {
 					printf(" [%u-%u%s:", q->info.pi.e[k].first, q->info.pi.e[k].last,
@@ -1462,7 +1540,11 @@ static int s_run(uint64_t seed, uint64_t steps)
 					       q->p[i].backfill ? (q->p[i].bf_done ? " bf-done" : " bf")
 								: "");
 					while ((e = pg_set_next(&q->p[i].missing, &it)) != NULL)
-						printf("      missing %s\n", e->name);
+						printf("      missing %s flags %x pending %u\n", e->name,
+						       e->flags,
+						       p->pending[g][s_name_idx(e->name) < 0
+									 ? 0
+									 : s_name_idx(e->name)]);
 				}
 			}
 		}

@@ -227,6 +227,7 @@ struct pg {
 	bool stalled; /* a record failed here: refuse this interval's records until queried */
 	bool destroying;
 	/* the interval */
+	uint32_t map_epoch; /* the newest map given to pg_map */
 	uint32_t same_since;
 	uint32_t fence; /* ring records of intervals before this epoch are refused */
 	int32_t acting[PG_MAX_REPLICAS];
@@ -246,10 +247,15 @@ struct pg {
 	uint32_t act_epoch;
 	uint64_t notify_ms;
 	int32_t stray_primary; /* stray: the primary to notify, -1 = none */
+	uint32_t left_epoch;   /* the map epoch we last left the acting set at (0: not seen) */
+	bool notify_heard;     /* the primary asked us (QUERY) or told us (DELETE) since */
 	bool pi_gap;	       /* map epochs were missed since les: the history may be unknown */
+	bool pi_unsure;	       /* we did not follow this PG's maps: our past intervals are blind */
 	/* primary */
 	struct pg_peer p[PG_PROBE_MAX];
 	unsigned int np;
+	int32_t strays[PG_PROBE_MAX]; /* copies outside the acting set we heard of: asked again */
+	unsigned int nstrays;
 	int auth; /* index in p[], -1 = ourselves */
 	uint64_t auth_lu;
 	bool self_backfill;
@@ -295,8 +301,12 @@ struct pg_map {
 };
 void pg_map(struct pg *pg, const struct pg_map *m);
 
-/* A PG message for this PG. */
-void pg_msg(struct pg *pg, uint16_t type, const struct proto_pg *m);
+/*
+ * A PG message for this PG: 0, or -EAGAIN when it comes from an interval
+ * of a map newer than ours: the caller holds it, and everything after it
+ * from the same sender (ring records too), until pg_map reaches that epoch.
+ */
+int pg_msg(struct pg *pg, uint16_t type, const struct proto_pg *m);
 /* Timers: resends, stray timeouts, recovery scheduling, backfill, scrub. */
 void pg_tick(struct pg *pg);
 /* A transaction of this PG (env->persist, pg_op_prepare, pg_rec_prepare) is durable. */

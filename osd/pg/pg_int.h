@@ -11,7 +11,7 @@
 #define PG_PUSH_RETRY_MS    30000u
 #define PG_UNFOUND_RETRY_MS 5000u
 #define PG_DELETE_RESEND_MS 5000u
-#define PG_NOTIFY_MS	    20000u /* a stray reminds the primary that it holds a copy */
+#define PG_NOTIFY_MS	    2000u  /* a stray tells the primary it holds a copy, until asked */
 #define PG_RESTART_MS	    1000u  /* after a replica failed a record */
 #define PG_BF_BATCH	    128u
 #define PG_BF_QUEUE	    256u   /* copies queued before the next batch is scanned */

@@ -38,6 +38,8 @@ void pg_member_query(struct pg *pg, const struct proto_pg *m)
 		return; /* a query of an interval that already ended */
 	pg->fence = m->epoch; /* from now on older ring records are refused */
 	pg->stalled = false;  /* the primary learns what we hold and repairs it */
+	if ((int32_t)m->from == pg->stray_primary)
+		pg->notify_heard = true;
 	pg_act_reset(pg);
 	if (pg->tx_inflight == 0)
 		return pg_member_answer(pg, (int32_t)m->from, m->epoch);
@@ -146,10 +148,14 @@ void pg_member_activate(struct pg *pg, const struct proto_pg *m)
 
 	if (m->epoch < pg->fence || pg->primary)
 		return;
-	if (pg->act_epoch == UINT32_MAX || (pg->nact > 0 && pg->act_epoch != m->epoch)) {
-		pg_logf(pg, PG_LOG_WARN, "activation by osd.%u without its log entries: ignored "
-					 "(the primary peers again)", m->from);
+	if (pg->act_epoch == UINT32_MAX || (pg->nact > 0 && pg->act_epoch != m->epoch) ||
+	    pg->nact != m->count) {
+		/* applying it would leave a hole in our log: refuse records until asked again */
+		pg_logf(pg, PG_LOG_WARN, "activation by osd.%u with %u of its %u log entries: "
+					 "refused (the primary peers again)", m->from, pg->nact,
+			m->count);
 		pg_act_reset(pg);
+		pg->stalled = true;
 		return;
 	}
 	t = pg_txn_begin(pg);
@@ -183,6 +189,7 @@ void pg_member_activate(struct pg *pg, const struct proto_pg *m)
 	pg->info.les = m->les;
 	pg_pi_trim(&pg->info.pi, pg->info.les);
 	pg->pi_gap = false;
+	pg->pi_unsure = false;
 	pg_act_reset(pg);
 	t->info = true;
 	if (rc == 0)
@@ -219,8 +226,16 @@ void pg_member_delete(struct pg *pg, const struct proto_pg *m)
 {
 	int rc;
 
-	if (pg->nacting > 0 || pg->primary || m->epoch < pg->fence)
-		return; /* a member again (its map is newer): nothing to remove */
+	/*
+	 * Only from the primary of an interval that began after we last left the
+	 * acting set: an older DELETE may predate writes we took as a member
+	 * since. (After a restart none from before it can still arrive: its
+	 * connection died with us.)
+	 */
+	if (pg->nacting > 0 || pg->primary || (int32_t)m->from != pg->stray_primary ||
+	    m->epoch < pg->left_epoch)
+		return;
+	pg->notify_heard = true;
 	if (!pg_has_copy(pg)) {
 		pg_stray_notify(pg, (int32_t)m->from); /* says EMPTY: the primary stops asking */
 		return;

@@ -331,6 +331,7 @@ struct pg_send_ctx {
 	size_t cap;
 	struct proto_enc enc;
 	uint32_t n, max;
+	uint32_t total; /* entries sent: ACTIVATE says how many came before it */
 };
 
 static void pg_send_flush(struct pg_send_ctx *c)
@@ -362,6 +363,7 @@ static void pg_send_entry(struct pg_send_ctx *c, const struct pg_entry *e)
 		proto_pg_log_entry_put(&c->enc, &le);
 	}
 	c->n++;
+	c->total++;
 }
 
 void pg_merge_activate_member(struct pg *pg, struct pg_peer *p)
@@ -397,6 +399,7 @@ void pg_merge_activate_member(struct pg *pg, struct pg_peer *p)
 	a.last_update = pg->info.lu;
 	a.tail = pg->info.tail;
 	a.les = pg->same_since;
+	a.count = c.total;
 	if (a.last_complete > a.last_update)
 		a.last_complete = a.last_update;
 	pg_send(pg, p->osd, PROTO_PG_ACTIVATE, &a);

@@ -12,6 +12,7 @@
  * lacks, and goes active. Recovery (pg_recovery.c) then makes every copy
  * whole. This file also dispatches messages and timers to the others.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,18 @@ static void pg_peer_free(struct pg_peer *p)
 void pg_peer_reset(struct pg *pg)
 {
 	pg_recovery_release(pg);
+	/* strays we heard hold a copy until told otherwise: the next peering asks them again */
+	for (unsigned int i = 0; i < pg->np; i++) {
+		const struct pg_peer *p = &pg->p[i];
+		bool known = false;
+
+		if (p->acting || !p->heard || (p->info.flags & PROTO_PG_INFO_F_EMPTY))
+			continue;
+		for (unsigned int k = 0; k < pg->nstrays; k++)
+			known |= pg->strays[k] == p->osd;
+		if (!known && pg->nstrays < PG_PROBE_MAX)
+			pg->strays[pg->nstrays++] = p->osd;
+	}
 	for (unsigned int i = 0; i < pg->np; i++)
 		pg_peer_free(&pg->p[i]);
 	pg->np = 0;
@@ -99,12 +112,18 @@ static void pg_peer_restart(struct pg *pg, const char *why)
 void pg_map(struct pg *pg, const struct pg_map *m)
 {
 	int32_t self = pg->env->self;
+
+	if (m->epoch > pg->map_epoch)
+		pg->map_epoch = m->epoch;
 	bool in = false, was_primary = pg->primary;
 	char who[PG_MAX_REPLICAS * 8] = "";
 
 	for (unsigned int i = 0; i < m->n; i++)
 		in |= m->acting[i] == self;
 	/* every copy follows the PG's history, member or not: a stray may be a witness later */
+	if ((in || pg_has_copy(pg)) && pg->info.pi.epoch == 0 && !pg_has_copy(pg) &&
+	    pg->info.les == 0)
+		pg->pi_unsure = true; /* new to this PG: what happened before is unknown to us */
 	if (in || pg_has_copy(pg)) {
 		uint32_t dropped = pg->info.pi.dropped;
 		int rc = pg_pi_advance(&pg->info.pi, m->epoch, m->gap_from, m->acting, m->n,
@@ -122,20 +141,28 @@ void pg_map(struct pg *pg, const struct pg_map *m)
 	pg->min_size = m->min_size;
 	if (!in) {
 		if (pg->nacting > 0 || pg->same_since == 0) {
+			/* the old interval's records are refused: from where the new one began */
+			uint32_t start = pg->info.pi.cur.first ? pg->info.pi.cur.first : m->epoch;
+
+			if (pg->nacting > 0)
+				pg->left_epoch = m->epoch;
 			pg->same_since = m->epoch;
-			if (pg->fence < m->epoch)
-				pg->fence = m->epoch; /* the old interval's records are refused */
+			if (pg->fence < start)
+				pg->fence = start;
 			pg->nacting = 0;
 			pg->primary = false;
 			pg_peer_reset(pg);
 			pg_scrub_stop(pg);
-			pg_act_reset(pg);
+			if (pg->act_epoch < m->epoch)
+				pg_act_reset(pg);
 			pg->phase = PG_PH_NONE;
 			pg->state = 0;
 			pg->env->ops->interval(pg->env->arg, pg);
 		}
+		if (pg->stray_primary != m->primary)
+			pg->notify_heard = false;
 		pg->stray_primary = m->primary;
-		if (pg_has_copy(pg) && m->primary >= 0)
+		if (pg_has_copy(pg) && m->primary >= 0 && !pg->notify_heard)
 			pg_stray_notify(pg, m->primary);
 		return;
 	}
@@ -157,7 +184,9 @@ void pg_map(struct pg *pg, const struct pg_map *m)
 		pg->fence = pg->same_since; /* records and pushes of older intervals are refused */
 	pg_peer_reset(pg);
 	pg_scrub_stop(pg);
-	pg_act_reset(pg);
+	/* entries of the new interval's activation may have come before this map */
+	if (pg->act_epoch < m->epoch)
+		pg_act_reset(pg);
 	pg->restart_wanted = false;
 	pg->env->ops->interval(pg->env->arg, pg);
 	if (!pg->primary) {
@@ -189,8 +218,12 @@ static void pg_peer_probe(struct pg *pg)
 			if (pg_osd_up(pg, iv->osd[j]))
 				pg_peer_add(pg, iv->osd[j], false);
 	}
-	/* intervals forgotten (the bound, a map gap): any up OSD may hold the history */
-	if (pg->info.pi.dropped > 0 || pg->pi_gap) {
+	for (unsigned int k = 0; k < pg->nstrays; k++)
+		if (pg_osd_up(pg, pg->strays[k]))
+			pg_peer_add(pg, pg->strays[k], false);
+	pg->nstrays = 0; /* those that still hold a copy answer and are kept again */
+	/* intervals forgotten (the bound, a map gap, new to it): any up OSD may hold the history */
+	if (pg->info.pi.dropped > 0 || pg->pi_gap || pg->pi_unsure) {
 		uint32_t max = pg->env->ops->max_osd(pg->env->arg);
 
 		for (uint32_t id = 0; id < max; id++)
@@ -266,6 +299,9 @@ void pg_peer_check(struct pg *pg)
 
 		if (p->acting && !p->answered)
 			return; /* members must answer (a dead one is marked down by a new map) */
+		/* blind to the history: every up OSD's answer, with the intervals it knows */
+		if ((pg->pi_unsure || pg->pi_gap) && !p->answered && pg_osd_up(pg, p->osd))
+			return;
 		members += p->acting;
 		if (p->heard && p->info.les > les)
 			les = p->info.les;
@@ -286,6 +322,18 @@ void pg_peer_check(struct pg *pg)
 					 (pg->p[i].info.flags & PROTO_PG_INFO_F_BACKFILL) ? " bf" : "");
 		pg_logf(pg, PG_LOG_DEBUG, "answers in: les %u, %u past intervals, heard%s", les,
 			pg->info.pi.n, buf);
+		buf[0] = '\0';
+		for (uint32_t k = 0; k < pg->info.pi.n && strlen(buf) < sizeof(buf) - 40; k++) {
+			const struct pg_pi_ent *iv = &pg->info.pi.e[k];
+
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), " [%u-%u%s", iv->first,
+				 iv->last, (iv->flags & PG_PI_F_ACTIVE) ? " A:" : ":");
+			for (unsigned int j = 0; j < iv->n; j++)
+				snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%d",
+					 j ? "," : "", iv->osd[j]);
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "]");
+		}
+		pg_logf(pg, PG_LOG_DEBUG, "past intervals:%s", buf);
 	}
 	if (pg->info.pi.dropped > 0) {
 		/* past intervals were forgotten (the bound): only every OSD's answer is proof */
@@ -466,6 +514,7 @@ void pg_peer_activate(struct pg *pg)
 	pg->info.les = pg->same_since;
 	pg_pi_trim(&pg->info.pi, pg->info.les); /* what came before is this interval's history now */
 	pg->pi_gap = false;
+	pg->pi_unsure = false;
 	pg_persist_info(pg);
 	/* versions go on after the newest entry, even within one epoch */
 	if (pg->seq_epoch < lu_epoch || (pg->seq_epoch == lu_epoch && pg->seq < lu_seq)) {
@@ -489,11 +538,18 @@ void pg_peer_info(struct pg *pg, const struct proto_pg *m, bool notify)
 	if (!notify && (i < 0 || m->epoch != pg->same_since))
 		return;
 	if (notify && i < 0) {
+		struct proto_pg q = pg_hdr(pg);
+
 		if (pg->phase == PG_PH_NONE || (m->flags & PROTO_PG_INFO_F_EMPTY))
 			return;
 		p = pg_peer_add(pg, (int32_t)m->from, false);
 		if (p == NULL)
 			return;
+		/* asked like any copy: its answer (INFO) is what peering records */
+		p->queried = true;
+		p->query_ms = pg_now(pg);
+		pg_send(pg, p->osd, PROTO_PG_QUERY, &q);
+		return;
 	} else {
 		p = &pg->p[i];
 	}
@@ -570,10 +626,21 @@ void pg_update_state(struct pg *pg)
 
 /* --------------------------------------------------------------- dispatch */
 
-void pg_msg(struct pg *pg, uint16_t type, const struct proto_pg *m)
+static void pg_msg_do(struct pg *pg, uint16_t type, const struct proto_pg *m);
+
+int pg_msg(struct pg *pg, uint16_t type, const struct proto_pg *m)
 {
+	/* a primary of a newer map: we might still think we lead the PG; wait for the map */
+	if (m->epoch > pg->map_epoch)
+		return -EAGAIN;
 	if (pg->destroying && type != PROTO_PG_QUERY)
-		return;
+		return 0;
+	pg_msg_do(pg, type, m);
+	return 0;
+}
+
+static void pg_msg_do(struct pg *pg, uint16_t type, const struct proto_pg *m)
+{
 	switch (type) {
 	case PROTO_PG_QUERY:
 		return pg_member_query(pg, m);
@@ -615,7 +682,7 @@ void pg_tick(struct pg *pg)
 		return;
 	if (!pg->primary) {
 		if (pg->nacting == 0 && pg_has_copy(pg) && pg->stray_primary >= 0 &&
-		    now - pg->notify_ms >= PG_NOTIFY_MS)
+		    !pg->notify_heard && now - pg->notify_ms >= PG_NOTIFY_MS)
 			pg_stray_notify(pg, pg->stray_primary);
 		return;
 	}
