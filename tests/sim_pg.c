@@ -1607,6 +1607,28 @@ int main(int argc, char **argv)
 		uint64_t s = seed + r;
 
 		if (s_run(s, steps) != 0) {
+			if (s_watch_pg >= 0) {
+				char wn[16];
+
+				s_name(s_watch_name, wn, sizeof(wn));
+				for (int o = 0; o < S_OSDS; o++) {
+					const struct pg *q = s_osd[o].pg[s_watch_pg];
+
+					if (q == NULL)
+						continue;
+					printf("  osd.%d log of %s (lu %llx lc %llx tail %llx):", o, wn,
+					       (unsigned long long)q->info.lu,
+					       (unsigned long long)q->info.lc,
+					       (unsigned long long)q->info.tail);
+					for (uint32_t i = 0; i < q->log.n; i++) {
+						const struct pg_entry *e = &q->log.e[q->log.head + i];
+
+						if (!strcmp(e->name, wn))
+							printf(" %llx/%u", (unsigned long long)e->v, e->op);
+					}
+					printf("\n");
+				}
+			}
 			failed++;
 			printf("FAIL seed %llu at step %llu: %s\n", (unsigned long long)s,
 			       (unsigned long long)s_step, s_why);

@@ -249,6 +249,7 @@ struct pg {
 	int32_t stray_primary; /* stray: the primary to notify, -1 = none */
 	uint32_t left_epoch;   /* the map epoch we last left the acting set at (0: not seen) */
 	bool notify_heard;     /* the primary asked us (QUERY) or told us (DELETE) since */
+	uint32_t notify_epoch; /* ... in the interval that began then */
 	bool pi_gap;	       /* map epochs were missed since les: the history may be unknown */
 	bool pi_unsure;	       /* we did not follow this PG's maps: our past intervals are blind */
 	/* primary */
@@ -257,6 +258,7 @@ struct pg {
 	int32_t strays[PG_PROBE_MAX]; /* copies outside the acting set we heard of: asked again */
 	unsigned int nstrays;
 	int auth; /* index in p[], -1 = ourselves */
+	int base; /* self-backfill: the copy scanned for what the log does not name */
 	uint64_t auth_lu;
 	bool self_backfill;
 	int fetch; /* the peer whose log is being fetched, -1 = none */

@@ -55,6 +55,7 @@ struct pg *pg_create(const struct pg_env *env, uint32_t pool, uint32_t id)
 	pg->pool = pool;
 	pg->id = id;
 	pg->auth = -1;
+	pg->base = -1;
 	pg->fetch = -1;
 	pg->stray_primary = -1;
 	return pg;

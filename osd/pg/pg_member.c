@@ -38,8 +38,10 @@ void pg_member_query(struct pg *pg, const struct proto_pg *m)
 		return; /* a query of an interval that already ended */
 	pg->fence = m->epoch; /* from now on older ring records are refused */
 	pg->stalled = false;  /* the primary learns what we hold and repairs it */
-	if ((int32_t)m->from == pg->stray_primary)
+	if ((int32_t)m->from == pg->stray_primary) {
 		pg->notify_heard = true;
+		pg->notify_epoch = pg->info.pi.cur.first;
+	}
 	pg_act_reset(pg);
 	if (pg->tx_inflight == 0)
 		return pg_member_answer(pg, (int32_t)m->from, m->epoch);
@@ -236,6 +238,7 @@ void pg_member_delete(struct pg *pg, const struct proto_pg *m)
 	    m->epoch < pg->left_epoch)
 		return;
 	pg->notify_heard = true;
+	pg->notify_epoch = pg->info.pi.cur.first;
 	if (!pg_has_copy(pg)) {
 		pg_stray_notify(pg, (int32_t)m->from); /* says EMPTY: the primary stops asking */
 		return;

@@ -17,6 +17,7 @@
  *    longer name them (behind the tail), the copy is rebuilt by a scan.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,13 +28,22 @@ static bool pg_info_complete(const struct proto_pg *a)
 	return a->last_complete >= a->last_update && !(a->flags & PROTO_PG_INFO_F_BACKFILL);
 }
 
+/*
+ * The newest log is the history, whatever the copy's objects are like:
+ * every copy's log holds every entry after its tail. On a tie, a copy that
+ * is not being backfilled, then a complete one, then the longer log.
+ */
 static bool pg_info_better(const struct proto_pg *a, const struct proto_pg *b)
 {
+	bool bfa = a->flags & PROTO_PG_INFO_F_BACKFILL, bfb = b->flags & PROTO_PG_INFO_F_BACKFILL;
+
 	if (a->last_update != b->last_update)
 		return a->last_update > b->last_update;
+	if (bfa != bfb)
+		return !bfa;
 	if (pg_info_complete(a) != pg_info_complete(b))
 		return pg_info_complete(a);
-	return a->tail < b->tail; /* the longer log can serve more copies */
+	return a->tail < b->tail;
 }
 
 /* A copy whose objects can be trusted as far as its log says (not being backfilled). */
@@ -42,22 +52,41 @@ static bool pg_info_usable(const struct proto_pg *a)
 	return !(a->flags & (PROTO_PG_INFO_F_EMPTY | PROTO_PG_INFO_F_BACKFILL));
 }
 
+/*
+ * Rebuilding our copy by a scan needs a copy whose objects are right for
+ * everything the log does not name (changed at or before its tail): the
+ * auth when it is not itself being backfilled, else another such copy
+ * complete up to that tail. -1 when none was heard.
+ */
+static int pg_merge_base(const struct pg *pg, uint64_t tail)
+{
+	int best = -1;
+
+	if (pg->auth >= 0 && pg_info_usable(&pg->p[pg->auth].info))
+		return pg->auth;
+	for (unsigned int i = 0; i < pg->np; i++) {
+		const struct proto_pg *in = &pg->p[i].info;
+
+		if (!pg->p[i].heard || !pg_info_usable(in) || in->last_complete < tail ||
+		    in->last_update < tail)
+			continue;
+		if (best < 0 || in->last_update > pg->p[best].info.last_update)
+			best = (int)i;
+	}
+	return best;
+}
+
 int pg_merge_choose(struct pg *pg)
 {
 	struct proto_pg best;
-	bool have, any_data = pg_has_copy(pg);
+	bool have = pg_has_copy(pg);
 
 	pg_info_msg(pg, &best);
-	have = pg_info_usable(&best);
 	pg->auth = -1;
-	/* backfill copies are never the history: their objects may be missing anything */
 	for (unsigned int i = 0; i < pg->np; i++) {
 		const struct pg_peer *p = &pg->p[i];
 
-		if (!p->heard)
-			continue;
-		any_data |= !(p->info.flags & PROTO_PG_INFO_F_EMPTY);
-		if (!pg_info_usable(&p->info))
+		if (!p->heard || (p->info.flags & PROTO_PG_INFO_F_EMPTY))
 			continue;
 		if (!have || pg_info_better(&p->info, &best)) {
 			best = p->info;
@@ -65,16 +94,8 @@ int pg_merge_choose(struct pg *pg)
 			have = true;
 		}
 	}
-	if (!have && any_data) {
-		pg_logf(pg, PG_LOG_ERROR, "every copy heard from is being rebuilt by backfill: "
-					  "incomplete until a complete one answers");
-		pg->phase = PG_PH_DOWN;
-		pg->state |= PROTO_PGS_INCOMPLETE;
-		pg_update_state(pg);
-		return -EAGAIN;
-	}
-	pg->state &= ~PROTO_PGS_INCOMPLETE;
 	pg->auth_lu = have ? best.last_update : 0;
+	pg->base = -1;
 	if (pg->auth >= 0) {
 		const struct proto_pg *a = &pg->p[pg->auth].info;
 
@@ -82,11 +103,32 @@ int pg_merge_choose(struct pg *pg)
 		if (pg->info.backfill || pg->info.lu < a->tail ||
 		    (!pg_has_copy(pg) && a->tail > 0))
 			pg->self_backfill = true;
+	} else if (pg->info.backfill) {
+		pg->self_backfill = true; /* the history is ours, our objects a backfill's */
 	}
-	pg_logf(pg, PG_LOG_INFO, "authoritative copy osd.%d (last_update %llx, tail %llx)%s",
-		pg->auth < 0 ? pg->env->self : pg->p[pg->auth].osd,
-		(unsigned long long)best.last_update, (unsigned long long)best.tail,
-		pg->self_backfill ? "; ours is rebuilt by a scan of it" : "");
+	if (pg->self_backfill) {
+		pg->base = pg_merge_base(pg, best.tail);
+		if (pg->base < 0) {
+			pg_logf(pg, PG_LOG_ERROR, "no copy heard from holds the objects older than "
+						  "the log (v%llx): incomplete until one answers",
+				(unsigned long long)best.tail);
+			pg->phase = PG_PH_DOWN;
+			pg->state |= PROTO_PGS_INCOMPLETE;
+			pg_update_state(pg);
+			return -EAGAIN;
+		}
+	}
+	pg->state &= ~PROTO_PGS_INCOMPLETE;
+	{
+		char how[64] = "";
+
+		if (pg->self_backfill)
+			snprintf(how, sizeof(how), "; ours is rebuilt by a scan of osd.%d",
+				 pg->p[pg->base].osd);
+		pg_logf(pg, PG_LOG_INFO, "authoritative copy osd.%d (last_update %llx, tail %llx)%s",
+			pg->auth < 0 ? pg->env->self : pg->p[pg->auth].osd,
+			(unsigned long long)best.last_update, (unsigned long long)best.tail, how);
+	}
 	return 0;
 }
 
@@ -166,7 +208,9 @@ int pg_merge_auth(struct pg *pg)
 		pg->info.lu = pg->auth_lu;
 		pg->info.lc = 0;
 		pg->info.backfill = true;
-		pg_set_clear(&pg->missing);
+		/* what the log names must be as it says (also where no listing has it) */
+		if (rc == 0)
+			rc = pg_merge_own_missing(pg, 0);
 		t->info = true;
 		return rc != 0 ? rc : pg_persist(pg, t);
 	}

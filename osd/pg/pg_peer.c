@@ -83,6 +83,7 @@ void pg_peer_reset(struct pg *pg)
 		pg_peer_free(&pg->p[i]);
 	pg->np = 0;
 	pg->auth = -1;
+	pg->base = -1;
 	pg->auth_lu = 0;
 	pg->self_backfill = false;
 	pg_set_clear(&pg->missing);
@@ -159,7 +160,8 @@ void pg_map(struct pg *pg, const struct pg_map *m)
 			pg->state = 0;
 			pg->env->ops->interval(pg->env->arg, pg);
 		}
-		if (pg->stray_primary != m->primary)
+		/* a new primary, or a new interval of it: it may not know of us */
+		if (pg->stray_primary != m->primary || pg->notify_epoch != pg->info.pi.cur.first)
 			pg->notify_heard = false;
 		pg->stray_primary = m->primary;
 		if (pg_has_copy(pg) && m->primary >= 0 && !pg->notify_heard)
@@ -256,19 +258,21 @@ void pg_peer_start(struct pg *pg)
 	pg_peer_check(pg);
 }
 
-/* Heard from, and whether its copy can be trusted (not being backfilled): pg_pi_check. */
-static int pg_prior_heard(void *arg, int32_t id)
+/* Heard from, with the epoch it last went active in (pg_pi_check). */
+static int pg_prior_heard(void *arg, int32_t id, uint32_t *les_out)
 {
 	struct pg *pg = arg;
 	int i;
 
-	if (id == pg->env->self)
-		return pg->info.backfill ? PG_PI_HEARD_PART : PG_PI_HEARD_FULL;
+	if (id == pg->env->self) {
+		*les_out = pg->info.les;
+		return 1;
+	}
 	i = pg_peer_index(pg, id);
 	if (i < 0 || !pg->p[i].heard)
 		return 0;
-	return (pg->p[i].info.flags & PROTO_PG_INFO_F_BACKFILL) ? PG_PI_HEARD_PART
-								 : PG_PI_HEARD_FULL;
+	*les_out = pg->p[i].info.les;
+	return 1;
 }
 
 static bool pg_prior_up(void *arg, int32_t id)
@@ -509,8 +513,8 @@ void pg_peer_activate(struct pg *pg)
 			pg_merge_member_plain(pg, p);
 		pg_merge_activate_member(pg, p);
 	}
-	if (pg->auth < 0 && !pg->self_backfill)
-		pg_merge_own_missing(pg, pg->info.lc);
+	if (pg->auth < 0)
+		pg_merge_own_missing(pg, pg->self_backfill ? 0 : pg->info.lc);
 	pg->info.les = pg->same_since;
 	pg_pi_trim(&pg->info.pi, pg->info.les); /* what came before is this interval's history now */
 	pg->pi_gap = false;
@@ -535,8 +539,12 @@ void pg_peer_info(struct pg *pg, const struct proto_pg *m, bool notify)
 	struct pg_peer *p;
 	unsigned int merged = 0;
 
-	if (!notify && (i < 0 || m->epoch != pg->same_since))
-		return;
+	/* an answer to an older round still says a copy is there: asked again, like a notify */
+	if (!notify && (i < 0 || m->epoch != pg->same_since)) {
+		if (i >= 0 || m->epoch > pg->same_since)
+			return; /* a known one answers this round anyway; a newer one is not ours */
+		notify = true;
+	}
 	if (notify && i < 0) {
 		struct proto_pg q = pg_hdr(pg);
 

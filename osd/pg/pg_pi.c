@@ -188,18 +188,17 @@ enum pg_pi_verdict pg_pi_check(const struct pg_pi *pi, uint32_t les,
 
 	for (uint32_t i = 0; i < pi->n; i++) {
 		const struct pg_pi_ent *e = &pi->e[i];
-		bool heard = false, up = false, all = true;
+		bool heard = false, up = false;
 
 		if (e->last < les || !(e->flags & PG_PI_F_ACTIVE))
 			continue;
 		for (unsigned int k = 0; k < e->n && !heard; k++) {
-			int h = probe->heard(probe->arg, e->osd[k]);
+			uint32_t mles = 0;
 
-			heard = h == PG_PI_HEARD_FULL;
-			all &= h != 0;
-			up |= h == 0 && probe->up(probe->arg, e->osd[k]);
+			heard = probe->heard(probe->arg, e->osd[k], &mles) != 0;
+			up |= !heard && probe->up(probe->arg, e->osd[k]);
 		}
-		if (heard || all)
+		if (heard)
 			continue;
 		if (up) {
 			if (v == PG_PI_OK)

@@ -56,15 +56,12 @@ void pg_pi_trim(struct pg_pi *pi, uint32_t les);
 int pg_pi_merge(struct pg_pi *pi, const struct pg_pi_ent *e);
 
 /*
- * Callbacks of pg_pi_check. heard: PG_PI_HEARD_FULL (it answered and its
- * copy can be trusted), PG_PI_HEARD_PART (it answered, but its copy is
- * being rebuilt by backfill), 0 (not heard); up: is it up now (and may
- * still answer).
+ * Callbacks of pg_pi_check. heard: 1 and the copy's les (the epoch of the
+ * last interval it went active in) if it answered, else 0; up: is it up
+ * now (and may still answer).
  */
-#define PG_PI_HEARD_PART 1
-#define PG_PI_HEARD_FULL 2
 struct pg_pi_probe {
-	int (*heard)(void *arg, int32_t osd);
+	int (*heard)(void *arg, int32_t osd, uint32_t *les_out);
 	bool (*up)(void *arg, int32_t osd);
 	void *arg;
 };
@@ -77,10 +74,13 @@ enum pg_pi_verdict {
 
 /*
  * The prior-set rule. For each closed interval with last >= les that may
- * have gone active: fine if one of its members was heard from with a
- * copy that can be trusted, or if every member was heard from (then
- * whatever it acknowledged was carried into a later interval: a member
- * being backfilled acknowledges nothing alone); else WAIT
+ * have gone active: fine if one of its members was heard from. A member
+ * with les >= the interval's first epoch went active in it or later: its
+ * log holds what the interval acknowledged, and the newest log among the
+ * copies heard holds it too. A member with an older les proves the
+ * interval acknowledged nothing: every member commits an acknowledged
+ * write, and only after its activation in that interval (which sets les).
+ * Else WAIT
  * if one is up; else DOWN, and its members go into blocked_out (distinct
  * ids, at most max; *nblocked_out counts them).
  */

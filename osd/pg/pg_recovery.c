@@ -95,8 +95,8 @@ static bool pg_source_ok(const struct pg *pg, const struct pg_peer *p, uint64_t 
 
 	if (!p->heard || !pg_osd_up(pg, p->osd) || (in->flags & PROTO_PG_INFO_F_EMPTY))
 		return false;
-	if (want == PG_V_ANY)
-		return pg->auth >= 0 && p == &pg->p[pg->auth];
+	if (want == PG_V_ANY) /* what the log does not name: as the base copy holds it */
+		return pg->base >= 0 && p == &pg->p[pg->base];
 	return in->last_update >= want;
 }
 
@@ -109,6 +109,9 @@ static int pg_source(const struct pg *pg, uint64_t want, uint32_t k)
 	int order[PG_PROBE_MAX + 1];
 	unsigned int n = 0;
 
+	if (want == PG_V_ANY)
+		return k == 0 && pg->base >= 0 && pg_source_ok(pg, &pg->p[pg->base], want) ? pg->base
+											      : -1;
 	if (pg->auth >= 0 && pg_source_ok(pg, &pg->p[pg->auth], want))
 		order[n++] = pg->auth;
 	for (int pass = 0; pass < 3; pass++) {
@@ -267,7 +270,7 @@ void pg_obj_arrived(struct pg *pg, const char *name, uint64_t version)
 /* Is our own copy of name known to be right (not missing, not awaiting our own backfill)? */
 static bool pg_own_ok(const struct pg *pg, const char *name)
 {
-	const struct pg_peer *a = pg->self_backfill && pg->auth >= 0 ? &pg->p[pg->auth] : NULL;
+	const struct pg_peer *a = pg->self_backfill && pg->base >= 0 ? &pg->p[pg->base] : NULL;
 
 	if (pg_set_find(&pg->missing, name) != NULL)
 		return false;
@@ -379,8 +382,8 @@ int pg_obj_range(struct pg *pg, const char *pos, const char *hi, unsigned int wh
 
 static struct pg_peer *pg_bf_peer(struct pg *pg, bool *self)
 {
-	*self = pg->self_backfill && pg->auth >= 0;
-	return *self ? &pg->p[pg->auth] : NULL;
+	*self = pg->self_backfill && pg->base >= 0;
+	return *self ? &pg->p[pg->base] : NULL;
 }
 
 /* One scanned batch of p's objects against ours: what differs goes to `dst`. */
@@ -454,7 +457,7 @@ static void pg_bf_step(struct pg *pg, struct pg_peer *p, bool self, uint64_t now
 	if (p->bf_done)
 		return;
 	/* a member is compared with our copy: only once ours was compared with the auth's */
-	if (!self && pg->self_backfill && pg->auth >= 0 && !pg->p[pg->auth].bf_done)
+	if (!self && pg->self_backfill && pg->base >= 0 && !pg->p[pg->base].bf_done)
 		return;
 	if (p->bf_remote != NULL)
 		return pg_bf_merge(pg, p, self);
@@ -500,7 +503,7 @@ void pg_recovery_scan(struct pg *pg, const struct proto_pg *m)
 		o->crc = e.crc;
 	}
 	p->bf_remote_last = (m->flags & PROTO_PG_F_LAST) != 0;
-	pg_bf_step(pg, p, i == pg->auth && pg->self_backfill, pg_now(pg));
+	pg_bf_step(pg, p, i == pg->base && pg->self_backfill, pg_now(pg));
 }
 
 bool pg_obj_ready(struct pg *pg, const char *name)
