@@ -154,7 +154,7 @@ struct s_msg {
 	uint8_t *frame; /* S_M_PG: an encoded proto frame */
 	size_t len;
 	uint32_t epoch;
-	uint64_t v;
+	uint64_t v, prev;
 	uint16_t op;
 	int oname;
 	struct s_obj oval; /* REC / PUSH: the object after it */
@@ -893,6 +893,7 @@ static void s_op_order(struct s_osd *o, struct s_op *op)
 
 		r->epoch = o->map_epoch;
 		r->v = op->v;
+		r->prev = pt->prev;
 		r->op = op->remove ? PROTO_OP_REMOVE : PROTO_OP_WRITE_FULL;
 		r->oname = op->oname;
 		r->oval = t->oval;
@@ -1031,7 +1032,7 @@ static bool s_deliver(struct s_msg *m)
 		struct s_msg *a;
 
 		s_name(m->oname, name, sizeof(name));
-		rc = pg_rec_prepare(pg, m->epoch, m->v, m->op, name, &pt);
+		rc = pg_rec_prepare(pg, m->epoch, m->v, m->prev, m->op, name, &pt);
 		if (rc == 0 && rn(200) == 0) {
 			/* a store that refuses now and then (ENOSPC): the record fails here */
 			pg_rec_cancel(pg, m->v, -ENOSPC);

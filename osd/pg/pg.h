@@ -91,6 +91,7 @@ struct pg_info {
 /* What one transaction changes in the PG's persisted state (pg_env.persist). */
 struct pg_txn {
 	uint64_t token; /* pg_committed(pg, token) when durable */
+	uint64_t prev;	/* pg_op_prepare: the entry before this op's (its record carries it) */
 	/* entries to write at their version (append, or overwrite with a marker) */
 	struct pg_entry *put; /* names borrowed from the log: valid while t is being persisted */
 	uint32_t nput, capput;
@@ -329,12 +330,14 @@ void pg_repl_failed(struct pg *pg, int32_t osd, uint64_t v, int rc);
 
 /* ----- ring records (member) */
 /*
- * A replication record of interval epoch `epoch`: 0 = apply it with *t_out
- * in its transaction, -ESTALE = fenced (an older interval's), -EAGAIN =
- * stalled (an earlier record failed here).
+ * A replication record of interval epoch `epoch`, entry v following entry
+ * prev on the primary: 0 = apply it with *t_out in its transaction,
+ * -ESTALE = fenced (an older interval's), -EAGAIN = stalled (an earlier
+ * record failed here, or one is missing before it: our log must not have
+ * a hole, the primary peers again).
  */
-int pg_rec_prepare(struct pg *pg, uint32_t epoch, uint64_t v, uint16_t op, const char *name,
-		   struct pg_txn **t_out);
+int pg_rec_prepare(struct pg *pg, uint32_t epoch, uint64_t v, uint64_t prev, uint16_t op,
+		   const char *name, struct pg_txn **t_out);
 void pg_rec_cancel(struct pg *pg, uint64_t v, int rc);
 /*
  * A push of interval `epoch` bringing name to `version` (0 = absent) may be

@@ -352,9 +352,11 @@ out:
 
 /* ------------------------------------------------------------ ring records */
 
-int pg_rec_prepare(struct pg *pg, uint32_t epoch, uint64_t v, uint16_t op, const char *name,
-		   struct pg_txn **t_out)
+int pg_rec_prepare(struct pg *pg, uint32_t epoch, uint64_t v, uint64_t prev, uint16_t op,
+		   const char *name, struct pg_txn **t_out)
 {
+	const struct pg_entry *last = pg_log_newest(&pg->log);
+	uint64_t ours = last ? last->v : pg->info.tail;
 	struct pg_txn *t;
 	int rc;
 
@@ -362,6 +364,15 @@ int pg_rec_prepare(struct pg *pg, uint32_t epoch, uint64_t v, uint16_t op, const
 		return -ESTALE;
 	if (pg->stalled || pg->destroying)
 		return -EAGAIN;
+	/* the entry before it must be our newest (a resent one we hold already is fine) */
+	if (prev != ours && !pg_log_has(&pg->log, v, name)) {
+		pg_logf(pg, PG_LOG_WARN, "record v%llx follows v%llx, our log ends at v%llx: one "
+					 "is missing; refusing the interval's records until the "
+					 "primary peers again",
+			(unsigned long long)v, (unsigned long long)prev, (unsigned long long)ours);
+		pg->stalled = true;
+		return -EAGAIN;
+	}
 	t = pg_txn_begin(pg);
 	rc = pg_log_append_tx(pg, v, op, name, t);
 	if (rc != 0)

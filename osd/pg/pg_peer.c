@@ -781,10 +781,13 @@ uint64_t pg_op_version(struct pg *pg, uint32_t epoch)
 int pg_op_prepare(struct pg *pg, uint64_t v, uint16_t op, const char *name, struct pg_txn **t_out)
 {
 	struct pg_txn *t = pg_txn_begin(pg);
+	const struct pg_entry *last = pg_log_newest(&pg->log);
+	uint64_t prev = last ? last->v : pg->info.tail;
 	int rc = pg_log_append_tx(pg, v, op, name, t);
 
 	if (rc != 0)
 		return rc;
+	t->prev = prev;
 	t->token = ++pg->tx_token;
 	pg->tx_inflight++;
 	*t_out = t;
