@@ -185,7 +185,10 @@ int pg_merge_auth(struct pg *pg)
 	int rc = 0;
 
 	/* the auth as a member: its own log names what it misses (after its last_complete) */
-	if (pg->p[pg->auth].acting) {
+	if (pg->p[pg->auth].acting && (a->flags & PROTO_PG_INFO_F_BACKFILL)) {
+		pg->p[pg->auth].backfill = true; /* its log is the history, its objects are not */
+		pg->p[pg->auth].missing_done = true;
+	} else if (pg->p[pg->auth].acting) {
 		struct pg_peer *ap = &pg->p[pg->auth];
 
 		ap->fork = a->last_update;

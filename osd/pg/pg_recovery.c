@@ -416,8 +416,12 @@ static void pg_bf_merge(struct pg *pg, struct pg_peer *p, bool self)
 
 			if (want == PG_V_ANY)
 				want = r ? r->version : 0;
-			if (l ? l->version != want : want != 0)
+			if (l ? l->version != want : want != 0) {
+				pg_logf(pg, PG_LOG_DEBUG, "our %s is v%llx, wanted v%llx", name,
+					(unsigned long long)(l ? l->version : 0),
+					(unsigned long long)want);
 				pg_set_add(dst, name, want, 0);
+			}
 		} else if (l == NULL || r == NULL || l->version != r->version ||
 			   l->size != r->size || pg_set_find(&pg->missing, name)) {
 			/* equal to ours proves nothing while ours is still to be recovered */
