@@ -219,6 +219,8 @@ void pg_stray_notify(struct pg *pg, int32_t primary)
 	struct proto_pg n;
 
 	pg_info_msg(pg, &n);
+	/* our map's epoch: a primary that has not seen it yet waits for it (pg_msg) */
+	n.epoch = pg->map_epoch ? pg->map_epoch : n.epoch;
 	pg->notify_ms = pg_now(pg);
 	pg_send(pg, primary, PROTO_PG_NOTIFY, &n);
 }

@@ -106,8 +106,9 @@ int pg_merge_choose(struct pg *pg)
 	} else if (pg->info.backfill) {
 		pg->self_backfill = true; /* the history is ours, our objects a backfill's */
 	}
+	/* where what the log does not name comes from (a rollback can need it too) */
+	pg->base = pg_merge_base(pg, best.tail);
 	if (pg->self_backfill) {
-		pg->base = pg_merge_base(pg, best.tail);
 		if (pg->base < 0) {
 			pg_logf(pg, PG_LOG_ERROR, "no copy heard from holds the objects older than "
 						  "the log (v%llx): incomplete until one answers",
