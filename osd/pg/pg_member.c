@@ -251,7 +251,15 @@ void pg_member_delete(struct pg *pg, const struct proto_pg *m)
 	if (rc != 0) {
 		pg_logf(pg, PG_LOG_ERROR, "removing the stray copy: %s", strerror(-rc));
 		pg->destroying = false;
+		return;
 	}
+	/*
+	 * In memory the copy is gone at once: what is persisted after the
+	 * removal (the info of a map, say) must describe the empty copy it
+	 * follows, not the old one.
+	 */
+	pg_log_clear(&pg->log);
+	memset(&pg->info, 0, sizeof(pg->info));
 }
 
 void pg_destroyed(struct pg *pg, int rc)
@@ -261,8 +269,6 @@ void pg_destroyed(struct pg *pg, int rc)
 		pg_logf(pg, PG_LOG_ERROR, "removing the stray copy: %s", strerror(-rc));
 		return;
 	}
-	pg_log_clear(&pg->log);
-	memset(&pg->info, 0, sizeof(pg->info));
 	pg_logf(pg, PG_LOG_INFO, "stray copy removed");
 	if (pg->stray_primary >= 0)
 		pg_stray_notify(pg, pg->stray_primary);
@@ -406,7 +412,8 @@ int pg_push_accept(struct pg *pg, uint32_t epoch, const char *name, uint64_t ver
 {
 	const struct pg_entry *e;
 
-	if (epoch < pg->fence || pg->destroying)
+	/* a copy outside the acting set takes no pushes (it would hold what no log names) */
+	if (epoch < pg->fence || pg->destroying || (pg->nacting == 0 && !pg->primary))
 		return -ESTALE;
 	e = pg_log_newest_of(&pg->log, name, UINT64_MAX);
 	if (e != NULL && (e->op == PROTO_OP_REMOVE ? version != 0 : version != e->v)) {
