@@ -209,6 +209,7 @@ struct s_osd {
 struct s_map {
 	uint32_t epoch;
 	bool up[S_OSDS], in[S_OSDS];
+	uint32_t up_from[S_OSDS]; /* the epoch its running process booted in */
 };
 
 static struct s_osd s_osd[S_OSDS];
@@ -722,7 +723,8 @@ static void s_osd_map(struct s_osd *o, uint32_t epoch)
 		int32_t acting[S_SIZE];
 		unsigned int n = s_acting(m, g, acting);
 		struct pg_map pm = {.epoch = epoch, .acting = acting, .n = n, .size = S_SIZE,
-				    .min_size = S_MINSIZE, .primary = n ? acting[0] : -1};
+				    .min_size = S_MINSIZE, .primary = n ? acting[0] : -1,
+				    .primary_up_from = n ? m->up_from[acting[0]] : 0};
 
 		pg_map(o->pg[g], &pm);
 		/* ops of a PG we no longer lead: -ESTALE, the client resends to the new one */
@@ -837,6 +839,7 @@ static void s_osd_start(struct s_osd *o)
 		struct s_map m = *s_map_cur();
 
 		m.up[o->id] = true;
+		m.up_from[o->id] = s_nmaps + 1;
 		s_map_push(&m);
 	}
 }

@@ -251,6 +251,7 @@ struct pg {
 	uint32_t left_epoch;   /* the map epoch we last left the acting set at (0: not seen) */
 	bool notify_heard;     /* the primary asked us (QUERY) or told us (DELETE) since */
 	uint32_t notify_epoch; /* ... in the interval that began then */
+	uint32_t notify_up_from; /* ... and the primary's process that asked */
 	bool pi_gap;	       /* map epochs were missed since les: the history may be unknown */
 	bool pi_unsure;	       /* we did not follow this PG's maps: our past intervals are blind */
 	/* primary */
@@ -301,6 +302,7 @@ struct pg_map {
 	unsigned int n;
 	unsigned int size, min_size; /* the pool's */
 	int32_t primary;	     /* acting[0], or -1 */
+	uint32_t primary_up_from;    /* the epoch the primary's process booted in */
 };
 void pg_map(struct pg *pg, const struct pg_map *m);
 

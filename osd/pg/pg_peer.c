@@ -160,9 +160,11 @@ void pg_map(struct pg *pg, const struct pg_map *m)
 			pg->state = 0;
 			pg->env->ops->interval(pg->env->arg, pg);
 		}
-		/* a new primary, or a new interval of it: it may not know of us */
-		if (pg->stray_primary != m->primary || pg->notify_epoch != pg->info.pi.cur.first)
+		/* a new primary, a new interval, or a restarted primary: it may not know of us */
+		if (pg->stray_primary != m->primary || pg->notify_epoch != pg->info.pi.cur.first ||
+		    pg->notify_up_from != m->primary_up_from)
 			pg->notify_heard = false;
+		pg->notify_up_from = m->primary_up_from;
 		pg->stray_primary = m->primary;
 		if (pg_has_copy(pg) && m->primary >= 0 && !pg->notify_heard)
 			pg_stray_notify(pg, m->primary);
