@@ -722,9 +722,13 @@ static void s_osd_map(struct s_osd *o, uint32_t epoch)
 	for (int g = 0; g < S_PGS; g++) {
 		int32_t acting[S_SIZE];
 		unsigned int n = s_acting(m, g, acting);
+		uint32_t upf[S_SIZE];
 		struct pg_map pm = {.epoch = epoch, .acting = acting, .n = n, .size = S_SIZE,
 				    .min_size = S_MINSIZE, .primary = n ? acting[0] : -1,
-				    .primary_up_from = n ? m->up_from[acting[0]] : 0};
+				    .primary_up_from = n ? m->up_from[acting[0]] : 0, .up_from = upf};
+
+		for (unsigned int i = 0; i < n; i++)
+			upf[i] = m->up_from[acting[i]];
 
 		pg_map(o->pg[g], &pm);
 		/* ops of a PG we no longer lead: -ESTALE, the client resends to the new one */

@@ -232,6 +232,7 @@ struct pg {
 	uint32_t same_since;
 	uint32_t fence; /* ring records of intervals before this epoch are refused */
 	int32_t acting[PG_MAX_REPLICAS];
+	uint32_t acting_up_from[PG_MAX_REPLICAS];
 	unsigned int nacting;
 	unsigned int size, min_size;
 	bool primary;
@@ -303,6 +304,12 @@ struct pg_map {
 	unsigned int size, min_size; /* the pool's */
 	int32_t primary;	     /* acting[0], or -1 */
 	uint32_t primary_up_from;    /* the epoch the primary's process booted in */
+	/*
+	 * The epoch each member's running process booted in: a member that
+	 * restarted lost what it had not committed, so the interval starts
+	 * over even with the same members. NULL: unknown (never a change).
+	 */
+	const uint32_t *up_from;
 };
 void pg_map(struct pg *pg, const struct pg_map *m);
 

@@ -94,7 +94,11 @@ void pg_peer_reset(struct pg *pg)
 
 static bool pg_acting_same(const struct pg *pg, const struct pg_map *m)
 {
-	return pg->nacting == m->n && !memcmp(pg->acting, m->acting, m->n * sizeof(*m->acting));
+	if (pg->nacting != m->n || memcmp(pg->acting, m->acting, m->n * sizeof(*m->acting)))
+		return false;
+	/* the same members, but one of them restarted: a new interval all the same */
+	return m->up_from == NULL ||
+	       !memcmp(pg->acting_up_from, m->up_from, m->n * sizeof(*m->up_from));
 }
 
 /* Start over in the same interval (a down PG after a map, a replica that failed). */
@@ -182,6 +186,10 @@ void pg_map(struct pg *pg, const struct pg_map *m)
 	}
 	pg->same_since = m->epoch;
 	memcpy(pg->acting, m->acting, m->n * sizeof(*m->acting));
+	if (m->up_from)
+		memcpy(pg->acting_up_from, m->up_from, m->n * sizeof(*m->up_from));
+	else
+		memset(pg->acting_up_from, 0, sizeof(pg->acting_up_from));
 	pg->nacting = m->n;
 	pg->primary = m->acting[0] == self;
 	if (pg->fence < pg->same_since)
