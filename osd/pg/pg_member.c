@@ -63,7 +63,12 @@ void pg_member_settled(struct pg *pg)
 		pg_peer_start(pg);
 }
 
-/* LOG_REQ: our entries after m->after (markers left out), as many as fit one LOG. */
+/*
+ * LOG_REQ: our entries after m->after, as many as fit one LOG; rollback
+ * markers too: they name objects we still have to be brought back to the
+ * history (the primary marks them missing here; as the auth's log they
+ * are ignored).
+ */
 void pg_member_logreq(struct pg *pg, const struct proto_pg *m)
 {
 	size_t cap = pg->env->msg_bytes ? pg->env->msg_bytes : 65536;
@@ -81,7 +86,7 @@ void pg_member_logreq(struct pg *pg, const struct proto_pg *m)
 		struct proto_pg_log_entry le = {.version = e->v, .op = e->op};
 		size_t before = enc.off;
 
-		if (e->v <= m->after || e->op == PG_OP_ROLLBACK)
+		if (e->v <= m->after)
 			continue;
 		if (n == max) {
 			full = true;

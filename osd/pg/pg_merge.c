@@ -174,7 +174,8 @@ static bool pg_fetched_has(const struct pg *pg, uint64_t v, const char *name)
 		else
 			hi = mid;
 	}
-	return lo < pg->nfe && pg->fe[lo].v == v && !strcmp(pg->fe[lo].name, name);
+	return lo < pg->nfe && pg->fe[lo].v == v && pg->fe[lo].op != PG_OP_ROLLBACK &&
+	       !strcmp(pg->fe[lo].name, name);
 }
 
 int pg_merge_auth(struct pg *pg)
@@ -203,9 +204,11 @@ int pg_merge_auth(struct pg *pg)
 		pg_log_clear(&pg->log);
 		t->clear = true;
 		for (uint32_t i = 0; rc == 0 && i < pg->nfe; i++) {
-			struct pg_entry *e = pg_log_put(&pg->log, pg->fe[i].v, pg->fe[i].op,
-							pg->fe[i].name);
+			struct pg_entry *e;
 
+			if (pg->fe[i].op == PG_OP_ROLLBACK)
+				continue;
+			e = pg_log_put(&pg->log, pg->fe[i].v, pg->fe[i].op, pg->fe[i].name);
 			rc = e == NULL ? -ENOMEM : pg_txn_put(t, e);
 		}
 		pg->info.tail = a->tail;
@@ -246,8 +249,8 @@ int pg_merge_auth(struct pg *pg)
 		struct pg_entry *e;
 		int k;
 
-		if (pg->fe[i].v <= fork)
-			continue;
+		if (pg->fe[i].v <= fork || pg->fe[i].op == PG_OP_ROLLBACK)
+			continue; /* the auth's markers are not history */
 		k = pg_log_find(&pg->log, pg->fe[i].v);
 		if (k >= 0 && strcmp(pg_log_at(&pg->log, (uint32_t)k)->name, pg->fe[i].name) != 0)
 			pg_logf(pg, PG_LOG_ERROR, "version %llx names %s here and %s on the "
@@ -281,8 +284,8 @@ bool pg_merge_member_needs_log(const struct pg *pg, const struct pg_peer *p)
 	/* its newest entry is not one of ours: it may have entries that never happened */
 	if (in->last_update != pg->info.tail && !pg_log_has(&pg->log, in->last_update, NULL))
 		return true;
-	/* it misses objects named before our tail: only its own log names them */
-	return in->last_complete < in->last_update && in->last_complete < pg->info.tail;
+	/* it misses objects: only its own log names them all (its rollback markers too) */
+	return in->last_complete < in->last_update;
 }
 
 static int pg_peer_missing_add(struct pg *pg, struct pg_peer *p, const char *name)
@@ -344,6 +347,8 @@ void pg_merge_member_log(struct pg *pg, struct pg_peer *p)
 	for (uint32_t i = pg->nfe; i > 0; i--) {
 		const struct pg_entry *f = &pg->fe[i - 1];
 
+		if (f->op == PG_OP_ROLLBACK)
+			continue;
 		if (f->v <= pg->info.tail || pg_log_has(&pg->log, f->v, f->name)) {
 			fork = f->v;
 			break;
@@ -356,9 +361,9 @@ void pg_merge_member_log(struct pg *pg, struct pg_peer *p)
 
 		if (f->v <= from)
 			continue;
-		/* its own entries after its complete point name what it misses */
+		/* its own entries after its complete point name what it misses (markers too) */
 		pg_peer_missing_add(pg, p, f->name);
-		if (f->v > fork) {
+		if (f->v > fork && f->op != PG_OP_ROLLBACK) {
 			p->divergent = true;
 			pg_peer_rb_add(p, f);
 		}

@@ -468,8 +468,8 @@ void pg_peer_log(struct pg *pg, const struct proto_pg *m)
 	if (pg->phase != PG_PH_GETLOG || i < 0 || i != pg->fetch || m->epoch != pg->same_since)
 		return;
 	while (proto_pg_log_entry_next(m, &off, &e)) {
-		if (e.version <= pg->fetch_after || e.op == PG_OP_ROLLBACK)
-			continue; /* a duplicate answer, or a marker */
+		if (e.version <= pg->fetch_after)
+			continue; /* a duplicate answer */
 		if (pg->nfe == pg->capfe) {
 			uint32_t cap = pg->capfe ? pg->capfe * 2 : 256;
 			struct pg_entry *n = realloc(pg->fe, cap * sizeof(*n));
