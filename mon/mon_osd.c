@@ -275,8 +275,13 @@ static int mon_job_build_boot(struct mon *mon, struct mon_job *job, struct mon_i
 		mon->live[id].last_beacon_ms = clock_now_ms();
 		mon->live[id].nreporters = 0;
 	}
-	if (cur != NULL && !memcmp(cur, &o, sizeof(o)))
-		return 1; /* already up with these addresses: confirmed, no new epoch */
+	/*
+	 * Every boot starts an epoch, even with the same addresses and never
+	 * marked down: up_from moves, so the OSD's PGs start new intervals (it
+	 * lost what it had not committed) and the versions it orders come from
+	 * an epoch no earlier process of it ordered in (docs/recovery.md). A
+	 * boot asked twice (a lost reply) costs one more epoch, nothing else.
+	 */
 	o.up_from = inc->epoch;
 	snprintf(inc->reason, sizeof(inc->reason), "osd.%u booted (%s, host %s, public %s)", id,
 		 cur == NULL ? "new" : "known", o.host, o.public_addr);

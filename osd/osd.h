@@ -11,9 +11,9 @@
  *   osd_wire.c   cluster-network message and ring record codec
  *   osd_perf.c, osd_admin.c, osd_perf_mem.c   perf dump, admin socket,
  *                osd_memory_target and NUMA (osd_perf.h)
- *   osd_pg.c, osd_pgset.c, osd_peer.c, osd_recovery.c, osd_scrub.c
- *                PG log, peering, recovery, backfill, scrub (osd_pg.h);
- *                the rest of the OSD calls them through the hooks below
+ *   osd_pg.c, osd_pgenv.c, osd_push.c (osd_pg.h)
+ *                the PG state machine (osd/pg/: log, peering, recovery,
+ *                backfill, scrub) in the OSD; the rest calls the hooks below
  */
 #ifndef WEFT_OSD_OSD_H
 #define WEFT_OSD_OSD_H
@@ -27,6 +27,7 @@
 #include "mon/monc/monc.h"
 #include "osd/store/store.h"
 #include "placement/placement.h"
+#include "osd/pg/pg.h"
 #include "proto/proto.h"
 #include "weft/weft.h"
 
@@ -39,6 +40,7 @@
 #define OSD_TAG_REPL 0x5250u
 
 struct osd;
+struct osd_hold;
 struct osd_op;
 struct osd_peer;
 struct osd_perf;
@@ -65,6 +67,8 @@ struct osd_conn {
 	uint64_t gen; /* REPLICA: tells a commit callback its connection is still the same */
 	struct osd_peer *peer; /* PEER */
 	uint32_t ops_inflight; /* CLIENT: ops holding this conn */
+	/* REPLICA: messages and records held until our map is as new as theirs (osd_pg.c) */
+	struct osd_hold *hold, *hold_tail;
 };
 
 /* One record in flight in a peer's ring (primary side), oldest first. */
@@ -98,13 +102,14 @@ enum osd_op_state {
 
 struct osd_pg {
 	uint32_t pool, pg;
-	uint32_t seq_epoch; /* versions are (epoch << 32) | seq */
-	uint32_t seq;
 	struct osd_op *head, *tail; /* ops in arrival order */
 	bool kicking, rekick;
 	struct osd_op *dead; /* finished during a kick, freed after it */
 	struct osd_pg *hnext;
-	struct osd_pgx *x; /* log, peering and recovery state (osd_pg.h) */
+	struct pg *m;	       /* the PG state machine (osd/pg/pg.h), NULL until used */
+	struct pg_set busy;    /* names with a write between ordering and local commit */
+	bool kick_wanted;      /* osd_pg_kick_later */
+	struct osd_pg *knext;  /* on osd->kicks */
 };
 
 struct osd_op {
@@ -133,6 +138,7 @@ struct osd_op {
 	struct fab_sge sge;
 	uint32_t hdr_len;
 	uint64_t version;
+	uint64_t log_prev; /* the PG log entry before this op's (its records carry it) */
 	/* commit tracking */
 	bool local_done;
 	int local_rc;
@@ -172,6 +178,7 @@ struct osd {
 	bool boot_pending;
 	uint32_t boot_epoch;
 	bool stopping;
+	int fatal; /* the store failed a commit: the OSD stops and exits non-zero */
 	struct fab_domain *dom;
 	struct fab_listener *pub_l, *clu_l;
 	char pub_addr[PROTO_ADDR_MAX + 1], clu_addr[PROTO_ADDR_MAX + 1];
@@ -189,7 +196,10 @@ struct osd {
 	struct fab_ep_stats closed_pub, closed_clu; /* of connections already gone */
 	struct osd_perf *perf; /* histograms, memory, NUMA (osd_perf.h) */
 	struct asok *asok;     /* admin socket; NULL when disabled or unavailable */
-	struct osd_recovery *rec; /* pushes in flight, throttle (osd_recovery.c) */
+	struct osd_recovery *rec; /* pushes in flight, throttle (osd_push.c) */
+	struct osd_pg *kicks;	  /* PGs whose ops move once the current event is handled */
+	bool scrub_busy;	  /* one scrub at a time (pg_env.scrub_slot) */
+	struct pg_env pgenv;	  /* the environment every PG state machine runs in */
 	uint64_t rec_objects, rec_bytes; /* objects/bytes this OSD pushed for recovery */
 };
 
@@ -251,6 +261,7 @@ struct osd_rec_hdr {
 	uint16_t op;
 	uint32_t pool, pg, epoch;
 	uint64_t version, offset, length;
+	uint64_t prev; /* client records: the PG log entry before this one (a hole is refused) */
 	char name[PROTO_OBJ_NAME_MAX + 1];
 	size_t name_len;
 };
@@ -262,38 +273,55 @@ int osd_rec_hdr_encode(const struct osd_rec_hdr *h, void *buf, size_t cap, size_
 int osd_rec_hdr_decode(const void *buf, size_t len, struct osd_rec_hdr *h_out,
 		       uint32_t *hdr_len_out);
 
-/* Recovery hooks (osd_pg.c, osd_recovery.c; docs/recovery.md) */
+/* The PG state machine (osd/pg/) in the OSD: osd_pg.c, osd_pgenv.c, osd_push.c (osd_pg.h) */
 struct osd_pg *osd_pg_get(struct osd *osd, uint32_t pool, uint32_t pg);
 int osd_pg_init(struct osd *osd);
 void osd_pg_fini(struct osd *osd);
 void osd_pg_map_changed(struct osd *osd); /* before osd_op_map_changed */
 /* The map epoch this OSD saw last before it stopped (persisted): gaps after it are noticed. */
 void osd_pg_map_loaded(struct osd *osd, uint32_t epoch);
-/* The map saved by the last run (osd_pg.c); -ENOENT on a new OSD. */
+/* The map saved by the last run; -ENOENT on a new OSD. */
 int osd_pg_map_load(struct osd *osd, struct mon_map *map_out);
 void osd_pg_tick(struct osd *osd);
-/* A primary serves I/O only once the PG is peered. */
+/* A primary serves I/O only once the PG is peered (and a complete copy is a member). */
 bool osd_pg_io_ready(struct osd *osd, struct osd_pg *pg);
 /* false: name is still missing on some copy; its recovery is moved ahead. */
 bool osd_pg_obj_ready(struct osd *osd, struct osd_pg *pg, const char *name);
-/* The store transaction of a primary's op: data, version attribute, PG log entry. */
+/*
+ * The store transaction of a primary's op: data, version attribute and the
+ * PG log entry. *prev_out: the entry before it (its records carry it),
+ * *token_out: for osd_pg_op_submit.
+ */
 int osd_pg_op_tx(struct osd *osd, struct osd_pg *pg, struct store_tx *tx,
-		 const struct osd_rec_hdr *h, const void *data, const void *entry, size_t len);
-int osd_pg_op_submit(struct osd *osd, struct osd_pg *pg, struct store_tx *tx, store_commit_cb cb,
-		     void *arg);
+		 const struct osd_rec_hdr *h, const void *data, uint64_t *prev_out,
+		 uint64_t *token_out);
+/* The op's transaction is not submitted after all: its entry is taken back. */
+void osd_pg_op_cancel(struct osd *osd, struct osd_pg *pg, uint64_t version);
+/* Submit it (cb as store_tx_submit); on an error the entry is taken back. */
+int osd_pg_op_submit(struct osd *osd, struct osd_pg *pg, struct store_tx *tx, uint64_t version,
+		     uint64_t token, store_commit_cb cb, void *arg);
+/* The next version of an op of pg in the current map epoch. */
+uint64_t osd_pg_op_version(struct osd *osd, struct osd_pg *pg);
+/* A write to name is between ordering and its local commit (no push may overtake it). */
+void osd_pg_busy(struct osd_pg *pg, const char *name, int delta);
+/* A replica failed a record (not a fence): the PG peers again. */
+void osd_pg_repl_failed(struct osd *osd, struct osd_pg *pg, uint32_t peer, uint64_t v, int rc);
 /* Build and submit a ring record's transaction (replica or recovery target). */
-int osd_pg_rec_apply(struct osd *osd, const struct osd_rec_hdr *h, const void *rec, uint32_t hl,
-		     const void *data, store_commit_cb cb, void *arg);
+int osd_pg_rec_apply(struct osd *osd, const struct osd_rec_hdr *h, const void *data,
+		     store_commit_cb cb, void *arg);
 /* A PG message (proto frame) on a cluster connection: true if it was one. */
 bool osd_pg_msg_recv(struct osd_conn *conn, const void *buf, size_t len);
-/* An ACK for a recovery push: true if it was one. */
-bool osd_recovery_acked(struct osd *osd, uint32_t peer_id, const struct osd_wire_msg *m);
+/* A ring record of conn: handled now, or held behind a held message (false). */
+bool osd_pg_rec_hold(struct osd_conn *conn, uint32_t imm, uint32_t len);
+/* An ACK for a push: true if it was one. */
+bool osd_push_acked(struct osd *osd, uint32_t peer_id, const struct osd_wire_msg *m);
 /* osd_op.c: answer the ops of a PG whose interval ended (they are resent). */
 void osd_op_pg_interval(struct osd *osd, struct osd_pg *pg);
 /* osd_repl.c: connect to a peer's cluster address (rate-limited), and post a raw record. */
 int osd_peer_connect(struct osd *osd, struct osd_peer *p);
 int osd_repl_post_raw(struct osd *osd, uint32_t peer_id, const struct fab_sge *src,
 		      uint64_t *ring_off_out);
+struct osd_conn *osd_peer_conn_to(struct osd *osd, uint32_t id);
 
 static inline uint64_t osd_pg_key(uint32_t pool, uint32_t pg)
 {

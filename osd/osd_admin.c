@@ -38,7 +38,7 @@ static const char *osd_admin_state(enum osd_op_state s)
 
 /*
  * perf dump: osd_perf.c's object, plus the recovery throttle's state as
- * its last member "recovery" (osd_recovery.c owns that state).
+ * its last member "recovery" (osd_push.c owns that state).
  */
 static int osd_admin_perf_cb(void *arg, struct asok_out *out)
 {
@@ -49,7 +49,7 @@ static int osd_admin_perf_cb(void *arg, struct asok_out *out)
 		return rc;
 	out->len--; /* reopen the object */
 	asok_printf(out, ", \"recovery\": ");
-	osd_recovery_perf(arg, out);
+	osd_push_perf(arg, out);
 	asok_printf(out, "}");
 	return 0;
 }

@@ -21,7 +21,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
-#include "osd/osd.h"
+#include "osd/osd_pg.h"
 #include "osd/osd_perf.h"
 
 #define OSD_META_OBJ	    "osd_superblock"
@@ -135,8 +135,10 @@ static void osd_boot_cb(struct monc *mc, int status, const char *out, size_t out
 		return;
 	}
 	osd->booted = true;
-	osd->boot_epoch = monc_map(mc)->epoch;
-	log_info("osd", "%s: booted (map epoch %u)", osd->name, osd->boot_epoch);
+	/* the epoch our boot made: no op is ordered before we have it (osd_op_recv) */
+	p = memmem(out, out_len, "\"epoch\": ", 9);
+	osd->boot_epoch = p ? (uint32_t)strtoul(p + 9, NULL, 10) : monc_map(mc)->epoch;
+	log_info("osd", "%s: booted in map epoch %u", osd->name, osd->boot_epoch);
 }
 
 static void osd_map_cb(struct monc *mc, const struct mon_map *map, void *arg)
@@ -206,6 +208,7 @@ static int osd_run(struct osd *osd)
 			n += rc;
 		}
 		monc_progress(osd->monc);
+		osd_pg_kick_pending(osd); /* ops the PG machines let go meanwhile */
 		now = clock_now_ms();
 		if (osd->booted && now >= next_beacon) {
 			next_beacon = now + beacon_ms;
@@ -416,5 +419,5 @@ out_store:
 out_conf:
 	mon_map_free(&osd.map);
 	conf_destroy(osd.conf);
-	return rc != 0;
+	return rc != 0 || osd.fatal != 0;
 }

@@ -17,7 +17,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
-#include "osd/osd.h"
+#include "osd/osd_pg.h"
 
 #define OSD_SMALL_BUF	 (64u << 10)
 #define OSD_SMALL_COUNT	 128u
@@ -248,6 +248,7 @@ void osd_conn_free(struct osd_conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	fab_ep_close(c->ep);
+	osd_pg_hold_free(c);
 	if (c->ring_mr)
 		fab_mr_dereg(c->ring_mr);
 	free(c->ring);

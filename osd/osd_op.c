@@ -178,8 +178,10 @@ void osd_op_recv(struct osd_conn *conn, uint64_t tid, const struct proto_osd_op 
 	osd->ctr.ops++;
 	if (m->op == PROTO_OP_PERF)
 		return osd_perf_reply(conn, tid);
-	if (!osd->booted || osd->map.epoch == 0 || m->epoch > osd->map.epoch)
-		return osd_reply_now(conn, tid, -EAGAIN, 0); /* we are behind: the client retries */
+	/* we are behind (or our boot's map has not come yet): the client retries */
+	if (!osd->booted || osd->map.epoch < osd->boot_epoch || osd->map.epoch == 0 ||
+	    m->epoch > osd->map.epoch)
+		return osd_reply_now(conn, tid, -EAGAIN, 0);
 	if (m->epoch < osd->map.epoch)
 		return osd_reply_now(conn, tid, -ESTALE, 0);
 	pool = mon_map_pool(&osd->map, m->pool);
@@ -245,6 +247,7 @@ static int osd_op_hdr(struct osd_op *op, void *buf, size_t cap, size_t *len_out)
 	    .pg = op->pg->pg,
 	    .epoch = op->osd->map.epoch,
 	    .version = op->version,
+	    .prev = op->log_prev,
 	    .offset = op->offset,
 	    .length = op->op == PROTO_OP_CMP_WRITE_FULL ? op->length : osd_op_rec_length(op),
 	    .name_len = op->name_len,
@@ -317,6 +320,7 @@ static void osd_op_local_cb(void *arg, int rc)
 
 	osd->store_pending--;
 	op->refs--;
+	osd_pg_busy(op->pg, op->name, -1);
 	op->local_done = true;
 	op->local_rc = rc;
 	if (rc == 0 && op->state == OSD_OP_SUBMITTED)
@@ -348,7 +352,9 @@ void osd_op_check_done(struct osd_op *op)
 	}
 }
 
-static int osd_op_tx_build(struct osd_op *op, struct store_tx *tx)
+/* data, version attribute and the PG log entry; *prev_out: the entry before it */
+static int osd_op_tx_build(struct osd_op *op, struct store_tx *tx, uint64_t *prev_out,
+			   uint64_t *token_out)
 {
 	struct osd_rec_hdr h = {
 	    .op = op->op,
@@ -362,9 +368,8 @@ static int osd_op_tx_build(struct osd_op *op, struct store_tx *tx)
 	};
 
 	memcpy(h.name, op->name, op->name_len + 1);
-	/* data, version attribute, and the record header as the PG log entry (osd_pg.c) */
-	return osd_pg_op_tx(op->osd, op->pg, tx, &h, (const char *)op->buf + op->hdr_len, op->buf,
-			    op->hdr_len);
+	return osd_pg_op_tx(op->osd, op->pg, tx, &h, (const char *)op->buf + op->hdr_len, prev_out,
+			    token_out);
 }
 
 static bool osd_op_earlier_same_object(const struct osd_op *op);
@@ -419,6 +424,7 @@ static void osd_op_submit(struct osd_op *op)
 	const struct mon_pool *pool;
 	struct store_stat st;
 	struct store_tx *tx;
+	uint64_t prev = 0, token = 0;
 	size_t hl;
 	int rc;
 
@@ -437,19 +443,20 @@ static void osd_op_submit(struct osd_op *op)
 		if (rc != 0)
 			return osd_op_finish(op, rc);
 	}
-	if (pg->seq_epoch != osd->map.epoch) {
-		pg->seq_epoch = osd->map.epoch;
-		pg->seq = 0;
-	}
-	op->version = ((uint64_t)pg->seq_epoch << 32) | ++pg->seq;
-	rc = osd_op_hdr(op, op->buf, op->hdr_len, &hl);
-	if (rc == 0)
-		rc = store_tx_create(&tx);
+	op->version = osd_pg_op_version(osd, pg);
+	rc = store_tx_create(&tx);
 	if (rc != 0)
 		return osd_op_finish(op, rc);
-	rc = osd_op_tx_build(op, tx);
+	/* the log entry first: the record header carries the entry before it */
+	rc = osd_op_tx_build(op, tx, &prev, &token);
+	if (rc == 0) {
+		op->log_prev = prev;
+		rc = osd_op_hdr(op, op->buf, op->hdr_len, &hl);
+		if (rc != 0)
+			osd_pg_op_cancel(osd, pg, op->version);
+	}
 	if (rc == 0)
-		rc = osd_pg_op_submit(osd, pg, tx, osd_op_local_cb, op);
+		rc = osd_pg_op_submit(osd, pg, tx, op->version, token, osd_op_local_cb, op);
 	if (rc != 0) {
 		store_tx_destroy(tx);
 		log_error("osd", "%s pg %u.%x: %s of %s refused by the store: %s", osd->name,
@@ -459,6 +466,7 @@ static void osd_op_submit(struct osd_op *op)
 	}
 	osd->store_pending++;
 	op->refs++;
+	osd_pg_busy(pg, op->name, 1);
 	op->t_submit_ns = clock_now_ns();
 	op->state = OSD_OP_SUBMITTED;
 	op->min_ok = true;
@@ -634,9 +642,11 @@ void osd_op_repl_acked(struct osd *osd, uint32_t peer_id, uint32_t pool, uint32_
 			if (op->acting[i] != (int32_t)peer_id)
 				continue;
 			if (status != 0) {
-				log_error("osd", "%s pg %u.%x: osd.%u failed %s v%llx: %s",
-					  osd->name, pool, pgid, peer_id, op->name,
-					  (unsigned long long)version, weft_strerror(status));
+				if (status != -ESTALE) /* not a fence: its copy must be repaired */
+					osd_pg_repl_failed(osd, pg, peer_id, version, status);
+				log_warn("osd", "%s pg %u.%x: osd.%u failed %s v%llx: %s", osd->name,
+					 pool, pgid, peer_id, op->name, (unsigned long long)version,
+					 weft_strerror(status));
 				return osd_op_finish(op, status);
 			}
 			if (op->repl_wait & (1u << i))

@@ -1,17 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Per-PG state of recovery (docs/recovery.md, "PG log"): the PG log index
- * and the persisted PG info, the store transactions that carry a client
- * op, a replication record or a recovery push together with their log
- * entry, and the hooks osd_op.c / osd_repl.c / osd_net.c call.
- *
- * The log itself lives in the store (store_tx_pglog_append, keyed by the
- * version); an entry is the op's ring-record header (op, pool, pg, epoch,
- * version, offset, length, name). In memory each PG keeps the versions of
- * its entries in order, enough for "is version v in my log" and trimming.
- * The info (tail, last_complete, les, backfill flag, past intervals) is an attribute of
- * the OSD's metadata object, written in the same transaction as the change
- * it describes.
+ * The PG state machine in the OSD (osd_pg.h, docs/recovery.md): each
+ * struct osd_pg gets its machine (osd/pg/) the first time it is used, loaded
+ * from the store (the info attribute, then the log); every map goes to every
+ * PG this OSD is in or holds a copy of; PG messages go to their PG, and when
+ * a message comes from a map newer than ours it is held, with everything
+ * after it from that connection (ring records too), until our map catches
+ * up; a 100 ms tick drives the machines' timers; once a second the PGs we
+ * lead are reported to the mons, whose answer carries scrub requests. The
+ * map we processed last is saved, so a restart replays the epochs it missed.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,85 +23,25 @@
 #include "placement/plc_map.h"
 #include "proto/codec.h"
 
-#define OSD_PGINFO_VER 2 /* 2: + past intervals; 1 is still read */
-#define OSD_PGINFO_BUF (64 + PG_PI_ENC_MAX)
-#define OSD_PGINFO_F_COMPLETE 0x1u
-#define OSD_PGINFO_F_BACKFILL 0x2u
+/* ------------------------------------------------------------ log entries */
 
-struct osd_pgtx {
-	struct osd *osd;
-	struct osd_pgx *x;
-	store_commit_cb cb;
-	void *arg;
-	bool whole_push; /* a PUSH_LAST: tell recovery the object arrived */
-	char name[];
-};
-
-struct osd_pgx *osd_pgx_get(struct osd *osd, uint32_t pool, uint32_t pgid)
+int osd_pglog_entry_encode(uint32_t pool, uint32_t pg, uint64_t v, uint16_t op, const char *name,
+			   void *buf, size_t cap, size_t *len_out)
 {
-	struct osd_pg *pg = osd_pg_get(osd, pool, pgid);
+	struct proto_enc enc;
 
-	if (pg == NULL)
-		return NULL;
-	if (pg->x == NULL) {
-		pg->x = calloc(1, sizeof(*pg->x));
-		if (pg->x == NULL)
-			return NULL;
-		pg->x->pg = pg;
-		pg->x->auth = -1;
-	}
-	if (!pg->x->loaded && osd_pgx_load(osd, pg->x) != 0)
-		return NULL;
-	return pg->x;
-}
-
-bool osd_pgx_log_has(const struct osd_pgx *x, uint64_t v)
-{
-	uint32_t lo = 0, hi = x->nlog;
-
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
-
-		if (x->logv[mid] < v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < x->nlog && x->logv[lo] == v;
-}
-
-void osd_pgx_log_add(struct osd_pgx *x, uint64_t v)
-{
-	uint32_t i;
-
-	if (x->nlog == x->caplog) {
-		uint32_t cap = x->caplog ? x->caplog * 2 : 256;
-		uint64_t *n = realloc(x->logv, cap * sizeof(*n));
-
-		if (n == NULL)
-			return; /* the index only loses precision: v is still in the store */
-		x->logv = n;
-		x->caplog = cap;
-	}
-	for (i = x->nlog; i > 0 && x->logv[i - 1] >= v; i--)
-		if (x->logv[i - 1] == v)
-			return;
-	memmove(&x->logv[i + 1], &x->logv[i], (x->nlog - i) * sizeof(*x->logv));
-	x->logv[i] = v;
-	x->nlog++;
-	if (v > x->last_update)
-		x->last_update = v;
-}
-
-void osd_pgx_log_drop(struct osd_pgx *x, uint64_t v)
-{
-	for (uint32_t i = 0; i < x->nlog; i++) {
-		if (x->logv[i] == v) {
-			memmove(&x->logv[i], &x->logv[i + 1], (x->nlog - i - 1) * sizeof(*x->logv));
-			x->nlog--;
-			return;
-		}
-	}
+	/* the layout of a ring record's header (no prev, no data): older stores read as is */
+	proto_enc_init(&enc, buf, cap);
+	proto_enc_put_u32(&enc, OSD_WIRE_MAGIC);
+	proto_enc_put_u16(&enc, op);
+	proto_enc_put_u32(&enc, pool);
+	proto_enc_put_u32(&enc, pg);
+	proto_enc_put_u32(&enc, (uint32_t)(v >> 32));
+	proto_enc_put_u64(&enc, v);
+	proto_enc_put_u64(&enc, 0);
+	proto_enc_put_u64(&enc, 0);
+	proto_enc_put_str16(&enc, name, strlen(name));
+	return proto_enc_finish(&enc, len_out);
 }
 
 int osd_pglog_entry_decode(const void *buf, size_t len, struct proto_pg_log_entry *e_out)
@@ -130,235 +67,6 @@ int osd_pglog_entry_decode(const void *buf, size_t len, struct proto_pg_log_entr
 	return 0;
 }
 
-static void osd_pgx_key(const struct osd_pgx *x, char *key, size_t cap)
-{
-	snprintf(key, cap, "%u.%x", x->pg->pool, x->pg->pg);
-}
-
-struct osd_pgx_load_ctx {
-	struct osd_pgx *x;
-	int bad;
-};
-
-static int osd_pgx_load_one(void *arg, uint64_t seq, const void *entry, size_t len)
-{
-	struct osd_pgx_load_ctx *c = arg;
-	static __thread struct proto_pg_log_entry e;
-
-	if (osd_pglog_entry_decode(entry, len, &e) != 0 || e.version != seq) {
-		c->bad++;
-		return 0;
-	}
-	if (e.op != PROTO_PG_LOG_ROLLBACK)
-		osd_pgx_log_add(c->x, seq);
-	return 0;
-}
-
-bool osd_pgx_stored(struct osd *osd, uint32_t pool, uint32_t pgid)
-{
-	static __thread uint8_t buf[OSD_PGINFO_BUF];
-	char key[32];
-	size_t len;
-
-	snprintf(key, sizeof(key), "%u.%x", pool, pgid);
-	return store_getattr(osd->store, OSD_META_PG, OSD_PGINFO_OBJ, key, buf, sizeof(buf),
-			     &len) == 0;
-}
-
-/* Info attribute, then the log after its tail. Missing info = an empty PG. */
-int osd_pgx_load(struct osd *osd, struct osd_pgx *x)
-{
-	uint64_t pgk = osd_pg_key(x->pg->pool, x->pg->pg);
-	struct osd_pgx_load_ctx c = {x, 0};
-	static __thread uint8_t buf[OSD_PGINFO_BUF];
-	uint8_t flags = 0;
-	char key[32];
-	size_t len = 0;
-	int rc;
-
-	osd_pgx_key(x, key, sizeof(key));
-	x->nlog = 0;
-	x->last_update = x->tail = x->last_complete = 0;
-	x->les = 0;
-	memset(&x->pi, 0, sizeof(x->pi));
-	rc = store_getattr(osd->store, OSD_META_PG, OSD_PGINFO_OBJ, key, buf, sizeof(buf), &len);
-	if (rc == 0) {
-		struct proto_dec dec;
-		uint8_t ver = 0;
-
-		proto_dec_init(&dec, buf, len, "pginfo", NULL);
-		proto_dec_get_u8(&dec, "ver", &ver);
-		proto_dec_get_u8(&dec, "flags", &flags);
-		proto_dec_get_u64(&dec, "last_update", &x->last_update);
-		proto_dec_get_u64(&dec, "tail", &x->tail);
-		proto_dec_get_u64(&dec, "last_complete", &x->last_complete);
-		proto_dec_get_u32(&dec, "les", &x->les);
-		if (ver == OSD_PGINFO_VER && dec.err == 0)
-			pg_pi_decode(&dec, &x->pi);
-		if (proto_dec_finish(&dec) != 0 || ver < 1 || ver > OSD_PGINFO_VER) {
-			log_error("osd", "%s pg %u.%x: unreadable PG info; treating the copy as "
-					 "needing backfill", osd->name, x->pg->pool, x->pg->pg);
-			flags = OSD_PGINFO_F_BACKFILL;
-			x->last_update = x->tail = x->last_complete = 0;
-			memset(&x->pi, 0, sizeof(x->pi));
-		}
-	} else if (rc != -ENOENT) {
-		log_error("osd", "%s pg %u.%x: reading PG info: %s", osd->name, x->pg->pool,
-			  x->pg->pg, weft_strerror(rc));
-		return rc;
-	}
-	rc = store_pglog_read(osd->store, pgk, x->tail + 1, osd_pgx_load_one, &c);
-	if (rc < 0) {
-		log_error("osd", "%s pg %u.%x: reading the PG log: %s", osd->name, x->pg->pool,
-			  x->pg->pg, weft_strerror(rc));
-		return rc;
-	}
-	if (c.bad)
-		log_warn("osd", "%s pg %u.%x: %d unreadable PG log entries skipped", osd->name,
-			 x->pg->pool, x->pg->pg, c.bad);
-	x->backfill_flag = (flags & OSD_PGINFO_F_BACKFILL) != 0;
-	if (flags & OSD_PGINFO_F_COMPLETE)
-		x->last_complete = x->last_update;
-	if (x->last_complete > x->last_update)
-		x->last_complete = x->last_update;
-	x->loaded = true;
-	return 0;
-}
-
-int osd_pgx_info_tx(struct osd *osd, struct osd_pgx *x, struct store_tx *tx)
-{
-	static __thread uint8_t buf[OSD_PGINFO_BUF];
-	struct proto_enc enc;
-	char key[32];
-	size_t len;
-	uint8_t flags = 0;
-
-	if (x->last_complete >= x->last_update)
-		flags |= OSD_PGINFO_F_COMPLETE;
-	if (x->backfill_flag)
-		flags |= OSD_PGINFO_F_BACKFILL;
-	osd_pgx_key(x, key, sizeof(key));
-	proto_enc_init(&enc, buf, sizeof(buf));
-	proto_enc_put_u8(&enc, OSD_PGINFO_VER);
-	proto_enc_put_u8(&enc, flags);
-	proto_enc_put_u64(&enc, x->last_update);
-	proto_enc_put_u64(&enc, x->tail);
-	proto_enc_put_u64(&enc, x->last_complete);
-	proto_enc_put_u32(&enc, x->les);
-	pg_pi_encode(&x->pi, &enc);
-	if (proto_enc_finish(&enc, &len) != 0)
-		return -EINVAL;
-	return store_tx_setattr(tx, OSD_META_PG, OSD_PGINFO_OBJ, key, buf, len);
-}
-
-/*
- * Append one entry. A complete copy stays complete (last_complete follows
- * last_update). Past osd_pg_log_max entries the oldest are trimmed, never
- * above last_complete: what a copy still misses stays described by its log.
- */
-int osd_pgx_log_tx(struct osd *osd, struct osd_pgx *x, struct store_tx *tx, uint16_t op,
-		   uint64_t version, const char *name, const void *entry, size_t len)
-{
-	uint64_t pgk = osd_pg_key(x->pg->pool, x->pg->pg);
-	uint32_t max = (uint32_t)conf_get_int(osd->conf, CONF_OSD_PG_LOG_MAX);
-	/* entries learnt from another copy name objects this one does not have yet */
-	bool complete = x->last_complete >= x->last_update && !x->log_catchup;
-	bool info = false;
-	int rc;
-
-	(void)name;
-	rc = store_tx_pglog_append(tx, pgk, version, entry, len);
-	if (rc != 0)
-		return rc;
-	if (op == PROTO_PG_LOG_ROLLBACK) {
-		osd_pgx_log_drop(x, version);
-		return 0;
-	}
-	osd_pgx_log_add(x, version);
-	if (complete)
-		x->last_complete = x->last_update;
-	if (x->nlog > max + max / 8) {
-		uint64_t upto = x->logv[x->nlog - max - 1];
-
-		if (upto > x->last_complete)
-			upto = x->last_complete;
-		if (upto > x->tail) {
-			uint32_t k = 0;
-
-			rc = store_tx_pglog_trim(tx, pgk, upto);
-			if (rc != 0)
-				return rc;
-			while (k < x->nlog && x->logv[k] <= upto)
-				k++;
-			memmove(x->logv, x->logv + k, (x->nlog - k) * sizeof(*x->logv));
-			x->nlog -= k;
-			x->tail = upto;
-			info = true;
-		}
-	}
-	/* the info records "complete" as a flag: a complete copy rewrites it only on trims */
-	if (info || !complete)
-		rc = osd_pgx_info_tx(osd, x, tx);
-	return rc;
-}
-
-static void osd_pgx_commit_cb(void *arg, int rc)
-{
-	struct osd_pgtx *t = arg;
-	struct osd *osd = t->osd;
-	struct osd_pgx *x = t->x;
-
-	x->tx_inflight--;
-	if (t->cb)
-		t->cb(t->arg, rc);
-	else
-		osd->store_pending--; /* our own transaction (peering, recovery) */
-	if (rc == 0 && t->whole_push)
-		osd_recovery_pushed(osd, x->pg->pool, x->pg->pg, t->name, true);
-	if (x->tx_inflight == 0)
-		osd_peer_tx_settled(osd, x);
-	free(t);
-}
-
-static int osd_pgx_submit_ex(struct osd *osd, struct osd_pgx *x, struct store_tx *tx,
-			     store_commit_cb cb, void *arg, const char *push_name)
-{
-	size_t nl = push_name ? strlen(push_name) + 1 : 1;
-	struct osd_pgtx *t = calloc(1, sizeof(*t) + nl);
-	int rc;
-
-	if (t == NULL)
-		return -ENOMEM;
-	*t = (struct osd_pgtx){osd, x, cb, arg, push_name != NULL};
-	memcpy(t->name, push_name ? push_name : "", nl);
-	rc = store_tx_submit(osd->store, tx, osd_pgx_commit_cb, t);
-	if (rc != 0) {
-		free(t);
-		return rc;
-	}
-	x->tx_inflight++;
-	if (cb == NULL)
-		osd->store_pending++; /* callers with a callback count their own */
-	return 0;
-}
-
-int osd_pgx_submit(struct osd *osd, struct osd_pgx *x, struct store_tx *tx, store_commit_cb cb,
-		   void *arg)
-{
-	return osd_pgx_submit_ex(osd, x, tx, cb, arg, NULL);
-}
-
-/* ------------------------------------------------------------------ hooks */
-
-static int osd_pg_version_attr(struct store_tx *tx, uint64_t pgk, const char *name, uint64_t v)
-{
-	uint8_t b[8];
-
-	for (int i = 0; i < 8; i++)
-		b[i] = (uint8_t)(v >> (8 * i));
-	return store_tx_setattr(tx, pgk, name, OSD_ATTR_VERSION, b, sizeof(b));
-}
-
 int osd_pg_obj_version(struct osd *osd, uint64_t pgk, const char *name, uint64_t *v_out)
 {
 	uint8_t b[8];
@@ -376,187 +84,467 @@ int osd_pg_obj_version(struct osd *osd, uint64_t pgk, const char *name, uint64_t
 	return 0;
 }
 
-/*
- * The data part of a record's transaction, shared by the primary (its own
- * op), replicas (ring records) and recovery targets (pushes).
- */
-static int osd_pg_rec_tx(struct osd *osd, const struct osd_rec_hdr *h, const void *data,
-			 struct store_tx *tx)
-{
-	uint64_t pgk = osd_pg_key(h->pool, h->pg);
-	struct store_stat st;
-	int rc = 0;
+/* ---------------------------------------------------------------- loading */
 
-	switch (h->op) {
-	case PROTO_OP_WRITE_FULL:
-		rc = store_tx_truncate(tx, pgk, h->name, 0);
-		/* fall through */
-	case PROTO_OP_WRITE:
-		if (rc == 0 && h->length > 0)
-			rc = store_tx_write(tx, pgk, h->name, h->offset, h->length, data);
-		else if (h->op == PROTO_OP_WRITE && store_stat(osd->store, pgk, h->name, &st) != 0)
-			return rc; /* an empty write creates nothing */
-		break;
-	case PROTO_OP_TRUNCATE:
-		rc = store_tx_truncate(tx, pgk, h->name, h->offset);
-		break;
-	case PROTO_OP_ZERO:
-		rc = store_tx_zero(tx, pgk, h->name, h->offset, h->length);
-		break;
-	case PROTO_OP_REMOVE:
-	case OSD_REC_PUSH_RM:
-		/* a resent remove may find the object already gone */
-		if (store_stat(osd->store, pgk, h->name, &st) == 0)
-			rc = store_tx_remove(tx, pgk, h->name);
-		return rc;
-	case OSD_REC_PUSH:
-	case OSD_REC_PUSH_LAST:
-		if (h->offset == 0)
-			rc = store_tx_truncate(tx, pgk, h->name, 0);
-		if (rc == 0 && h->length > 0)
-			rc = store_tx_write(tx, pgk, h->name, h->offset, h->length, data);
-		if (rc == 0 && h->op == OSD_REC_PUSH)
-			return 0; /* the version is set with the last chunk */
-		break;
-	default:
-		return -EINVAL;
+static void osd_pg_info_key(uint32_t pool, uint32_t pg, char *key, size_t cap)
+{
+	snprintf(key, cap, "%u.%x", pool, pg);
+}
+
+bool osd_pgm_stored(struct osd *osd, uint32_t pool, uint32_t pgid)
+{
+	static __thread uint8_t buf[PG_INFO_ENC_MAX];
+	char key[32];
+	size_t len;
+
+	osd_pg_info_key(pool, pgid, key, sizeof(key));
+	return store_getattr(osd->store, OSD_META_PG, OSD_PGINFO_OBJ, key, buf, sizeof(buf),
+			     &len) == 0;
+}
+
+struct osd_pg_load_ctx {
+	struct pg *m;
+	int bad;
+	int rc;
+};
+
+static int osd_pg_load_one(void *arg, uint64_t seq, const void *entry, size_t len)
+{
+	struct osd_pg_load_ctx *c = arg;
+	static __thread struct proto_pg_log_entry e;
+
+	if (osd_pglog_entry_decode(entry, len, &e) != 0 || e.version != seq) {
+		c->bad++;
+		return 0;
 	}
-	if (rc == 0)
-		rc = osd_pg_version_attr(tx, pgk, h->name, h->version);
-	return rc;
+	c->rc = pg_load_entry(c->m, seq, e.op, e.name);
+	return c->rc != 0;
 }
 
-int osd_pg_op_tx(struct osd *osd, struct osd_pg *pg, struct store_tx *tx,
-		 const struct osd_rec_hdr *h, const void *data, const void *entry, size_t len)
+/* The info attribute, then the whole log after its tail. */
+static int osd_pg_load(struct osd *osd, struct osd_pg *pg, struct pg *m)
 {
-	struct osd_pgx *x = osd_pgx_get(osd, pg->pool, pg->pg);
+	static __thread uint8_t buf[PG_INFO_ENC_MAX];
+	struct osd_pg_load_ctx c = {m, 0, 0};
+	struct pg_info info;
+	char key[32];
+	size_t len = 0;
 	int rc;
 
-	if (x == NULL)
-		return -ENOMEM;
-	rc = osd_pg_rec_tx(osd, h, data, tx);
-	if (rc == 0)
-		rc = osd_pgx_log_tx(osd, x, tx, h->op, h->version, h->name, entry, len);
-	return rc;
+	memset(&info, 0, sizeof(info));
+	osd_pg_info_key(pg->pool, pg->pg, key, sizeof(key));
+	rc = store_getattr(osd->store, OSD_META_PG, OSD_PGINFO_OBJ, key, buf, sizeof(buf), &len);
+	if (rc == 0 && pg_info_decode(buf, len, &info) != 0) {
+		/* what it held is unknown: rebuilt by a scan, never the history */
+		log_error("osd", "%s pg %u.%x: unreadable PG info; the copy is rebuilt by backfill",
+			  osd->name, pg->pool, pg->pg);
+		memset(&info, 0, sizeof(info));
+		info.backfill = true;
+	} else if (rc != 0 && rc != -ENOENT) {
+		log_error("osd", "%s pg %u.%x: reading PG info: %s", osd->name, pg->pool, pg->pg,
+			  weft_strerror(rc));
+		return rc;
+	}
+	pg_load(m, &info);
+	rc = store_pglog_read(osd->store, osd_pg_key(pg->pool, pg->pg), 1, osd_pg_load_one, &c);
+	if (rc < 0 || c.rc != 0) {
+		log_error("osd", "%s pg %u.%x: reading the PG log: %s", osd->name, pg->pool, pg->pg,
+			  weft_strerror(rc < 0 ? rc : c.rc));
+		return rc < 0 ? rc : c.rc;
+	}
+	if (c.bad)
+		log_warn("osd", "%s pg %u.%x: %d unreadable PG log entries skipped", osd->name,
+			 pg->pool, pg->pg, c.bad);
+	pg_loaded(m);
+	return 0;
 }
 
-int osd_pg_op_submit(struct osd *osd, struct osd_pg *pg, struct store_tx *tx, store_commit_cb cb,
-		     void *arg)
+struct pg *osd_pgm_get(struct osd *osd, uint32_t pool, uint32_t pgid)
 {
-	struct osd_pgx *x = osd_pgx_get(osd, pg->pool, pg->pg);
+	struct osd_pg *pg = osd_pg_get(osd, pool, pgid);
+	struct pg *m;
 
-	return x == NULL ? -ENOMEM : osd_pgx_submit(osd, x, tx, cb, arg);
+	if (pg == NULL)
+		return NULL;
+	if (pg->m != NULL)
+		return pg->m;
+	m = pg_create(&osd->pgenv, pool, pgid);
+	if (m == NULL)
+		return NULL;
+	if (osd_pg_load(osd, pg, m) != 0) {
+		pg_free(m);
+		return NULL;
+	}
+	pg->m = m;
+	return m;
 }
 
-/*
- * A ring record on a replica or recovery target: refused (-ESTALE, acked
- * as a failure) when it belongs to an interval older than the one this
- * OSD was last queried for, so an old primary's late records cannot
- * change a copy after it reported its state to the new primary.
- */
-int osd_pg_rec_apply(struct osd *osd, const struct osd_rec_hdr *h, const void *rec, uint32_t hl,
-		     const void *data, store_commit_cb cb, void *arg)
-{
-	struct osd_pgx *x = osd_pgx_get(osd, h->pool, h->pg);
-	bool push = h->op == OSD_REC_PUSH || h->op == OSD_REC_PUSH_LAST || h->op == OSD_REC_PUSH_RM;
-	struct store_tx *tx = NULL;
-	int rc;
-
-	if (x == NULL)
-		return -ENOMEM;
-	if (h->epoch < x->fence)
-		return -ESTALE;
-	rc = store_tx_create(&tx);
-	if (rc == 0)
-		rc = osd_pg_rec_tx(osd, h, data, tx);
-	if (rc == 0 && !push)
-		rc = osd_pgx_log_tx(osd, x, tx, h->op, h->version, h->name, rec, hl);
-	/* a PUSH_RM of an object we do not have: the store refuses an empty transaction */
-	if (rc == 0 && h->op == OSD_REC_PUSH_RM)
-		rc = osd_pgx_info_tx(osd, x, tx);
-	if (rc == 0)
-		rc = osd_pgx_submit_ex(osd, x, tx, cb, arg,
-				       h->op == OSD_REC_PUSH_LAST || h->op == OSD_REC_PUSH_RM
-					   ? h->name
-					   : NULL);
-	if (rc != 0 && tx != NULL)
-		store_tx_destroy(tx);
-	return rc;
-}
+/* ------------------------------------------------------------------ hooks */
 
 bool osd_pg_io_ready(struct osd *osd, struct osd_pg *pg)
 {
-	struct osd_pgx *x = pg->x;
-
 	(void)osd;
 	/* only a primary gates I/O; READ_LOCAL on any OSD is a debug read of its copy */
-	return x == NULL || !x->primary || x->phase == OSD_PH_ACTIVE;
+	return pg->m == NULL || pg_io_ready(pg->m);
 }
 
-bool osd_pg_msg_recv(struct osd_conn *conn, const void *buf, size_t len)
+bool osd_pg_obj_ready(struct osd *osd, struct osd_pg *pg, const char *name)
+{
+	(void)osd;
+	return pg->m == NULL || pg_obj_ready(pg->m, name);
+}
+
+uint64_t osd_pg_op_version(struct osd *osd, struct osd_pg *pg)
+{
+	struct pg *m = osd_pgm_get(osd, pg->pool, pg->pg);
+
+	return m ? pg_op_version(m, osd->map.epoch) : 0;
+}
+
+void osd_pg_busy(struct osd_pg *pg, const char *name, int delta)
+{
+	struct pg_set_ent *e = pg_set_find(&pg->busy, name);
+
+	if (delta > 0) {
+		if (e != NULL)
+			e->version++;
+		else if (pg_set_add(&pg->busy, name, 1, 0) != 0)
+			log_warn("osd", "pg %u.%x: no memory to track a write to %s", pg->pool,
+				 pg->pg, name);
+		return;
+	}
+	if (e != NULL && --e->version == 0)
+		pg_set_del(&pg->busy, name);
+}
+
+void osd_pg_repl_failed(struct osd *osd, struct osd_pg *pg, uint32_t peer, uint64_t v, int rc)
+{
+	(void)osd;
+	if (pg->m != NULL)
+		pg_repl_failed(pg->m, (int32_t)peer, v, rc);
+}
+
+void osd_pg_kick_later(struct osd *osd, struct osd_pg *pg)
+{
+	if (pg->kick_wanted)
+		return;
+	pg->kick_wanted = true;
+	pg->knext = osd->kicks;
+	osd->kicks = pg;
+}
+
+void osd_pg_kick_pending(struct osd *osd)
+{
+	while (osd->kicks) {
+		struct osd_pg *pg = osd->kicks;
+
+		osd->kicks = pg->knext;
+		pg->knext = NULL;
+		pg->kick_wanted = false;
+		osd_pg_kick(pg);
+	}
+}
+
+/* ------------------------------------------------------------ held frames */
+
+struct osd_hold {
+	struct osd_hold *next;
+	bool rec; /* a ring record (imm, len) rather than a copied message */
+	uint32_t imm, len;
+	uint8_t buf[];
+};
+
+void osd_pg_hold_free(struct osd_conn *conn)
+{
+	while (conn->hold) {
+		struct osd_hold *h = conn->hold;
+
+		conn->hold = h->next;
+		free(h);
+	}
+	conn->hold_tail = NULL;
+}
+
+static int osd_pg_hold_add(struct osd_conn *conn, bool rec, const void *buf, uint32_t len,
+			   uint32_t imm)
+{
+	struct osd_hold *h = malloc(sizeof(*h) + (rec ? 0 : len));
+
+	if (h == NULL) {
+		/* without it the order is lost: the connection goes, the peer resends */
+		log_error("osd", "%s: no memory to hold a message of %s; closing", conn->osd->name,
+			  fab_ep_peer_addr(conn->ep));
+		conn->failed = true;
+		return -ENOMEM;
+	}
+	h->next = NULL;
+	h->rec = rec;
+	h->imm = imm;
+	h->len = len;
+	if (!rec)
+		memcpy(h->buf, buf, len);
+	if (conn->hold_tail)
+		conn->hold_tail->next = h;
+	else
+		conn->hold = h;
+	conn->hold_tail = h;
+	return 0;
+}
+
+bool osd_pg_rec_hold(struct osd_conn *conn, uint32_t imm, uint32_t len)
+{
+	if (conn->hold == NULL)
+		return true;
+	osd_pg_hold_add(conn, true, NULL, len, imm);
+	return false;
+}
+
+/* Decode and hand a PG frame to its PG: 0, -EAGAIN (held: newer map), or an error. */
+static int osd_pg_frame(struct osd_conn *conn, const void *buf, size_t len)
 {
 	static __thread struct proto_msg msg;
+	struct osd *osd = conn->osd;
+	const struct mon_pool *pool;
 	struct proto_hdr hdr;
+	struct pg *m;
 	char who[96];
 
-	const uint8_t *b = buf;
-
-	/* proto frames start with "WEFT"; the replication messages with "WRPL" */
-	if (len < 4 || (b[0] | b[1] << 8 | b[2] << 16 | (uint32_t)b[3] << 24) != PROTO_MAGIC)
-		return false;
-	snprintf(who, sizeof(who), "%s peer %s", conn->osd->name, fab_ep_peer_addr(conn->ep));
-	if (proto_frame_decode(buf, len, conn->osd->msg_size, who, NULL, &hdr, &msg) != 0) {
+	snprintf(who, sizeof(who), "%s peer %s", osd->name, fab_ep_peer_addr(conn->ep));
+	if (proto_frame_decode(buf, len, osd->msg_size, who, NULL, &hdr, &msg) != 0) {
 		conn->failed = true;
-		return true;
+		return -EBADMSG;
 	}
 	switch (msg.type) {
 	case PROTO_PG_QUERY:
 	case PROTO_PG_INFO:
+	case PROTO_PG_NOTIFY:
 	case PROTO_PG_LOG_REQ:
 	case PROTO_PG_LOG:
 	case PROTO_PG_ACTIVATE:
 	case PROTO_PG_DELETE:
-		osd_peer_msg(conn, msg.type, &msg.pg);
-		break;
 	case PROTO_PG_PULL:
 	case PROTO_PG_RECOVERED:
 	case PROTO_PG_SCAN_REQ:
 	case PROTO_PG_SCAN:
-		osd_recovery_msg(conn, msg.type, &msg.pg);
 		break;
 	default:
 		log_warn("osd", "%s: unexpected %s message on the cluster network, closing", who,
 			 proto_type_name(msg.type));
 		conn->failed = true;
+		return -EBADMSG;
 	}
+	if (msg.pg.epoch > osd->map.epoch)
+		return -EAGAIN; /* from a map we do not have yet */
+	pool = mon_map_pool(&osd->map, msg.pg.pool);
+	if (pool == NULL || msg.pg.pg >= pool->pg_num)
+		return 0; /* a pool we do not know (yet, or any more), or no such PG: dropped */
+	m = osd_pgm_get(osd, msg.pg.pool, msg.pg.pg);
+	if (m == NULL)
+		return 0;
+	return pg_msg(m, msg.type, &msg.pg) == -EAGAIN ? -EAGAIN : 0;
+}
+
+bool osd_pg_msg_recv(struct osd_conn *conn, const void *buf, size_t len)
+{
+	const uint8_t *b = buf;
+
+	/* proto frames start with "WEFT"; the replication messages with "WRPL" */
+	if (len < 4 || (b[0] | b[1] << 8 | b[2] << 16 | (uint32_t)b[3] << 24) != PROTO_MAGIC)
+		return false;
+	if (conn->hold != NULL || osd_pg_frame(conn, buf, len) == -EAGAIN)
+		osd_pg_hold_add(conn, false, buf, (uint32_t)len, 0);
 	return true;
+}
+
+/* Our map moved: what connections held goes, in order, as far as it can now. */
+void osd_pg_hold_release(struct osd *osd)
+{
+	for (struct osd_conn *c = osd->conns; c; c = c->next) {
+		while (c->hold != NULL && !c->failed) {
+			struct osd_hold *h = c->hold;
+
+			if (!h->rec && osd_pg_frame(c, h->buf, h->len) == -EAGAIN)
+				break;
+			c->hold = h->next;
+			if (c->hold == NULL)
+				c->hold_tail = NULL;
+			if (h->rec)
+				osd_repl_write_imm_now(c, h->imm, h->len);
+			free(h);
+		}
+	}
+}
+
+/* ------------------------------------------------------------------- maps */
+
+static bool osd_pg_loaded_held; /* the PGs held on disk are loaded (first map) */
+static uint32_t osd_pg_prev_epoch; /* the last map epoch seen (the saved map at start) */
+
+void osd_pg_map_loaded(struct osd *osd, uint32_t epoch)
+{
+	(void)osd;
+	osd_pg_prev_epoch = epoch;
+}
+
+/*
+ * Once, at the first map: every PG this OSD holds state of gets its machine
+ * loaded, so it follows every map, also while this OSD is not a member (a
+ * stray now may be needed later, and it tells the primary it is there).
+ */
+static void osd_pg_load_held(struct osd *osd)
+{
+	const struct mon_map *map = &osd->map;
+
+	osd_pg_loaded_held = true;
+	for (uint32_t p = 0; p < map->npools; p++)
+		for (uint32_t g = 0; g < map->pools[p].pg_num; g++)
+			if (osd_pgm_stored(osd, map->pools[p].id, g))
+				(void)osd_pgm_get(osd, map->pools[p].id, g);
+}
+
+static void osd_pg_map_one(struct osd *osd, struct osd_pg *opg, const struct mon_pool *pool,
+			   uint32_t gap_from)
+{
+	const struct mon_map *map = &osd->map;
+	int32_t acting[PLC_MAX_REPLICAS];
+	uint32_t up_from[PLC_MAX_REPLICAS];
+	struct pg_map pm = {.epoch = map->epoch, .gap_from = gap_from, .acting = acting,
+			    .up_from = up_from, .primary = -1};
+	int n = pool ? plc_map_acting(map, pool, opg->pg, acting) : 0;
+
+	if (n < 0)
+		n = 0;
+	for (int i = 0; i < n; i++) {
+		const struct mon_osd *o = mon_map_osd(map, (uint32_t)acting[i]);
+
+		up_from[i] = o ? o->up_from : 0;
+	}
+	pm.n = (unsigned int)n;
+	pm.size = pool ? pool->size : 0;
+	pm.min_size = pool ? pool->min_size : 0;
+	if (n > 0) {
+		pm.primary = acting[0];
+		pm.primary_up_from = up_from[0];
+	}
+	pg_map(opg->m, &pm);
 }
 
 void osd_pg_map_changed(struct osd *osd)
 {
-	osd_peer_map_changed(osd);
-	osd_peer_pi_map_save(osd);
-}
+	const struct mon_map *map = &osd->map;
+	uint32_t gap_from = osd_pg_prev_epoch + 1 < map->epoch ? osd_pg_prev_epoch : 0;
 
-void osd_pg_tick(struct osd *osd)
-{
-	static uint64_t next_stats;
-	uint64_t now = clock_now_ms();
+	if (!osd_pg_loaded_held)
+		osd_pg_load_held(osd);
+	if (gap_from)
+		log_warn("osd", "%s: map epochs %u..%u were never seen (the mons no longer hold "
+				"them): PGs learn their history in between from their peers",
+			 osd->name, gap_from + 1, map->epoch - 1);
+	/* PGs we are in get their machine first */
+	for (uint32_t p = 0; p < map->npools; p++) {
+		for (uint32_t g = 0; g < map->pools[p].pg_num; g++) {
+			int32_t acting[PLC_MAX_REPLICAS];
+			int n = plc_map_acting(map, &map->pools[p], g, acting);
 
-	osd_peer_tick(osd);
-	osd_recovery_tick(osd);
-	osd_scrub_tick(osd);
-	if (osd->booted && now >= next_stats) {
-		next_stats = now + 1000;
-		osd_pg_stats_send(osd);
+			for (int i = 0; i < n; i++)
+				if (acting[i] == (int32_t)osd->id &&
+				    osd_pgm_get(osd, map->pools[p].id, g) == NULL)
+					log_error("osd", "%s pg %u.%x: cannot load PG state", osd->name,
+						  map->pools[p].id, g);
+		}
 	}
+	/* then the map goes to every PG with a machine: members, and copies we hold */
+	for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++)
+		for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext)
+			if (pg->m != NULL)
+				osd_pg_map_one(osd, pg, mon_map_pool(map, pg->pool), gap_from);
+	osd_pg_prev_epoch = map->epoch;
+	osd_pg_map_save(osd);
+	osd_pg_hold_release(osd);
 }
+
+/*
+ * The map this OSD processed last is kept in its store (attribute "osdmap"
+ * of the "pginfo" metadata object, beside the PG infos), so after a restart
+ * it asks the mons for the increments since then and replays them in order:
+ * the PGs' past intervals then cover the epochs it was down. One write per
+ * map epoch; maps change rarely.
+ */
+#define OSD_MAP_ATTR "osdmap"
+#define OSD_MAP_MAX  (64u << 20)
+
+static void osd_pg_map_saved_cb(void *arg, int rc)
+{
+	struct osd *osd = arg;
+
+	osd->store_pending--;
+	if (rc != 0)
+		log_warn("osd", "%s: saving the map: %s", osd->name, weft_strerror(rc));
+}
+
+void osd_pg_map_save(struct osd *osd)
+{
+	struct store_tx *tx = NULL;
+	void *buf = NULL;
+	size_t len;
+	int rc;
+
+	rc = mon_map_encode(&osd->map, &buf, &len);
+	if (rc == 0)
+		rc = store_tx_create(&tx);
+	if (rc == 0)
+		rc = store_tx_setattr(tx, OSD_META_PG, OSD_PGINFO_OBJ, OSD_MAP_ATTR, buf, len);
+	if (rc == 0)
+		rc = store_tx_submit(osd->store, tx, osd_pg_map_saved_cb, osd);
+	if (rc == 0)
+		osd->store_pending++;
+	else if (tx != NULL)
+		store_tx_destroy(tx);
+	free(buf);
+	if (rc != 0)
+		log_warn("osd", "%s: saving map epoch %u: %s", osd->name, osd->map.epoch,
+			 weft_strerror(rc));
+}
+
+int osd_pg_map_load(struct osd *osd, struct mon_map *map_out)
+{
+	size_t cap = 64u << 10, len = 0;
+	struct proto_err err;
+	void *buf = NULL;
+	int rc;
+
+	for (;;) {
+		void *n = realloc(buf, cap);
+
+		if (n == NULL) {
+			rc = -ENOMEM;
+			break;
+		}
+		buf = n;
+		rc = store_getattr(osd->store, OSD_META_PG, OSD_PGINFO_OBJ, OSD_MAP_ATTR, buf, cap,
+				   &len);
+		if (rc != -ERANGE || cap >= OSD_MAP_MAX)
+			break;
+		cap *= 4;
+	}
+	if (rc == 0 && mon_map_decode(buf, len, &err, map_out) != 0) {
+		log_warn("osd", "%s: the saved map is unreadable (%s); starting from the mons' "
+				"newest", osd->name, err.msg);
+		rc = -EBADMSG;
+	}
+	free(buf);
+	if (rc == 0)
+		osd_pg_map_loaded(osd, map_out->epoch);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ stats */
 
 static bool osd_stats_inflight;
 
 /*
  * The answer to PG_STATS carries what operators asked of our PGs:
- * {"cmds": [{"pool": 1, "pg": 3, "op": "scrub|deep-scrub|repair"}]}.
+ * {"cmds": [{"pool": 1, "pg": 3, "op": "scrub|deep-scrub|repair|verify"}]}.
  */
 static void osd_pg_stats_cb(struct monc *mc, int status, const char *out, size_t out_len,
 			    const char *errmsg, void *arg)
@@ -575,20 +563,54 @@ static void osd_pg_stats_cb(struct monc *mc, int status, const char *out, size_t
 	json_array_foreach(cmds, i, c) {
 		json_t *pool = json_object_get(c, "pool"), *pg = json_object_get(c, "pg");
 		const char *op = json_string_value(json_object_get(c, "op"));
+		struct pg *m;
 
-		if (json_is_integer(pool) && json_is_integer(pg) && op != NULL)
-			osd_scrub_want(osd, (uint32_t)json_integer_value(pool),
-				       (uint32_t)json_integer_value(pg), op);
-		else
+		if (!json_is_integer(pool) || !json_is_integer(pg) || op == NULL ||
+		    mon_map_pool(&osd->map, (uint32_t)json_integer_value(pool)) == NULL) {
 			log_warn("osd", "%s: malformed PG command from the mons ignored", osd->name);
+			continue;
+		}
+		m = osd_pgm_get(osd, (uint32_t)json_integer_value(pool),
+				(uint32_t)json_integer_value(pg));
+		if (m == NULL || !m->primary)
+			continue;
+		if (!strcmp(op, "verify"))
+			pg_verify_request(m);
+		else
+			pg_scrub_request(m, !strcmp(op, "deep-scrub"), !strcmp(op, "repair"));
 	}
 	json_decref(root);
 }
 
-/* Every second: the state of each PG this OSD leads, to the monitors. */
-int osd_pg_stats_send(struct osd *osd)
+static int osd_missing_bytes_one(void *arg, const char *name)
 {
-	struct proto_msg m = {.type = PROTO_PG_STATS};
+	void **a = arg;
+	struct osd *osd = a[0];
+	struct pg *m = a[1];
+	uint64_t *bytes = a[2], *n = a[3];
+	struct store_stat st;
+
+	if (store_stat(osd->store, osd_pg_key(m->pool, m->id), name, &st) == 0)
+		*bytes += st.size;
+	return ++*n >= 4096; /* sampled beyond that */
+}
+
+/* Bytes still to move: the size of our copy of each object missing somewhere (sampled). */
+static uint64_t osd_pg_missing_bytes(struct osd *osd, struct pg *m, uint64_t missing)
+{
+	uint64_t bytes = 0, n = 0;
+	void *a[4] = {osd, m, &bytes, &n};
+
+	pg_missing_each(m, osd_missing_bytes_one, a);
+	if (n > 0 && missing > n)
+		bytes += bytes / n * (missing - n);
+	return bytes;
+}
+
+/* Every second: the state of each PG this OSD leads, to the monitors. */
+static int osd_pg_stats_send(struct osd *osd)
+{
+	struct proto_msg msg = {.type = PROTO_PG_STATS};
 	struct proto_enc enc;
 	uint8_t *buf = NULL;
 	size_t cap = 0, len;
@@ -602,25 +624,27 @@ int osd_pg_stats_send(struct osd *osd)
 		n = 0;
 		for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++) {
 			for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext) {
-				struct osd_pgx *x = pg->x;
+				struct pg *m = pg->m;
 				struct proto_pg_stat s = {0};
 
-				if (x == NULL || !x->primary || n == PROTO_PG_ENTRIES_MAX)
+				if (m == NULL || !m->primary || n == PROTO_PG_ENTRIES_MAX)
 					continue;
 				s.pool = pg->pool;
 				s.pg = pg->pg;
-				s.state = x->state;
-				s.same_since = x->same_since;
-				s.last_update = x->last_update;
-				s.objects = x->objects;
-				s.missing = osd_recovery_missing(x);
-				s.missing_bytes = s.missing ? osd_recovery_missing_bytes(osd, x) : 0;
-				s.inconsistent = x->inconsistent;
-				s.last_scrub = x->last_scrub;
-				s.unfound = x->missing.n > 0 ? x->unfound : 0;
-				if (x->phase == OSD_PH_DOWN) {
-					s.nblocked = x->nblocked;
-					memcpy(s.blocked, x->blocked, sizeof(s.blocked));
+				s.state = m->state;
+				s.same_since = m->same_since;
+				s.last_update = m->info.lu;
+				s.objects = m->objects;
+				s.missing = pg_missing_count(m);
+				s.missing_bytes =
+				    s.missing && pass == 1 ? osd_pg_missing_bytes(osd, m, s.missing) : 0;
+				s.inconsistent = m->inconsistent;
+				s.last_scrub = m->last_scrub;
+				s.unfound = m->missing.n > 0 ? m->unfound : 0;
+				if (m->phase == PG_PH_DOWN) {
+					s.nblocked = m->nblocked;
+					for (unsigned int i = 0; i < m->nblocked; i++)
+						s.blocked[i] = (uint32_t)m->blocked[i];
 				}
 				s.recovered_objects = osd->rec_objects;
 				s.recovered_bytes = osd->rec_bytes;
@@ -637,26 +661,60 @@ int osd_pg_stats_send(struct osd *osd)
 				return -ENOMEM;
 		}
 	}
-	m.pg_stats.osd = osd->id;
-	m.pg_stats.epoch = osd->map.epoch;
-	m.pg_stats.count = n;
-	m.pg_stats.entries = buf;
-	m.pg_stats.entries_len = (uint32_t)len;
-	rc = monc_request(osd->monc, &m, 5000, osd_pg_stats_cb, osd);
+	msg.pg_stats.osd = osd->id;
+	msg.pg_stats.epoch = osd->map.epoch;
+	msg.pg_stats.count = n;
+	msg.pg_stats.entries = buf;
+	msg.pg_stats.entries_len = (uint32_t)len;
+	rc = monc_request(osd->monc, &msg, 5000, osd_pg_stats_cb, osd);
 	if (rc == 0)
 		osd_stats_inflight = true;
 	free(buf);
 	return rc;
 }
 
-void osd_pgx_free(struct osd_pgx *x)
+/* ----------------------------------------------------------------- ticks */
+
+void osd_pg_tick(struct osd *osd)
 {
-	for (unsigned int i = 0; i < x->nm; i++) {
-		pg_set_clear(&x->m[i].missing);
-		free(x->m[i].bf_pos);
-		free(x->m[i].bf_remote);
+	static uint64_t next_stats;
+	uint64_t now = clock_now_ms();
+
+	for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++)
+		for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext)
+			if (pg->m != NULL)
+				pg_tick(pg->m);
+	osd_push_tick(osd);
+	osd_pg_kick_pending(osd);
+	if (osd->booted && now >= next_stats) {
+		next_stats = now + 1000;
+		osd_pg_stats_send(osd);
 	}
-	pg_set_clear(&x->missing);
-	free(x->logv);
-	free(x);
+}
+
+int osd_pg_init(struct osd *osd)
+{
+	osd->pgenv = (struct pg_env){
+		.ops = &osd_pg_env_ops,
+		.arg = osd,
+		.self = (int32_t)osd->id,
+		.log_max = (uint32_t)conf_get_int(osd->conf, CONF_OSD_PG_LOG_MAX),
+		.max_chunk = PROTO_PG_ENTRIES_MAX,
+		.msg_bytes = osd->msg_size > 256 ? osd->msg_size - 256 : osd->msg_size,
+		.scrub_ms = conf_get_duration_us(osd->conf, CONF_OSD_SCRUB_INTERVAL) / 1000,
+		.deep_scrub_ms = conf_get_duration_us(osd->conf, CONF_OSD_DEEP_SCRUB_INTERVAL) / 1000,
+	};
+	return osd_push_init(osd);
+}
+
+void osd_pg_fini(struct osd *osd)
+{
+	osd_push_fini(osd);
+	for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++) {
+		for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext) {
+			pg_free(pg->m);
+			pg->m = NULL;
+			pg_set_clear(&pg->busy);
+		}
+	}
 }

@@ -19,7 +19,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
-#include "osd/osd.h"
+#include "osd/osd_pg.h"
 
 #define OSD_RING_SLOTS	 1024u
 #define OSD_RECONNECT_MS 500u
@@ -34,6 +34,17 @@ struct osd_replica_ctx {
 };
 
 static uint64_t osd_conn_gen_next = 1;
+
+struct osd_conn *osd_peer_conn_to(struct osd *osd, uint32_t id)
+{
+	struct osd_peer *p = osd_peer_get(osd, id);
+
+	if (p == NULL)
+		return NULL;
+	if (p->conn == NULL)
+		osd_peer_connect(osd, p); /* rate-limited; sends RING_REQ first */
+	return p->conn != NULL && !p->conn->failed ? p->conn : NULL;
+}
 
 struct osd_peer *osd_peer_get(struct osd *osd, uint32_t id)
 {
@@ -194,7 +205,7 @@ static int osd_repl_post(struct osd *osd, struct osd_op *op, unsigned int idx)
 }
 
 /*
- * A recovery push (osd_recovery.c): a record already built in a registered
+ * A recovery push (osd_push.c): a record already built in a registered
  * buffer goes into the peer's ring like a replication record; its ACK is
  * matched by ring offset. -EAGAIN while not connected or the ring is full.
  */
@@ -297,7 +308,7 @@ static void osd_peer_acked(struct osd *osd, struct osd_peer *p, const struct osd
 		p->slot_count--;
 	}
 	osd->ctr.repl_acks++;
-	if (!osd_recovery_acked(osd, p->id, m))
+	if (!osd_push_acked(osd, p->id, m))
 		osd_op_repl_acked(osd, p->id, m->pool, m->pg, m->version, m->status);
 	osd_repl_flush_all(osd);
 }
@@ -395,6 +406,13 @@ static void osd_replica_commit_cb(void *arg, int rc)
 
 void osd_repl_write_imm(struct osd_conn *conn, uint32_t imm, uint32_t len)
 {
+	/* behind a message held for a newer map: in order, once our map catches up */
+	if (osd_pg_rec_hold(conn, imm, len))
+		osd_repl_write_imm_now(conn, imm, len);
+}
+
+void osd_repl_write_imm_now(struct osd_conn *conn, uint32_t imm, uint32_t len)
+{
 	struct osd *osd = conn->osd;
 	uint64_t off = (uint64_t)imm * OSD_REC_ALIGN;
 	struct osd_replica_ctx *c = NULL;
@@ -417,7 +435,7 @@ void osd_repl_write_imm(struct osd_conn *conn, uint32_t imm, uint32_t len)
 	if (rc == 0) {
 		*c = (struct osd_replica_ctx){osd, conn, conn->gen, off, h.pool, h.pg, h.version};
 		/* data + PG log entry, or a recovery push (osd_pg.c) */
-		rc = osd_pg_rec_apply(osd, &h, rec, hl, data, osd_replica_commit_cb, c);
+		rc = osd_pg_rec_apply(osd, &h, data, osd_replica_commit_cb, c);
 	}
 	if (rc != 0) {
 		struct osd_wire_msg a = {.type = OSD_WIRE_ACK,

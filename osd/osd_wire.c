@@ -92,6 +92,7 @@ int osd_rec_hdr_encode(const struct osd_rec_hdr *h, void *buf, size_t cap, size_
 	proto_enc_put_u32(&enc, h->pg);
 	proto_enc_put_u32(&enc, h->epoch);
 	proto_enc_put_u64(&enc, h->version);
+	proto_enc_put_u64(&enc, h->prev);
 	proto_enc_put_u64(&enc, h->offset);
 	proto_enc_put_u64(&enc, h->length);
 	proto_enc_put_str16(&enc, h->name, h->name_len);
@@ -121,6 +122,7 @@ int osd_rec_hdr_decode(const void *buf, size_t len, struct osd_rec_hdr *h_out,
 	proto_dec_get_u32(&dec, "pg", &h.pg);
 	proto_dec_get_u32(&dec, "epoch", &h.epoch);
 	proto_dec_get_u64(&dec, "version", &h.version);
+	proto_dec_get_u64(&dec, "prev", &h.prev);
 	proto_dec_get_u64(&dec, "offset", &h.offset);
 	proto_dec_get_u64(&dec, "length", &h.length);
 	proto_dec_get_str16(&dec, "name", PROTO_OBJ_NAME_MAX, h.name, sizeof(h.name), &h.name_len);

@@ -124,6 +124,14 @@ int store_stat(struct store *st, uint64_t pg, const char *name, struct store_sta
  */
 int store_read(struct store *st, uint64_t pg, const char *name, uint64_t off, uint64_t len,
 	       void *buf, uint64_t *read_out);
+/*
+ * A digest of the object's data without reading it: crc32c over its size,
+ * the stored checksum of every whole 4 KiB block (a hole counts as zeros)
+ * and the bytes of a last partial block (that one block is read, so what
+ * lies beyond the end does not count). Equal data gives equal digests
+ * however it was written; -WEFT_E_CORRUPT if that last block is damaged.
+ */
+int store_digest(struct store *st, uint64_t pg, const char *name, uint32_t *digest_out);
 /* Committed attribute value (at most cap bytes copied); -ENOENT, or -ERANGE if cap is short. */
 int store_getattr(struct store *st, uint64_t pg, const char *name, const char *key, void *buf,
 		  size_t cap, size_t *len_out);

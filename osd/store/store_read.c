@@ -102,6 +102,60 @@ int store_read(struct store *st, uint64_t pg, const char *name, uint64_t off, ui
 	return 0;
 }
 
+int store_digest(struct store *st, uint64_t pg, const char *name, uint32_t *digest_out)
+{
+	static uint32_t zero_crc;
+	uint64_t unit = st->sb.unit, size, whole;
+	uint8_t le[8], tail[STORE_CSUM_BLOCK];
+	struct onode *on;
+	uint32_t d;
+	int rc;
+
+	if (zero_crc == 0) {
+		memset(tail, 0, sizeof(tail));
+		zero_crc = crc32c(0, tail, sizeof(tail));
+	}
+	store_onode_trim(st);
+	rc = store_onode_get(st, pg, name, false, &on);
+	if (rc != 0)
+		return rc;
+	size = on->rec.size;
+	for (int i = 0; i < 8; i++)
+		le[i] = (uint8_t)(size >> (8 * i));
+	d = crc32c(0, le, sizeof(le));
+	whole = size / STORE_CSUM_BLOCK;
+	for (uint64_t b = 0; b < whole;) {
+		uint64_t lblk = b * STORE_CSUM_BLOCK / unit, pblk, run, n;
+		uint64_t first = b - lblk * (unit / STORE_CSUM_BLOCK);
+		const uint32_t *crcs;
+
+		if (extmap_lookup(&on->rec.map, lblk, &pblk, &crcs, &run) != 0) {
+			/* a hole: zero blocks up to the next extent */
+			n = run == UINT64_MAX ? whole - b : run * st->cpb - first;
+			for (uint64_t k = 0; k < n && b < whole; k++, b++)
+				d = crc32c(d, &zero_crc, sizeof(zero_crc));
+			continue;
+		}
+		n = run * st->cpb - first;
+		for (uint64_t k = 0; k < n && b < whole; k++, b++) {
+			uint32_t c = crcs[first + k];
+
+			d = crc32c(d, &c, sizeof(c));
+		}
+	}
+	if (size % STORE_CSUM_BLOCK) {
+		uint64_t got = 0;
+
+		rc = store_read(st, pg, name, whole * STORE_CSUM_BLOCK, size % STORE_CSUM_BLOCK,
+				tail, &got);
+		if (rc != 0)
+			return rc;
+		d = crc32c(d, tail, got);
+	}
+	*digest_out = d;
+	return 0;
+}
+
 struct store_locate_ctx {
 	const struct store *st;
 	struct store_extent *ext;
