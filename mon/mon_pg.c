@@ -21,7 +21,7 @@
 #include "mon/mon_priv.h"
 #include "placement/plc_map.h"
 
-#define MON_PG_CMDS_MAX 256
+#define MON_PG_CMDS_MAX 4096 /* `weft pg verify --all` asks for every PG at once */
 #define MON_PG_RATE_MS 5000u
 
 struct mon_pgent {
@@ -39,6 +39,7 @@ struct mon_pgrate {
 
 struct mon_pgcmd {
 	uint32_t osd, pool, pg;
+	uint32_t token; /* of a verify: the operator's, reported back in the PG's stats */
 	char op[16];
 };
 
@@ -162,8 +163,9 @@ void mon_pg_report(struct mon *mon, struct msgr_conn *conn, uint64_t tid,
 			i++;
 			continue;
 		}
-		json_array_append_new(cmds, json_pack("{s:i, s:i, s:s}", "pool", c->pool, "pg",
-						      c->pg, "op", c->op));
+		json_array_append_new(cmds, json_pack("{s:i, s:i, s:s, s:I}", "pool", c->pool, "pg",
+						      c->pg, "op", c->op, "token",
+						      (json_int_t)c->token));
 		*c = mon_pgs.cmds[--mon_pgs.ncmds];
 	}
 	out = json_pack("{s:o}", "cmds", cmds);
@@ -362,7 +364,7 @@ static int mon_pg_parse(const char *s, uint32_t *pool, uint32_t *pg)
 	return 0;
 }
 
-/* pg ls [state]; pg scrub|deep-scrub|repair {pgid}. NULL: not a pg command. */
+/* pg ls [state]; pg scrub|deep-scrub|repair|verify {pgid[, token]}. NULL: not a pg command. */
 json_t *mon_pg_cmd(struct mon *mon, const char *prefix, json_t *root, int *rc_out, char *err,
 		   size_t errcap)
 {
@@ -404,6 +406,10 @@ json_t *mon_pg_cmd(struct mon *mon, const char *prefix, json_t *root, int *rc_ou
 							    json_integer(e->s.inconsistent));
 					json_object_set_new(o, "last_scrub", json_integer(e->s.last_scrub));
 					json_object_set_new(o, "unfound", json_integer(e->s.unfound));
+					json_object_set_new(o, "verify_token",
+							    json_integer(e->s.verify_token));
+					json_object_set_new(o, "verify_inconsistent",
+							    json_integer(e->s.verify_inconsistent));
 					json_object_set_new(o, "since", json_integer(e->s.same_since));
 					if (e->s.nblocked > 0)
 						json_object_set_new(o, "waiting_for",
@@ -415,8 +421,9 @@ json_t *mon_pg_cmd(struct mon *mon, const char *prefix, json_t *root, int *rc_ou
 		return json_pack("{s:i, s:o}", "epoch", mon->map.epoch, "pg_stats", list);
 	}
 	if (!strcmp(prefix, "pg scrub") || !strcmp(prefix, "pg deep-scrub") ||
-	    !strcmp(prefix, "pg repair")) {
+	    !strcmp(prefix, "pg repair") || !strcmp(prefix, "pg verify")) {
 		const char *id = json_string_value(json_object_get(root, "pgid"));
+		json_int_t token = json_integer_value(json_object_get(root, "token"));
 		const struct mon_pool *pool;
 		int32_t acting[PLC_MAX_REPLICAS];
 		uint32_t pl, pg;
@@ -429,14 +436,26 @@ json_t *mon_pg_cmd(struct mon *mon, const char *prefix, json_t *root, int *rc_ou
 			snprintf(err, errcap, "no such PG '%s' (POOLID.PG, PG in hex)", id ? id : "");
 			return NULL;
 		}
+		if (token < 0 || token > UINT32_MAX) {
+			*rc_out = -EINVAL;
+			snprintf(err, errcap, "token: want an integer in [0, %u]", UINT32_MAX);
+			return NULL;
+		}
 		n = plc_map_acting(&mon->map, pool, pg, acting);
-		if (n <= 0 || mon_pgs.ncmds == MON_PG_CMDS_MAX) {
+		c = NULL;
+		for (unsigned int i = 0; i < mon_pgs.ncmds && n > 0; i++)
+			if (mon_pgs.cmds[i].pool == pl && mon_pgs.cmds[i].pg == pg &&
+			    !strcmp(mon_pgs.cmds[i].op, prefix + 3))
+				c = &mon_pgs.cmds[i]; /* asked again: one request, the newest token */
+		if (c == NULL && (n <= 0 || mon_pgs.ncmds == MON_PG_CMDS_MAX)) {
 			*rc_out = -EAGAIN;
 			snprintf(err, errcap, "%s", n <= 0 ? "the PG has no OSD up" : "too many requests queued");
 			return NULL;
 		}
-		c = &mon_pgs.cmds[mon_pgs.ncmds++];
+		if (c == NULL)
+			c = &mon_pgs.cmds[mon_pgs.ncmds++];
 		c->osd = (uint32_t)acting[0];
+		c->token = (uint32_t)token;
 		c->pool = pl;
 		c->pg = pg;
 		snprintf(c->op, sizeof(c->op), "%s", prefix + 3);

@@ -159,6 +159,10 @@ static int osd_pg_load(struct osd *osd, struct osd_pg *pg, struct pg *m)
 	return 0;
 }
 
+static void osd_pg_map_one(struct osd *osd, struct osd_pg *opg, const struct mon_pool *pool,
+			   uint32_t gap_from);
+static uint32_t osd_pg_gap_from; /* the gap of the map being processed (osd_pg_map_changed) */
+
 struct pg *osd_pgm_get(struct osd *osd, uint32_t pool, uint32_t pgid)
 {
 	struct osd_pg *pg = osd_pg_get(osd, pool, pgid);
@@ -176,6 +180,9 @@ struct pg *osd_pgm_get(struct osd *osd, uint32_t pool, uint32_t pgid)
 		return NULL;
 	}
 	pg->m = m;
+	/* a machine made for a message (a stray's copy, a new PG) follows the map we have */
+	if (osd->map.epoch != 0)
+		osd_pg_map_one(osd, pg, mon_map_pool(&osd->map, pool), osd_pg_gap_from);
 	return m;
 }
 
@@ -434,6 +441,7 @@ void osd_pg_map_changed(struct osd *osd)
 	const struct mon_map *map = &osd->map;
 	uint32_t gap_from = osd_pg_prev_epoch + 1 < map->epoch ? osd_pg_prev_epoch : 0;
 
+	osd_pg_gap_from = gap_from;
 	if (!osd_pg_loaded_held)
 		osd_pg_load_held(osd);
 	if (gap_from)
@@ -456,9 +464,10 @@ void osd_pg_map_changed(struct osd *osd)
 	/* then the map goes to every PG with a machine: members, and copies we hold */
 	for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++)
 		for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext)
-			if (pg->m != NULL)
+			if (pg->m != NULL && pg->m->map_epoch < map->epoch)
 				osd_pg_map_one(osd, pg, mon_map_pool(map, pg->pool), gap_from);
 	osd_pg_prev_epoch = map->epoch;
+	osd_pg_gap_from = 0;
 	osd_pg_map_save(osd);
 	osd_pg_hold_release(osd);
 }
@@ -544,7 +553,8 @@ static bool osd_stats_inflight;
 
 /*
  * The answer to PG_STATS carries what operators asked of our PGs:
- * {"cmds": [{"pool": 1, "pg": 3, "op": "scrub|deep-scrub|repair|verify"}]}.
+ * {"cmds": [{"pool": 1, "pg": 3, "op": "scrub|deep-scrub|repair|verify", "token": T}]}
+ * (the token: of a verify only).
  */
 static void osd_pg_stats_cb(struct monc *mc, int status, const char *out, size_t out_len,
 			    const char *errmsg, void *arg)
@@ -575,7 +585,7 @@ static void osd_pg_stats_cb(struct monc *mc, int status, const char *out, size_t
 		if (m == NULL || !m->primary)
 			continue;
 		if (!strcmp(op, "verify"))
-			pg_verify_request(m);
+			pg_verify_request(m, (uint32_t)json_integer_value(json_object_get(c, "token")));
 		else
 			pg_scrub_request(m, !strcmp(op, "deep-scrub"), !strcmp(op, "repair"));
 	}
@@ -641,6 +651,8 @@ static int osd_pg_stats_send(struct osd *osd)
 				s.inconsistent = m->inconsistent;
 				s.last_scrub = m->last_scrub;
 				s.unfound = m->missing.n > 0 ? m->unfound : 0;
+				s.verify_token = m->verify_token;
+				s.verify_inconsistent = m->verify_inconsistent;
 				if (m->phase == PG_PH_DOWN) {
 					s.nblocked = m->nblocked;
 					for (unsigned int i = 0; i < m->nblocked; i++)

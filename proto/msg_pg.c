@@ -91,6 +91,8 @@ void proto_pg_stat_put(struct proto_enc *enc, const struct proto_pg_stat *s)
 	proto_enc_put_u32(enc, s->inconsistent);
 	proto_enc_put_u32(enc, s->last_scrub);
 	proto_enc_put_u32(enc, s->unfound);
+	proto_enc_put_u32(enc, s->verify_token);
+	proto_enc_put_u32(enc, s->verify_inconsistent);
 	proto_enc_put_u8(enc, s->nblocked);
 	for (unsigned int i = 0; i < s->nblocked && i < PROTO_PG_BLOCKED_MAX; i++)
 		proto_enc_put_u32(enc, s->blocked[i]);
@@ -147,6 +149,8 @@ static int proto_pg_stat_get(struct proto_dec *dec, struct proto_pg_stat *s)
 	proto_dec_get_u32(dec, "stat.inconsistent", &s->inconsistent);
 	proto_dec_get_u32(dec, "stat.last_scrub", &s->last_scrub);
 	proto_dec_get_u32(dec, "stat.unfound", &s->unfound);
+	proto_dec_get_u32(dec, "stat.verify_token", &s->verify_token);
+	proto_dec_get_u32(dec, "stat.verify_inconsistent", &s->verify_inconsistent);
 	proto_dec_get_u8(dec, "stat.nblocked", &s->nblocked);
 	if (dec->err != 0)
 		return dec->err;

@@ -119,6 +119,8 @@ struct proto_pg_stat {
 	uint32_t inconsistent; /* objects the last scrub found inconsistent */
 	uint32_t last_scrub;   /* wall-clock seconds of the last scrub (0 = never) */
 	uint32_t unfound;      /* objects to recover that no complete copy up holds */
+	uint32_t verify_token; /* the token of the last `weft pg verify` done (0 = none) */
+	uint32_t verify_inconsistent; /* objects that verify found differing */
 	uint8_t nblocked;      /* down: OSDs peering waits for (one of them must come back) */
 	uint32_t blocked[PROTO_PG_BLOCKED_MAX];
 };

@@ -102,7 +102,8 @@ declare -A MDOWN=()   # mon id -> time to restart it
 OUT=""                # the OSD marked out, and when it goes back in
 OUT_UNTIL=0
 KILLS=0 DOUBLE=0 LAST_KILL=0
-declare -A NEV=()
+declare -A NEV=()  # events of each kind, in all
+declare -A CNEV=() # ... in this cycle
 
 rnd() { echo $((RANDOM % ($2 - $1 + 1) + $1)); } # rnd LO HI
 up_osds() {
@@ -146,6 +147,16 @@ mon_leader() {
 		jq -r '.monmap.leader_rank // empty'
 }
 
+# feasible KIND NDOWN: the event can happen now
+feasible() {
+	case $1 in
+	kill2) [ "$2" = 0 ] ;;
+	peering | recovery) [ "$2" -gt 0 ] ;;
+	backfill | outin) [ -z "$OUT" ] && [ "$2" = 0 ] ;;
+	*) true ;;
+	esac
+}
+
 event() {
 	local ndown=${#DOWN[@]} e roll a b o k
 	roll=$((RANDOM % 12))
@@ -161,10 +172,16 @@ event() {
 	10) e=outin ;;
 	11) e=monkill ;;
 	esac
-	[ "$e" = kill2 ] && [ "$ndown" -gt 0 ] && e=kill1
-	{ [ "$e" = peering ] || [ "$e" = recovery ]; } && [ "$ndown" = 0 ] && e=kill1
-	{ [ "$e" = backfill ] || [ "$e" = outin ]; } && { [ -n "$OUT" ] || [ "$ndown" -gt 0 ]; } && e=kill1
+	# every kind once per cycle, as soon as it is possible; then at random
+	for k in kill2 recovery peering backfill killprimary monkill outin; do
+		if [ -z "${CNEV[$k]:-}" ] && feasible "$k" "$ndown"; then
+			e=$k
+			break
+		fi
+	done
+	feasible "$e" "$ndown" || e=kill1
 	NEV[$e]=$((${NEV[$e]:-0} + 1))
+	CNEV[$e]=1
 	case $e in
 	kill1) kill_osd "$(pick $(up_osds))" "single" ;;
 	kill2)
@@ -253,6 +270,7 @@ echo "seed $SEED" > "$EVENTS"
 cluster_up
 wait_for 120 "cluster ready" cl_ready
 for cycle in $(seq 1 "$CYCLES"); do
+	CNEV=()
 	ev "cycle $cycle: writer for ${SECS}s"
 	"$IO" -c "$CONF" -p "$POOL" writer "$SECS" "$RANDOM" "$JOURNAL" "$QD" "$NAMES" \
 		> "$DIR/writer.$cycle.out" 2>&1 &
@@ -298,14 +316,13 @@ for cycle in $(seq 1 "$CYCLES"); do
 	log "cycle $cycle: all PGs active+clean $((T_C - T_W)) s after the writer stopped, $((T_C - LAST_KILL)) s after the last kill"
 	"$IO" -c "$CONF" -p "$POOL" check "$JOURNAL" 3 > "$DIR/check.$cycle.out" 2>&1
 	CRC=$?
-	CJ=$(tail -n 1 "$DIR/check.$cycle.out")
-	if "$WEFT" pg verify --all -c "$CONF" --timeout 120 --format json > "$DIR/verify.$cycle.json" 2> "$DIR/verify.$cycle.err"; then
-		VJ=$(jq -c '{pgs: .pgs, objects: .objects, inconsistent: .inconsistent}' "$DIR/verify.$cycle.json")
-	elif grep -q "unknown command\|usage" "$DIR/verify.$cycle.err"; then
-		VJ='"not available"'
+	CJ=$(grep '^{' "$DIR/check.$cycle.out" | tail -n 1)
+	[ -n "$CJ" ] || CJ="\"no result: $(tail -n 1 "$DIR/check.$cycle.out" | head -c 200 | tr -d "\"\\\\")\""
+	if "$WEFT" pg verify --all -c "$CONF" --wait 300 --format json > "$DIR/verify.$cycle.json" 2> "$DIR/verify.$cycle.err"; then
+		VJ=$(jq -c '{pgs: .pgs, objects: .objects, inconsistent: .inconsistent, seconds: .seconds}' "$DIR/verify.$cycle.json")
 	else
 		VJ=$(jq -c '{pgs: .pgs, objects: .objects, inconsistent: .inconsistent}' "$DIR/verify.$cycle.json" 2> /dev/null)
-		[ -n "$VJ" ] || VJ="\"failed: $(head -c 200 "$DIR/verify.$cycle.err")\""
+		[ -n "$VJ" ] || VJ="\"failed: $(head -c 200 "$DIR/verify.$cycle.err" | tr -d "\"\\\\\n")\""
 		CRC=1
 	fi
 	printf '{"cycle": %d, "seed": %d, "writer": %s, "check": %s, "verify": %s, "kills": %d, "double_kills": %d, "clean_after_writer_s": %d, "clean_after_last_kill_s": %d}\n' \

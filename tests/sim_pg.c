@@ -1325,6 +1325,99 @@ static void s_check_final(void)
 	}
 }
 
+/*
+ * After clean: one replica copy per PG gets other content (same version),
+ * `verify` must count exactly those, a repair must bring them back to the
+ * primary's content, and a second verify must find nothing.
+ */
+static void s_step_once(bool chaos, bool client);
+
+static bool s_verify_done(uint32_t token)
+{
+	const struct s_map *m = s_map_cur();
+
+	for (int g = 0; g < S_PGS; g++) {
+		int32_t acting[S_SIZE];
+		unsigned int n = s_acting(m, g, acting);
+
+		if (n == 0 || s_osd[acting[0]].pg[g]->verify_token != token + (uint32_t)g)
+			return false;
+	}
+	return true;
+}
+
+static void s_verify_run(uint32_t token, const unsigned int *want, const char *when)
+{
+	const struct s_map *m = s_map_cur();
+	uint64_t k;
+
+	for (int g = 0; g < S_PGS; g++) {
+		int32_t acting[S_SIZE];
+
+		if (s_acting(m, g, acting) > 0)
+			pg_verify_request(s_osd[acting[0]].pg[g], token + (uint32_t)g);
+	}
+	for (k = 0; k < 200000 && !s_verify_done(token); k++)
+		s_step_once(false, false);
+	if (!s_verify_done(token)) {
+		s_fail("verify %s: not done %llu steps after the request", when,
+		       (unsigned long long)k);
+		return;
+	}
+	for (int g = 0; g < S_PGS; g++) {
+		int32_t acting[S_SIZE];
+		const struct pg *q;
+
+		s_acting(m, g, acting);
+		q = s_osd[acting[0]].pg[g];
+		if (q->verify_inconsistent != want[g]) {
+			s_fail("verify %s: pg %d (primary osd.%d) found %u inconsistent, want %u",
+			       when, g, acting[0], q->verify_inconsistent, want[g]);
+			return;
+		}
+	}
+}
+
+static void s_check_verify(void)
+{
+	const struct s_map *m = s_map_cur();
+	unsigned int want[S_PGS] = {0}, none[S_PGS] = {0};
+
+	for (int g = 0; g < S_PGS; g++) {
+		int32_t acting[S_SIZE];
+		unsigned int n = s_acting(m, g, acting);
+
+		for (int k = 0; n > 1 && k < S_NAMES; k++) {
+			struct s_obj *ob = &s_osd[acting[1 + rn(n - 1)]].st.pg[g].obj[k];
+
+			if (ob->exists) {
+				ob->content ^= 0x5a5a5a5aull; /* a copy that differs: same version */
+				want[g] = 1;
+				break;
+			}
+		}
+	}
+	s_verify_run(1000, want, "after the corruption");
+	for (int g = 0; g < S_PGS && !s_failed; g++) {
+		int32_t acting[S_SIZE];
+
+		s_acting(m, g, acting);
+		if (want[g])
+			pg_scrub_request(s_osd[acting[0]].pg[g], true, true);
+	}
+	for (uint64_t k = 0; k < 400000 && !s_failed; k++) {
+		s_step_once(false, false);
+		if ((k & 1023) == 1023 && s_all_clean())
+			break;
+	}
+	if (!s_failed && !s_all_clean())
+		s_fail("not active+clean after the repair");
+	if (!s_failed)
+		s_check_final();
+	if (!s_failed)
+		s_verify_run(2000, none, "after the repair");
+}
+
 /* ------------------------------------------------------------------ a run */
 
 static void s_reset(void)
@@ -1574,6 +1667,8 @@ static int s_run(uint64_t seed, uint64_t steps)
 	}
 	if (!s_failed)
 		s_check_final();
+	if (!s_failed)
+		s_check_verify();
 	return s_failed ? -1 : 0;
 }
 

@@ -280,6 +280,14 @@ static struct th_obj *th_obj_get(struct th_journal *jn, const char *name)
 	return &jn->objs[jn->n++];
 }
 
+static void th_journal_free(struct th_journal *jn)
+{
+	for (unsigned int i = 0; jn->objs != NULL && i < jn->n; i++)
+		free(jn->objs[i].ops);
+	free(jn->objs);
+	free(jn->byseq);
+}
+
 static int th_journal_read(const char *path, struct th_journal *jn)
 {
 	FILE *f = fopen(path, "r");
@@ -399,6 +407,9 @@ static int th_check(struct weft_cluster *cl, uint32_t pool, const char *journal,
 	rc = th_journal_read(journal, &jn);
 	if (rc != 0) {
 		fprintf(stderr, "thrash_io: journal %s: %s\n", journal, strerror(-rc));
+		th_journal_free(&jn);
+		free(got);
+		free(loc);
 		return 2;
 	}
 	while (nosd < 64 && weft_debug_osd_perf(cl, nosd, perf, sizeof(perf)) == 0)
@@ -460,6 +471,7 @@ static int th_check(struct weft_cluster *cl, uint32_t pool, const char *journal,
 	       "\"unreadable\": %u, \"copies\": %llu, \"check_seconds\": %.1f}\n",
 	       jn.n, (unsigned long long)jn.acked, lost, divergent, unreadable,
 	       (unsigned long long)ncopies, (clock_now_ms() - t0) / 1000.0);
+	th_journal_free(&jn);
 	free(got);
 	free(loc);
 	return lost || divergent || unreadable ? 1 : 0;

@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #define CLI_MON_WORDS_MAX 16
 
@@ -30,8 +31,24 @@ void cli_render_osd_tree(json_t *out);
 void cli_render_osd_dump(json_t *out);
 void cli_render_pool_ls(json_t *out);
 void cli_render_none(json_t *out);
+/* A connection to the mons for several commands (weft pg verify polls). */
+struct conf;
+struct monc;
+struct cli_mon_sess {
+	struct conf *conf;
+	struct monc *mc;
+};
+/* Load conf and connect: 0, or an exit code (error printed). */
+int cli_mon_open(struct cli_mon_args *a, const char *what, struct cli_mon_sess *s);
+/* One command (cmd consumed): 0 and *out_out, or -errno with the mon's message in errmsg. */
+int cli_mon_call(struct cli_mon_sess *s, unsigned int timeout_ms, json_t *cmd, json_t **out_out,
+		 char *errmsg, size_t errcap);
+void cli_mon_close(struct cli_mon_sess *s);
 /* Send cmd (consumed) to the mons and print the answer with render (or as JSON). */
 int cli_cmd_simple(struct cli_mon_args *a, const char *what, json_t *cmd, void (*render)(json_t *));
 void cli_render_pgmap(json_t *pgmap);
+void cli_print_json(json_t *out);
+/* weft pg verify (cmd_pg_verify.c): words[0] = "verify", then PGIDs unless all. */
+int cli_pg_verify(struct cli_mon_args *a, bool all, unsigned int wait_s);
 
 #endif

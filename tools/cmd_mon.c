@@ -117,61 +117,96 @@ int cli_mon_parse(int argc, char **argv, struct cli_mon_args *a)
 	return 0;
 }
 
-/* Load conf, connect, run one command. 0 and *out_out, or an exit code (1 or 2). */
-static int cli_mon_run(struct cli_mon_args *a, const char *what, json_t *cmd, json_t **out_out)
+/* Load conf and connect: 0, or an exit code (2 bad usage or conf, 1 no mon client). */
+int cli_mon_open(struct cli_mon_args *a, const char *what, struct cli_mon_sess *s)
 {
-	struct conf *conf = NULL;
-	struct monc *mc = NULL;
-	char errmsg[PROTO_ERRMSG_MAX + 1] = "";
-	char *text = NULL, *json = NULL;
 	const char *file = a->conf_file;
-	int argc = a->nrest + 1, rc, ret = 2;
+	int argc = a->nrest + 1;
 	char *argv[CLI_MON_WORDS_MAX + 2];
-	json_error_t jerr;
 
+	s->conf = NULL;
+	s->mc = NULL;
 	argv[0] = "weft";
 	for (int i = 0; i < a->nrest; i++)
 		argv[i + 1] = a->rest[i];
-	if (conf_create(a->name, &conf) != 0)
-		goto out;
+	if (conf_create(a->name, &s->conf) != 0)
+		goto fail;
 	if (file == NULL && access(CLI_MON_DEFAULT_FILE, F_OK) == 0)
 		file = CLI_MON_DEFAULT_FILE;
-	if ((file != NULL && conf_load_file(conf, file) != 0) || conf_apply_env(conf) != 0 ||
-	    conf_apply_args(conf, &argc, argv) != 0)
-		goto out;
+	if ((file != NULL && conf_load_file(s->conf, file) != 0) || conf_apply_env(s->conf) != 0 ||
+	    conf_apply_args(s->conf, &argc, argv) != 0)
+		goto fail;
 	if (argc > 1) {
 		fprintf(stderr, "weft %s: unknown option '%s'\n", what, argv[1]);
-		goto out;
+		goto fail;
 	}
-	ret = 1;
 	weft_log_set_level(WEFT_LOG_ERROR);
-	if (monc_create(conf, a->name, &mc) != 0) {
+	if (monc_create(s->conf, a->name, &s->mc) != 0) {
 		fprintf(stderr, "weft %s: cannot set up a mon client (is mon_host set?)\n", what);
-		goto out;
+		cli_mon_close(s);
+		return 1;
 	}
-	json = json_dumps(cmd, JSON_COMPACT);
-	rc = monc_command_sync(mc, json, a->timeout_ms, &text, errmsg, sizeof(errmsg));
-	if (rc != 0) {
-		fprintf(stderr, "weft %s: %s%s(%s)\n", what, errmsg, errmsg[0] ? " " : "",
-			rc == -ETIMEDOUT ? "timed out" : strerror(-rc));
-		goto out;
-	}
-	*out_out = text != NULL ? json_loads(text, 0, &jerr) : json_object();
-	if (*out_out == NULL) {
-		fprintf(stderr, "weft %s: the monitor answered malformed JSON\n", what);
-		goto out;
-	}
-	ret = 0;
-out:
-	free(text);
-	free(json);
-	monc_destroy(mc);
-	conf_destroy(conf);
-	json_decref(cmd);
-	return ret;
+	return 0;
+fail:
+	cli_mon_close(s);
+	return 2;
 }
 
-static void cli_print_json(json_t *out)
+void cli_mon_close(struct cli_mon_sess *s)
+{
+	monc_destroy(s->mc);
+	conf_destroy(s->conf);
+	s->mc = NULL;
+	s->conf = NULL;
+}
+
+int cli_mon_call(struct cli_mon_sess *s, unsigned int timeout_ms, json_t *cmd, json_t **out_out,
+		 char *errmsg, size_t errcap)
+{
+	char *text = NULL, *json = json_dumps(cmd, JSON_COMPACT);
+	json_error_t jerr;
+	int rc;
+
+	*out_out = NULL;
+	errmsg[0] = '\0';
+	json_decref(cmd);
+	if (json == NULL)
+		return -ENOMEM;
+	rc = monc_command_sync(s->mc, json, timeout_ms, &text, errmsg, errcap);
+	free(json);
+	if (rc == 0) {
+		*out_out = text != NULL ? json_loads(text, 0, &jerr) : json_object();
+		if (*out_out == NULL) {
+			snprintf(errmsg, errcap, "the monitor answered malformed JSON");
+			rc = -EBADMSG;
+		}
+	}
+	free(text);
+	return rc;
+}
+
+/* Load conf, connect, run one command. 0 and *out_out, or an exit code (1 or 2). */
+static int cli_mon_run(struct cli_mon_args *a, const char *what, json_t *cmd, json_t **out_out)
+{
+	struct cli_mon_sess s;
+	char errmsg[PROTO_ERRMSG_MAX + 1];
+	int rc = cli_mon_open(a, what, &s);
+
+	if (rc != 0) {
+		json_decref(cmd);
+		return rc;
+	}
+	rc = cli_mon_call(&s, a->timeout_ms, cmd, out_out, errmsg, sizeof(errmsg));
+	if (rc != 0 && rc != -EBADMSG)
+		fprintf(stderr, "weft %s: %s%s(%s)\n", what, errmsg, errmsg[0] ? " " : "",
+			rc == -ETIMEDOUT ? "timed out" : strerror(-rc));
+	else if (rc != 0)
+		fprintf(stderr, "weft %s: %s\n", what, errmsg);
+	cli_mon_close(&s);
+	return rc != 0 ? 1 : 0;
+}
+
+void cli_print_json(json_t *out)
 {
 	char *s = json_dumps(out, JSON_INDENT(2) | JSON_SORT_KEYS);
 

@@ -6,9 +6,11 @@
  *
  *   weft pg ls [--inconsistent | --state STATE]
  *   weft pg scrub|deep-scrub|repair PGID        (PGID = POOLID.PG, PG in hex)
+ *   weft pg verify PGID... | --all [--wait S]  (cmd_pg_verify.c)
  */
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tools/cli.h"
@@ -18,6 +20,10 @@ static void cli_pg_usage(FILE *out)
 {
 	fprintf(out, "usage: weft [OPTIONS] pg ls [--inconsistent | --state STATE]\n"
 		     "       weft [OPTIONS] pg scrub|deep-scrub|repair PGID   (PGID: POOLID.PG, PG in hex)\n"
+		     "       weft [OPTIONS] pg verify PGID... | --all [--wait SECONDS]\n"
+		     "           compare every copy of every object of the PGs (version, size, digest\n"
+		     "           of the stored checksums) once they are clean, and wait for the answer\n"
+		     "           (default 300 s); exit 1 if a copy differs or a PG was not verified\n"
 		     "options as for 'weft status --help' (-c FILE, --format json, --timeout S)\n");
 }
 
@@ -96,6 +102,8 @@ int cli_pg_main(int argc, char **argv)
 {
 	char *args[64];
 	const char *state = NULL;
+	bool all = false;
+	long wait_s = 300;
 	struct cli_mon_args a;
 	int n = 0, rc;
 
@@ -105,6 +113,16 @@ int cli_pg_main(int argc, char **argv)
 			state = "inconsistent";
 		} else if (!strcmp(argv[i], "--state") && i + 1 < argc) {
 			state = argv[++i];
+		} else if (!strcmp(argv[i], "--all")) {
+			all = true;
+		} else if (!strcmp(argv[i], "--wait") && i + 1 < argc) {
+			char *end;
+
+			wait_s = strtol(argv[++i], &end, 10);
+			if (*end != '\0' || wait_s < 1 || wait_s > 86400) {
+				fprintf(stderr, "weft pg: --wait must be seconds in [1, 86400]\n");
+				return 2;
+			}
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			cli_pg_usage(stdout);
 			return 0;
@@ -131,6 +149,8 @@ int cli_pg_main(int argc, char **argv)
 				      json_pack("{s:s, s:s}", "prefix", prefix, "pgid", a.words[1]),
 				      cli_render_pg_req);
 	}
+	if (a.nwords >= 1 && !strcmp(a.words[0], "verify"))
+		return cli_pg_verify(&a, all, (unsigned int)wait_s);
 	fprintf(stderr, "weft pg: bad arguments (try 'weft pg --help')\n");
 	return 2;
 }

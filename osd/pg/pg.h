@@ -275,6 +275,8 @@ struct pg {
 	struct pg_scrub *scrub;
 	uint32_t inconsistent, last_scrub, last_deep_scrub; /* seconds (now_ms / 1000) */
 	uint32_t last_verify, verify_inconsistent;
+	uint32_t verify_token_wanted; /* the operator's token of the verify asked for */
+	uint32_t verify_token;	      /* ... and of the last verify done (pg_verify_request) */
 	uint64_t objects;
 	bool scrub_wanted, deep_wanted, repair_wanted, verify_wanted;
 	uint64_t next_scrub_ms, next_deep_ms;
@@ -363,8 +365,13 @@ void pg_destroyed(struct pg *pg, int rc);
 
 /* ----- scrub, stats */
 void pg_scrub_request(struct pg *pg, bool deep, bool repair);
-/* Compare every member's copies by version, size and stored-checksum digest (no data read). */
-void pg_verify_request(struct pg *pg);
+/*
+ * Compare every member's copies by version, size and stored-checksum digest
+ * (no data read), once the PG is clean. When done, verify_token = token and
+ * verify_inconsistent / objects hold the result: the operator's `weft pg
+ * verify` waits for its own token in the PG's stats.
+ */
+void pg_verify_request(struct pg *pg, uint32_t token);
 uint64_t pg_missing_count(const struct pg *pg);
 /* Names to recover on every copy (callback per name; stops at nonzero). */
 int pg_missing_each(const struct pg *pg, int (*cb)(void *arg, const char *name), void *arg);

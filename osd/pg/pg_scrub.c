@@ -35,6 +35,7 @@ struct pg_scrub {
 	struct pg_obj *ent[PG_MAX_REPLICAS];
 	uint32_t nent[PG_MAX_REPLICAS];
 	uint32_t bad, objects;
+	uint32_t token; /* of a verify */
 };
 
 void pg_scrub_stop(struct pg *pg)
@@ -62,9 +63,10 @@ void pg_scrub_request(struct pg *pg, bool deep, bool repair)
 	pg_logf(pg, PG_LOG_INFO, "%s requested", repair ? "repair" : deep ? "deep scrub" : "scrub");
 }
 
-void pg_verify_request(struct pg *pg)
+void pg_verify_request(struct pg *pg, uint32_t token)
 {
 	pg->verify_wanted = true;
+	pg->verify_token_wanted = token;
 	pg_logf(pg, PG_LOG_INFO, "verify requested");
 }
 
@@ -109,6 +111,7 @@ static void pg_scrub_begin(struct pg *pg, enum pg_scrub_kind kind, bool repair)
 		return;
 	pg->scrub = s;
 	s->kind = kind;
+	s->token = kind == PG_SCRUB_VERIFY ? pg->verify_token_wanted : 0;
 	s->repair = repair;
 	for (unsigned int i = 1; i < pg->nacting && s->nmem < PG_MAX_REPLICAS; i++)
 		s->mem[s->nmem++] = pg->acting[i];
@@ -221,6 +224,7 @@ static void pg_scrub_batch(struct pg *pg)
 		if (s->kind == PG_SCRUB_VERIFY) {
 			pg->last_verify = now_s ? now_s : 1;
 			pg->verify_inconsistent = s->bad;
+			pg->verify_token = s->token;
 		} else {
 			pg->last_scrub = now_s ? now_s : 1;
 		}
