@@ -110,6 +110,8 @@ struct osd_pg {
 	struct pg_set busy;    /* names with a write between ordering and local commit */
 	bool kick_wanted;      /* osd_pg_kick_later */
 	struct osd_pg *knext;  /* on osd->kicks */
+	uint32_t fenced_epoch; /* a replica fenced us at this map epoch (osd_pg_fenced) */
+	uint64_t fenced_ms;
 };
 
 struct osd_op {
@@ -306,6 +308,8 @@ uint64_t osd_pg_op_version(struct osd *osd, struct osd_pg *pg);
 void osd_pg_busy(struct osd_pg *pg, const char *name, int delta);
 /* A replica failed a record (not a fence): the PG peers again. */
 void osd_pg_repl_failed(struct osd *osd, struct osd_pg *pg, uint32_t peer, uint64_t v, int rc);
+/* A replica answered -ESTALE (its fence): hold writes until our map moves (osd_pg.c). */
+void osd_pg_fenced(struct osd *osd, struct osd_pg *pg, uint32_t peer);
 /* Build and submit a ring record's transaction (replica or recovery target). */
 int osd_pg_rec_apply(struct osd *osd, const struct osd_rec_hdr *h, const void *data,
 		     store_commit_cb cb, void *arg);

@@ -544,7 +544,7 @@ void osd_pg_kick(struct osd_pg *pg)
 		return;
 	}
 	if (pg->head == NULL || !osd_pg_io_ready(pg->head->osd, pg))
-		return; /* queued until the PG is peered (osd_peer.c kicks it) */
+		return; /* queued until the PG is peered (osd_pg.c kicks it) */
 	pg->kicking = true;
 	/* each pass either moves an op or stops; finishing ops asks for one more pass */
 	for (int pass = 0; pass < 1024; pass++) {
@@ -641,9 +641,14 @@ void osd_op_repl_acked(struct osd *osd, uint32_t peer_id, uint32_t pool, uint32_
 		for (unsigned int i = 1; i < op->nacting; i++) {
 			if (op->acting[i] != (int32_t)peer_id)
 				continue;
+			if (status == -ESTALE) {
+				/* a newer interval asked it: the client resends after our map moves */
+				osd_pg_fenced(osd, pg, peer_id);
+				return osd_op_finish(op, status);
+			}
 			if (status != 0) {
-				if (status != -ESTALE) /* not a fence: its copy must be repaired */
-					osd_pg_repl_failed(osd, pg, peer_id, version, status);
+				/* not a fence: its copy must be repaired (docs/recovery.md) */
+				osd_pg_repl_failed(osd, pg, peer_id, version, status);
 				log_warn("osd", "%s pg %u.%x: osd.%u failed %s v%llx: %s", osd->name,
 					 pool, pgid, peer_id, op->name, (unsigned long long)version,
 					 weft_strerror(status));

@@ -188,11 +188,32 @@ struct pg *osd_pgm_get(struct osd *osd, uint32_t pool, uint32_t pgid)
 
 /* ------------------------------------------------------------------ hooks */
 
+#define OSD_PG_FENCE_HOLD_MS 5000u
+
 bool osd_pg_io_ready(struct osd *osd, struct osd_pg *pg)
 {
-	(void)osd;
+	if (pg->fenced_epoch != 0 && pg->fenced_epoch == osd->map.epoch &&
+	    clock_now_ms() - pg->fenced_ms < OSD_PG_FENCE_HOLD_MS)
+		return false; /* fenced: ordering more would only fail them again */
 	/* only a primary gates I/O; READ_LOCAL on any OSD is a debug read of its copy */
 	return pg->m == NULL || pg_io_ready(pg->m);
+}
+
+/*
+ * A replica refused a record with -ESTALE: a primary of a newer interval
+ * queried it, so a newer map exists that we have not seen. Writes are held
+ * (not ordered) until our map moves, or OSD_PG_FENCE_HOLD_MS at most, instead
+ * of ordering each resend into the same refusal. Logged once per epoch.
+ */
+void osd_pg_fenced(struct osd *osd, struct osd_pg *pg, uint32_t peer)
+{
+	if (pg->fenced_epoch == osd->map.epoch)
+		return;
+	pg->fenced_epoch = osd->map.epoch;
+	pg->fenced_ms = clock_now_ms();
+	log_info("osd", "%s pg %u.%x: osd.%u is in a newer interval than our map (epoch %u): "
+			"writes wait for the new map", osd->name, pg->pool, pg->pg, peer,
+		 osd->map.epoch);
 }
 
 bool osd_pg_obj_ready(struct osd *osd, struct osd_pg *pg, const char *name)
@@ -692,10 +713,17 @@ void osd_pg_tick(struct osd *osd)
 	static uint64_t next_stats;
 	uint64_t now = clock_now_ms();
 
-	for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++)
-		for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext)
+	for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++) {
+		for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext) {
 			if (pg->m != NULL)
 				pg_tick(pg->m);
+			if (pg->fenced_epoch != 0 && (pg->fenced_epoch != osd->map.epoch ||
+						      now - pg->fenced_ms >= OSD_PG_FENCE_HOLD_MS)) {
+				pg->fenced_epoch = 0; /* the held writes go (or fail) now */
+				osd_pg_kick_later(osd, pg);
+			}
+		}
+	}
 	osd_push_tick(osd);
 	osd_pg_kick_pending(osd);
 	if (osd->booted && now >= next_stats) {

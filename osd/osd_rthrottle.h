@@ -8,7 +8,7 @@
  * budget (pushes + pulls in flight, and the bytes per second when a rate is
  * set), down to one op in flight and 1/16 of the rate.
  *
- * Pure: no OSD, no clock; osd_recovery.c feeds it and the unit test
+ * Pure: no OSD, no clock; osd_push.c feeds it and the unit test
  * (tests/test_osd_rthrottle.c) drives it with histograms.
  */
 #ifndef WEFT_OSD_OSD_RTHROTTLE_H

@@ -49,8 +49,8 @@ UCX_MEM_MALLOC_HOOKS=no;UCX_MEM_MMAP_HOOK_MODE=none;UCX_WARN_UNUSED_ENV_VARS=n")
 	endif()
 endif()
 
-# Failure and recovery (osd/osd_pg*.c, osd_peer.c, osd_recovery.c, osd_backfill.c,
-# osd_scrub.c): tests/test_recovery.sh drives real mons and OSDs through kills,
+# Failure and recovery (osd/pg/ wired in by osd/osd_pg.c, osd_pgenv.c, osd_push.c):
+# tests/test_recovery.sh drives real mons and OSDs through kills,
 # restarts, out/in, corruption and a mon leader failover (docs/recovery.md).
 if(TARGET weft-osd AND TARGET weft_client)
 	add_executable(test_recovery_io ${CMAKE_CURRENT_LIST_DIR}/test_recovery_io.c)
@@ -91,9 +91,6 @@ if(TARGET weft-osd AND TARGET weft_client)
 			--seconds 200 --port 30000)
 	set_tests_properties(osd_thrash PROPERTIES LABELS "func;recovery;thrash" TIMEOUT 900
 		SKIP_RETURN_CODE 77)
-	# Fails on this commit: a PG stays active+recovering with "unfound" objects that
-	# other up copies hold (issue 14); enabled with the peering rewrite that fixes it.
-	set_tests_properties(osd_thrash PROPERTIES DISABLED TRUE)
 endif()
 
 # The PG state machine under simulation (tests/sim_pg.c): random message orders,
@@ -101,7 +98,11 @@ endif()
 # (no acknowledged write lost, identical copies and no strays after clean, verify
 # counts a corrupted copy, repair fixes it). Fixed seeds, so a failure replays with
 # `sim_pg --seed N --runs 1 -v`; `sim_pg --seed $RANDOM --seconds 600` explores.
-add_executable(sim_pg ${CMAKE_CURRENT_LIST_DIR}/sim_pg.c)
+add_executable(sim_pg ${CMAKE_CURRENT_LIST_DIR}/sim_pg.c ${CMAKE_CURRENT_LIST_DIR}/sim_pg_scn.c)
 target_link_libraries(sim_pg PRIVATE weft_pg)
 add_test(NAME sim_pg COMMAND sim_pg --seed 1 --runs 200)
 set_tests_properties(sim_pg PROPERTIES LABELS "unit;sim" TIMEOUT 600)
+# The scripted regressions (tests/sim_pg_scn.c, docs/recovery.md "What went wrong
+# before"): each failure sequence that once lost or diverged data, 20 message orders.
+add_test(NAME sim_pg_scenarios COMMAND sim_pg --scenarios all --seed 1 --runs 20)
+set_tests_properties(sim_pg_scenarios PROPERTIES LABELS "unit;sim" TIMEOUT 300)

@@ -21,6 +21,7 @@
  *   - at any moment, every acknowledged write is durable on some OSD.
  *
  *   sim_pg [--seed N] [--runs N] [--seconds S] [--steps N] [-v]
+ *   sim_pg --scenarios all|NAME [--seed N] [--runs N] [-v]   (sim_pg_scn.c)
  *
  * Prints the seed of each failing run (replay it with --seed N --runs 1 -v).
  */
@@ -36,17 +37,15 @@
 #include "proto/codec.h"
 #include "proto/proto.h"
 
-#define S_OSDS	  6
-#define S_PGS	  2
-#define S_NAMES	  12
-#define S_SIZE	  3
-#define S_MINSIZE 2
-#define S_MSG	  (256u << 10)
+#include "tests/sim_pg.h"
 
-static uint64_t s_rng;
-static bool s_verbose;
-static uint64_t s_now; /* simulated ms */
-static uint64_t s_step;
+uint64_t s_rng;
+uint32_t s_hold_down;
+int s_fail_rec_osd = -1;
+uint64_t s_fail_rec_count;
+bool s_verbose;
+uint64_t s_now; /* simulated ms */
+uint64_t s_step;
 
 static uint64_t rnd(void)
 {
@@ -56,17 +55,15 @@ static uint64_t rnd(void)
 	return s_rng;
 }
 
-static unsigned int rn(unsigned int n)
+unsigned int rn(unsigned int n)
 {
 	return n ? (unsigned int)(rnd() % n) : 0;
 }
 
-static int s_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+bool s_failed;
+char s_why[512];
 
-static bool s_failed;
-static char s_why[512];
-
-static int s_fail(const char *fmt, ...)
+int s_fail(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -79,151 +76,20 @@ static int s_fail(const char *fmt, ...)
 	return -1;
 }
 
-#define TRACE(...)                                                                                 \
-	do {                                                                                       \
-		if (s_verbose) {                                                                   \
-			printf("[%6llu %6llums] ", (unsigned long long)s_step,                     \
-			       (unsigned long long)s_now);                                         \
-			printf(__VA_ARGS__);                                                       \
-			printf("\n");                                                              \
-		}                                                                                  \
-	} while (0)
 
-/* ------------------------------------------------------------------ store */
 
-struct s_obj {
-	bool exists;
-	uint64_t version, content; /* content: the client op's sequence number */
-};
-
-struct s_lent {
-	uint64_t v;
-	uint16_t op;
-	char name[16];
-};
-
-struct s_spg { /* one PG's persisted state on one OSD */
-	bool has_info;
-	uint8_t info[PG_INFO_ENC_MAX];
-	size_t info_len;
-	struct s_lent *log;
-	uint32_t nlog, caplog;
-	struct s_obj obj[S_NAMES];
-};
-
-struct s_store {
-	struct s_spg pg[S_PGS];
-	uint32_t epoch; /* the map it processed last (saved with each map) */
-};
-
-enum s_txkind { S_TX_PG, S_TX_OP, S_TX_REC, S_TX_PUSH, S_TX_DESTROY };
-
-struct s_tx {
-	struct s_tx *next;
-	enum s_txkind kind;
-	int pgi;
-	uint64_t token; /* the PG's transaction token (0: none) */
-	/* log part */
-	struct s_lent *put;
-	uint32_t nput;
-	uint64_t trim;
-	bool clear, info;
-	uint8_t infob[PG_INFO_ENC_MAX];
-	size_t info_len;
-	/* objects: set (exists, version, content) or remove */
-	int oname;
-	struct s_obj oval;
-	int rmnames[S_NAMES];
-	int nrm;
-	/* after the commit */
-	int ack_to;	    /* REC / PUSH: who to ack */
-	uint64_t ack_v;	    /* REC: version; PUSH: version pushed */
-	uint64_t op_seq;    /* OP: the client op */
-	uint64_t commit_at; /* simulated ms */
-};
-
-/* ---------------------------------------------------------------- network */
-
-enum s_mkind { S_M_PG, S_M_REC, S_M_ACK, S_M_PUSH, S_M_PUSH_ACK };
-
-struct s_msg {
-	struct s_msg *next;
-	enum s_mkind kind;
-	int from, to;
-	int pgi;
-	uint8_t *frame; /* S_M_PG: an encoded proto frame */
-	size_t len;
-	uint32_t epoch;
-	uint64_t v, prev;
-	uint16_t op;
-	int oname;
-	struct s_obj oval; /* REC / PUSH: the object after it */
-	int status;
-	uint64_t op_seq;
-};
-
-struct s_q {
-	struct s_msg *head, *tail;
-	uint32_t n;
-};
-
-/* ------------------------------------------------------------------ ops */
-
-enum s_opst { S_OP_QUEUED, S_OP_ORDERED, S_OP_DONE };
-
-struct s_op {
-	uint64_t seq;
-	int oname;
-	bool remove;
-	int primary, pgi;
-	enum s_opst st;
-	uint64_t v;
-	bool local_done;
-	uint32_t wait; /* acting members still to ack (bit = osd) */
-	int rc;
-	uint64_t start;
-	struct s_op *next; /* on the primary's queue */
-};
-
-struct s_osd {
-	int id;
-	bool up, in;
-	uint32_t map_epoch;
-	uint64_t incarnation;
-	struct s_store st;
-	struct pg *pg[S_PGS];
-	struct pg_env env;
-	struct s_tx *txq, *txq_tail;
-	struct s_op *ops[S_PGS];
-	bool kick[S_PGS];
-	uint32_t pending[S_PGS][S_NAMES]; /* local op transactions not committed yet */
-	int budget;
-	bool scrub_busy;
-	uint64_t next_tick;
-	uint32_t boot_epoch; /* 0: not booted yet */
-	struct s_q defer[S_OSDS]; /* per sender: held until our map is new enough */
-};
-
-/* --------------------------------------------------------------- the world */
-
-struct s_map {
-	uint32_t epoch;
-	bool up[S_OSDS], in[S_OSDS];
-	uint32_t up_from[S_OSDS]; /* the epoch its running process booted in */
-};
-
-static struct s_osd s_osd[S_OSDS];
+struct s_osd s_osd[S_OSDS];
 static struct s_q s_net[S_OSDS][S_OSDS];
 static struct s_map *s_maps;
 static uint32_t s_nmaps, s_capmaps;
 #define S_OPS_MAX (1u << 16)
-static struct s_op *s_opv;
-static uint32_t s_nops;
+struct s_op *s_opv;
+uint32_t s_nops;
 static int s_busy_name[S_PGS][S_NAMES]; /* op index + 1 of the name's op in flight */
 static uint64_t s_acked_writes, s_events, s_msgs;
 
 /* Placement: the up+in OSDs ranked by a hash of (pg, osd); the first S_SIZE. */
-static unsigned int s_acting(const struct s_map *m, int pgi, int32_t *out)
+unsigned int s_acting(const struct s_map *m, int pgi, int32_t *out)
 {
 	uint32_t key[S_OSDS];
 	int idx[S_OSDS];
@@ -258,7 +124,7 @@ static const struct s_map *s_map_at(uint32_t epoch)
 	return epoch >= 1 && epoch <= s_nmaps ? &s_maps[epoch - 1] : NULL;
 }
 
-static const struct s_map *s_map_cur(void)
+const struct s_map *s_map_cur(void)
 {
 	return &s_maps[s_nmaps - 1];
 }
@@ -275,7 +141,7 @@ static void s_map_push(const struct s_map *m)
 	TRACE("map epoch %u", s_nmaps);
 }
 
-static void s_mark(int o, bool up, bool in)
+void s_mark(int o, bool up, bool in)
 {
 	struct s_map m = *s_map_cur();
 
@@ -762,7 +628,7 @@ static void s_osd_undefer(struct s_osd *o)
 	}
 }
 
-static void s_osd_crash(struct s_osd *o)
+void s_osd_crash(struct s_osd *o)
 {
 	TRACE("CRASH osd.%d", o->id);
 	o->up = false;
@@ -820,7 +686,7 @@ static void s_osd_crash(struct s_osd *o)
 	}
 }
 
-static void s_osd_start(struct s_osd *o)
+void s_osd_start(struct s_osd *o)
 {
 	uint32_t saved = o->st.epoch;
 
@@ -961,9 +827,8 @@ static void s_client_done(struct s_op *op, int rc)
 	}
 }
 
-static void s_client_issue(void)
+uint64_t s_client_issue_at(int g, int k, bool remove)
 {
-	int g = (int)rn(S_PGS), k = (int)rn(S_NAMES);
 	const struct s_map *m = s_map_cur();
 	int32_t acting[S_SIZE];
 	unsigned int n = s_acting(m, g, acting);
@@ -971,17 +836,17 @@ static void s_client_issue(void)
 	struct s_osd *o;
 
 	if (s_busy_name[g][k] || n == 0)
-		return;
+		return 0;
 	o = &s_osd[acting[0]];
 	if (!o->up || o->pg[g] == NULL || o->boot_epoch == 0 || o->map_epoch < o->boot_epoch)
-		return; /* the client would get EAGAIN and come back */
+		return 0; /* the client would get EAGAIN and come back */
 	if (s_nops == S_OPS_MAX)
-		return;
+		return 0;
 	op = &s_opv[s_nops];
 	memset(op, 0, sizeof(*op));
 	op->seq = ++s_nops;
 	op->oname = k;
-	op->remove = rn(8) == 0;
+	op->remove = remove;
 	op->primary = o->id;
 	op->pgi = g;
 	op->st = S_OP_QUEUED;
@@ -997,6 +862,14 @@ static void s_client_issue(void)
 	o->kick[g] = true;
 	TRACE("client op #%llu %s o%d to osd.%d pg %d", (unsigned long long)op->seq,
 	      op->remove ? "remove" : "write", k, o->id, g);
+	return op->seq;
+}
+
+static void s_client_issue(void)
+{
+	int g = (int)rn(S_PGS), k = (int)rn(S_NAMES);
+
+	(void)s_client_issue_at(g, k, rn(8) == 0);
 }
 
 static struct s_op *s_op_by_seq(uint64_t seq)
@@ -1040,7 +913,12 @@ static bool s_deliver(struct s_msg *m)
 
 		s_name(m->oname, name, sizeof(name));
 		rc = pg_rec_prepare(pg, m->epoch, m->v, m->prev, m->op, name, &pt);
-		if (rc == 0 && rn(200) == 0) {
+		if (rc == 0 && s_fail_rec_osd == o->id) {
+			s_fail_rec_osd = -1; /* a scenario's one failure */
+			s_fail_rec_count++;
+			pg_rec_cancel(pg, m->v, -ENOSPC);
+			rc = -ENOSPC;
+		} else if (rc == 0 && rn(200) == 0) {
 			/* a store that refuses now and then (ENOSPC): the record fails here */
 			pg_rec_cancel(pg, m->v, -ENOSPC);
 			rc = -ENOSPC;
@@ -1220,7 +1098,7 @@ static void s_watch(void)
 }
 
 /* Every acknowledged write is durable somewhere (any OSD's store, up or down). */
-static void s_check_durable(void)
+void s_check_durable(void)
 {
 	for (int g = 0; g < S_PGS && !s_failed; g++) {
 		for (int k = 0; k < S_NAMES && !s_failed; k++) {
@@ -1245,7 +1123,7 @@ static void s_check_durable(void)
 	}
 }
 
-static bool s_all_clean(void)
+bool s_all_clean(void)
 {
 	const struct s_map *m = s_map_cur();
 
@@ -1274,7 +1152,7 @@ static bool s_all_clean(void)
 	return true;
 }
 
-static void s_check_final(void)
+void s_check_final(void)
 {
 	const struct s_map *m = s_map_cur();
 
@@ -1330,7 +1208,6 @@ static void s_check_final(void)
  * `verify` must count exactly those, a repair must bring them back to the
  * primary's content, and a second verify must find nothing.
  */
-static void s_step_once(bool chaos, bool client);
 
 static bool s_verify_done(uint32_t token)
 {
@@ -1420,7 +1297,7 @@ static void s_check_verify(void)
 
 /* ------------------------------------------------------------------ a run */
 
-static void s_reset(void)
+void s_reset(void)
 {
 	for (int o = 0; o < S_OSDS; o++) {
 		if (s_osd[o].up)
@@ -1445,6 +1322,9 @@ static void s_reset(void)
 	s_step = 0;
 	s_failed = false;
 	s_why[0] = '\0';
+	s_hold_down = 0;
+	s_fail_rec_osd = -1;
+	s_fail_rec_count = 0;
 }
 
 static unsigned int s_ndown(void)
@@ -1457,7 +1337,7 @@ static unsigned int s_ndown(void)
 }
 
 /* One step of the world: a random event. chaos: crashes, out/in may happen. */
-static void s_step_once(bool chaos, bool client)
+void s_step_once(bool chaos, bool client)
 {
 	unsigned int r = rn(1000);
 
@@ -1549,7 +1429,7 @@ static void s_step_once(bool chaos, bool client)
 	} else if (r < 990) { /* a restart */
 		int o = (int)rn(S_OSDS);
 
-		if (!s_osd[o].up && (!chaos || rn(2)))
+		if (!s_osd[o].up && !(s_hold_down & (1u << o)) && (!chaos || rn(2)))
 			s_osd_start(&s_osd[o]);
 	} else if (chaos && r < 995) { /* out / in */
 		int o = (int)rn(S_OSDS);
@@ -1570,10 +1450,9 @@ static void s_step_once(bool chaos, bool client)
 	s_watch();
 }
 
-static int s_run(uint64_t seed, uint64_t steps)
+void s_world_start(uint64_t seed)
 {
 	struct s_map m0;
-	uint64_t settle;
 
 	s_reset();
 	s_rng = seed * 0x9e3779b97f4a7c15ull + 0x2545f4914f6cdd1dull;
@@ -1583,11 +1462,25 @@ static int s_run(uint64_t seed, uint64_t steps)
 	s_map_push(&m0);
 	for (int o = 0; o < S_OSDS; o++)
 		s_osd_start(&s_osd[o]);
+}
+
+static int s_run(uint64_t seed, uint64_t steps)
+{
+	s_world_start(seed);
 	for (s_step = 0; s_step < steps && !s_failed;) {
 		s_step_once(true, true);
 		if ((s_step & 255) == 0)
 			s_check_durable();
 	}
+	return s_finish();
+}
+
+int s_finish(void)
+{
+	uint64_t settle;
+
+	s_hold_down = 0;
+	s_fail_rec_osd = -1;
 	/* everything back, in, no more chaos, no more client ops: it must settle */
 	for (int o = 0; o < S_OSDS && !s_failed; o++) {
 		if (!s_osd[o].up)
@@ -1678,6 +1571,7 @@ int main(int argc, char **argv)
 	double seconds = 10;
 	uint64_t t0 = (uint64_t)time(NULL), failed = 0, done = 0;
 	bool seed_given = false;
+	const char *scenarios = NULL;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (getenv("SIM_WATCH") && sscanf(getenv("SIM_WATCH"), "%d:o%d", &s_watch_pg,
@@ -1693,10 +1587,14 @@ int main(int argc, char **argv)
 			seconds = atof(argv[++i]);
 		} else if (!strcmp(argv[i], "--steps") && i + 1 < argc) {
 			steps = strtoull(argv[++i], NULL, 0);
+		} else if (!strcmp(argv[i], "--scenarios") && i + 1 < argc) {
+			scenarios = argv[++i];
 		} else if (!strcmp(argv[i], "-v")) {
 			s_verbose = true;
 		} else if (!strcmp(argv[i], "--help")) {
-			printf("usage: sim_pg [--seed N] [--runs N] [--seconds S] [--steps N] [-v]\n");
+			printf("usage: sim_pg [--seed N] [--runs N] [--seconds S] [--steps N] [-v]\n"
+			       "       sim_pg --scenarios all|double-kill|replica-error|quick-restart|"
+			       "out-in [--seed N] [--runs N] [-v]\n");
 			return 0;
 		} else {
 			fprintf(stderr, "sim_pg: unknown argument '%s' (try --help)\n", argv[i]);
@@ -1704,6 +1602,23 @@ int main(int argc, char **argv)
 		}
 	}
 	(void)seed_given;
+	if (scenarios != NULL) {
+		unsigned int n = 0, total = 0;
+
+		if (runs == 0)
+			runs = 20;
+		for (uint64_t r = 0; r < runs; r++) {
+			if (s_scenarios_run(seed + r, scenarios, &n) != 0) {
+				s_reset();
+				return 1;
+			}
+			total += n;
+		}
+		printf("sim_pg: %u scenario runs (%s, seeds %llu..%llu), 0 failed\n", total,
+		       scenarios, (unsigned long long)seed, (unsigned long long)(seed + runs - 1));
+		s_reset();
+		return 0;
+	}
 	printf("sim_pg: first seed %llu, %llu steps per run, %s\n", (unsigned long long)seed,
 	       (unsigned long long)steps, runs ? "a fixed number of runs" : "bounded by time");
 	for (uint64_t r = 0; runs ? r < runs : (double)((uint64_t)time(NULL) - t0) < seconds; r++) {

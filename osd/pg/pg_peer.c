@@ -321,8 +321,8 @@ void pg_peer_check(struct pg *pg)
 			les = p->info.les;
 	}
 	if (members < pg->min_size) {
-		pg_logf(pg, PG_LOG_INFO, "%u of min_size %u members answer: down", members,
-			pg->min_size);
+		pg_logf(pg, PG_LOG_INFO, "%u of min_size %u members answer: down, I/O (write "
+					 "blocked) waits for more", members, pg->min_size);
 		return pg_peer_down(pg);
 	}
 	if (pg->env->ops->log != NULL) {

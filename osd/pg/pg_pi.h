@@ -7,8 +7,8 @@
  * interval that may have gone active since `les`, else the PG is down.
  *
  * Pure logic on plain structs (no OSD, no store, no network), so the unit
- * test (tests/test_osd_pi.c) drives it on data. The OSD feeds it every map
- * epoch (osd_peer.c), persists it with the PG info (osd_pg.c) and sends it
+ * test (tests/test_pg_pi.c) drives it on data. The OSD feeds it every map
+ * epoch (pg_peer.c, from osd_pg.c), persists it with the PG info and sends it
  * in PG_INFO so a primary that missed maps learns them from its peers.
  */
 #ifndef WEFT_OSD_PG_PI_H

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Scripted regression scenarios for the PG state machine (docs/recovery.md,
+ * "What went wrong before"): each replays, in the simulator's world, the
+ * sequence of failures that once lost or diverged data, with the message
+ * order left to the seed. The random runs (sim_pg.c) find such sequences
+ * by chance; these make sure each one stays covered.
+ *
+ *   double-kill   two members die after acknowledging writes the third
+ *                 missed; the third comes back with a fresh OSD: the PG
+ *                 must stay down until one of the two returns
+ *   replica-error a replica fails one record (ENOSPC): the client hears
+ *                 the error, the copies end identical
+ *   quick-restart the primary, then a replica, crash and restart before the
+ *                 mons mark them down, three times while writing: no
+ *                 version given twice, no record lost in a replica's log
+ *   out-in        a member out (backfill, stray removal) and in again
+ *
+ * Each ends as every run does: everything back, settle, and the checks of
+ * s_finish (no acknowledged write lost, identical copies, no strays).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "tests/sim_pg.h"
+
+#define SCN_PG 0 /* the PG the scenarios write to */
+
+/* Steps without chaos; with writes to PG g (random names) unless g < 0. */
+static void scn_steps(uint64_t n, int g)
+{
+	for (uint64_t i = 0; i < n && !s_failed; i++) {
+		s_step_once(false, false);
+		if (g >= 0 && rn(8) == 0)
+			(void)s_client_issue_at(g, (int)rn(S_NAMES), false);
+	}
+}
+
+/* Writes to PG g until `want` more were acknowledged (bounded). */
+static void scn_write_acked(int g, unsigned int want)
+{
+	uint32_t from = s_nops;
+	unsigned int acked = 0;
+
+	for (uint64_t i = 0; i < 200000 && acked < want && !s_failed; i++) {
+		scn_steps(1, g);
+		acked = 0;
+		for (uint32_t k = from; k < s_nops; k++)
+			acked += s_opv[k].pgi == g && s_opv[k].st == S_OP_DONE && s_opv[k].rc == 0;
+	}
+	if (acked < want)
+		s_fail("scenario: %u of %u writes to pg %d acknowledged", acked, want, g);
+}
+
+static void scn_settle(void)
+{
+	for (uint64_t i = 0; i < 400000 && !s_failed; i++) {
+		s_step_once(false, false);
+		if ((i & 1023) == 1023 && s_all_clean())
+			return;
+	}
+	s_fail("scenario: not active+clean in time");
+}
+
+/* The primary of PG g in the current map, its machine, or NULL. */
+static struct pg *scn_primary(int g, int32_t *osd_out)
+{
+	int32_t acting[S_SIZE];
+	unsigned int n = s_acting(s_map_cur(), g, acting);
+
+	if (n == 0)
+		return NULL;
+	if (osd_out)
+		*osd_out = acting[0];
+	return s_osd[acting[0]].up ? s_osd[acting[0]].pg[g] : NULL;
+}
+
+static void scn_double_kill(void)
+{
+	int32_t a[S_SIZE], fresh = -1;
+	unsigned int n;
+
+	scn_settle();
+	n = s_acting(s_map_cur(), SCN_PG, a);
+	if (n != S_SIZE)
+		return (void)s_fail("double-kill: pg %d has %u members", SCN_PG, n);
+	/* only the three members (and later one fresh OSD) may hold the PG */
+	for (int o = 0; o < S_OSDS; o++)
+		if (o != a[0] && o != a[1] && o != a[2]) {
+			if (fresh < 0)
+				fresh = o;
+			s_mark(o, true, false);
+		}
+	scn_settle();
+	scn_write_acked(SCN_PG, 10);
+	/* the third member dies: {a0, a1} acknowledge writes it misses */
+	s_hold_down = 1u << a[2];
+	s_osd_crash(&s_osd[a[2]]);
+	s_mark(a[2], false, true);
+	scn_write_acked(SCN_PG, 10);
+	/* both die at once; the third returns, a fresh OSD comes in: min_size again */
+	s_hold_down = 1u << a[0] | 1u << a[1];
+	s_osd_crash(&s_osd[a[0]]);
+	s_osd_crash(&s_osd[a[1]]);
+	s_mark(a[0], false, true);
+	s_mark(a[1], false, true);
+	s_osd_start(&s_osd[a[2]]);
+	s_mark(fresh, true, true);
+	for (uint64_t i = 0; i < 30000 && !s_failed; i++) {
+		struct pg *p = scn_primary(SCN_PG, NULL);
+
+		scn_steps(1, -1);
+		if (p != NULL && (p->state & PROTO_PGS_ACTIVE))
+			return (void)s_fail("double-kill: pg %d went active without osd.%d or osd.%d, "
+					    "which alone hold the last writes",
+					    SCN_PG, a[0], a[1]);
+	}
+	{
+		struct pg *p = scn_primary(SCN_PG, NULL);
+		bool named = false;
+
+		if (p == NULL || !(p->state & PROTO_PGS_DOWN))
+			return (void)s_fail("double-kill: pg %d is not down", SCN_PG);
+		for (unsigned int i = 0; i < p->nblocked; i++)
+			named |= p->blocked[i] == a[0] || p->blocked[i] == a[1];
+		if (!named)
+			return (void)s_fail("double-kill: pg %d does not name osd.%d or osd.%d as "
+					    "what it waits for",
+					    SCN_PG, a[0], a[1]);
+	}
+	/* one of them back: it goes on (s_finish checks, with every OSD up) */
+	s_hold_down = 1u << a[1];
+	s_osd_start(&s_osd[a[0]]);
+	scn_settle();
+}
+
+static void scn_replica_error(void)
+{
+	int32_t a[S_SIZE];
+	bool seen = false;
+
+	scn_settle();
+	scn_write_acked(SCN_PG, 10);
+	if (s_acting(s_map_cur(), SCN_PG, a) < 2)
+		return (void)s_fail("replica-error: pg %d has no replica", SCN_PG);
+	s_fail_rec_osd = a[1];
+	scn_write_acked(SCN_PG, 20);
+	if (s_fail_rec_count != 1)
+		return (void)s_fail("replica-error: osd.%d failed %llu records, want 1", a[1],
+				    (unsigned long long)s_fail_rec_count);
+	scn_settle(); /* the refusal reaches the primary, which peers again */
+	for (uint32_t k = 0; k < s_nops; k++) /* (the random ones may add more) */
+		seen |= s_opv[k].pgi == SCN_PG && s_opv[k].rc == -ENOSPC;
+	if (!seen)
+		return (void)s_fail("replica-error: no client op heard the replica's ENOSPC");
+	s_check_final();
+}
+
+/* Every version in any OSD's log of g names one object only. */
+static void scn_versions_unique(int g)
+{
+	for (int o = 0; o < S_OSDS && !s_failed; o++) {
+		const struct s_spg *x = &s_osd[o].st.pg[g];
+
+		for (int q = o; q < S_OSDS && !s_failed; q++) {
+			const struct s_spg *y = &s_osd[q].st.pg[g];
+
+			for (uint32_t i = 0; i < x->nlog; i++)
+				for (uint32_t j = 0; j < y->nlog; j++)
+					if (x->log[i].v == y->log[j].v &&
+					    x->log[i].op != PG_OP_ROLLBACK &&
+					    y->log[j].op != PG_OP_ROLLBACK &&
+					    strcmp(x->log[i].name, y->log[j].name) != 0)
+						return (void)s_fail(
+						    "quick-restart: v%llx is %s on osd.%d and %s on "
+						    "osd.%d",
+						    (unsigned long long)x->log[i].v, x->log[i].name, o,
+						    y->log[j].name, q);
+		}
+	}
+}
+
+static void scn_quick_restart(void)
+{
+	scn_settle();
+	for (int round = 0; round < 3 && !s_failed; round++) {
+		int32_t p = -1;
+
+		int32_t a[S_SIZE];
+
+		scn_write_acked(SCN_PG, 5);
+		(void)scn_primary(SCN_PG, &p);
+		s_acting(s_map_cur(), SCN_PG, a);
+		/* writes in flight, then gone with it; it boots before anyone saw it down */
+		scn_steps(20, SCN_PG);
+		s_osd_crash(&s_osd[p]);
+		s_osd_start(&s_osd[p]);
+		scn_write_acked(SCN_PG, 5);
+		/* the same for a replica: it lost records it had not committed */
+		scn_steps(20, SCN_PG);
+		s_osd_crash(&s_osd[a[1]]);
+		s_osd_start(&s_osd[a[1]]);
+		scn_write_acked(SCN_PG, 5);
+		scn_versions_unique(SCN_PG);
+	}
+	scn_settle();
+	s_check_final();
+	scn_versions_unique(SCN_PG);
+}
+
+static void scn_out_in(void)
+{
+	int32_t a[S_SIZE];
+
+	scn_settle();
+	scn_write_acked(SCN_PG, 10);
+	s_acting(s_map_cur(), SCN_PG, a);
+	s_mark(a[1], true, false);
+	scn_write_acked(SCN_PG, 10);
+	scn_settle();
+	s_check_final(); /* the moved copy is deleted: no stray */
+	s_mark(a[1], true, true);
+	scn_write_acked(SCN_PG, 10);
+	scn_settle();
+	s_check_final();
+}
+
+static const struct {
+	const char *name;
+	void (*run)(void);
+} scn_table[] = {
+	{"double-kill", scn_double_kill},
+	{"replica-error", scn_replica_error},
+	{"quick-restart", scn_quick_restart},
+	{"out-in", scn_out_in},
+};
+
+int s_scenarios_run(uint64_t seed, const char *only, unsigned int *nrun_out)
+{
+	*nrun_out = 0;
+	for (size_t i = 0; i < sizeof(scn_table) / sizeof(scn_table[0]); i++) {
+		if (only != NULL && strcmp(only, "all") != 0 && strcmp(only, scn_table[i].name) != 0)
+			continue;
+		s_world_start(seed);
+		scn_table[i].run();
+		if (!s_failed)
+			(void)s_finish();
+		(*nrun_out)++;
+		if (s_failed) {
+			printf("FAIL scenario %s seed %llu at step %llu: %s\n", scn_table[i].name,
+			       (unsigned long long)seed, (unsigned long long)s_step, s_why);
+			return -1;
+		}
+	}
+	if (*nrun_out == 0) {
+		printf("sim_pg: no scenario '%s'\n", only);
+		return -1;
+	}
+	return 0;
+}
