@@ -49,10 +49,12 @@ static int nbdw_bool(const char *key, const char *value, bool *out)
 {
 	int b = nbdkit_parse_bool(value);
 
-	if (b < 0)
-		return -1; /* nbdkit_parse_bool has said why */
+	if (b < 0) {
+		/* nbdkit_parse_bool's own line does not name the parameter */
+		nbdkit_error("%s=%s: want true or false", key, value);
+		return -1;
+	}
 	*out = b != 0;
-	(void)key;
 	return 0;
 }
 
@@ -121,7 +123,7 @@ static int nbdw_config_complete(void)
 		return -1;
 	}
 	if (nbw.conf != NULL && access(nbw.conf, R_OK) != 0) {
-		nbdkit_error("conf=%s: %s", nbw.conf, strerror(errno));
+		nbdkit_error("conf=%s: %m", nbw.conf); /* nbdkit_error keeps errno */
 		return -1;
 	}
 	return 0;
