@@ -191,7 +191,7 @@ static void osd_bf_merge(struct osd *osd, struct osd_pgx *x, struct osd_pg_membe
 			     : mb->bf_remote[mb->bf_nremote - 1].name;
 	struct proto_pg_scan_entry *loc = NULL;
 	uint32_t nloc = 0, i = 0, k = 0;
-	struct osd_pgset *dst = self ? &x->missing : &mb->missing;
+	struct pg_set *dst = self ? &x->missing : &mb->missing;
 
 	if (osd_scan_local(osd, x, mb->bf_pos, hi, false, &loc, &nloc) != 0)
 		return; /* tried again next tick */
@@ -203,17 +203,17 @@ static void osd_bf_merge(struct osd *osd, struct osd_pgx *x, struct osd_pg_membe
 		if (cmp == 0) {
 			if (loc[i].version != mb->bf_remote[k].version ||
 			    loc[i].size != mb->bf_remote[k].size)
-				osd_pgset_add(dst, loc[i].name, 0, 0);
+				pg_set_add(dst, loc[i].name, 0, 0);
 			i++;
 			k++;
 		} else if (cmp < 0) { /* only here */
 			if (self)
 				osd_bf_remove_local(osd, x, loc[i].name);
 			else
-				osd_pgset_add(dst, loc[i].name, 0, 0);
+				pg_set_add(dst, loc[i].name, 0, 0);
 			i++;
 		} else { /* only there */
-			osd_pgset_add(dst, mb->bf_remote[k].name, 0, 0);
+			pg_set_add(dst, mb->bf_remote[k].name, 0, 0);
 			k++;
 		}
 	}

@@ -90,7 +90,7 @@ void osd_peer_own_info(const struct osd_pgx *x, struct proto_pg *m)
 /* PG_INFO of a member: its info and the past intervals it knows (sent at once). */
 void osd_peer_info_msg(const struct osd_pgx *x, struct proto_pg *m)
 {
-	static __thread uint8_t buf[OSD_PI_MAX * PROTO_PG_IV_ENC_MAX];
+	static __thread uint8_t buf[PG_PI_MAX * PROTO_PG_IV_ENC_MAX];
 	struct proto_enc enc;
 	size_t len = 0;
 
@@ -99,7 +99,7 @@ void osd_peer_info_msg(const struct osd_pgx *x, struct proto_pg *m)
 	for (uint32_t i = 0; i < x->pi.n; i++)
 		proto_pg_interval_put(&enc, &x->pi.e[i]);
 	if (proto_enc_finish(&enc, &len) != 0)
-		return; /* cannot happen: sized for OSD_PI_MAX */
+		return; /* cannot happen: sized for PG_PI_MAX */
 	m->count = x->pi.n;
 	m->entries = buf;
 	m->entries_len = (uint32_t)len;
@@ -183,7 +183,7 @@ static void osd_peer_delete_strays(struct osd *osd, struct osd_pgx *x)
 static void osd_peer_reset_members(struct osd_pgx *x)
 {
 	for (unsigned int i = 0; i < x->nm; i++) {
-		osd_pgset_clear(&x->m[i].missing);
+		pg_set_clear(&x->m[i].missing);
 		free(x->m[i].bf_pos);
 		free(x->m[i].bf_remote);
 	}
@@ -191,7 +191,7 @@ static void osd_peer_reset_members(struct osd_pgx *x)
 	x->nm = 0;
 	x->auth = -1;
 	x->self_backfill = false;
-	osd_pgset_clear(&x->missing);
+	pg_set_clear(&x->missing);
 	if (osd_fetch_pg() == x)
 		osd_fetch_reset();
 }
@@ -429,7 +429,7 @@ void osd_peer_activate(struct osd *osd, struct osd_pgx *x)
 			osd_peer_activate_member(osd, x, &x->m[i]);
 	x->les = x->same_since;
 	x->nblocked = 0;
-	osd_pi_trim(&x->pi, x->les); /* what came before is in this interval's history now */
+	pg_pi_trim(&x->pi, x->les); /* what came before is in this interval's history now */
 	if (store_tx_create(&tx) == 0) {
 		if (osd_pgx_info_tx(osd, x, tx) != 0 || osd_pgx_submit(osd, x, tx, NULL, NULL) != 0)
 			store_tx_destroy(tx);
@@ -470,7 +470,7 @@ static void osd_primary_info(struct osd *osd, struct osd_pgx *x, const struct pr
 	x->m[i].answered = true;
 	x->m[i].heard = true;
 	for (size_t off = 0; proto_pg_interval_next(m, &off, &iv) == 1;)
-		merged += osd_pi_merge(&x->pi, &iv) == 1;
+		merged += pg_pi_merge(&x->pi, &iv) == 1;
 	if (merged > 0)
 		log_info("osd", "%s pg %u.%x: %u past intervals learnt from osd.%u", osd->name,
 			 x->pg->pool, x->pg->pg, merged, m->from);

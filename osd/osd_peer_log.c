@@ -118,7 +118,7 @@ static int osd_own_missing_one(void *arg, uint64_t seq, const void *entry, size_
 	if (osd_pglog_entry_decode(entry, len, &e) != 0)
 		return 0;
 	/* a rolled-back entry's object was to be recovered as well */
-	return osd_pgset_add(&x->missing, e.name, 0, 0) != 0;
+	return pg_set_add(&x->missing, e.name, 0, 0) != 0;
 }
 
 /*
@@ -173,7 +173,7 @@ static int osd_own_divergent(void *arg, uint64_t seq, const void *entry, size_t 
 			c->rc = osd_pgx_log_tx(c->osd, c->x, c->tx, PROTO_PG_LOG_ROLLBACK, seq,
 					       e.name, hb, hl);
 		if (c->rc == 0)
-			c->rc = osd_pgset_add(&c->x->missing, e.name, 0, 0);
+			c->rc = pg_set_add(&c->x->missing, e.name, 0, 0);
 	}
 	return c->rc != 0;
 }
@@ -226,7 +226,7 @@ static int osd_peer_merge_auth(struct osd *osd, struct osd_pgx *x)
 	/* what changed after our last complete point is missing here (unless rebuilt by scan) */
 	for (uint32_t i = 0; rc == 0 && !x->self_backfill && i < osd_fetch_cur.n; i++)
 		if (osd_fetch_cur.e[i].v > old_lc && osd_fetch_cur.e[i].op != PROTO_PG_LOG_ROLLBACK)
-			rc = osd_pgset_add(&x->missing, osd_fetch_cur.e[i].name, 0, 0);
+			rc = pg_set_add(&x->missing, osd_fetch_cur.e[i].name, 0, 0);
 	if (x->last_update < x->auth_lu)
 		x->last_update = x->auth_lu;
 	x->last_complete = x->missing.n == 0 && !x->self_backfill ? x->last_update : old_lc;
@@ -246,7 +246,7 @@ static void osd_peer_merge_member(struct osd_pgx *x, struct osd_pg_member *mb)
 		const struct osd_fetch_ent *e = &osd_fetch_cur.e[i];
 
 		if (!osd_pgx_log_has(x, e->v) && e->op != PROTO_PG_LOG_ROLLBACK)
-			osd_pgset_add(&mb->missing, e->name, e->v, OSD_PGSET_REMOVE);
+			pg_set_add(&mb->missing, e->name, e->v, PG_SET_REMOVE);
 	}
 	mb->log_fetched = true;
 }
@@ -376,7 +376,7 @@ static int osd_send_one(void *arg, uint64_t seq, const void *entry, size_t len)
 	if (seq > c->mb->info.last_update || c->mb->divergent)
 		osd_send_entry(c, &e);
 	if (seq > c->lc && !c->mb->backfill)
-		c->rc = c->rc ? c->rc : osd_pgset_add(&c->mb->missing, e.name, seq, 0);
+		c->rc = c->rc ? c->rc : pg_set_add(&c->mb->missing, e.name, seq, 0);
 	return c->rc != 0;
 }
 
@@ -396,12 +396,12 @@ void osd_peer_activate_member(struct osd *osd, struct osd_pgx *x, struct osd_pg_
 		proto_enc_init(&c.enc, c.buf, osd->msg_size);
 		/* rolled-back entries first: the member drops them before appending ours */
 		for (uint32_t i = 0; i < mb->missing.cap; i++) {
-			const struct osd_pgset_ent *e = &mb->missing.e[i];
+			const struct pg_set_ent *e = &mb->missing.e[i];
 			struct proto_pg_log_entry le = {.version = e->version,
 							.op = PROTO_PG_LOG_ROLLBACK};
 
-			if (e->name == NULL || (e->flags & OSD_PGSET_TOMB) ||
-			    !(e->flags & OSD_PGSET_REMOVE))
+			if (e->name == NULL || (e->flags & PG_SET_TOMB) ||
+			    !(e->flags & PG_SET_REMOVE))
 				continue;
 			le.name_len = strlen(e->name);
 			memcpy(le.name, e->name, le.name_len + 1);
@@ -424,5 +424,5 @@ void osd_peer_activate_member(struct osd *osd, struct osd_pgx *x, struct osd_pg_
 	mb->activated = true;
 	/* the REMOVE flag only marked rolled-back names; what to do is decided at push time */
 	for (uint32_t i = 0; i < mb->missing.cap; i++)
-		mb->missing.e[i].flags &= ~OSD_PGSET_REMOVE;
+		mb->missing.e[i].flags &= ~PG_SET_REMOVE;
 }

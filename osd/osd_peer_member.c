@@ -174,7 +174,7 @@ void osd_member_activate(struct osd *osd, struct osd_pgx *x, const struct proto_
 		x->backfill_flag = true;
 	}
 	x->les = m->les;
-	osd_pi_trim(&x->pi, x->les);
+	pg_pi_trim(&x->pi, x->les);
 	if (rc == 0)
 		rc = osd_pgx_info_tx(osd, x, tx);
 	if (rc == 0)

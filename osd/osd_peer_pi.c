@@ -16,13 +16,13 @@
 #include "osd/osd_pg.h"
 #include "placement/plc_map.h"
 
-static bool osd_pi_loaded;	   /* the PGs held on disk are loaded (first map) */
-static uint32_t osd_pi_prev_epoch; /* the last map epoch seen (persisted map at start) */
+static bool pg_pi_loaded;	   /* the PGs held on disk are loaded (first map) */
+static uint32_t pg_pi_prev_epoch; /* the last map epoch seen (persisted map at start) */
 
 void osd_pg_map_loaded(struct osd *osd, uint32_t epoch)
 {
 	(void)osd;
-	osd_pi_prev_epoch = epoch;
+	pg_pi_prev_epoch = epoch;
 }
 
 /*
@@ -34,7 +34,7 @@ static void osd_peer_load_held(struct osd *osd)
 {
 	const struct mon_map *map = &osd->map;
 
-	osd_pi_loaded = true;
+	pg_pi_loaded = true;
 	for (uint32_t p = 0; p < map->npools; p++)
 		for (uint32_t g = 0; g < map->pools[p].pg_num; g++)
 			if (osd_pgx_stored(osd, map->pools[p].id, g))
@@ -45,10 +45,10 @@ static void osd_peer_load_held(struct osd *osd)
 void osd_peer_pi_track(struct osd *osd)
 {
 	const struct mon_map *map = &osd->map;
-	uint32_t gap_from = osd_pi_prev_epoch + 1 < map->epoch ? osd_pi_prev_epoch : 0;
+	uint32_t gap_from = pg_pi_prev_epoch + 1 < map->epoch ? pg_pi_prev_epoch : 0;
 	unsigned int gaps = 0;
 
-	if (!osd_pi_loaded)
+	if (!pg_pi_loaded)
 		osd_peer_load_held(osd);
 	for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++) {
 		for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext) {
@@ -66,7 +66,7 @@ void osd_peer_pi_track(struct osd *osd)
 			if (n < 0)
 				n = 0;
 			dropped = x->pi.dropped;
-			rc = osd_pi_advance(&x->pi, map->epoch, gap_from, acting, (unsigned int)n,
+			rc = pg_pi_advance(&x->pi, map->epoch, gap_from, acting, (unsigned int)n,
 					    pool ? pool->min_size : 0);
 			if (rc == 0)
 				continue;
@@ -75,7 +75,7 @@ void osd_peer_pi_track(struct osd *osd)
 				log_warn("osd",
 					 "%s pg %u.%x: more than %u past intervals since it was "
 					 "last active; the oldest is forgotten",
-					 osd->name, pg->pool, pg->pg, OSD_PI_MAX);
+					 osd->name, pg->pool, pg->pg, PG_PI_MAX);
 			if (store_tx_create(&tx) != 0)
 				continue; /* the map is replayed after a restart: nothing lost */
 			if (osd_pgx_info_tx(osd, x, tx) != 0 ||
@@ -88,7 +88,7 @@ void osd_peer_pi_track(struct osd *osd)
 			 "%s: map epochs %u..%u were never seen (the mons no longer hold "
 			 "them): %u PGs learn their intervals in between from their peers",
 			 osd->name, gap_from + 1, map->epoch - 1, gaps);
-	osd_pi_prev_epoch = map->epoch;
+	pg_pi_prev_epoch = map->epoch;
 }
 
 /*
@@ -172,15 +172,15 @@ struct osd_prior_ctx {
 	struct osd_pgx *x;
 };
 
-static bool osd_prior_heard(void *arg, int32_t id)
+static int osd_prior_heard(void *arg, int32_t id)
 {
 	struct osd_prior_ctx *c = arg;
 	int i;
 
 	if (id == (int32_t)c->osd->id)
-		return true;
+		return PG_PI_HEARD_FULL;
 	i = osd_peer_member_index(c->x, (uint32_t)id);
-	return i >= 0 && c->x->m[i].heard;
+	return i >= 0 && c->x->m[i].heard ? PG_PI_HEARD_FULL : 0;
 }
 
 static bool osd_prior_up(void *arg, int32_t id)
@@ -212,15 +212,15 @@ static uint32_t osd_peer_les(const struct osd_pgx *x)
 bool osd_peer_prior_ok(struct osd *osd, struct osd_pgx *x)
 {
 	struct osd_prior_ctx c = {osd, x};
-	struct osd_pi_probe probe = {osd_prior_heard, osd_prior_up, &c};
+	struct pg_pi_probe probe = {osd_prior_heard, osd_prior_up, &c};
 	int32_t blocked[PROTO_PG_BLOCKED_MAX];
 	unsigned int nb = 0;
 	uint32_t les = osd_peer_les(x);
-	enum osd_pi_verdict v;
+	enum pg_pi_verdict v;
 	char who[PROTO_PG_BLOCKED_MAX * 12] = "";
 
-	v = osd_pi_check(&x->pi, les, &probe, blocked, PROTO_PG_BLOCKED_MAX, &nb);
-	if (v == OSD_PI_OK)
+	v = pg_pi_check(&x->pi, les, &probe, blocked, PROTO_PG_BLOCKED_MAX, &nb);
+	if (v == PG_PI_OK)
 		return true;
 	for (unsigned int i = 0; i < nb; i++) {
 		x->blocked[i] = (uint32_t)blocked[i];
@@ -228,7 +228,7 @@ bool osd_peer_prior_ok(struct osd *osd, struct osd_pgx *x)
 			 blocked[i]);
 	}
 	x->nblocked = (uint8_t)nb;
-	if (v == OSD_PI_WAIT) /* up but not among those asked (more than the probe limit) */
+	if (v == PG_PI_WAIT) /* up but not among those asked (more than the probe limit) */
 		log_warn("osd",
 			 "%s pg %u.%x: an OSD of a past interval is up but was not asked; "
 			 "PG down until the next map",
@@ -249,7 +249,7 @@ bool osd_peer_pi_witness(const struct osd_pgx *x, int32_t id)
 	for (uint32_t i = 0; i < x->pi.n; i++) {
 		const struct proto_pg_interval *e = &x->pi.e[i];
 
-		if (e->last < x->les || !(e->flags & OSD_PI_F_ACTIVE))
+		if (e->last < x->les || !(e->flags & PG_PI_F_ACTIVE))
 			continue;
 		for (unsigned int k = 0; k < e->n; k++)
 			if (e->osd[k] == id)

@@ -27,7 +27,7 @@
 #include "proto/codec.h"
 
 #define OSD_PGINFO_VER 2 /* 2: + past intervals; 1 is still read */
-#define OSD_PGINFO_BUF (64 + OSD_PI_ENC_MAX)
+#define OSD_PGINFO_BUF (64 + PG_PI_ENC_MAX)
 #define OSD_PGINFO_F_COMPLETE 0x1u
 #define OSD_PGINFO_F_BACKFILL 0x2u
 
@@ -194,7 +194,7 @@ int osd_pgx_load(struct osd *osd, struct osd_pgx *x)
 		proto_dec_get_u64(&dec, "last_complete", &x->last_complete);
 		proto_dec_get_u32(&dec, "les", &x->les);
 		if (ver == OSD_PGINFO_VER && dec.err == 0)
-			osd_pi_decode(&dec, &x->pi);
+			pg_pi_decode(&dec, &x->pi);
 		if (proto_dec_finish(&dec) != 0 || ver < 1 || ver > OSD_PGINFO_VER) {
 			log_error("osd", "%s pg %u.%x: unreadable PG info; treating the copy as "
 					 "needing backfill", osd->name, x->pg->pool, x->pg->pg);
@@ -245,7 +245,7 @@ int osd_pgx_info_tx(struct osd *osd, struct osd_pgx *x, struct store_tx *tx)
 	proto_enc_put_u64(&enc, x->tail);
 	proto_enc_put_u64(&enc, x->last_complete);
 	proto_enc_put_u32(&enc, x->les);
-	osd_pi_encode(&x->pi, &enc);
+	pg_pi_encode(&x->pi, &enc);
 	if (proto_enc_finish(&enc, &len) != 0)
 		return -EINVAL;
 	return store_tx_setattr(tx, OSD_META_PG, OSD_PGINFO_OBJ, key, buf, len);
@@ -652,11 +652,11 @@ int osd_pg_stats_send(struct osd *osd)
 void osd_pgx_free(struct osd_pgx *x)
 {
 	for (unsigned int i = 0; i < x->nm; i++) {
-		osd_pgset_clear(&x->m[i].missing);
+		pg_set_clear(&x->m[i].missing);
 		free(x->m[i].bf_pos);
 		free(x->m[i].bf_remote);
 	}
-	osd_pgset_clear(&x->missing);
+	pg_set_clear(&x->missing);
 	free(x->logv);
 	free(x);
 }

@@ -23,7 +23,7 @@
 #define WEFT_OSD_OSD_PG_H
 
 #include "osd/osd.h"
-#include "osd/osd_pi.h"
+#include "osd/pg/pg.h"
 
 #define OSD_PG_PROBE_MAX 16 /* OSDs a primary asks about one PG (acting + strays) */
 #define OSD_PGINFO_OBJ "pginfo"
@@ -33,29 +33,6 @@
 #define OSD_REC_PUSH 7	    /* a chunk of an object being recovered */
 #define OSD_REC_PUSH_LAST 8 /* its last chunk: the object is whole */
 #define OSD_REC_PUSH_RM 9   /* the object must not exist */
-
-/* A set of object names with a small payload each (open addressing). */
-struct osd_pgset_ent {
-	char *name;
-	uint64_t version; /* the version wanted */
-	uint32_t flags;	  /* OSD_PGSET_* */
-};
-#define OSD_PGSET_INFLIGHT 0x1u /* a push/pull of it is under way */
-#define OSD_PGSET_REMOVE 0x2u	/* the target must drop it */
-#define OSD_PGSET_URGENT 0x4u	/* a client op waits for it */
-#define OSD_PGSET_TOMB 0x8u	/* deleted slot */
-
-struct osd_pgset {
-	struct osd_pgset_ent *e;
-	uint32_t cap, n, used; /* used = n + tombstones */
-};
-
-int osd_pgset_add(struct osd_pgset *s, const char *name, uint64_t version, uint32_t flags);
-struct osd_pgset_ent *osd_pgset_find(const struct osd_pgset *s, const char *name);
-void osd_pgset_del(struct osd_pgset *s, const char *name);
-void osd_pgset_clear(struct osd_pgset *s);
-/* Iterate: *i starts at 0; NULL at the end. */
-struct osd_pgset_ent *osd_pgset_next(const struct osd_pgset *s, uint32_t *i);
 
 enum osd_pg_phase {
 	OSD_PH_NONE = 0, /* not primary, or no map yet */
@@ -80,7 +57,7 @@ struct osd_pg_member {
 	bool activated;
 	bool recovered_sent;
 	uint32_t pushed; /* objects recovered to it this interval */
-	struct osd_pgset missing; /* objects to push to it (or remove on it) */
+	struct pg_set missing; /* objects to push to it (or remove on it) */
 	/* backfill: objects up to bf_pos (name order) are done */
 	char *bf_pos;
 	bool bf_scan_inflight, bf_done;
@@ -102,7 +79,7 @@ struct osd_pgx {
 	/* persisted info (OSD_PGINFO_OBJ attr "<pool>.<pg>") */
 	uint64_t last_update, tail, last_complete;
 	uint32_t les;
-	struct osd_pi pi;   /* past intervals since les (persisted with the info) */
+	struct pg_pi pi;   /* past intervals since les (persisted with the info) */
 	bool backfill_flag; /* this copy is being rebuilt by backfill */
 	bool log_catchup;   /* appending entries of another copy: last_complete stays */
 	/* the log's versions in order (rolled-back entries left out) */
@@ -124,7 +101,7 @@ struct osd_pgx {
 	int auth;	      /* index in m[], -1 = ourselves */
 	uint64_t auth_lu;     /* the authoritative last_update */
 	uint64_t getlog_after;/* GETLOG: next entry wanted */
-	struct osd_pgset missing; /* objects to pull (primary) */
+	struct pg_set missing; /* objects to pull (primary) */
 	bool self_backfill;	  /* the primary rebuilds itself by scanning the auth */
 	/* down: OSDs of a past interval peering must hear from (one of them) */
 	uint32_t blocked[PROTO_PG_BLOCKED_MAX];

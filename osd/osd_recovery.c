@@ -109,14 +109,14 @@ uint64_t osd_recovery_missing_bytes(struct osd *osd, const struct osd_pgx *x)
 	uint64_t pgk = osd_pg_key(x->pg->pool, x->pg->pg), bytes = 0, sampled = 0, total = 0;
 
 	for (int i = -1; i < (int)x->nm; i++) {
-		const struct osd_pgset *set = i < 0 ? &x->missing : &x->m[i].missing;
-		struct osd_pgset_ent *e;
+		const struct pg_set *set = i < 0 ? &x->missing : &x->m[i].missing;
+		struct pg_set_ent *e;
 		uint32_t it = 0;
 
 		if (i >= 0 && !x->m[i].acting)
 			continue;
 		total += set->n;
-		while (sampled < OSD_REC_SIZE_SAMPLES && (e = osd_pgset_next(set, &it)) != NULL) {
+		while (sampled < OSD_REC_SIZE_SAMPLES && (e = pg_set_next(set, &it)) != NULL) {
 			struct store_stat st;
 
 			if (store_stat(osd->store, pgk, e->name, &st) == 0)
@@ -155,8 +155,8 @@ void osd_recovery_interval(struct osd *osd, struct osd_pgx *x)
 		pp = &p->next;
 	}
 	for (uint32_t i = 0; x->missing.cap && i < x->missing.cap; i++)
-		if (x->missing.e[i].name && (x->missing.e[i].flags & OSD_PGSET_INFLIGHT) &&
-		    !(x->missing.e[i].flags & OSD_PGSET_TOMB))
+		if (x->missing.e[i].name && (x->missing.e[i].flags & PG_SET_INFLIGHT) &&
+		    !(x->missing.e[i].flags & PG_SET_TOMB))
 			r->active--; /* pulls in flight */
 }
 
@@ -293,10 +293,10 @@ bool osd_recovery_acked(struct osd *osd, uint32_t peer_id, const struct osd_wire
 		if (p->tracked) {
 			struct osd_pgx *x = osd_pgx_get(osd, p->pool, p->pg);
 			struct osd_pg_member *mb = x ? osd_rec_member(x, peer_id) : NULL;
-			struct osd_pgset_ent *e = mb ? osd_pgset_find(&mb->missing, p->name) : NULL;
+			struct pg_set_ent *e = mb ? pg_set_find(&mb->missing, p->name) : NULL;
 
 			if (e)
-				e->flags &= ~OSD_PGSET_INFLIGHT; /* tried again later */
+				e->flags &= ~PG_SET_INFLIGHT; /* tried again later */
 		}
 		osd_push_unlink(osd, p);
 		return true;
@@ -312,7 +312,7 @@ bool osd_recovery_acked(struct osd *osd, uint32_t peer_id, const struct osd_wire
 		struct osd_pg_member *mb = x ? osd_rec_member(x, peer_id) : NULL;
 
 		if (mb != NULL) {
-			osd_pgset_del(&mb->missing, p->name);
+			pg_set_del(&mb->missing, p->name);
 			mb->pushed++;
 			osd_pg_kick(x->pg); /* ops waiting for this object */
 		}
@@ -326,16 +326,16 @@ void osd_recovery_pushed(struct osd *osd, uint32_t pool, uint32_t pgid, const ch
 			 bool whole)
 {
 	struct osd_pgx *x = osd_pgx_get(osd, pool, pgid);
-	struct osd_pgset_ent *e;
+	struct pg_set_ent *e;
 
 	if (x == NULL || !x->primary || !whole)
 		return;
-	e = osd_pgset_find(&x->missing, name);
+	e = pg_set_find(&x->missing, name);
 	if (e == NULL)
 		return;
-	if (e->flags & OSD_PGSET_INFLIGHT)
+	if (e->flags & PG_SET_INFLIGHT)
 		osd->rec->active--;
-	osd_pgset_del(&x->missing, name);
+	pg_set_del(&x->missing, name);
 	osd_pg_kick(x->pg);
 }
 
@@ -343,20 +343,20 @@ bool osd_pg_obj_ready(struct osd *osd, struct osd_pg *pg, const char *name)
 {
 	struct osd_pgx *x = pg->x;
 	bool ready = true;
-	struct osd_pgset_ent *e;
+	struct pg_set_ent *e;
 
 	(void)osd;
 	if (x == NULL || !x->primary)
 		return true;
-	if ((e = osd_pgset_find(&x->missing, name)) != NULL) {
-		e->flags |= OSD_PGSET_URGENT;
+	if ((e = pg_set_find(&x->missing, name)) != NULL) {
+		e->flags |= PG_SET_URGENT;
 		ready = false;
 	}
 	if (x->self_backfill) {
 		struct osd_pg_member *a = x->auth >= 0 ? &x->m[x->auth] : NULL;
 
 		if (a && !a->bf_done && (a->bf_pos == NULL || strcmp(name, a->bf_pos) > 0)) {
-			osd_pgset_add(&x->missing, name, 0, OSD_PGSET_URGENT);
+			pg_set_add(&x->missing, name, 0, PG_SET_URGENT);
 			ready = false;
 		}
 	}
@@ -365,13 +365,13 @@ bool osd_pg_obj_ready(struct osd *osd, struct osd_pg *pg, const char *name)
 
 		if (!mb->acting)
 			continue;
-		if ((e = osd_pgset_find(&mb->missing, name)) != NULL) {
-			e->flags |= OSD_PGSET_URGENT;
+		if ((e = pg_set_find(&mb->missing, name)) != NULL) {
+			e->flags |= PG_SET_URGENT;
 			ready = false;
 		} else if (mb->backfill && !mb->bf_done &&
 			   (mb->bf_pos == NULL || strcmp(name, mb->bf_pos) > 0)) {
 			/* not backfilled yet: copy it now, then the op goes to every member */
-			osd_pgset_add(&mb->missing, name, 0, OSD_PGSET_URGENT);
+			pg_set_add(&mb->missing, name, 0, PG_SET_URGENT);
 			ready = false;
 		}
 	}
@@ -416,11 +416,11 @@ static void osd_rec_pulls(struct osd *osd, struct osd_pgx *x, bool urgent_only)
 	uint64_t now = clock_now_ms();
 	int src = osd_rec_source(x);
 	uint32_t i = 0, unfound = src < 0 ? x->missing.n : 0;
-	struct osd_pgset_ent *e;
+	struct pg_set_ent *e;
 
 	if (unfound != x->unfound) {
 		/* counted in PG_STATS (weft health); logged when the count changes */
-		e = osd_pgset_next(&x->missing, &i);
+		e = pg_set_next(&x->missing, &i);
 		if (unfound > 0 && e != NULL)
 			log_warn("osd", "%s pg %u.%x: %u objects unfound: no complete copy is up "
 					"(e.g. %s); they wait for an OSD that holds them", osd->name,
@@ -431,20 +431,20 @@ static void osd_rec_pulls(struct osd *osd, struct osd_pgx *x, bool urgent_only)
 		x->unfound = unfound;
 		i = 0;
 	}
-	while ((e = osd_pgset_next(&x->missing, &i)) != NULL) {
+	while ((e = pg_set_next(&x->missing, &i)) != NULL) {
 		struct proto_pg m;
 
-		if (e->flags & OSD_PGSET_INFLIGHT) {
+		if (e->flags & PG_SET_INFLIGHT) {
 			if (now - e->version < OSD_PULL_RETRY_MS)
 				continue;
-			e->flags &= ~OSD_PGSET_INFLIGHT; /* lost: ask again */
+			e->flags &= ~PG_SET_INFLIGHT; /* lost: ask again */
 			osd->rec->active--;
 		}
-		if (urgent_only && !(e->flags & OSD_PGSET_URGENT))
+		if (urgent_only && !(e->flags & PG_SET_URGENT))
 			continue;
 		if (src < 0)
 			return; /* unfound (counted above) */
-		if (!(e->flags & OSD_PGSET_URGENT) && !osd_rec_budget(osd))
+		if (!(e->flags & PG_SET_URGENT) && !osd_rec_budget(osd))
 			return;
 		memset(&m, 0, sizeof(m));
 		m.pool = x->pg->pool;
@@ -455,7 +455,7 @@ static void osd_rec_pulls(struct osd *osd, struct osd_pgx *x, bool urgent_only)
 		if (osd_peer_send(osd, osd_peer_conn_to(osd, (uint32_t)x->m[src].osd), PROTO_PG_PULL,
 				  &m) != 0)
 			return;
-		e->flags |= OSD_PGSET_INFLIGHT;
+		e->flags |= PG_SET_INFLIGHT;
 		e->version = now; /* for a pull in flight: when it was asked */
 		osd->rec->active++;
 	}
@@ -465,25 +465,25 @@ static void osd_rec_pushes(struct osd *osd, struct osd_pgx *x, struct osd_pg_mem
 			   bool urgent_only)
 {
 	uint32_t i = 0;
-	struct osd_pgset_ent *e;
+	struct pg_set_ent *e;
 
-	while ((e = osd_pgset_next(&mb->missing, &i)) != NULL) {
+	while ((e = pg_set_next(&mb->missing, &i)) != NULL) {
 		struct osd_push *p;
 
-		if (e->flags & OSD_PGSET_INFLIGHT)
+		if (e->flags & PG_SET_INFLIGHT)
 			continue;
-		if (urgent_only && !(e->flags & OSD_PGSET_URGENT))
+		if (urgent_only && !(e->flags & PG_SET_URGENT))
 			continue;
 		/* our own copy first, and never under a client write in flight */
-		if (osd_pgset_find(&x->missing, e->name) || osd_rec_write_pending(x, e->name))
+		if (pg_set_find(&x->missing, e->name) || osd_rec_write_pending(x, e->name))
 			continue;
-		if (!(e->flags & OSD_PGSET_URGENT) && !osd_rec_budget(osd))
+		if (!(e->flags & PG_SET_URGENT) && !osd_rec_budget(osd))
 			return;
 		p = osd_push_new(osd, x->pg->pool, x->pg->pg, (uint32_t)mb->osd, x->same_since,
 				 e->name, true);
 		if (p == NULL)
 			return;
-		e->flags |= OSD_PGSET_INFLIGHT;
+		e->flags |= PG_SET_INFLIGHT;
 	}
 }
 

@@ -138,13 +138,13 @@ static void osd_scrub_object(struct osd *osd, const char *name,
 	if (!s->repair)
 		return;
 	if (!osd_scrub_same(local, best, s->deep))
-		osd_pgset_add(&x->missing, name, 0, OSD_PGSET_URGENT);
+		pg_set_add(&x->missing, name, 0, PG_SET_URGENT);
 	for (unsigned int i = 0; i < s->nmem; i++) {
 		if (osd_scrub_same(copy[i], best, s->deep))
 			continue;
 		for (unsigned int k = 0; k < x->nm; k++)
 			if (x->m[k].osd == s->mem[i])
-				osd_pgset_add(&x->m[k].missing, name, 0, 0);
+				pg_set_add(&x->m[k].missing, name, 0, 0);
 	}
 }
 

@@ -69,6 +69,8 @@ const char *proto_type_name(uint16_t type)
 		return "pg_scan";
 	case PROTO_PG_DELETE:
 		return "pg_delete";
+	case PROTO_PG_NOTIFY:
+		return "pg_notify";
 	}
 	return "unknown";
 }
@@ -105,6 +107,7 @@ bool proto_type_known(uint16_t type)
 	case PROTO_PG_SCAN_REQ:
 	case PROTO_PG_SCAN:
 	case PROTO_PG_DELETE:
+	case PROTO_PG_NOTIFY:
 	case PROTO_OSD_FAILURE:
 		return true;
 	}

@@ -509,6 +509,7 @@ int proto_msg_validate(const struct proto_msg *msg, struct proto_err *err)
 	case PROTO_PG_SCAN_REQ:
 	case PROTO_PG_SCAN:
 	case PROTO_PG_DELETE:
+	case PROTO_PG_NOTIFY:
 		return proto_pg_validate(msg->type, &msg->pg, err);
 	}
 	return proto_err_set(err, "msg", "type: unknown message type %u", msg->type);
@@ -566,6 +567,7 @@ static int proto_msg_put(struct proto_enc *enc, const struct proto_msg *msg)
 	case PROTO_PG_SCAN_REQ:
 	case PROTO_PG_SCAN:
 	case PROTO_PG_DELETE:
+	case PROTO_PG_NOTIFY:
 		return proto_pg_encode(enc, msg->type, &msg->pg);
 	}
 	return -EINVAL;
@@ -675,6 +677,7 @@ int proto_msg_decode(uint16_t type, const void *payload, size_t len, struct prot
 	case PROTO_PG_SCAN_REQ:
 	case PROTO_PG_SCAN:
 	case PROTO_PG_DELETE:
+	case PROTO_PG_NOTIFY:
 		rc = proto_pg_decode(type, payload, len, err, &msg_out->pg);
 		break;
 	default:

@@ -175,7 +175,7 @@ static int proto_pg_entries_check(struct proto_dec *dec, uint16_t type, uint32_t
 			struct proto_pg_scan_entry e;
 
 			proto_pg_scan_entry_get(dec, &e);
-		} else if (type == PROTO_PG_INFO) {
+		} else if (type == PROTO_PG_INFO || type == PROTO_PG_NOTIFY) {
 			struct proto_pg_interval iv;
 
 			proto_pg_interval_get(dec, &iv);
@@ -265,6 +265,7 @@ int proto_pg_validate(uint16_t type, const struct proto_pg *m, struct proto_err 
 	case PROTO_PG_DELETE:
 		return 0;
 	case PROTO_PG_INFO:
+	case PROTO_PG_NOTIFY:
 		if (m->flags & ~PROTO_PG_INFO_FLAGS_KNOWN)
 			return proto_err_set(err, w, "flags: unknown bits 0x%x", m->flags);
 		if (m->last_complete > m->last_update || m->tail > m->last_update)
@@ -278,7 +279,8 @@ int proto_pg_validate(uint16_t type, const struct proto_pg *m, struct proto_err 
 		if (m->max == 0 || m->max > PROTO_PG_ENTRIES_MAX)
 			return proto_err_set(err, w, "max: %u not in 1..%u", m->max,
 					     PROTO_PG_ENTRIES_MAX);
-		if (type == PROTO_PG_SCAN_REQ && (m->flags & ~PROTO_PG_SCAN_F_DEEP))
+		if (type == PROTO_PG_SCAN_REQ &&
+		    (m->flags & ~(PROTO_PG_SCAN_F_DEEP | PROTO_PG_SCAN_F_DIGEST)))
 			return proto_err_set(err, w, "flags: unknown bits 0x%x", m->flags);
 		return 0;
 	case PROTO_PG_LOG:
@@ -294,11 +296,15 @@ int proto_pg_validate(uint16_t type, const struct proto_pg *m, struct proto_err 
 			return proto_err_set(err, w, "flags: unknown bits 0x%x", m->flags);
 		if (m->tail > m->last_update)
 			return proto_err_set(err, w, "tail: after last_update");
+		if (m->last_complete > m->last_update)
+			return proto_err_set(err, w, "last_complete: after last_update");
 		return 0;
 	case PROTO_PG_PULL:
 		if (m->name_len == 0 || m->name_len > PROTO_OBJ_NAME_MAX)
 			return proto_err_set(err, w, "name: length %zu not in 1..%u", m->name_len,
 					     PROTO_OBJ_NAME_MAX);
+		if (m->flags & ~PROTO_PG_PULL_F_NAK)
+			return proto_err_set(err, w, "flags: unknown bits 0x%x", m->flags);
 		return 0;
 	case PROTO_PG_RECOVERED:
 		return 0;
@@ -315,6 +321,7 @@ int proto_pg_encode(struct proto_enc *enc, uint16_t type, const struct proto_pg 
 	proto_enc_put_u32(enc, m->from);
 	switch (type) {
 	case PROTO_PG_INFO:
+	case PROTO_PG_NOTIFY:
 		proto_enc_put_u8(enc, m->flags);
 		proto_enc_put_u64(enc, m->last_update);
 		proto_enc_put_u64(enc, m->tail);
@@ -338,8 +345,11 @@ int proto_pg_encode(struct proto_enc *enc, uint16_t type, const struct proto_pg 
 		proto_enc_put_u64(enc, m->last_update);
 		proto_enc_put_u64(enc, m->tail);
 		proto_enc_put_u32(enc, m->les);
+		proto_enc_put_u64(enc, m->last_complete);
 		break;
 	case PROTO_PG_PULL:
+		proto_enc_put_u8(enc, m->flags);
+		proto_enc_put_u64(enc, m->last_update);
 		proto_enc_put_str16(enc, m->name, m->name_len);
 		break;
 	case PROTO_PG_RECOVERED:
@@ -371,6 +381,7 @@ int proto_pg_decode(uint16_t type, const void *buf, size_t len, struct proto_err
 	case PROTO_PG_DELETE:
 		break;
 	case PROTO_PG_INFO:
+	case PROTO_PG_NOTIFY:
 		proto_dec_get_u8(&dec, "flags", &m.flags);
 		proto_dec_get_u64(&dec, "last_update", &m.last_update);
 		proto_dec_get_u64(&dec, "tail", &m.tail);
@@ -405,8 +416,11 @@ int proto_pg_decode(uint16_t type, const void *buf, size_t len, struct proto_err
 		proto_dec_get_u64(&dec, "last_update", &m.last_update);
 		proto_dec_get_u64(&dec, "tail", &m.tail);
 		proto_dec_get_u32(&dec, "les", &m.les);
+		proto_dec_get_u64(&dec, "last_complete", &m.last_complete);
 		break;
 	case PROTO_PG_PULL:
+		proto_dec_get_u8(&dec, "flags", &m.flags);
+		proto_dec_get_u64(&dec, "version", &m.last_update);
 		proto_dec_get_str16(&dec, "name", PROTO_OBJ_NAME_MAX, m.name, sizeof(m.name),
 				    &m.name_len);
 		break;

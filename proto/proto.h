@@ -76,6 +76,7 @@ enum proto_type {
 	PROTO_PG_SCAN_REQ = 71,
 	PROTO_PG_SCAN = 72,
 	PROTO_PG_DELETE = 73,
+	PROTO_PG_NOTIFY = 74, /* stray -> primary: "I hold a copy" (INFO's layout) */
 };
 
 struct proto_hdr {

@@ -29,7 +29,10 @@
 /* PG_ACTIVATE flags */
 #define PROTO_PG_ACT_F_BACKFILL 0x01u /* the member's copy is rebuilt by backfill */
 /* PG_SCAN_REQ flags */
-#define PROTO_PG_SCAN_F_DEEP 0x01u /* compute a crc32c of every object's data */
+#define PROTO_PG_SCAN_F_DEEP 0x01u   /* compute a crc32c of every object's data */
+#define PROTO_PG_SCAN_F_DIGEST 0x02u /* crc = a digest of the stored block checksums */
+/* PG_PULL flags */
+#define PROTO_PG_PULL_F_NAK 0x01u /* the answer: "I do not hold that version" */
 
 /* Log entry op codes: the client ops (enum proto_osd_opcode) plus: */
 #define PROTO_PG_LOG_ROLLBACK 0x7fu /* the entry of this version was rolled back */
@@ -44,9 +47,9 @@ struct proto_pg {
 	uint32_t epoch; /* interval start epoch of the sender's view */
 	uint32_t from;	/* sender's OSD id */
 	uint8_t flags;
-	uint64_t last_update;	/* INFO, ACTIVATE */
+	uint64_t last_update;	/* INFO, ACTIVATE; PULL: the version wanted (NAK: the one held) */
 	uint64_t tail;		/* INFO, ACTIVATE: log holds every entry > tail */
-	uint64_t last_complete; /* INFO, RECOVERED */
+	uint64_t last_complete; /* INFO, RECOVERED, ACTIVATE (what the member may keep) */
 	uint32_t les;		/* INFO, ACTIVATE: last epoch the PG went active */
 	uint64_t after;		/* LOG_REQ: entries with version > after */
 	uint32_t max;		/* LOG_REQ, SCAN_REQ: entries wanted (1..ENTRIES_MAX) */

@@ -71,9 +71,9 @@ if(TARGET weft-osd AND TARGET weft_client)
 	weft_recovery_test(pastint 25100 600)
 endif()
 
-# Past intervals of a PG (osd/osd_pi.c): the prior-set rule peering applies.
-weft_add_test(test_osd_pi SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_osd_pi.c
-	${PROJECT_SOURCE_DIR}/osd/osd_pi.c LIBS weft_proto LABELS unit)
+# Past intervals of a PG (osd/pg/pg_pi.c): the prior-set rule peering applies.
+weft_add_test(test_pg_pi SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_pg_pi.c
+	${PROJECT_SOURCE_DIR}/osd/pg/pg_pi.c LIBS weft_proto LABELS unit)
 
 # Recovery throttled by client p99 (osd/osd_rthrottle.c): decisions on histograms.
 weft_add_test(test_osd_rthrottle SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_osd_rthrottle.c
@@ -95,3 +95,12 @@ if(TARGET weft-osd AND TARGET weft_client)
 	# other up copies hold (issue 14); enabled with the peering rewrite that fixes it.
 	set_tests_properties(osd_thrash PROPERTIES DISABLED TRUE)
 endif()
+
+# The PG state machine under simulation (tests/sim_pg.c): random message orders,
+# crashes (two at once too), restarts, out/in and map delays; invariants asserted.
+add_executable(sim_pg ${CMAKE_CURRENT_LIST_DIR}/sim_pg.c)
+target_link_libraries(sim_pg PRIVATE weft_pg)
+add_test(NAME sim_pg COMMAND sim_pg --seconds 60)
+set_tests_properties(sim_pg PROPERTIES LABELS "unit;sim" TIMEOUT 300)
+# Work in progress: enabled once the state machine passes it (issue 14).
+set_tests_properties(sim_pg PROPERTIES DISABLED TRUE)

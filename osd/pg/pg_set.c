@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * A set of object names (the missing sets of recovery): open addressing
+ * A set of object names (the missing sets of recovery, pg.h): open addressing
  * with linear probing and tombstones, grown at 3/4 load. A recovering PG
  * holds at most osd_pg_log_max names per member, so a flat table is
  * enough; lookups happen for every client op of a degraded PG.
@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "osd/osd_pg.h"
+#include "osd/pg/pg.h"
 
-static uint32_t osd_pgset_hash(const char *s)
+static uint32_t pg_set_hash(const char *s)
 {
 	uint32_t h = 2166136261u; /* FNV-1a */
 
@@ -20,9 +20,9 @@ static uint32_t osd_pgset_hash(const char *s)
 	return h;
 }
 
-static int osd_pgset_grow(struct osd_pgset *s)
+static int pg_set_grow(struct pg_set *s)
 {
-	struct osd_pgset old = *s;
+	struct pg_set old = *s;
 	uint32_t cap = old.cap ? old.cap * 2 : 64;
 
 	if (old.cap && old.n * 2 < old.cap)
@@ -35,13 +35,13 @@ static int osd_pgset_grow(struct osd_pgset *s)
 	s->cap = cap;
 	s->n = s->used = 0;
 	for (uint32_t i = 0; i < old.cap; i++) {
-		struct osd_pgset_ent *o = &old.e[i];
+		struct pg_set_ent *o = &old.e[i];
 
-		if (o->name == NULL || (o->flags & OSD_PGSET_TOMB)) {
+		if (o->name == NULL || (o->flags & PG_SET_TOMB)) {
 			free(o->name);
 			continue;
 		}
-		for (uint32_t k = osd_pgset_hash(o->name) & (cap - 1);; k = (k + 1) & (cap - 1)) {
+		for (uint32_t k = pg_set_hash(o->name) & (cap - 1);; k = (k + 1) & (cap - 1)) {
 			if (s->e[k].name == NULL) {
 				s->e[k] = *o;
 				s->n++;
@@ -54,24 +54,24 @@ static int osd_pgset_grow(struct osd_pgset *s)
 	return 0;
 }
 
-static struct osd_pgset_ent *osd_pgset_slot(const struct osd_pgset *s, const char *name,
-					    struct osd_pgset_ent **free_out)
+static struct pg_set_ent *pg_set_slot(const struct pg_set *s, const char *name,
+					    struct pg_set_ent **free_out)
 {
-	struct osd_pgset_ent *tomb = NULL;
+	struct pg_set_ent *tomb = NULL;
 
 	if (s->cap == 0) {
 		*free_out = NULL;
 		return NULL;
 	}
-	for (uint32_t k = osd_pgset_hash(name) & (s->cap - 1), i = 0; i < s->cap;
+	for (uint32_t k = pg_set_hash(name) & (s->cap - 1), i = 0; i < s->cap;
 	     k = (k + 1) & (s->cap - 1), i++) {
-		struct osd_pgset_ent *e = &s->e[k];
+		struct pg_set_ent *e = &s->e[k];
 
 		if (e->name == NULL) {
 			*free_out = tomb ? tomb : e;
 			return NULL;
 		}
-		if (e->flags & OSD_PGSET_TOMB) {
+		if (e->flags & PG_SET_TOMB) {
 			if (tomb == NULL)
 				tomb = e;
 			continue;
@@ -83,30 +83,30 @@ static struct osd_pgset_ent *osd_pgset_slot(const struct osd_pgset *s, const cha
 	return NULL;
 }
 
-struct osd_pgset_ent *osd_pgset_find(const struct osd_pgset *s, const char *name)
+struct pg_set_ent *pg_set_find(const struct pg_set *s, const char *name)
 {
-	struct osd_pgset_ent *f;
+	struct pg_set_ent *f;
 
-	return osd_pgset_slot(s, name, &f);
+	return pg_set_slot(s, name, &f);
 }
 
 /* Add name (or update it: version replaced, flags or'ed in). */
-int osd_pgset_add(struct osd_pgset *s, const char *name, uint64_t version, uint32_t flags)
+int pg_set_add(struct pg_set *s, const char *name, uint64_t version, uint32_t flags)
 {
-	struct osd_pgset_ent *e, *f = NULL;
+	struct pg_set_ent *e, *f = NULL;
 
-	e = osd_pgset_slot(s, name, &f);
+	e = pg_set_slot(s, name, &f);
 	if (e != NULL) {
 		e->version = version;
 		e->flags |= flags;
 		return 0;
 	}
 	if ((s->used + 1) * 4 > s->cap * 3) {
-		int rc = osd_pgset_grow(s);
+		int rc = pg_set_grow(s);
 
 		if (rc != 0)
 			return rc;
-		osd_pgset_slot(s, name, &f);
+		pg_set_slot(s, name, &f);
 	}
 	if (f == NULL)
 		return -ENOMEM;
@@ -116,26 +116,28 @@ int osd_pgset_add(struct osd_pgset *s, const char *name, uint64_t version, uint3
 		free(f->name);
 	f->name = strdup(name);
 	if (f->name == NULL) {
-		f->flags = OSD_PGSET_TOMB;
+		f->flags = PG_SET_TOMB;
 		return -ENOMEM;
 	}
 	f->version = version;
 	f->flags = flags;
+	f->stamp = 0;
+	f->tries = 0;
 	s->n++;
 	return 0;
 }
 
-void osd_pgset_del(struct osd_pgset *s, const char *name)
+void pg_set_del(struct pg_set *s, const char *name)
 {
-	struct osd_pgset_ent *e = osd_pgset_find(s, name);
+	struct pg_set_ent *e = pg_set_find(s, name);
 
 	if (e == NULL)
 		return;
-	e->flags = OSD_PGSET_TOMB; /* the name stays allocated until reused or cleared */
+	e->flags = PG_SET_TOMB; /* the name stays allocated until reused or cleared */
 	s->n--;
 }
 
-void osd_pgset_clear(struct osd_pgset *s)
+void pg_set_clear(struct pg_set *s)
 {
 	for (uint32_t i = 0; i < s->cap; i++)
 		free(s->e[i].name);
@@ -143,12 +145,12 @@ void osd_pgset_clear(struct osd_pgset *s)
 	memset(s, 0, sizeof(*s));
 }
 
-struct osd_pgset_ent *osd_pgset_next(const struct osd_pgset *s, uint32_t *i)
+struct pg_set_ent *pg_set_next(const struct pg_set *s, uint32_t *i)
 {
 	while (*i < s->cap) {
-		struct osd_pgset_ent *e = &s->e[(*i)++];
+		struct pg_set_ent *e = &s->e[(*i)++];
 
-		if (e->name != NULL && !(e->flags & OSD_PGSET_TOMB))
+		if (e->name != NULL && !(e->flags & PG_SET_TOMB))
 			return e;
 	}
 	return NULL;

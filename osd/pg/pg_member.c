@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A copy that is not the primary (docs/recovery.md): a member answers a
+ * primary's QUERY once its own transactions committed (and from then on
+ * refuses ring records of older intervals: the fence), answers LOG_REQ
+ * from its log, takes the entries and the ACTIVATE of the primary in one
+ * transaction, becomes complete on RECOVERED; a stray tells the primary it
+ * holds a copy (NOTIFY) and drops it on DELETE; any copy answers PULL
+ * (only with the exact version asked for) and SCAN_REQ. Ring records
+ * (pg_rec_prepare) and pushes (pg_push_accept) are checked here too.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "osd/pg/pg_int.h"
+
+static void pg_member_answer(struct pg *pg, int32_t to, uint32_t epoch)
+{
+	struct proto_pg info;
+
+	pg_info_msg(pg, &info);
+	info.epoch = epoch; /* the asker's interval */
+	pg_send(pg, to, PROTO_PG_INFO, &info);
+}
+
+void pg_act_reset(struct pg *pg)
+{
+	for (uint32_t i = 0; i < pg->nact; i++)
+		free(pg->act_ent[i].name);
+	pg->nact = 0;
+	pg->act_epoch = 0;
+}
+
+void pg_member_query(struct pg *pg, const struct proto_pg *m)
+{
+	if (m->epoch < pg->fence)
+		return; /* a query of an interval that already ended */
+	pg->fence = m->epoch; /* from now on older ring records are refused */
+	pg->stalled = false;  /* the primary learns what we hold and repairs it */
+	pg_act_reset(pg);
+	if (pg->tx_inflight == 0)
+		return pg_member_answer(pg, (int32_t)m->from, m->epoch);
+	if (pg->nq == sizeof(pg->q) / sizeof(pg->q[0]))
+		pg->nq--; /* the oldest stay: a primary asks again anyway */
+	pg->q[pg->nq].from = (int32_t)m->from;
+	pg->q[pg->nq].epoch = m->epoch;
+	pg->nq++;
+}
+
+/* Every transaction of the PG committed: queued answers go, a waiting primary peers. */
+void pg_member_settled(struct pg *pg)
+{
+	for (unsigned int i = 0; i < pg->nq; i++)
+		if (pg->q[i].epoch >= pg->fence)
+			pg_member_answer(pg, pg->q[i].from, pg->q[i].epoch);
+	pg->nq = 0;
+	if (pg->primary && pg->phase == PG_PH_WAIT_TX)
+		pg_peer_start(pg);
+}
+
+/* LOG_REQ: our entries after m->after (markers left out), as many as fit one LOG. */
+void pg_member_logreq(struct pg *pg, const struct proto_pg *m)
+{
+	size_t cap = pg->env->msg_bytes ? pg->env->msg_bytes : 65536;
+	uint8_t *buf = malloc(cap);
+	struct proto_pg r = pg_hdr(pg);
+	struct proto_enc enc;
+	uint32_t n = 0, max = m->max;
+	bool full = false;
+
+	if (buf == NULL)
+		return;
+	proto_enc_init(&enc, buf, cap);
+	for (uint32_t i = 0; i < pg->log.n; i++) {
+		const struct pg_entry *e = pg_log_at(&pg->log, i);
+		struct proto_pg_log_entry le = {.version = e->v, .op = e->op};
+		size_t before = enc.off;
+
+		if (e->v <= m->after || e->op == PG_OP_ROLLBACK)
+			continue;
+		if (n == max) {
+			full = true;
+			break;
+		}
+		le.name_len = strlen(e->name);
+		memcpy(le.name, e->name, le.name_len + 1);
+		proto_pg_log_entry_put(&enc, &le);
+		if (enc.err != 0) {
+			enc.off = before;
+			enc.err = 0;
+			full = true;
+			break;
+		}
+		n++;
+	}
+	r.epoch = m->epoch;
+	r.count = n;
+	r.entries = buf;
+	r.entries_len = (uint32_t)enc.off;
+	r.flags = full ? 0 : PROTO_PG_F_LAST;
+	pg_send(pg, (int32_t)m->from, PROTO_PG_LOG, &r);
+	free(buf);
+}
+
+/* Entries the primary sends before ACTIVATE: kept until ACTIVATE applies them all at once. */
+void pg_member_log(struct pg *pg, const struct proto_pg *m)
+{
+	static __thread struct proto_pg_log_entry e;
+	size_t off = 0;
+
+	if (m->epoch < pg->fence)
+		return;
+	if (m->epoch != pg->act_epoch) {
+		pg_act_reset(pg);
+		pg->act_epoch = m->epoch;
+	}
+	while (proto_pg_log_entry_next(m, &off, &e)) {
+		if (pg->nact == pg->capact) {
+			uint32_t cap = pg->capact ? pg->capact * 2 : 64;
+			struct pg_entry *n = realloc(pg->act_ent, cap * sizeof(*n));
+
+			if (n == NULL)
+				goto nomem;
+			pg->act_ent = n;
+			pg->capact = cap;
+		}
+		pg->act_ent[pg->nact].name = strdup(e.name);
+		if (pg->act_ent[pg->nact].name == NULL)
+			goto nomem;
+		pg->act_ent[pg->nact].v = e.version;
+		pg->act_ent[pg->nact].op = e.op;
+		pg->nact++;
+	}
+	return;
+nomem:
+	pg_logf(pg, PG_LOG_ERROR, "no memory for the primary's log entries");
+	pg_act_reset(pg);
+	pg->act_epoch = UINT32_MAX; /* this activation cannot be applied */
+}
+
+void pg_member_activate(struct pg *pg, const struct proto_pg *m)
+{
+	struct pg_txn *t;
+	int rc = 0;
+
+	if (m->epoch < pg->fence || pg->primary)
+		return;
+	if (pg->act_epoch == UINT32_MAX || (pg->nact > 0 && pg->act_epoch != m->epoch)) {
+		pg_logf(pg, PG_LOG_WARN, "activation by osd.%u without its log entries: ignored "
+					 "(the primary peers again)", m->from);
+		pg_act_reset(pg);
+		return;
+	}
+	t = pg_txn_begin(pg);
+	if (m->flags & PROTO_PG_ACT_F_BACKFILL) {
+		/* rebuilt by a scan: our log restarts at the primary's head */
+		pg_log_clear(&pg->log);
+		t->clear = true;
+		pg->info.tail = pg->info.lu = m->last_update;
+		pg->info.lc = 0;
+		pg->info.backfill = true;
+	} else {
+		for (uint32_t i = 0; rc == 0 && i < pg->nact; i++) {
+			const struct pg_entry *a = &pg->act_ent[i];
+			struct pg_entry *e;
+			int k = pg_log_find(&pg->log, a->v);
+
+			if (a->op == PG_OP_ROLLBACK && k < 0)
+				continue; /* nothing of ours to undo */
+			if (a->op == PG_OP_ROLLBACK)
+				e = pg_log_at(&pg->log, (uint32_t)k), e->op = PG_OP_ROLLBACK;
+			else
+				e = pg_log_put(&pg->log, a->v, a->op, a->name);
+			rc = e == NULL ? -ENOMEM : pg_txn_put(t, e);
+		}
+		pg->info.lu = m->last_update;
+		if (pg->info.lc > m->last_complete)
+			pg->info.lc = m->last_complete;
+		if (pg->info.tail > pg->info.lu)
+			pg->info.tail = pg->info.lu;
+	}
+	pg->info.les = m->les;
+	pg_pi_trim(&pg->info.pi, pg->info.les);
+	pg->pi_gap = false;
+	pg_act_reset(pg);
+	t->info = true;
+	if (rc == 0)
+		rc = pg_persist(pg, t);
+	if (rc != 0) {
+		pg_logf(pg, PG_LOG_ERROR, "activation: %s; refusing this interval's writes",
+			strerror(-rc));
+		pg->stalled = true;
+	}
+}
+
+void pg_member_recovered(struct pg *pg, const struct proto_pg *m)
+{
+	if (m->epoch < pg->fence || pg->primary || pg->nacting == 0)
+		return;
+	pg->info.lc = pg->info.lu;
+	pg->info.backfill = false;
+	pg_persist_info(pg);
+}
+
+/* ----------------------------------------------------------------- strays */
+
+void pg_stray_notify(struct pg *pg, int32_t primary)
+{
+	struct proto_pg n;
+
+	pg_info_msg(pg, &n);
+	pg->notify_ms = pg_now(pg);
+	pg_send(pg, primary, PROTO_PG_NOTIFY, &n);
+}
+
+/* DELETE on a stray: its copy of the PG (objects, log, info) goes. */
+void pg_member_delete(struct pg *pg, const struct proto_pg *m)
+{
+	int rc;
+
+	if (pg->nacting > 0 || pg->primary || m->epoch < pg->fence)
+		return; /* a member again (its map is newer): nothing to remove */
+	if (!pg_has_copy(pg)) {
+		pg_stray_notify(pg, (int32_t)m->from); /* says EMPTY: the primary stops asking */
+		return;
+	}
+	pg->destroying = true;
+	pg->stray_primary = (int32_t)m->from;
+	rc = pg->env->ops->destroy(pg->env->arg, pg);
+	if (rc != 0) {
+		pg_logf(pg, PG_LOG_ERROR, "removing the stray copy: %s", strerror(-rc));
+		pg->destroying = false;
+	}
+}
+
+void pg_destroyed(struct pg *pg, int rc)
+{
+	pg->destroying = false;
+	if (rc != 0) {
+		pg_logf(pg, PG_LOG_ERROR, "removing the stray copy: %s", strerror(-rc));
+		return;
+	}
+	pg_log_clear(&pg->log);
+	memset(&pg->info, 0, sizeof(pg->info));
+	pg_logf(pg, PG_LOG_INFO, "stray copy removed");
+	if (pg->stray_primary >= 0)
+		pg_stray_notify(pg, pg->stray_primary);
+}
+
+/* ------------------------------------------------------------ pulls, scans */
+
+void pg_member_pull(struct pg *pg, const struct proto_pg *m)
+{
+	struct pg_obj o;
+	uint64_t want = m->last_update, have = 0;
+	int rc;
+
+	rc = pg->destroying ? -ENOENT : pg->env->ops->obj_stat(pg->env->arg, pg, m->name, 0, &o);
+	if (rc == 0)
+		have = o.version ? o.version : 1;
+	else if (rc != -ENOENT)
+		goto nak;
+	/* only the exact version wanted (the auth's copy when the logs do not name it) */
+	if (want != PG_V_ANY && have != want)
+		goto nak;
+	if (pg->env->ops->push(pg->env->arg, pg, (int32_t)m->from, m->name, have) == 0)
+		return;
+nak: {
+	struct proto_pg r = *m;
+
+	r.flags = PROTO_PG_PULL_F_NAK;
+	r.last_update = rc == 0 ? have : 0;
+	r.count = 0;
+	r.entries = NULL;
+	r.entries_len = 0;
+	pg_send(pg, (int32_t)m->from, PROTO_PG_PULL, &r);
+}
+}
+
+/* SCAN_REQ on any copy: our objects after m->name, as many as fit one SCAN. */
+void pg_member_scan_req(struct pg *pg, const struct proto_pg *m)
+{
+	size_t cap = pg->env->msg_bytes ? pg->env->msg_bytes : 65536;
+	uint32_t max = m->max < PG_BF_BATCH * 4 ? m->max : PG_BF_BATCH * 4, n = 0;
+	struct pg_obj *objs = calloc(max ? max : 1, sizeof(*objs));
+	uint8_t *buf = malloc(cap);
+	struct proto_pg r = pg_hdr(pg);
+	struct proto_enc enc;
+	bool last = true;
+	uint32_t put = 0;
+	unsigned int what = 0;
+	int rc;
+
+	if (objs == NULL || buf == NULL)
+		goto out;
+	if (m->flags & PROTO_PG_SCAN_F_DEEP)
+		what |= PG_OBJ_DEEP;
+	if (m->flags & PROTO_PG_SCAN_F_DIGEST)
+		what |= PG_OBJ_DIGEST;
+	rc = pg->env->ops->obj_list(pg->env->arg, pg, m->name, max, what, objs, &n, &last);
+	if (rc != 0) {
+		n = 0;
+		last = false; /* asked again */
+	}
+	proto_enc_init(&enc, buf, cap);
+	for (uint32_t i = 0; i < n; i++) {
+		struct proto_pg_scan_entry e = {.version = objs[i].version, .size = objs[i].size,
+						.crc = (what & PG_OBJ_DIGEST) ? objs[i].digest
+									       : objs[i].crc};
+		size_t before = enc.off;
+
+		e.name_len = strlen(objs[i].name);
+		memcpy(e.name, objs[i].name, e.name_len + 1);
+		proto_pg_scan_entry_put(&enc, &e);
+		if (enc.err != 0) {
+			enc.off = before;
+			enc.err = 0;
+			last = false;
+			break;
+		}
+		put++;
+	}
+	r.epoch = m->epoch;
+	r.count = put;
+	r.entries = buf;
+	r.entries_len = (uint32_t)enc.off;
+	r.flags = last ? PROTO_PG_F_LAST : 0;
+	pg_send(pg, (int32_t)m->from, PROTO_PG_SCAN, &r);
+out:
+	free(objs);
+	free(buf);
+}
+
+/* ------------------------------------------------------------ ring records */
+
+int pg_rec_prepare(struct pg *pg, uint32_t epoch, uint64_t v, uint16_t op, const char *name,
+		   struct pg_txn **t_out)
+{
+	struct pg_txn *t;
+	int rc;
+
+	if (epoch < pg->fence)
+		return -ESTALE;
+	if (pg->stalled || pg->destroying)
+		return -EAGAIN;
+	t = pg_txn_begin(pg);
+	rc = pg_log_append_tx(pg, v, op, name, t);
+	if (rc != 0)
+		return rc;
+	t->token = ++pg->tx_token;
+	pg->tx_inflight++;
+	*t_out = t;
+	return 0;
+}
+
+void pg_rec_cancel(struct pg *pg, uint64_t v, int rc)
+{
+	pg_op_cancel(pg, v);
+	if (rc != 0 && rc != -ESTALE && !pg->stalled) {
+		/* later records would leave a hole in our log: none until the primary asks */
+		pg_logf(pg, PG_LOG_ERROR, "a record (v%llx) failed here: %s; refusing the "
+					  "interval's records until the primary peers again",
+			(unsigned long long)v, strerror(-rc));
+		pg->stalled = true;
+	}
+}
+
+/*
+ * A push brings an object to the state our log says it has (its newest
+ * entry: that version, or absent after a remove); one that disagrees is
+ * stale or a bug elsewhere, and is refused rather than applied.
+ */
+int pg_push_accept(struct pg *pg, uint32_t epoch, const char *name, uint64_t version)
+{
+	const struct pg_entry *e;
+
+	if (epoch < pg->fence || pg->destroying)
+		return -ESTALE;
+	e = pg_log_newest_of(&pg->log, name, UINT64_MAX);
+	if (e != NULL && (e->op == PROTO_OP_REMOVE ? version != 0 : version != e->v)) {
+		pg_logf(pg, PG_LOG_ERROR, "refused a push of %s v%llx: our log says v%llx%s", name,
+			(unsigned long long)version, (unsigned long long)e->v,
+			e->op == PROTO_OP_REMOVE ? " (removed)" : "");
+		return -ESTALE;
+	}
+	return 0;
+}

@@ -1,0 +1,406 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The authoritative history and what each copy misses (docs/recovery.md,
+ * "The authoritative history"). Versions are unique per PG and grow across
+ * intervals (an interval's primary orders with its map epoch in the high
+ * half, and a restarted OSD always comes back in a new epoch), so:
+ *
+ *  - the copy with the newest last_update saw the newest write; every
+ *    acknowledged write is in its log (its interval's members all committed
+ *    it, and every later interval was peered from a log that had it);
+ *  - two copies that hold the same entry (version and object) hold the same
+ *    history up to it: the fork point of a copy is the newest entry it
+ *    shares with the authoritative log, and its entries after that never
+ *    happened (never acknowledged): rolled back;
+ *  - a copy misses at most the objects named by its log after
+ *    min(last_complete, fork) and the ones it rolls back. Where the logs no
+ *    longer name them (behind the tail), the copy is rebuilt by a scan.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "osd/pg/pg_int.h"
+
+static bool pg_info_complete(const struct proto_pg *a)
+{
+	return a->last_complete >= a->last_update && !(a->flags & PROTO_PG_INFO_F_BACKFILL);
+}
+
+static bool pg_info_better(const struct proto_pg *a, const struct proto_pg *b)
+{
+	if (a->last_update != b->last_update)
+		return a->last_update > b->last_update;
+	if (pg_info_complete(a) != pg_info_complete(b))
+		return pg_info_complete(a);
+	return a->tail < b->tail; /* the longer log can serve more copies */
+}
+
+/* A copy whose objects can be trusted as far as its log says (not being backfilled). */
+static bool pg_info_usable(const struct proto_pg *a)
+{
+	return !(a->flags & (PROTO_PG_INFO_F_EMPTY | PROTO_PG_INFO_F_BACKFILL));
+}
+
+int pg_merge_choose(struct pg *pg)
+{
+	struct proto_pg best;
+	bool have, any_data = pg_has_copy(pg);
+
+	pg_info_msg(pg, &best);
+	have = pg_info_usable(&best);
+	pg->auth = -1;
+	/* backfill copies are never the history: their objects may be missing anything */
+	for (unsigned int i = 0; i < pg->np; i++) {
+		const struct pg_peer *p = &pg->p[i];
+
+		if (!p->heard)
+			continue;
+		any_data |= !(p->info.flags & PROTO_PG_INFO_F_EMPTY);
+		if (!pg_info_usable(&p->info))
+			continue;
+		if (!have || pg_info_better(&p->info, &best)) {
+			best = p->info;
+			pg->auth = (int)i;
+			have = true;
+		}
+	}
+	if (!have && any_data) {
+		pg_logf(pg, PG_LOG_ERROR, "every copy heard from is being rebuilt by backfill: "
+					  "incomplete until a complete one answers");
+		pg->phase = PG_PH_DOWN;
+		pg->state |= PROTO_PGS_INCOMPLETE;
+		pg_update_state(pg);
+		return -EAGAIN;
+	}
+	pg->state &= ~PROTO_PGS_INCOMPLETE;
+	pg->auth_lu = have ? best.last_update : 0;
+	if (pg->auth >= 0) {
+		const struct proto_pg *a = &pg->p[pg->auth].info;
+
+		/* our log must overlap the auth's, else our objects are compared by a scan */
+		if (pg->info.backfill || pg->info.lu < a->tail ||
+		    (!pg_has_copy(pg) && a->tail > 0))
+			pg->self_backfill = true;
+	}
+	pg_logf(pg, PG_LOG_INFO, "authoritative copy osd.%d (last_update %llx, tail %llx)%s",
+		pg->auth < 0 ? pg->env->self : pg->p[pg->auth].osd,
+		(unsigned long long)best.last_update, (unsigned long long)best.tail,
+		pg->self_backfill ? "; ours is rebuilt by a scan of it" : "");
+	return 0;
+}
+
+uint64_t pg_merge_want(const struct pg *pg, const char *name)
+{
+	const struct pg_entry *e = pg_log_newest_of(&pg->log, name, UINT64_MAX);
+
+	if (e == NULL)
+		return PG_V_ANY;
+	return e->op == PROTO_OP_REMOVE ? 0 : e->v;
+}
+
+int pg_merge_own_missing(struct pg *pg, uint64_t from)
+{
+	pg_set_clear(&pg->missing);
+	for (uint32_t i = 0; i < pg->log.n; i++) {
+		const struct pg_entry *e = pg_log_at(&pg->log, i);
+		int rc;
+
+		if (e->v <= from)
+			continue;
+		rc = pg_set_add(&pg->missing, e->name, pg_merge_want(pg, e->name), 0);
+		if (rc != 0)
+			return rc;
+	}
+	if (pg->missing.n > 0)
+		pg_logf(pg, PG_LOG_INFO, "our copy misses %u objects changed after v%llx",
+			pg->missing.n, (unsigned long long)from);
+	return 0;
+}
+
+/* Is (v, name) in the fetched entries? (sorted by version) */
+static bool pg_fetched_has(const struct pg *pg, uint64_t v, const char *name)
+{
+	uint32_t lo = 0, hi = pg->nfe;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (pg->fe[mid].v < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < pg->nfe && pg->fe[lo].v == v && !strcmp(pg->fe[lo].name, name);
+}
+
+int pg_merge_auth(struct pg *pg)
+{
+	const struct proto_pg *a = &pg->p[pg->auth].info;
+	struct pg_txn *t = pg_txn_begin(pg);
+	uint64_t fork = pg->info.tail, lc;
+	unsigned int rolled = 0;
+	int rc = 0;
+
+	/* the auth as a member: its own log names what it misses (after its last_complete) */
+	if (pg->p[pg->auth].acting) {
+		struct pg_peer *ap = &pg->p[pg->auth];
+
+		ap->fork = a->last_update;
+		for (uint32_t i = 0; rc == 0 && i < pg->nfe; i++)
+			if (pg->fe[i].v > a->last_complete)
+				rc = pg_set_add(&ap->missing, pg->fe[i].name, pg->fe[i].v, 0);
+		ap->missing_done = true;
+	}
+	if (pg->self_backfill) {
+		/* our log restarts as the auth's; our objects are compared by a scan */
+		pg_log_clear(&pg->log);
+		t->clear = true;
+		for (uint32_t i = 0; rc == 0 && i < pg->nfe; i++) {
+			struct pg_entry *e = pg_log_put(&pg->log, pg->fe[i].v, pg->fe[i].op,
+							pg->fe[i].name);
+
+			rc = e == NULL ? -ENOMEM : pg_txn_put(t, e);
+		}
+		pg->info.tail = a->tail;
+		pg->info.lu = pg->auth_lu;
+		pg->info.lc = 0;
+		pg->info.backfill = true;
+		pg_set_clear(&pg->missing);
+		t->info = true;
+		return rc != 0 ? rc : pg_persist(pg, t);
+	}
+	/* the fork point: our newest entry the auth has too (at or before its tail: shared) */
+	for (uint32_t i = pg->log.n; i > 0; i--) {
+		const struct pg_entry *e = pg_log_at(&pg->log, i - 1);
+
+		if (e->op == PG_OP_ROLLBACK)
+			continue;
+		if (e->v <= a->tail || pg_fetched_has(pg, e->v, e->name)) {
+			fork = e->v;
+			break;
+		}
+	}
+	/* ours after it never happened: markers (the name stays: the object is recovered) */
+	for (uint32_t i = 0; rc == 0 && i < pg->log.n; i++) {
+		struct pg_entry *e = pg_log_at(&pg->log, i);
+
+		if (e->v <= fork || e->op == PG_OP_ROLLBACK)
+			continue;
+		pg_logf(pg, PG_LOG_INFO, "rolling back unacknowledged %s v%llx", e->name,
+			(unsigned long long)e->v);
+		e->op = PG_OP_ROLLBACK;
+		rc = pg_txn_put(t, e);
+		rolled++;
+	}
+	/* the auth's after it: appended */
+	for (uint32_t i = 0; rc == 0 && i < pg->nfe; i++) {
+		struct pg_entry *e;
+		int k;
+
+		if (pg->fe[i].v <= fork)
+			continue;
+		k = pg_log_find(&pg->log, pg->fe[i].v);
+		if (k >= 0 && strcmp(pg_log_at(&pg->log, (uint32_t)k)->name, pg->fe[i].name) != 0)
+			pg_logf(pg, PG_LOG_ERROR, "version %llx names %s here and %s on the "
+						  "authoritative copy: a version was reused",
+				(unsigned long long)pg->fe[i].v, pg_log_at(&pg->log, (uint32_t)k)->name,
+				pg->fe[i].name);
+		e = pg_log_put(&pg->log, pg->fe[i].v, pg->fe[i].op, pg->fe[i].name);
+		rc = e == NULL ? -ENOMEM : pg_txn_put(t, e);
+	}
+	if (rc != 0)
+		return rc;
+	pg->info.lu = pg->auth_lu; /* the newest of ours after the fork are markers now */
+	lc = pg->info.lc < fork ? pg->info.lc : fork;
+	rc = pg_merge_own_missing(pg, lc);
+	if (rc != 0)
+		return rc;
+	pg->info.lc = pg->missing.n == 0 ? pg->info.lu : lc;
+	if (rolled > 0)
+		pg_logf(pg, PG_LOG_INFO, "%u entries rolled back after v%llx", rolled,
+			(unsigned long long)fork);
+	t->info = true;
+	return pg_persist(pg, t);
+}
+
+bool pg_merge_member_needs_log(const struct pg *pg, const struct pg_peer *p)
+{
+	const struct proto_pg *in = &p->info;
+
+	if (in->flags & PROTO_PG_INFO_F_EMPTY)
+		return false;
+	/* its newest entry is not one of ours: it may have entries that never happened */
+	if (in->last_update != pg->info.tail && !pg_log_has(&pg->log, in->last_update, NULL))
+		return true;
+	/* it misses objects named before our tail: only its own log names them */
+	return in->last_complete < in->last_update && in->last_complete < pg->info.tail;
+}
+
+static int pg_peer_missing_add(struct pg *pg, struct pg_peer *p, const char *name)
+{
+	return pg_set_add(&p->missing, name, pg_merge_want(pg, name), 0);
+}
+
+/* Our entries after `from`: missing on p. */
+static int pg_peer_missing_ours(struct pg *pg, struct pg_peer *p, uint64_t from)
+{
+	for (uint32_t i = 0; i < pg->log.n; i++) {
+		const struct pg_entry *e = pg_log_at(&pg->log, i);
+		int rc;
+
+		if (e->v <= from || e->op == PG_OP_ROLLBACK)
+			continue;
+		rc = pg_peer_missing_add(pg, p, e->name);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+void pg_merge_member_plain(struct pg *pg, struct pg_peer *p)
+{
+	const struct proto_pg *in = &p->info;
+	uint64_t from;
+
+	p->fork = (in->flags & PROTO_PG_INFO_F_EMPTY) ? 0 : in->last_update;
+	from = in->last_complete < p->fork ? in->last_complete : p->fork;
+	pg_peer_missing_ours(pg, p, from);
+}
+
+static int pg_peer_rb_add(struct pg_peer *p, const struct pg_entry *e)
+{
+	if (p->nrb == p->caprb) {
+		uint32_t cap = p->caprb ? p->caprb * 2 : 16;
+		struct pg_entry *n = realloc(p->rb, cap * sizeof(*n));
+
+		if (n == NULL)
+			return -ENOMEM;
+		p->rb = n;
+		p->caprb = cap;
+	}
+	p->rb[p->nrb].name = strdup(e->name);
+	if (p->rb[p->nrb].name == NULL)
+		return -ENOMEM;
+	p->rb[p->nrb].v = e->v;
+	p->rb[p->nrb].op = PG_OP_ROLLBACK;
+	p->nrb++;
+	return 0;
+}
+
+void pg_merge_member_log(struct pg *pg, struct pg_peer *p)
+{
+	const struct proto_pg *in = &p->info;
+	uint64_t fork = in->tail, from;
+
+	for (uint32_t i = pg->nfe; i > 0; i--) {
+		const struct pg_entry *f = &pg->fe[i - 1];
+
+		if (f->v <= pg->info.tail || pg_log_has(&pg->log, f->v, f->name)) {
+			fork = f->v;
+			break;
+		}
+	}
+	p->fork = fork;
+	from = in->last_complete < fork ? in->last_complete : fork;
+	for (uint32_t i = 0; i < pg->nfe; i++) {
+		const struct pg_entry *f = &pg->fe[i];
+
+		if (f->v <= from)
+			continue;
+		/* its own entries after its complete point name what it misses */
+		pg_peer_missing_add(pg, p, f->name);
+		if (f->v > fork) {
+			p->divergent = true;
+			pg_peer_rb_add(p, f);
+		}
+	}
+	if (p->divergent)
+		pg_logf(pg, PG_LOG_INFO, "osd.%d has %u entries after v%llx that never happened: "
+					 "rolled back there", p->osd, p->nrb,
+			(unsigned long long)fork);
+	pg_peer_missing_ours(pg, p, fork);
+}
+
+/* ------------------------------------------------------------- activation */
+
+struct pg_send_ctx {
+	struct pg *pg;
+	struct pg_peer *p;
+	uint8_t *buf;
+	size_t cap;
+	struct proto_enc enc;
+	uint32_t n, max;
+};
+
+static void pg_send_flush(struct pg_send_ctx *c)
+{
+	struct proto_pg r = pg_hdr(c->pg);
+
+	if (c->n == 0)
+		return;
+	r.count = c->n;
+	r.entries = c->buf;
+	r.entries_len = (uint32_t)c->enc.off;
+	pg_send(c->pg, c->p->osd, PROTO_PG_LOG, &r);
+	proto_enc_init(&c->enc, c->buf, c->cap);
+	c->n = 0;
+}
+
+static void pg_send_entry(struct pg_send_ctx *c, const struct pg_entry *e)
+{
+	struct proto_pg_log_entry le = {.version = e->v, .op = e->op};
+	size_t before = c->enc.off;
+
+	le.name_len = strlen(e->name);
+	memcpy(le.name, e->name, le.name_len + 1);
+	proto_pg_log_entry_put(&c->enc, &le);
+	if (c->enc.err != 0 || c->n == c->max) {
+		c->enc.off = before;
+		c->enc.err = 0;
+		pg_send_flush(c);
+		proto_pg_log_entry_put(&c->enc, &le);
+	}
+	c->n++;
+}
+
+void pg_merge_activate_member(struct pg *pg, struct pg_peer *p)
+{
+	struct proto_pg a = pg_hdr(pg);
+	struct pg_send_ctx c = {pg, p};
+
+	if (!p->backfill) {
+		c.cap = pg->env->msg_bytes ? pg->env->msg_bytes : 65536;
+		c.max = pg->env->max_chunk ? pg->env->max_chunk : PROTO_PG_ENTRIES_MAX;
+		c.buf = malloc(c.cap);
+		if (c.buf == NULL) {
+			pg_logf(pg, PG_LOG_ERROR, "no memory to activate osd.%d", p->osd);
+			return;
+		}
+		proto_enc_init(&c.enc, c.buf, c.cap);
+		/* rollbacks first: the member drops them before appending ours */
+		for (uint32_t i = 0; i < p->nrb; i++)
+			pg_send_entry(&c, &p->rb[i]);
+		for (uint32_t i = 0; i < pg->log.n; i++) {
+			const struct pg_entry *e = pg_log_at(&pg->log, i);
+
+			if (e->v > p->fork && e->op != PG_OP_ROLLBACK)
+				pg_send_entry(&c, e);
+		}
+		pg_send_flush(&c);
+		free(c.buf);
+		a.last_complete = p->info.last_complete < p->fork ? p->info.last_complete : p->fork;
+	} else {
+		a.flags = PROTO_PG_ACT_F_BACKFILL;
+		pg_set_clear(&p->missing);
+	}
+	a.last_update = pg->info.lu;
+	a.tail = pg->info.tail;
+	a.les = pg->same_since;
+	if (a.last_complete > a.last_update)
+		a.last_complete = a.last_update;
+	pg_send(pg, p->osd, PROTO_PG_ACTIVATE, &a);
+	p->activated = true;
+	if (p->backfill)
+		pg_logf(pg, PG_LOG_INFO, "osd.%d is rebuilt by backfill", p->osd);
+}

@@ -1,0 +1,737 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Peering on the primary (docs/recovery.md, "Intervals and peering"). A
+ * map whose acting set differs starts an interval; its primary stops
+ * ordering writes (env->interval), waits for its own transactions to
+ * commit, asks the copies that may matter (the members, the members of
+ * every past interval since the PG last went active, strays that told us
+ * they hold a copy) for their info, waits for every member and for one
+ * member of every past interval that may have acknowledged writes (the
+ * prior-set rule, pg_pi.c), chooses the authoritative history
+ * (pg_merge.c), fetches the logs it needs, sends each member what it
+ * lacks, and goes active. Recovery (pg_recovery.c) then makes every copy
+ * whole. This file also dispatches messages and timers to the others.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "osd/pg/pg_int.h"
+
+int pg_peer_index(const struct pg *pg, int32_t osd)
+{
+	for (unsigned int i = 0; i < pg->np; i++)
+		if (pg->p[i].osd == osd)
+			return (int)i;
+	return -1;
+}
+
+struct pg_peer *pg_peer_add(struct pg *pg, int32_t osd, bool acting)
+{
+	int i = pg_peer_index(pg, osd);
+	struct pg_peer *p;
+
+	if (osd == pg->env->self || osd < 0)
+		return NULL;
+	if (i >= 0) {
+		pg->p[i].acting |= acting;
+		return &pg->p[i];
+	}
+	if (pg->np == PG_PROBE_MAX) {
+		pg_logf(pg, PG_LOG_WARN, "more than %u copies to ask: osd.%d left out", PG_PROBE_MAX,
+			osd);
+		return NULL;
+	}
+	p = &pg->p[pg->np++];
+	memset(p, 0, sizeof(*p));
+	p->osd = osd;
+	p->acting = acting;
+	return p;
+}
+
+static void pg_peer_free(struct pg_peer *p)
+{
+	for (uint32_t i = 0; i < p->nrb; i++)
+		free(p->rb[i].name);
+	free(p->rb);
+	p->rb = NULL;
+	p->nrb = p->caprb = 0;
+	pg_set_clear(&p->missing);
+	free(p->bf_pos);
+	free(p->bf_remote);
+	p->bf_pos = NULL;
+	p->bf_remote = NULL;
+}
+
+void pg_peer_reset(struct pg *pg)
+{
+	pg_recovery_release(pg);
+	for (unsigned int i = 0; i < pg->np; i++)
+		pg_peer_free(&pg->p[i]);
+	pg->np = 0;
+	pg->auth = -1;
+	pg->auth_lu = 0;
+	pg->self_backfill = false;
+	pg_set_clear(&pg->missing);
+	pg_fetch_reset(pg);
+	pg->unfound = 0;
+	pg->nblocked = 0;
+}
+
+static bool pg_acting_same(const struct pg *pg, const struct pg_map *m)
+{
+	return pg->nacting == m->n && !memcmp(pg->acting, m->acting, m->n * sizeof(*m->acting));
+}
+
+/* Start over in the same interval (a down PG after a map, a replica that failed). */
+static void pg_peer_restart(struct pg *pg, const char *why)
+{
+	pg_logf(pg, PG_LOG_INFO, "peering again: %s", why);
+	pg->env->ops->interval(pg->env->arg, pg);
+	pg_peer_reset(pg);
+	pg_scrub_stop(pg);
+	pg->restart_wanted = false;
+	pg->phase = PG_PH_WAIT_TX;
+	pg_update_state(pg);
+	pg_peer_start(pg);
+}
+
+void pg_map(struct pg *pg, const struct pg_map *m)
+{
+	int32_t self = pg->env->self;
+	bool in = false, was_primary = pg->primary;
+	char who[PG_MAX_REPLICAS * 8] = "";
+
+	for (unsigned int i = 0; i < m->n; i++)
+		in |= m->acting[i] == self;
+	/* every copy follows the PG's history, member or not: a stray may be a witness later */
+	if (in || pg_has_copy(pg)) {
+		uint32_t dropped = pg->info.pi.dropped;
+		int rc = pg_pi_advance(&pg->info.pi, m->epoch, m->gap_from, m->acting, m->n,
+				       m->min_size);
+
+		if (pg->info.pi.dropped != dropped)
+			pg_logf(pg, PG_LOG_WARN, "more than %u past intervals since it was last "
+						 "active: the oldest is forgotten", PG_PI_MAX);
+		if (rc == 2)
+			pg->pi_gap = true;
+		if (rc != 0)
+			pg_persist_info(pg);
+	}
+	pg->size = m->size;
+	pg->min_size = m->min_size;
+	if (!in) {
+		if (pg->nacting > 0 || pg->same_since == 0) {
+			pg->same_since = m->epoch;
+			if (pg->fence < m->epoch)
+				pg->fence = m->epoch; /* the old interval's records are refused */
+			pg->nacting = 0;
+			pg->primary = false;
+			pg_peer_reset(pg);
+			pg_scrub_stop(pg);
+			pg_act_reset(pg);
+			pg->phase = PG_PH_NONE;
+			pg->state = 0;
+			pg->env->ops->interval(pg->env->arg, pg);
+		}
+		pg->stray_primary = m->primary;
+		if (pg_has_copy(pg) && m->primary >= 0)
+			pg_stray_notify(pg, m->primary);
+		return;
+	}
+	pg->stray_primary = -1;
+	if (pg->same_since != 0 && pg_acting_same(pg, m)) {
+		if (pg->primary && pg->phase == PG_PH_DOWN)
+			pg_peer_restart(pg, "a new map may bring up an OSD it waits for");
+		else if (pg->primary && pg->phase == PG_PH_GETINFO)
+			pg_peer_start(pg); /* ask who is up now; check again */
+		else
+			pg_update_state(pg);
+		return;
+	}
+	pg->same_since = m->epoch;
+	memcpy(pg->acting, m->acting, m->n * sizeof(*m->acting));
+	pg->nacting = m->n;
+	pg->primary = m->acting[0] == self;
+	if (pg->fence < pg->same_since)
+		pg->fence = pg->same_since; /* records and pushes of older intervals are refused */
+	pg_peer_reset(pg);
+	pg_scrub_stop(pg);
+	pg_act_reset(pg);
+	pg->restart_wanted = false;
+	pg->env->ops->interval(pg->env->arg, pg);
+	if (!pg->primary) {
+		pg->phase = PG_PH_NONE;
+		pg->state = 0;
+		(void)was_primary;
+		return;
+	}
+	for (unsigned int i = 0; i < m->n; i++)
+		snprintf(who + strlen(who), sizeof(who) - strlen(who), "%s%d", i ? "," : "",
+			 m->acting[i]);
+	pg_logf(pg, PG_LOG_INFO, "new interval at epoch %u, acting [%s]: peering", m->epoch, who);
+	pg->phase = PG_PH_WAIT_TX;
+	pg_update_state(pg);
+	pg_peer_start(pg);
+}
+
+/* Who may hold what peering must see: members, past members since les, notified strays. */
+static void pg_peer_probe(struct pg *pg)
+{
+	uint64_t now = pg_now(pg);
+
+	for (unsigned int i = 1; i < pg->nacting; i++)
+		pg_peer_add(pg, pg->acting[i], true);
+	for (uint32_t k = 0; k < pg->info.pi.n; k++) {
+		const struct pg_pi_ent *iv = &pg->info.pi.e[k];
+
+		for (unsigned int j = 0; j < iv->n; j++)
+			if (pg_osd_up(pg, iv->osd[j]))
+				pg_peer_add(pg, iv->osd[j], false);
+	}
+	/* intervals forgotten (the bound, a map gap): any up OSD may hold the history */
+	if (pg->info.pi.dropped > 0 || pg->pi_gap) {
+		uint32_t max = pg->env->ops->max_osd(pg->env->arg);
+
+		for (uint32_t id = 0; id < max; id++)
+			if (pg_osd_up(pg, (int32_t)id))
+				pg_peer_add(pg, (int32_t)id, false);
+	}
+	for (unsigned int i = 0; i < pg->np; i++) {
+		struct pg_peer *p = &pg->p[i];
+		struct proto_pg q = pg_hdr(pg);
+
+		if (p->queried || !pg_osd_up(pg, p->osd))
+			continue;
+		p->queried = true;
+		p->query_ms = now;
+		pg_send(pg, p->osd, PROTO_PG_QUERY, &q);
+	}
+}
+
+/* WAIT_TX -> GETINFO once our own transactions committed. */
+void pg_peer_start(struct pg *pg)
+{
+	if (!pg->primary)
+		return;
+	if (pg->tx_inflight > 0) {
+		pg->phase = PG_PH_WAIT_TX; /* pg_member_settled calls again */
+		return;
+	}
+	pg->phase = PG_PH_GETINFO;
+	pg_peer_probe(pg);
+	pg_peer_check(pg);
+}
+
+/* Heard from, and whether its copy can be trusted (not being backfilled): pg_pi_check. */
+static int pg_prior_heard(void *arg, int32_t id)
+{
+	struct pg *pg = arg;
+	int i;
+
+	if (id == pg->env->self)
+		return pg->info.backfill ? PG_PI_HEARD_PART : PG_PI_HEARD_FULL;
+	i = pg_peer_index(pg, id);
+	if (i < 0 || !pg->p[i].heard)
+		return 0;
+	return (pg->p[i].info.flags & PROTO_PG_INFO_F_BACKFILL) ? PG_PI_HEARD_PART
+								 : PG_PI_HEARD_FULL;
+}
+
+static bool pg_prior_up(void *arg, int32_t id)
+{
+	return pg_osd_up(arg, id);
+}
+
+static void pg_peer_down(struct pg *pg)
+{
+	pg->phase = PG_PH_DOWN;
+	pg_update_state(pg);
+}
+
+/* GETINFO: every member answered, and the prior set is covered: choose, fetch, activate. */
+void pg_peer_check(struct pg *pg)
+{
+	struct pg_pi_probe probe = {pg_prior_heard, pg_prior_up, pg};
+	int32_t blocked[PROTO_PG_BLOCKED_MAX];
+	unsigned int members = 1, nb = 0;
+	uint32_t les = pg->info.les;
+	enum pg_pi_verdict v;
+	char who[PROTO_PG_BLOCKED_MAX * 12] = "";
+
+	if (!pg->primary || pg->phase != PG_PH_GETINFO)
+		return;
+	for (unsigned int i = 0; i < pg->np; i++) {
+		const struct pg_peer *p = &pg->p[i];
+
+		if (p->acting && !p->answered)
+			return; /* members must answer (a dead one is marked down by a new map) */
+		members += p->acting;
+		if (p->heard && p->info.les > les)
+			les = p->info.les;
+	}
+	if (members < pg->min_size) {
+		pg_logf(pg, PG_LOG_INFO, "%u of min_size %u members answer: down", members,
+			pg->min_size);
+		return pg_peer_down(pg);
+	}
+	if (pg->env->ops->log != NULL) {
+		char buf[400] = "";
+
+		for (unsigned int i = 0; i < pg->np; i++)
+			if (pg->p[i].heard)
+				snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf),
+					 " osd.%d(les %u lu %llx%s)", pg->p[i].osd, pg->p[i].info.les,
+					 (unsigned long long)pg->p[i].info.last_update,
+					 (pg->p[i].info.flags & PROTO_PG_INFO_F_BACKFILL) ? " bf" : "");
+		pg_logf(pg, PG_LOG_DEBUG, "answers in: les %u, %u past intervals, heard%s", les,
+			pg->info.pi.n, buf);
+	}
+	if (pg->info.pi.dropped > 0) {
+		/* past intervals were forgotten (the bound): only every OSD's answer is proof */
+		uint32_t max = pg->env->ops->max_osd(pg->env->arg);
+
+		for (uint32_t id = 0; id < max; id++) {
+			int i = pg_peer_index(pg, (int32_t)id);
+
+			if ((int32_t)id == pg->env->self ||
+			    !pg->env->ops->osd_exists(pg->env->arg, (int32_t)id) ||
+			    (i >= 0 && pg->p[i].heard))
+				continue;
+			if (pg_osd_up(pg, (int32_t)id))
+				return; /* asked (pg_peer_probe asks every up OSD then) */
+			if (nb < PROTO_PG_BLOCKED_MAX)
+				blocked[nb++] = (int32_t)id;
+		}
+		if (nb > 0) {
+			for (unsigned int i = 0; i < nb; i++) {
+				pg->blocked[i] = blocked[i];
+				snprintf(who + strlen(who), sizeof(who) - strlen(who), "%sosd.%d",
+					 i ? ", " : "", blocked[i]);
+			}
+			pg->nblocked = (uint8_t)nb;
+			pg_logf(pg, PG_LOG_WARN, "down: %u past intervals were forgotten (more than "
+						 "%u since it was last active): waiting for every OSD, "
+						 "%s is not up", pg->info.pi.dropped, PG_PI_MAX, who);
+			return pg_peer_down(pg);
+		}
+	}
+	v = pg_pi_check(&pg->info.pi, les, &probe, blocked, PROTO_PG_BLOCKED_MAX, &nb);
+	if (v == PG_PI_WAIT)
+		return; /* a past member is up and asked: its answer decides */
+	if (v == PG_PI_DOWN) {
+		unsigned int k = 0;
+
+		for (unsigned int i = 0; i < nb; i++) {
+			if (blocked[i] == pg->env->self)
+				continue; /* our own copy is here: we wait for the others */
+			pg->blocked[k++] = blocked[i];
+			snprintf(who + strlen(who), sizeof(who) - strlen(who), "%sosd.%d",
+				 k > 1 ? ", " : "", blocked[i]);
+		}
+		pg->nblocked = (uint8_t)k;
+		pg_logf(pg, PG_LOG_WARN, "down: an interval since epoch %u may have acknowledged "
+					 "writes and none of its OSDs is up; waiting for %s", les, who);
+		return pg_peer_down(pg);
+	}
+	pg->nblocked = 0;
+	if (pg_merge_choose(pg) != 0)
+		return;
+	pg->phase = PG_PH_GETLOG;
+	pg_peer_next(pg);
+}
+
+static void pg_fetch_send(struct pg *pg)
+{
+	struct proto_pg r = pg_hdr(pg);
+
+	r.after = pg->fetch_after;
+	r.max = pg->env->max_chunk ? pg->env->max_chunk : PROTO_PG_ENTRIES_MAX;
+	pg->fetch_ms = pg_now(pg);
+	pg_send(pg, pg->p[pg->fetch].osd, PROTO_PG_LOG_REQ, &r);
+}
+
+static void pg_fetch_begin(struct pg *pg, int i, uint64_t after)
+{
+	pg->fetch = i;
+	pg->fetch_from = pg->fetch_after = after;
+	for (uint32_t k = 0; k < pg->nfe; k++)
+		free(pg->fe[k].name);
+	pg->nfe = 0;
+	pg_fetch_send(pg);
+}
+
+void pg_fetch_reset(struct pg *pg)
+{
+	for (uint32_t k = 0; k < pg->nfe; k++)
+		free(pg->fe[k].name);
+	pg->nfe = 0;
+	pg->fetch = -1;
+}
+
+/* GETLOG: the auth's log, then each member's that is needed; then activate. */
+void pg_peer_next(struct pg *pg)
+{
+	if (pg->auth >= 0 && !pg->p[pg->auth].log_fetched) {
+		pg_fetch_begin(pg, pg->auth, pg->p[pg->auth].info.tail);
+		return;
+	}
+	for (unsigned int i = 0; i < pg->np; i++) {
+		struct pg_peer *p = &pg->p[i];
+		const struct proto_pg *in = &p->info;
+
+		if (!p->acting || !p->answered || p->log_fetched || p->backfill)
+			continue;
+		/* a copy the log cannot bring up to date is rebuilt by a scan */
+		if (((in->flags & PROTO_PG_INFO_F_EMPTY) && pg->info.tail > 0) ||
+		    (in->flags & PROTO_PG_INFO_F_BACKFILL) ||
+		    (!(in->flags & PROTO_PG_INFO_F_EMPTY) && in->last_update < pg->info.tail)) {
+			p->backfill = true;
+			continue;
+		}
+		if (pg_merge_member_needs_log(pg, p)) {
+			pg_fetch_begin(pg, (int)i, in->tail);
+			return;
+		}
+	}
+	pg_peer_activate(pg);
+}
+
+void pg_peer_log(struct pg *pg, const struct proto_pg *m)
+{
+	static __thread struct proto_pg_log_entry e;
+	size_t off = 0;
+	int i = pg_peer_index(pg, (int32_t)m->from);
+
+	if (pg->phase != PG_PH_GETLOG || i < 0 || i != pg->fetch || m->epoch != pg->same_since)
+		return;
+	while (proto_pg_log_entry_next(m, &off, &e)) {
+		if (e.version <= pg->fetch_after || e.op == PG_OP_ROLLBACK)
+			continue; /* a duplicate answer, or a marker */
+		if (pg->nfe == pg->capfe) {
+			uint32_t cap = pg->capfe ? pg->capfe * 2 : 256;
+			struct pg_entry *n = realloc(pg->fe, cap * sizeof(*n));
+
+			if (n == NULL)
+				goto nomem;
+			pg->fe = n;
+			pg->capfe = cap;
+		}
+		pg->fe[pg->nfe].name = strdup(e.name);
+		if (pg->fe[pg->nfe].name == NULL)
+			goto nomem;
+		pg->fe[pg->nfe].v = e.version;
+		pg->fe[pg->nfe].op = e.op;
+		pg->nfe++;
+		pg->fetch_after = e.version;
+	}
+	if (!(m->flags & PROTO_PG_F_LAST)) {
+		pg_fetch_send(pg);
+		return;
+	}
+	if (i == pg->auth) {
+		if (pg_merge_auth(pg) != 0) {
+			pg_fetch_reset(pg);
+			return pg_peer_down(pg);
+		}
+	} else {
+		pg_merge_member_log(pg, &pg->p[i]);
+		pg->p[i].missing_done = true;
+	}
+	pg->p[i].log_fetched = true;
+	pg_fetch_reset(pg);
+	pg_peer_next(pg);
+	return;
+nomem:
+	pg_logf(pg, PG_LOG_ERROR, "no memory for osd.%d's log", pg->p[i].osd);
+	pg_fetch_reset(pg);
+	pg_peer_down(pg);
+}
+
+void pg_peer_activate(struct pg *pg)
+{
+	uint32_t lu_epoch = (uint32_t)(pg->info.lu >> 32), lu_seq = (uint32_t)pg->info.lu;
+
+	for (unsigned int i = 0; i < pg->np; i++) {
+		struct pg_peer *p = &pg->p[i];
+
+		if (!p->acting || !p->answered)
+			continue;
+		if (!p->backfill && !p->missing_done)
+			pg_merge_member_plain(pg, p);
+		pg_merge_activate_member(pg, p);
+	}
+	if (pg->auth < 0 && !pg->self_backfill)
+		pg_merge_own_missing(pg, pg->info.lc);
+	pg->info.les = pg->same_since;
+	pg_pi_trim(&pg->info.pi, pg->info.les); /* what came before is this interval's history now */
+	pg->pi_gap = false;
+	pg_persist_info(pg);
+	/* versions go on after the newest entry, even within one epoch */
+	if (pg->seq_epoch < lu_epoch || (pg->seq_epoch == lu_epoch && pg->seq < lu_seq)) {
+		pg->seq_epoch = lu_epoch;
+		pg->seq = lu_seq;
+	}
+	pg->phase = PG_PH_ACTIVE;
+	pg_recovery_start(pg);
+	pg_update_state(pg);
+	pg->env->ops->kick(pg->env->arg, pg);
+}
+
+/* INFO (an answer to our QUERY) or NOTIFY (a stray telling us it holds a copy). */
+void pg_peer_info(struct pg *pg, const struct proto_pg *m, bool notify)
+{
+	int i = pg_peer_index(pg, (int32_t)m->from);
+	struct proto_pg_interval iv;
+	struct pg_peer *p;
+	unsigned int merged = 0;
+
+	if (!notify && (i < 0 || m->epoch != pg->same_since))
+		return;
+	if (notify && i < 0) {
+		if (pg->phase == PG_PH_NONE || (m->flags & PROTO_PG_INFO_F_EMPTY))
+			return;
+		p = pg_peer_add(pg, (int32_t)m->from, false);
+		if (p == NULL)
+			return;
+	} else {
+		p = &pg->p[i];
+	}
+	if (notify && p->acting)
+		return; /* its map is not ours yet: it answers our query */
+	p->info = *m;
+	p->info.count = 0; /* the entries are a view into a receive buffer */
+	p->info.entries = NULL;
+	p->info.entries_len = 0;
+	p->answered = p->heard = true;
+	for (size_t off = 0; proto_pg_interval_next(m, &off, &iv) == 1;)
+		merged += pg_pi_merge(&pg->info.pi, &iv) == 1;
+	if (merged > 0)
+		pg_logf(pg, PG_LOG_INFO, "%u past intervals learnt from osd.%u", merged, m->from);
+	if (pg->phase == PG_PH_GETINFO)
+		pg_peer_check(pg);
+	else if (pg->phase == PG_PH_ACTIVE)
+		pg_recovery_strays(pg);
+}
+
+/* ------------------------------------------------------------------ state */
+
+void pg_update_state(struct pg *pg)
+{
+	uint32_t st;
+
+	if (!pg->primary) {
+		pg->state = 0;
+		return;
+	}
+	switch (pg->phase) {
+	case PG_PH_ACTIVE:
+		st = PROTO_PGS_ACTIVE;
+		break;
+	case PG_PH_DOWN:
+		st = PROTO_PGS_DOWN | (pg->state & PROTO_PGS_INCOMPLETE);
+		break;
+	default:
+		st = PROTO_PGS_PEERING;
+	}
+	if (pg->nacting < pg->size)
+		st |= PROTO_PGS_UNDERSIZED | PROTO_PGS_DEGRADED;
+	if (pg->phase == PG_PH_ACTIVE) {
+		bool bf = pg->self_backfill, rec = pg->missing.n > 0 || pg->restart_wanted;
+
+		for (unsigned int i = 0; i < pg->np; i++) {
+			const struct pg_peer *p = &pg->p[i];
+
+			if (!p->acting)
+				continue;
+			bf |= p->backfill && !p->bf_done;
+			rec |= p->missing.n > 0 || !p->activated;
+		}
+		if (bf)
+			st |= PROTO_PGS_BACKFILLING | PROTO_PGS_DEGRADED;
+		if (rec)
+			st |= PROTO_PGS_RECOVERING | PROTO_PGS_DEGRADED;
+		if (!(st & PROTO_PGS_DEGRADED))
+			st |= PROTO_PGS_CLEAN;
+	}
+	if (pg->inconsistent)
+		st |= PROTO_PGS_INCONSISTENT;
+	if (pg->scrub != NULL)
+		st |= PROTO_PGS_SCRUBBING;
+	if ((st ^ pg->state) & (PROTO_PGS_ACTIVE | PROTO_PGS_CLEAN | PROTO_PGS_DOWN)) {
+		char s[96];
+
+		pg_logf(pg, PG_LOG_INFO, "%s", proto_pg_state_str(st, s, sizeof(s)));
+	}
+	pg->state = st;
+	if (st & PROTO_PGS_CLEAN)
+		pg_recovery_strays(pg);
+}
+
+/* --------------------------------------------------------------- dispatch */
+
+void pg_msg(struct pg *pg, uint16_t type, const struct proto_pg *m)
+{
+	if (pg->destroying && type != PROTO_PG_QUERY)
+		return;
+	switch (type) {
+	case PROTO_PG_QUERY:
+		return pg_member_query(pg, m);
+	case PROTO_PG_INFO:
+	case PROTO_PG_NOTIFY:
+		if (pg->primary)
+			pg_peer_info(pg, m, type == PROTO_PG_NOTIFY);
+		return;
+	case PROTO_PG_LOG_REQ:
+		return pg_member_logreq(pg, m);
+	case PROTO_PG_LOG:
+		if (pg->primary)
+			return pg_peer_log(pg, m);
+		return pg_member_log(pg, m);
+	case PROTO_PG_ACTIVATE:
+		return pg_member_activate(pg, m);
+	case PROTO_PG_RECOVERED:
+		return pg_member_recovered(pg, m);
+	case PROTO_PG_DELETE:
+		return pg_member_delete(pg, m);
+	case PROTO_PG_PULL:
+		if (m->flags & PROTO_PG_PULL_F_NAK)
+			return pg->primary ? pg_recovery_pull_answer(pg, m) : (void)0;
+		return pg_member_pull(pg, m);
+	case PROTO_PG_SCAN_REQ:
+		return pg_member_scan_req(pg, m);
+	case PROTO_PG_SCAN:
+		if (!pg->primary || pg_scrub_scan(pg, m))
+			return;
+		return pg_recovery_scan(pg, m);
+	}
+}
+
+void pg_tick(struct pg *pg)
+{
+	uint64_t now = pg_now(pg);
+
+	if (pg->destroying)
+		return;
+	if (!pg->primary) {
+		if (pg->nacting == 0 && pg_has_copy(pg) && pg->stray_primary >= 0 &&
+		    now - pg->notify_ms >= PG_NOTIFY_MS)
+			pg_stray_notify(pg, pg->stray_primary);
+		return;
+	}
+	switch (pg->phase) {
+	case PG_PH_WAIT_TX:
+		pg_peer_start(pg);
+		break;
+	case PG_PH_GETINFO:
+		for (unsigned int i = 0; i < pg->np; i++) {
+			struct pg_peer *p = &pg->p[i];
+			struct proto_pg q = pg_hdr(pg);
+
+			if (p->answered || !pg_osd_up(pg, p->osd) ||
+			    now - p->query_ms < PG_QUERY_RESEND_MS)
+				continue;
+			p->queried = true;
+			p->query_ms = now;
+			pg_send(pg, p->osd, PROTO_PG_QUERY, &q);
+		}
+		break;
+	case PG_PH_GETLOG:
+		if (pg->fetch >= 0 && now - pg->fetch_ms >= PG_LOG_RESEND_MS) {
+			int i = pg->fetch;
+
+			/* an answer lost: fetch this log again from its start */
+			pg_fetch_begin(pg, i, pg->fetch_from);
+		}
+		break;
+	case PG_PH_ACTIVE:
+		if (pg->restart_wanted && now >= pg->restart_ms) {
+			pg_peer_restart(pg, "a replica failed a write");
+			break;
+		}
+		pg_recovery_tick(pg);
+		pg_scrub_tick(pg);
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * A write may be acknowledged only while a member holds a complete copy
+ * (not being backfilled): a later peering finds acknowledged writes on
+ * such copies alone (backfill copies are never the authoritative one).
+ */
+bool pg_complete_member(const struct pg *pg)
+{
+	if (!pg->info.backfill && !pg->self_backfill)
+		return true;
+	for (unsigned int i = 0; i < pg->np; i++) {
+		const struct pg_peer *p = &pg->p[i];
+
+		if (p->acting && p->activated && (!p->backfill || (p->bf_done && p->missing.n == 0)))
+			return true;
+	}
+	return false;
+}
+
+bool pg_io_ready(const struct pg *pg)
+{
+	return !pg->primary ||
+	       (pg->phase == PG_PH_ACTIVE && !pg->restart_wanted && pg_complete_member(pg));
+}
+
+void pg_repl_failed(struct pg *pg, int32_t osd, uint64_t v, int rc)
+{
+	if (!pg->primary || pg->phase != PG_PH_ACTIVE)
+		return;
+	if (!pg->restart_wanted)
+		pg_logf(pg, PG_LOG_ERROR, "osd.%d failed v%llx: %s; peering again so that every "
+					  "copy holds the same", osd, (unsigned long long)v,
+			strerror(rc < 0 ? -rc : rc));
+	pg->restart_wanted = true;
+	pg->restart_ms = pg_now(pg);
+	pg_update_state(pg);
+}
+
+uint64_t pg_op_version(struct pg *pg, uint32_t epoch)
+{
+	if (pg->seq_epoch < epoch) {
+		pg->seq_epoch = epoch;
+		pg->seq = 0;
+	}
+	return ((uint64_t)pg->seq_epoch << 32) | ++pg->seq;
+}
+
+int pg_op_prepare(struct pg *pg, uint64_t v, uint16_t op, const char *name, struct pg_txn **t_out)
+{
+	struct pg_txn *t = pg_txn_begin(pg);
+	int rc = pg_log_append_tx(pg, v, op, name, t);
+
+	if (rc != 0)
+		return rc;
+	t->token = ++pg->tx_token;
+	pg->tx_inflight++;
+	*t_out = t;
+	return 0;
+}
+
+void pg_op_cancel(struct pg *pg, uint64_t v)
+{
+	int i = pg_log_find(&pg->log, v);
+
+	if (i >= 0 && (uint32_t)i == pg->log.n - 1) {
+		const struct pg_entry *e;
+
+		free(pg_log_at(&pg->log, (uint32_t)i)->name);
+		pg->log.n--;
+		e = pg_log_newest(&pg->log);
+		pg->info.lu = e ? e->v : pg->info.tail;
+		if (pg->info.lc > pg->info.lu)
+			pg->info.lc = pg->info.lu;
+	}
+	if (pg->tx_inflight > 0)
+		pg->tx_inflight--;
+	if (pg->tx_inflight == 0)
+		pg_member_settled(pg);
+}

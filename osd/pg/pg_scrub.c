@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Scrub, deep scrub, verify and repair (docs/recovery.md, "Scrub"). The
+ * primary of a clean PG walks its objects in name order, a batch at a
+ * time: every member lists the same range (SCAN_REQ): light = name,
+ * version, size; verify = also a digest of the object's stored block
+ * checksums (no data read); deep = also a crc32c of the data read back,
+ * which checks every block. Copies that disagree (or that a copy cannot
+ * read) are inconsistent: counted in the PG's stats; repair queues them
+ * for recovery from the best copy (the readable one with the newest
+ * version; ours on a tie). Light scrub and deep scrub also run on their
+ * own, every env->scrub_ms / env->deep_scrub_ms, each PG at its own
+ * moment within the period (spread by the PG id), one at a time per OSD.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "osd/pg/pg_int.h"
+
+#define PG_SCRUB_BATCH	   64u
+#define PG_SCRUB_RESEND_MS 10000u
+#define PG_SCRUB_BAD	   0xffffffffu
+
+enum pg_scrub_kind { PG_SCRUB_LIGHT, PG_SCRUB_VERIFY, PG_SCRUB_DEEP };
+
+struct pg_scrub {
+	enum pg_scrub_kind kind;
+	bool repair;
+	char *pos; /* objects up to here are compared */
+	uint64_t sent_ms;
+	unsigned int nmem;
+	int32_t mem[PG_MAX_REPLICAS];
+	bool got[PG_MAX_REPLICAS], last[PG_MAX_REPLICAS];
+	struct pg_obj *ent[PG_MAX_REPLICAS];
+	uint32_t nent[PG_MAX_REPLICAS];
+	uint32_t bad, objects;
+};
+
+void pg_scrub_stop(struct pg *pg)
+{
+	struct pg_scrub *s = pg->scrub;
+
+	if (s == NULL)
+		return;
+	free(s->pos);
+	for (unsigned int i = 0; i < PG_MAX_REPLICAS; i++)
+		free(s->ent[i]);
+	free(s);
+	pg->scrub = NULL;
+	pg->env->ops->scrub_slot(pg->env->arg, -1);
+}
+
+void pg_scrub_request(struct pg *pg, bool deep, bool repair)
+{
+	if (repair)
+		pg->repair_wanted = true;
+	else if (deep)
+		pg->deep_wanted = true;
+	else
+		pg->scrub_wanted = true;
+	pg_logf(pg, PG_LOG_INFO, "%s requested", repair ? "repair" : deep ? "deep scrub" : "scrub");
+}
+
+void pg_verify_request(struct pg *pg)
+{
+	pg->verify_wanted = true;
+	pg_logf(pg, PG_LOG_INFO, "verify requested");
+}
+
+static uint8_t pg_scrub_flags(const struct pg_scrub *s)
+{
+	return s->kind == PG_SCRUB_DEEP	    ? PROTO_PG_SCAN_F_DEEP
+	       : s->kind == PG_SCRUB_VERIFY ? PROTO_PG_SCAN_F_DIGEST
+					    : 0;
+}
+
+static unsigned int pg_scrub_what(const struct pg_scrub *s)
+{
+	return s->kind == PG_SCRUB_DEEP ? PG_OBJ_DEEP : s->kind == PG_SCRUB_VERIFY ? PG_OBJ_DIGEST : 0;
+}
+
+static void pg_scrub_send(struct pg *pg)
+{
+	struct pg_scrub *s = pg->scrub;
+
+	for (unsigned int i = 0; i < s->nmem; i++) {
+		struct proto_pg q = pg_hdr(pg);
+
+		if (s->got[i])
+			continue;
+		q.max = PG_SCRUB_BATCH;
+		q.flags = pg_scrub_flags(s);
+		if (s->pos) {
+			q.name_len = strlen(s->pos);
+			memcpy(q.name, s->pos, q.name_len + 1);
+		}
+		pg_send(pg, s->mem[i], PROTO_PG_SCAN_REQ, &q);
+	}
+	s->sent_ms = pg_now(pg);
+}
+
+static void pg_scrub_begin(struct pg *pg, enum pg_scrub_kind kind, bool repair)
+{
+	struct pg_scrub *s = calloc(1, sizeof(*s));
+	static const char *what[] = {"scrub", "verify", "deep scrub"};
+
+	if (s == NULL)
+		return;
+	pg->scrub = s;
+	s->kind = kind;
+	s->repair = repair;
+	for (unsigned int i = 1; i < pg->nacting && s->nmem < PG_MAX_REPLICAS; i++)
+		s->mem[s->nmem++] = pg->acting[i];
+	pg_logf(pg, PG_LOG_INFO, "%s%s started", what[kind], repair ? " + repair" : "");
+	pg_update_state(pg);
+	pg_scrub_send(pg);
+}
+
+static const struct pg_obj *pg_scrub_find(const struct pg_obj *e, uint32_t n, const char *name)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (!strcmp(e[i].name, name))
+			return &e[i];
+	return NULL;
+}
+
+static bool pg_scrub_same(const struct pg_scrub *s, const struct pg_obj *a, const struct pg_obj *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	if (a->version != b->version || a->size != b->size)
+		return false;
+	if (s->kind == PG_SCRUB_DEEP)
+		return a->crc == b->crc && a->crc != PG_SCRUB_BAD;
+	if (s->kind == PG_SCRUB_VERIFY)
+		return a->digest == b->digest;
+	return true;
+}
+
+/* Compare one object's copies; repair queues the ones that differ from the best. */
+static void pg_scrub_object(struct pg *pg, const char *name, const struct pg_obj *local)
+{
+	struct pg_scrub *s = pg->scrub;
+	const struct pg_obj *copy[PG_MAX_REPLICAS], *best = local;
+	bool bad = false;
+
+	s->objects++;
+	for (unsigned int i = 0; i < s->nmem; i++) {
+		copy[i] = pg_scrub_find(s->ent[i], s->nent[i], name);
+		if (copy[i] && copy[i]->crc != PG_SCRUB_BAD &&
+		    (best == NULL || best->crc == PG_SCRUB_BAD || copy[i]->version > best->version))
+			best = copy[i];
+	}
+	bad = !pg_scrub_same(s, local, best) || (local && local->crc == PG_SCRUB_BAD);
+	for (unsigned int i = 0; i < s->nmem; i++)
+		bad |= !pg_scrub_same(s, copy[i], best);
+	if (!bad)
+		return;
+	s->bad++;
+	pg_logf(pg, PG_LOG_WARN, "%s is inconsistent%s", name, s->repair ? ": repairing" : "");
+	if (!s->repair)
+		return;
+	if (!pg_scrub_same(s, local, best) || (local && local->crc == PG_SCRUB_BAD))
+		pg_set_add(&pg->missing, name, best ? best->version : 0, PG_SET_URGENT);
+	for (unsigned int i = 0; i < s->nmem; i++) {
+		int k;
+
+		if (pg_scrub_same(s, copy[i], best))
+			continue;
+		k = pg_peer_index(pg, s->mem[i]);
+		if (k >= 0)
+			pg_set_add(&pg->p[k].missing, name, best ? best->version : 0, 0);
+	}
+}
+
+/* Every member answered this batch: compare up to the smallest last name. */
+static void pg_scrub_batch(struct pg *pg)
+{
+	struct pg_scrub *s = pg->scrub;
+	const char *hi = NULL;
+	struct pg_obj *loc = NULL;
+	uint32_t nloc = 0;
+	bool all_last = true;
+	char *newpos;
+	static const char *what[] = {"scrub", "verify", "deep scrub"};
+
+	for (unsigned int i = 0; i < s->nmem; i++) {
+		if (s->last[i])
+			continue;
+		all_last = false;
+		if (s->nent[i] && (hi == NULL || strcmp(s->ent[i][s->nent[i] - 1].name, hi) < 0))
+			hi = s->ent[i][s->nent[i] - 1].name;
+	}
+	if (!all_last && hi == NULL)
+		hi = s->pos ? s->pos : "";
+	if (pg_obj_range(pg, s->pos, all_last ? NULL : hi, pg_scrub_what(s), &loc, &nloc) != 0)
+		return; /* the next tick sends the batch again */
+	for (uint32_t i = 0; i < nloc; i++)
+		pg_scrub_object(pg, loc[i].name, &loc[i]);
+	/* names only members have, each compared once */
+	for (unsigned int m = 0; m < s->nmem; m++) {
+		for (uint32_t i = 0; i < s->nent[m]; i++) {
+			const char *n = s->ent[m][i].name;
+			bool seen = pg_scrub_find(loc, nloc, n) != NULL;
+
+			if (!all_last && strcmp(n, hi) > 0)
+				continue;
+			for (unsigned int k = 0; k < m && !seen; k++)
+				seen = pg_scrub_find(s->ent[k], s->nent[k], n) != NULL;
+			if (!seen)
+				pg_scrub_object(pg, n, NULL);
+		}
+	}
+	newpos = all_last ? NULL : strdup(hi);
+	free(loc);
+	if (all_last) {
+		uint32_t now_s = (uint32_t)(pg_now(pg) / 1000);
+
+		pg->inconsistent = s->repair ? 0 : s->bad;
+		if (s->kind == PG_SCRUB_VERIFY) {
+			pg->last_verify = now_s ? now_s : 1;
+			pg->verify_inconsistent = s->bad;
+		} else {
+			pg->last_scrub = now_s ? now_s : 1;
+		}
+		if (s->kind == PG_SCRUB_DEEP)
+			pg->last_deep_scrub = pg->last_scrub;
+		pg->objects = s->objects;
+		pg_logf(pg, s->bad ? PG_LOG_WARN : PG_LOG_INFO,
+			"%s done: %u objects, %u inconsistent%s", what[s->kind], s->objects, s->bad,
+			s->repair && s->bad ? " (queued for repair)" : "");
+		pg_scrub_stop(pg);
+		pg_update_state(pg);
+		return;
+	}
+	free(s->pos);
+	s->pos = newpos;
+	for (unsigned int i = 0; i < s->nmem; i++) {
+		free(s->ent[i]);
+		s->ent[i] = NULL;
+		s->nent[i] = 0;
+		s->got[i] = s->last[i] = false;
+	}
+	pg_scrub_send(pg);
+}
+
+bool pg_scrub_scan(struct pg *pg, const struct proto_pg *m)
+{
+	static __thread struct proto_pg_scan_entry e;
+	struct pg_scrub *s = pg->scrub;
+	size_t off = 0;
+
+	if (s == NULL || m->epoch != pg->same_since)
+		return s != NULL;
+	for (unsigned int i = 0; i < s->nmem; i++) {
+		if (s->mem[i] != (int32_t)m->from || s->got[i])
+			continue;
+		s->ent[i] = calloc(m->count ? m->count : 1, sizeof(*s->ent[i]));
+		if (s->ent[i] == NULL)
+			return true;
+		while (s->nent[i] < m->count && proto_pg_scan_entry_next(m, &off, &e)) {
+			struct pg_obj *o = &s->ent[i][s->nent[i]++];
+
+			memcpy(o->name, e.name, e.name_len + 1);
+			o->version = e.version;
+			o->size = e.size;
+			o->crc = s->kind == PG_SCRUB_VERIFY ? 0 : e.crc;
+			o->digest = s->kind == PG_SCRUB_VERIFY ? e.crc : 0;
+		}
+		s->got[i] = true;
+		s->last[i] = (m->flags & PROTO_PG_F_LAST) != 0;
+	}
+	for (unsigned int i = 0; i < s->nmem; i++)
+		if (!s->got[i])
+			return true;
+	pg_scrub_batch(pg);
+	return true;
+}
+
+/* FNV-1a of the PG id: where in each period this PG's own scrub falls. */
+static uint64_t pg_scrub_offset(const struct pg *pg, uint64_t period)
+{
+	uint32_t h = 2166136261u;
+
+	h = (h ^ pg->pool) * 16777619u;
+	h = (h ^ pg->id) * 16777619u;
+	h = (h ^ (uint32_t)pg->env->self) * 16777619u;
+	return period ? h % period : 0;
+}
+
+void pg_scrub_tick(struct pg *pg)
+{
+	struct pg_scrub *s = pg->scrub;
+	uint64_t now = pg_now(pg), light = pg->env->scrub_ms, deep = pg->env->deep_scrub_ms;
+	bool clean = (pg->state & PROTO_PGS_CLEAN) != 0;
+	enum pg_scrub_kind kind;
+	bool repair;
+
+	if (s != NULL) {
+		if (s->nmem == 0)
+			pg_scrub_batch(pg);
+		else if (now - s->sent_ms > PG_SCRUB_RESEND_MS)
+			pg_scrub_send(pg);
+		return;
+	}
+	/* the periodic ones: the first at a spread moment after the PG went active */
+	if (pg->next_scrub_ms == 0 && light)
+		pg->next_scrub_ms = now + pg_scrub_offset(pg, light);
+	if (pg->next_deep_ms == 0 && deep)
+		pg->next_deep_ms = now + pg_scrub_offset(pg, deep);
+	if (clean && light && now >= pg->next_scrub_ms) {
+		pg->scrub_wanted = true;
+		pg->next_scrub_ms = now + light;
+	}
+	if (clean && deep && now >= pg->next_deep_ms) {
+		pg->deep_wanted = true;
+		pg->next_deep_ms = now + deep;
+	}
+	if (!(pg->scrub_wanted || pg->deep_wanted || pg->repair_wanted || pg->verify_wanted))
+		return;
+	if (!clean && !pg->repair_wanted)
+		return; /* scrub compares settled copies: after recovery */
+	if (!pg->env->ops->scrub_slot(pg->env->arg, 1))
+		return; /* another PG of this OSD scrubs: next tick */
+	repair = pg->repair_wanted;
+	kind = repair || pg->deep_wanted ? PG_SCRUB_DEEP
+	       : pg->verify_wanted	 ? PG_SCRUB_VERIFY
+					 : PG_SCRUB_LIGHT;
+	if (kind == PG_SCRUB_VERIFY)
+		pg->verify_wanted = false;
+	else
+		pg->scrub_wanted = pg->deep_wanted = pg->repair_wanted = false;
+	pg_scrub_begin(pg, kind, repair);
+}

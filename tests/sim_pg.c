@@ -1,0 +1,1543 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * sim_pg: a deterministic simulation of the PG state machine (osd/pg/) in a
+ * cluster of OSDs, in the spirit of FoundationDB's simulator. Everything
+ * but the state machine is simulated in memory and driven by one seeded
+ * random generator: a monitor with a map history (OSDs up/down, in/out;
+ * placement by a hash rank of the up+in OSDs), maps reaching each OSD at
+ * its own time, a network of per-connection FIFO queues (PG messages go
+ * through the real wire codec), stores whose transactions commit in order
+ * after a random delay and vanish with a crash, the op path of a primary
+ * (order, replicate, ack on every member's commit) and a client writing and
+ * removing objects, one op per object at a time, remembering what was
+ * acknowledged. Crashes (single and double), restarts (replaying the maps
+ * missed, booting in a new epoch), out/in and map delays happen at random.
+ * Then everything comes back and the run must settle:
+ *
+ *   - every PG active+clean within a bound;
+ *   - on every member, every object as the client last had it
+ *     acknowledged (or as a later op left it, which may have happened);
+ *   - every member holds exactly what the primary holds; no stray copy left;
+ *   - at any moment, every acknowledged write is durable on some OSD.
+ *
+ *   sim_pg [--seed N] [--runs N] [--seconds S] [--steps N] [-v]
+ *
+ * Prints the seed of each failing run (replay it with --seed N --runs 1 -v).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "osd/pg/pg.h"
+#include "proto/codec.h"
+#include "proto/proto.h"
+
+#define S_OSDS	  6
+#define S_PGS	  2
+#define S_NAMES	  12
+#define S_SIZE	  3
+#define S_MINSIZE 2
+#define S_MSG	  (256u << 10)
+
+static uint64_t s_rng;
+static bool s_verbose;
+static uint64_t s_now; /* simulated ms */
+static uint64_t s_step;
+
+static uint64_t rnd(void)
+{
+	s_rng ^= s_rng << 13;
+	s_rng ^= s_rng >> 7;
+	s_rng ^= s_rng << 17;
+	return s_rng;
+}
+
+static unsigned int rn(unsigned int n)
+{
+	return n ? (unsigned int)(rnd() % n) : 0;
+}
+
+static int s_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static bool s_failed;
+static char s_why[512];
+
+static int s_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s_failed)
+		return -1;
+	s_failed = true;
+	va_start(ap, fmt);
+	vsnprintf(s_why, sizeof(s_why), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+#define TRACE(...)                                                                                 \
+	do {                                                                                       \
+		if (s_verbose) {                                                                   \
+			printf("[%6llu %6llums] ", (unsigned long long)s_step,                     \
+			       (unsigned long long)s_now);                                         \
+			printf(__VA_ARGS__);                                                       \
+			printf("\n");                                                              \
+		}                                                                                  \
+	} while (0)
+
+/* ------------------------------------------------------------------ store */
+
+struct s_obj {
+	bool exists;
+	uint64_t version, content; /* content: the client op's sequence number */
+};
+
+struct s_lent {
+	uint64_t v;
+	uint16_t op;
+	char name[16];
+};
+
+struct s_spg { /* one PG's persisted state on one OSD */
+	bool has_info;
+	uint8_t info[PG_INFO_ENC_MAX];
+	size_t info_len;
+	struct s_lent *log;
+	uint32_t nlog, caplog;
+	struct s_obj obj[S_NAMES];
+};
+
+struct s_store {
+	struct s_spg pg[S_PGS];
+	uint32_t epoch; /* the map it processed last (saved with each map) */
+};
+
+enum s_txkind { S_TX_PG, S_TX_OP, S_TX_REC, S_TX_PUSH, S_TX_DESTROY };
+
+struct s_tx {
+	struct s_tx *next;
+	enum s_txkind kind;
+	int pgi;
+	uint64_t token; /* the PG's transaction token (0: none) */
+	/* log part */
+	struct s_lent *put;
+	uint32_t nput;
+	uint64_t trim;
+	bool clear, info;
+	uint8_t infob[PG_INFO_ENC_MAX];
+	size_t info_len;
+	/* objects: set (exists, version, content) or remove */
+	int oname;
+	struct s_obj oval;
+	int rmnames[S_NAMES];
+	int nrm;
+	/* after the commit */
+	int ack_to;	    /* REC / PUSH: who to ack */
+	uint64_t ack_v;	    /* REC: version; PUSH: version pushed */
+	uint64_t op_seq;    /* OP: the client op */
+	uint64_t commit_at; /* simulated ms */
+};
+
+/* ---------------------------------------------------------------- network */
+
+enum s_mkind { S_M_PG, S_M_REC, S_M_ACK, S_M_PUSH, S_M_PUSH_ACK };
+
+struct s_msg {
+	struct s_msg *next;
+	enum s_mkind kind;
+	int from, to;
+	int pgi;
+	uint8_t *frame; /* S_M_PG: an encoded proto frame */
+	size_t len;
+	uint32_t epoch;
+	uint64_t v;
+	uint16_t op;
+	int oname;
+	struct s_obj oval; /* REC / PUSH: the object after it */
+	int status;
+	uint64_t op_seq;
+};
+
+struct s_q {
+	struct s_msg *head, *tail;
+	uint32_t n;
+};
+
+/* ------------------------------------------------------------------ ops */
+
+enum s_opst { S_OP_QUEUED, S_OP_ORDERED, S_OP_DONE };
+
+struct s_op {
+	uint64_t seq;
+	int oname;
+	bool remove;
+	int primary, pgi;
+	enum s_opst st;
+	uint64_t v;
+	bool local_done;
+	uint32_t wait; /* acting members still to ack (bit = osd) */
+	int rc;
+	uint64_t start;
+	struct s_op *next; /* on the primary's queue */
+};
+
+struct s_osd {
+	int id;
+	bool up, in;
+	uint32_t map_epoch;
+	uint64_t incarnation;
+	struct s_store st;
+	struct pg *pg[S_PGS];
+	struct pg_env env;
+	struct s_tx *txq, *txq_tail;
+	struct s_op *ops[S_PGS];
+	bool kick[S_PGS];
+	uint32_t pending[S_PGS][S_NAMES]; /* local op transactions not committed yet */
+	int budget;
+	bool scrub_busy;
+	uint64_t next_tick;
+	uint32_t boot_epoch; /* 0: not booted yet */
+};
+
+/* --------------------------------------------------------------- the world */
+
+struct s_map {
+	uint32_t epoch;
+	bool up[S_OSDS], in[S_OSDS];
+};
+
+static struct s_osd s_osd[S_OSDS];
+static struct s_q s_net[S_OSDS][S_OSDS];
+static struct s_map *s_maps;
+static uint32_t s_nmaps, s_capmaps;
+#define S_OPS_MAX (1u << 16)
+static struct s_op *s_opv;
+static uint32_t s_nops;
+static int s_busy_name[S_PGS][S_NAMES]; /* op index + 1 of the name's op in flight */
+static uint64_t s_acked_writes, s_events, s_msgs;
+
+/* Placement: the up+in OSDs ranked by a hash of (pg, osd); the first S_SIZE. */
+static unsigned int s_acting(const struct s_map *m, int pgi, int32_t *out)
+{
+	uint32_t key[S_OSDS];
+	int idx[S_OSDS];
+	unsigned int n = 0;
+
+	for (int o = 0; o < S_OSDS; o++) {
+		uint32_t h = 2166136261u;
+
+		h = (h ^ (uint32_t)(pgi + 1)) * 16777619u;
+		h = (h ^ (uint32_t)(o + 7)) * 16777619u;
+		h ^= h >> 13;
+		h *= 0x5bd1e995u;
+		key[o] = h;
+		idx[o] = o;
+	}
+	for (int i = 0; i < S_OSDS; i++)
+		for (int j = i + 1; j < S_OSDS; j++)
+			if (key[idx[j]] > key[idx[i]]) {
+				int t = idx[i];
+
+				idx[i] = idx[j];
+				idx[j] = t;
+			}
+	for (int i = 0; i < S_OSDS && n < S_SIZE; i++)
+		if (m->up[idx[i]] && m->in[idx[i]])
+			out[n++] = idx[i];
+	return n;
+}
+
+static const struct s_map *s_map_at(uint32_t epoch)
+{
+	return epoch >= 1 && epoch <= s_nmaps ? &s_maps[epoch - 1] : NULL;
+}
+
+static const struct s_map *s_map_cur(void)
+{
+	return &s_maps[s_nmaps - 1];
+}
+
+static void s_map_push(const struct s_map *m)
+{
+	if (s_nmaps == s_capmaps) {
+		s_capmaps = s_capmaps ? s_capmaps * 2 : 64;
+		s_maps = realloc(s_maps, s_capmaps * sizeof(*s_maps));
+	}
+	s_maps[s_nmaps] = *m;
+	s_maps[s_nmaps].epoch = s_nmaps + 1;
+	s_nmaps++;
+	TRACE("map epoch %u", s_nmaps);
+}
+
+static void s_mark(int o, bool up, bool in)
+{
+	struct s_map m = *s_map_cur();
+
+	if (m.up[o] == up && m.in[o] == in)
+		return;
+	m.up[o] = up;
+	m.in[o] = in;
+	s_map_push(&m);
+}
+
+/* ----------------------------------------------------------------- network */
+
+static void s_q_push(struct s_msg *m)
+{
+	struct s_q *q = &s_net[m->from][m->to];
+
+	m->next = NULL;
+	if (q->tail)
+		q->tail->next = m;
+	else
+		q->head = m;
+	q->tail = m;
+	q->n++;
+	s_msgs++;
+}
+
+static void s_q_drop(int a, int b)
+{
+	struct s_q *q = &s_net[a][b];
+
+	while (q->head) {
+		struct s_msg *m = q->head;
+
+		q->head = m->next;
+		free(m->frame);
+		free(m);
+	}
+	q->tail = NULL;
+	q->n = 0;
+}
+
+static struct s_msg *s_msg_new(enum s_mkind k, int from, int to, int pgi)
+{
+	struct s_msg *m = calloc(1, sizeof(*m));
+
+	m->kind = k;
+	m->from = from;
+	m->to = to;
+	m->pgi = pgi;
+	return m;
+}
+
+/* ------------------------------------------------------------------ stores */
+
+static int s_name_idx(const char *name)
+{
+	int i;
+
+	if (sscanf(name, "o%d", &i) != 1 || i < 0 || i >= S_NAMES)
+		return -1;
+	return i;
+}
+
+static void s_name(int i, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "o%d", i);
+}
+
+static void s_tx_queue(struct s_osd *o, struct s_tx *t)
+{
+	t->commit_at = s_now + rn(40);
+	t->next = NULL;
+	if (o->txq_tail)
+		o->txq_tail->next = t;
+	else
+		o->txq = t;
+	o->txq_tail = t;
+}
+
+static void s_tx_free(struct s_tx *t)
+{
+	free(t->put);
+	free(t);
+}
+
+static struct s_tx *s_tx_from(struct pg *pg, const struct pg_txn *pt, enum s_txkind k, int pgi)
+{
+	struct s_tx *t = calloc(1, sizeof(*t));
+
+	t->kind = k;
+	t->pgi = pgi;
+	t->token = pt ? pt->token : 0;
+	t->oname = -1;
+	if (pt == NULL)
+		return t;
+	t->put = calloc(pt->nput ? pt->nput : 1, sizeof(*t->put));
+	for (uint32_t i = 0; i < pt->nput; i++) {
+		t->put[i].v = pt->put[i].v;
+		t->put[i].op = pt->put[i].op;
+		snprintf(t->put[i].name, sizeof(t->put[i].name), "%s", pt->put[i].name);
+	}
+	t->nput = pt->nput;
+	t->trim = pt->trim;
+	t->clear = pt->clear;
+	t->info = pt->info;
+	if (pt->info) {
+		struct proto_enc enc;
+
+		proto_enc_init(&enc, t->infob, sizeof(t->infob));
+		pg_info_encode(pg, &enc);
+		proto_enc_finish(&enc, &t->info_len);
+	}
+	for (uint32_t i = 0; i < pt->nremove && t->nrm < S_NAMES; i++)
+		t->rmnames[t->nrm++] = s_name_idx(pt->remove[i]);
+	return t;
+}
+
+static void s_spg_put(struct s_spg *sp, const struct s_lent *e)
+{
+	uint32_t i;
+
+	for (i = 0; i < sp->nlog && sp->log[i].v < e->v; i++)
+		;
+	if (i < sp->nlog && sp->log[i].v == e->v) {
+		sp->log[i] = *e;
+		return;
+	}
+	if (sp->nlog == sp->caplog) {
+		sp->caplog = sp->caplog ? sp->caplog * 2 : 64;
+		sp->log = realloc(sp->log, sp->caplog * sizeof(*sp->log));
+	}
+	memmove(&sp->log[i + 1], &sp->log[i], (sp->nlog - i) * sizeof(*sp->log));
+	sp->log[i] = *e;
+	sp->nlog++;
+}
+
+/* Apply a committed transaction to the persisted state. */
+static void s_tx_apply(struct s_osd *o, struct s_tx *t)
+{
+	struct s_spg *sp = &o->st.pg[t->pgi];
+
+	if (t->kind == S_TX_DESTROY) {
+		free(sp->log);
+		memset(sp, 0, sizeof(*sp));
+		return;
+	}
+	if (t->clear)
+		sp->nlog = 0;
+	for (uint32_t i = 0; i < t->nput; i++)
+		s_spg_put(sp, &t->put[i]);
+	if (t->trim) {
+		uint32_t k = 0;
+
+		while (k < sp->nlog && sp->log[k].v <= t->trim)
+			k++;
+		memmove(sp->log, sp->log + k, (sp->nlog - k) * sizeof(*sp->log));
+		sp->nlog -= k;
+	}
+	if (t->info) {
+		memcpy(sp->info, t->infob, t->info_len);
+		sp->info_len = t->info_len;
+		sp->has_info = true;
+	}
+	if (t->oname >= 0)
+		sp->obj[t->oname] = t->oval;
+	for (int i = 0; i < t->nrm; i++)
+		if (t->rmnames[i] >= 0)
+			memset(&sp->obj[t->rmnames[i]], 0, sizeof(sp->obj[0]));
+}
+
+/* --------------------------------------------------------------- env ops */
+
+static void e_send(void *arg, struct pg *pg, int32_t to, uint16_t type, const struct proto_pg *m)
+{
+	struct s_osd *o = arg;
+	struct proto_msg msg;
+	struct s_msg *sm;
+	uint8_t *buf;
+	size_t len;
+	int pgi = (int)pg->id;
+
+	if (to < 0 || to >= S_OSDS || !o->up)
+		return;
+	memset(&msg, 0, sizeof(msg));
+	msg.type = type;
+	msg.pg = *m;
+	msg.pg.from = (uint32_t)o->id;
+	buf = malloc(S_MSG);
+	if (proto_frame_encode(&msg, 0, buf, S_MSG, &len) != 0) {
+		s_fail("osd.%d pg %d: %s does not encode", o->id, pgi, proto_type_name(type));
+		free(buf);
+		return;
+	}
+	sm = s_msg_new(S_M_PG, o->id, to, pgi);
+	sm->frame = buf;
+	sm->len = len;
+	TRACE("osd.%d -> osd.%d pg %d %s e%u", o->id, to, pgi, proto_type_name(type), m->epoch);
+	s_q_push(sm);
+}
+
+static int e_persist(void *arg, struct pg *pg, const struct pg_txn *t)
+{
+	struct s_osd *o = arg;
+
+	s_tx_queue(o, s_tx_from(pg, t, S_TX_PG, (int)pg->id));
+	return 0;
+}
+
+static int e_obj_stat(void *arg, struct pg *pg, const char *name, unsigned int what,
+		      struct pg_obj *out)
+{
+	struct s_osd *o = arg;
+	int i = s_name_idx(name);
+	const struct s_obj *so;
+
+	if (i < 0)
+		return -ENOENT;
+	so = &o->st.pg[pg->id].obj[i];
+	if (!so->exists)
+		return -ENOENT;
+	memset(out, 0, sizeof(*out));
+	snprintf(out->name, sizeof(out->name), "%s", name);
+	out->version = so->version;
+	out->size = 4096;
+	if (what & (PG_OBJ_DEEP | PG_OBJ_DIGEST))
+		out->crc = out->digest = (uint32_t)(so->content * 2654435761u);
+	return 0;
+}
+
+static int e_obj_list(void *arg, struct pg *pg, const char *after, uint32_t max,
+		      unsigned int what, struct pg_obj *out, uint32_t *n_out, bool *last_out)
+{
+	uint32_t n = 0;
+	char name[16];
+	int start = 0;
+
+	/* name order: o0 < o1 < o10 < o11 < o2 ... as strcmp says */
+	(void)start;
+	for (int pass = 0; pass < 1; pass++) {
+		const char *order[S_NAMES];
+		char names[S_NAMES][16];
+		int cnt = 0;
+
+		for (int i = 0; i < S_NAMES; i++) {
+			s_name(i, names[i], sizeof(names[i]));
+			order[cnt++] = names[i];
+		}
+		for (int i = 0; i < cnt; i++)
+			for (int j = i + 1; j < cnt; j++)
+				if (strcmp(order[j], order[i]) < 0) {
+					const char *t = order[i];
+
+					order[i] = order[j];
+					order[j] = t;
+				}
+		*last_out = true;
+		for (int i = 0; i < cnt; i++) {
+			if (after && after[0] && strcmp(order[i], after) <= 0)
+				continue;
+			snprintf(name, sizeof(name), "%s", order[i]);
+			if (e_obj_stat(arg, pg, name, what, &out[n]) != 0)
+				continue;
+			if (n == max) {
+				*last_out = false;
+				break;
+			}
+			n++;
+		}
+	}
+	*n_out = n;
+	return 0;
+}
+
+static int e_push(void *arg, struct pg *pg, int32_t to, const char *name, uint64_t version)
+{
+	struct s_osd *o = arg;
+	int i = s_name_idx(name);
+	struct s_msg *m;
+
+	if (i < 0 || to < 0 || to >= S_OSDS || to == o->id)
+		return -EINVAL;
+	m = s_msg_new(S_M_PUSH, o->id, to, (int)pg->id);
+	m->oname = i;
+	m->oval = o->st.pg[pg->id].obj[i];
+	if (m->oval.exists ? m->oval.version != version : version != 0) {
+		s_fail("osd.%d pg %u: push of %s asked at v%llx, the store holds v%llx", o->id,
+		       pg->id, name, (unsigned long long)version,
+		       (unsigned long long)m->oval.version);
+		free(m);
+		return -EIO;
+	}
+	m->v = version;
+	m->epoch = pg->primary ? pg->same_since : pg->fence;
+	TRACE("osd.%d -> osd.%d pg %u push %s v%llx", o->id, to, pg->id, name,
+	      (unsigned long long)version);
+	s_q_push(m);
+	return 0;
+}
+
+static int e_destroy(void *arg, struct pg *pg)
+{
+	struct s_osd *o = arg;
+
+	s_tx_queue(o, s_tx_from(pg, NULL, S_TX_DESTROY, (int)pg->id));
+	return 0;
+}
+
+static void e_kick(void *arg, struct pg *pg)
+{
+	((struct s_osd *)arg)->kick[pg->id] = true;
+}
+
+static void s_op_finish(struct s_osd *o, struct s_op *op, int rc);
+
+static void e_interval(void *arg, struct pg *pg)
+{
+	struct s_osd *o = arg;
+
+	for (struct s_op *op = o->ops[pg->id]; op; op = op->next)
+		if (op->st == S_OP_ORDERED)
+			s_op_finish(o, op, -EAGAIN);
+}
+
+static bool e_budget(void *arg, int take)
+{
+	struct s_osd *o = arg;
+
+	if (take < 0) {
+		o->budget++;
+		return true;
+	}
+	if (o->budget <= 0)
+		return false;
+	o->budget--;
+	return true;
+}
+
+static bool e_scrub_slot(void *arg, int take)
+{
+	struct s_osd *o = arg;
+
+	if (take < 0) {
+		o->scrub_busy = false;
+		return true;
+	}
+	if (o->scrub_busy)
+		return false;
+	o->scrub_busy = true;
+	return true;
+}
+
+static bool e_obj_busy(void *arg, struct pg *pg, const char *name)
+{
+	struct s_osd *o = arg;
+	int i = s_name_idx(name);
+
+	return i >= 0 && o->pending[pg->id][i] > 0;
+}
+
+static bool e_osd_up(void *arg, int32_t id)
+{
+	struct s_osd *o = arg;
+	const struct s_map *m = s_map_at(o->map_epoch);
+
+	return m != NULL && id >= 0 && id < S_OSDS && m->up[id];
+}
+
+static bool e_osd_exists(void *arg, int32_t id)
+{
+	(void)arg;
+	return id >= 0 && id < S_OSDS;
+}
+
+static uint32_t e_max_osd(void *arg)
+{
+	(void)arg;
+	return S_OSDS;
+}
+
+static uint64_t e_now(void *arg)
+{
+	(void)arg;
+	return s_now;
+}
+
+static void e_log(void *arg, struct pg *pg, enum pg_log_level lv, const char *msg)
+{
+	struct s_osd *o = arg;
+
+	(void)pg;
+	if (s_verbose)
+		printf("[%6llu %6llums]   osd.%d %s%s\n", (unsigned long long)s_step,
+		       (unsigned long long)s_now, o->id, lv >= PG_LOG_WARN ? "WARN " : "", msg);
+}
+
+static const struct pg_env_ops s_env_ops = {
+	.send = e_send,
+	.persist = e_persist,
+	.obj_stat = e_obj_stat,
+	.obj_list = e_obj_list,
+	.push = e_push,
+	.destroy = e_destroy,
+	.kick = e_kick,
+	.interval = e_interval,
+	.budget = e_budget,
+	.scrub_slot = e_scrub_slot,
+	.obj_busy = e_obj_busy,
+	.osd_up = e_osd_up,
+	.osd_exists = e_osd_exists,
+	.max_osd = e_max_osd,
+	.now_ms = e_now,
+	.log = e_log,
+};
+
+/* --------------------------------------------------------------- OSD life */
+
+static void s_osd_load(struct s_osd *o)
+{
+	for (int g = 0; g < S_PGS; g++) {
+		struct s_spg *sp = &o->st.pg[g];
+		struct pg_info info;
+		struct pg *pg = pg_create(&o->env, 1, (uint32_t)g);
+
+		memset(&info, 0, sizeof(info));
+		if (sp->has_info && pg_info_decode(sp->info, sp->info_len, &info) != 0)
+			s_fail("osd.%d pg %d: persisted info does not decode", o->id, g);
+		pg_load(pg, &info);
+		for (uint32_t i = 0; i < sp->nlog; i++)
+			pg_load_entry(pg, sp->log[i].v, sp->log[i].op, sp->log[i].name);
+		pg_loaded(pg);
+		o->pg[g] = pg;
+	}
+}
+
+/* This OSD processes map `epoch` (in order). */
+static void s_osd_map(struct s_osd *o, uint32_t epoch)
+{
+	const struct s_map *m = s_map_at(epoch);
+
+	o->map_epoch = epoch;
+	o->st.epoch = epoch;
+	if (o->boot_epoch == 0 && m->up[o->id] && epoch > o->incarnation)
+		o->boot_epoch = epoch; /* the map of our boot: ops are served from here */
+	for (int g = 0; g < S_PGS; g++) {
+		int32_t acting[S_SIZE];
+		unsigned int n = s_acting(m, g, acting);
+		struct pg_map pm = {.epoch = epoch, .acting = acting, .n = n, .size = S_SIZE,
+				    .min_size = S_MINSIZE, .primary = n ? acting[0] : -1};
+
+		pg_map(o->pg[g], &pm);
+		/* ops of a PG we no longer lead: -ESTALE, the client resends to the new one */
+		for (struct s_op *op = o->ops[g]; op; op = op->next)
+			if (op->st != S_OP_DONE && (n == 0 || acting[0] != o->id))
+				s_op_finish(o, op, -ESTALE);
+		o->kick[g] = true;
+	}
+}
+
+static void s_osd_crash(struct s_osd *o)
+{
+	TRACE("CRASH osd.%d", o->id);
+	o->up = false;
+	for (int g = 0; g < S_PGS; g++) {
+		for (struct s_op *op = o->ops[g], *next; op; op = next) {
+			next = op->next;
+			if (op->st != S_OP_DONE) {
+				op->st = S_OP_DONE;
+				op->rc = -ETIMEDOUT;
+				s_busy_name[op->pgi][op->oname] = 0;
+			}
+		}
+		o->ops[g] = NULL;
+		pg_free(o->pg[g]);
+		o->pg[g] = NULL;
+		o->kick[g] = false;
+	}
+	while (o->txq) {
+		struct s_tx *t = o->txq;
+
+		o->txq = t->next;
+		s_tx_free(t);
+	}
+	memset(o->pending, 0, sizeof(o->pending));
+	o->txq_tail = NULL;
+	for (int k = 0; k < S_OSDS; k++) {
+		s_q_drop(o->id, k);
+		s_q_drop(k, o->id);
+	}
+}
+
+static void s_osd_start(struct s_osd *o)
+{
+	uint32_t saved = o->st.epoch;
+
+	TRACE("START osd.%d (saved map epoch %u)", o->id, saved);
+	o->up = true;
+	o->budget = 2;
+	o->scrub_busy = false;
+	o->boot_epoch = 0;
+	o->incarnation = s_nmaps; /* booting marks it up in a newer epoch */
+	o->env = (struct pg_env){.ops = &s_env_ops, .arg = o, .self = o->id, .log_max = 24,
+				 .max_chunk = 8, .msg_bytes = 4096, .scrub_ms = 0,
+				 .deep_scrub_ms = 0};
+	s_osd_load(o);
+	o->map_epoch = 0;
+	/* the saved map first, as weft-osd does; the rest arrives like any new map */
+	if (saved > 0)
+		s_osd_map(o, saved);
+	/* boot: the mons mark it up in a new epoch, always */
+	{
+		struct s_map m = *s_map_cur();
+
+		m.up[o->id] = true;
+		s_map_push(&m);
+	}
+}
+
+/* ----------------------------------------------------------------- op path */
+
+static void s_client_done(struct s_op *op, int rc);
+
+static void s_op_finish(struct s_osd *o, struct s_op *op, int rc)
+{
+	(void)o;
+	if (op->st == S_OP_DONE)
+		return;
+	op->st = S_OP_DONE;
+	op->rc = rc;
+	s_client_done(op, rc);
+}
+
+static void s_op_check(struct s_osd *o, struct s_op *op)
+{
+	if (op->st == S_OP_ORDERED && op->local_done && op->wait == 0)
+		s_op_finish(o, op, 0);
+}
+
+static void s_op_order(struct s_osd *o, struct s_op *op)
+{
+	struct pg *pg = o->pg[op->pgi];
+	const struct s_map *m = s_map_at(o->map_epoch);
+	int32_t acting[S_SIZE];
+	unsigned int n = s_acting(m, op->pgi, acting);
+	char name[16];
+	struct pg_txn *pt;
+	struct s_tx *t;
+
+	if (n < S_MINSIZE || acting[0] != o->id)
+		return;
+	s_name(op->oname, name, sizeof(name));
+	op->v = pg_op_version(pg, o->map_epoch);
+	if (pg_op_prepare(pg, op->v, op->remove ? PROTO_OP_REMOVE : PROTO_OP_WRITE_FULL, name,
+			  &pt) != 0) {
+		s_op_finish(o, op, -ENOMEM);
+		return;
+	}
+	t = s_tx_from(pg, pt, S_TX_OP, op->pgi);
+	t->oname = op->oname;
+	t->oval = (struct s_obj){!op->remove, op->remove ? 0 : op->v, op->remove ? 0 : op->seq};
+	t->op_seq = op->seq;
+	s_tx_queue(o, t);
+	o->pending[op->pgi][op->oname]++;
+	op->st = S_OP_ORDERED;
+	op->wait = 0;
+	for (unsigned int i = 1; i < n; i++) {
+		struct s_msg *r = s_msg_new(S_M_REC, o->id, acting[i], op->pgi);
+
+		r->epoch = o->map_epoch;
+		r->v = op->v;
+		r->op = op->remove ? PROTO_OP_REMOVE : PROTO_OP_WRITE_FULL;
+		r->oname = op->oname;
+		r->oval = t->oval;
+		r->op_seq = op->seq;
+		s_q_push(r);
+		op->wait |= 1u << acting[i];
+	}
+	TRACE("osd.%d pg %d orders op #%llu %s %s v%llx", o->id, op->pgi,
+	      (unsigned long long)op->seq, op->remove ? "remove" : "write", name,
+	      (unsigned long long)op->v);
+}
+
+/* The PG's queue in arrival order: writes ordered as they become ready. */
+static void s_osd_kick(struct s_osd *o, int g)
+{
+	struct pg *pg = o->pg[g];
+	struct s_op **pp;
+
+	o->kick[g] = false;
+	if (pg == NULL)
+		return;
+	/* osd_op_timeout: the client hears of a failure; a write may still happen */
+	for (struct s_op *op = o->ops[g]; op; op = op->next)
+		if (op->st != S_OP_DONE && s_now - op->start > 5000)
+			s_op_finish(o, op, -ETIMEDOUT);
+	if (!pg_io_ready(pg) || !pg->primary)
+		goto out;
+	for (struct s_op *op = o->ops[g]; op; op = op->next) {
+		char name[16];
+
+		if (op->st != S_OP_QUEUED)
+			continue;
+		s_name(op->oname, name, sizeof(name));
+		if (!pg_obj_ready(pg, name))
+			break; /* writes keep their order: the rest wait behind it */
+		s_op_order(o, op);
+		if (op->st != S_OP_ORDERED)
+			break;
+	}
+out:
+	/* done ones leave the queue */
+	for (pp = &o->ops[g]; *pp;) {
+		if ((*pp)->st == S_OP_DONE)
+			*pp = (*pp)->next;
+		else
+			pp = &(*pp)->next;
+	}
+}
+
+/* ---------------------------------------------------------------- client */
+
+static void s_client_done(struct s_op *op, int rc)
+{
+	s_busy_name[op->pgi][op->oname] = 0;
+	if (rc == 0) {
+		s_acked_writes++;
+		TRACE("ACK op #%llu", (unsigned long long)op->seq);
+	}
+}
+
+static void s_client_issue(void)
+{
+	int g = (int)rn(S_PGS), k = (int)rn(S_NAMES);
+	const struct s_map *m = s_map_cur();
+	int32_t acting[S_SIZE];
+	unsigned int n = s_acting(m, g, acting);
+	struct s_op *op;
+	struct s_osd *o;
+
+	if (s_busy_name[g][k] || n == 0)
+		return;
+	o = &s_osd[acting[0]];
+	if (!o->up || o->pg[g] == NULL || o->boot_epoch == 0 || o->map_epoch < o->boot_epoch)
+		return; /* the client would get EAGAIN and come back */
+	if (s_nops == S_OPS_MAX)
+		return;
+	op = &s_opv[s_nops];
+	memset(op, 0, sizeof(*op));
+	op->seq = ++s_nops;
+	op->oname = k;
+	op->remove = rn(8) == 0;
+	op->primary = o->id;
+	op->pgi = g;
+	op->st = S_OP_QUEUED;
+	op->start = s_now;
+	s_busy_name[g][k] = (int)op->seq;
+	{
+		struct s_op **pp = &o->ops[g];
+
+		while (*pp)
+			pp = &(*pp)->next;
+		*pp = op;
+	}
+	o->kick[g] = true;
+	TRACE("client op #%llu %s o%d to osd.%d pg %d", (unsigned long long)op->seq,
+	      op->remove ? "remove" : "write", k, o->id, g);
+}
+
+static struct s_op *s_op_by_seq(uint64_t seq)
+{
+	return seq >= 1 && seq <= s_nops ? &s_opv[seq - 1] : NULL;
+}
+
+/* --------------------------------------------------------------- delivery */
+
+static void s_deliver(struct s_msg *m)
+{
+	struct s_osd *o = &s_osd[m->to];
+	struct pg *pg = o->pg[m->pgi];
+	struct pg_txn *pt;
+	int rc;
+
+	if (!o->up || pg == NULL)
+		return;
+	s_events++;
+	switch (m->kind) {
+	case S_M_PG: {
+		struct proto_hdr hdr;
+		struct proto_msg msg;
+
+		if (proto_frame_decode(m->frame, m->len, S_MSG, "sim", NULL, &hdr, &msg) != 0) {
+			s_fail("osd.%d: a PG message from osd.%d does not decode", o->id, m->from);
+			return;
+		}
+		TRACE("osd.%d <- osd.%d pg %d %s e%u", o->id, m->from, m->pgi,
+		      proto_type_name(msg.type), msg.pg.epoch);
+		pg_msg(pg, msg.type, &msg.pg);
+		return;
+	}
+	case S_M_REC: {
+		char name[16];
+		struct s_msg *a;
+
+		s_name(m->oname, name, sizeof(name));
+		rc = pg_rec_prepare(pg, m->epoch, m->v, m->op, name, &pt);
+		if (rc == 0 && rn(200) == 0) {
+			/* a store that refuses now and then (ENOSPC): the record fails here */
+			pg_rec_cancel(pg, m->v, -ENOSPC);
+			rc = -ENOSPC;
+		}
+		if (rc != 0) {
+			a = s_msg_new(S_M_ACK, o->id, m->from, m->pgi);
+			a->v = m->v;
+			a->status = rc;
+			a->op_seq = m->op_seq;
+			s_q_push(a);
+			TRACE("osd.%d refuses v%llx: %d", o->id, (unsigned long long)m->v, rc);
+			return;
+		}
+		{
+			struct s_tx *t = s_tx_from(pg, pt, S_TX_REC, m->pgi);
+
+			t->oname = m->oname;
+			t->oval = m->oval;
+			t->ack_to = m->from;
+			t->ack_v = m->v;
+			t->op_seq = m->op_seq;
+			s_tx_queue(o, t);
+		}
+		return;
+	}
+	case S_M_ACK: {
+		struct s_op *op = s_op_by_seq(m->op_seq);
+
+		if (op == NULL || op->st != S_OP_ORDERED || op->primary != o->id || op->v != m->v)
+			return;
+		if (m->status != 0) {
+			if (m->status != -ESTALE)
+				pg_repl_failed(pg, m->from, m->v, m->status);
+			s_op_finish(o, op, m->status);
+			o->kick[m->pgi] = true;
+			return;
+		}
+		op->wait &= ~(1u << m->from);
+		s_op_check(o, op);
+		o->kick[m->pgi] = true;
+		return;
+	}
+	case S_M_PUSH: {
+		struct s_msg *a;
+		char name[16];
+
+		s_name(m->oname, name, sizeof(name));
+		rc = pg_push_accept(pg, m->epoch, name, m->v);
+		if (rc != 0) {
+			a = s_msg_new(S_M_PUSH_ACK, o->id, m->from, m->pgi);
+			a->oname = m->oname;
+			a->status = rc;
+			s_q_push(a);
+			return;
+		}
+		{
+			struct s_tx *t = s_tx_from(pg, NULL, S_TX_PUSH, m->pgi);
+
+			t->oname = m->oname;
+			t->oval = m->oval;
+			t->ack_to = m->from;
+			t->ack_v = m->v;
+			s_tx_queue(o, t);
+		}
+		return;
+	}
+	case S_M_PUSH_ACK: {
+		char name[16];
+
+		s_name(m->oname, name, sizeof(name));
+		pg_push_done(pg, m->from, name, m->status);
+		return;
+	}
+	}
+}
+
+static void s_commit(struct s_osd *o)
+{
+	struct s_tx *t = o->txq;
+	struct pg *pg;
+	char name[16];
+
+	o->txq = t->next;
+	if (o->txq == NULL)
+		o->txq_tail = NULL;
+	s_tx_apply(o, t);
+	pg = o->pg[t->pgi];
+	s_events++;
+	switch (t->kind) {
+	case S_TX_PG:
+		pg_committed(pg, t->token);
+		break;
+	case S_TX_OP: {
+		struct s_op *op = s_op_by_seq(t->op_seq);
+
+		o->pending[t->pgi][t->oname]--;
+		pg_committed(pg, t->token);
+		if (op && op->primary == o->id && op->st == S_OP_ORDERED) {
+			op->local_done = true;
+			s_op_check(o, op);
+		}
+		o->kick[t->pgi] = true;
+		break;
+	}
+	case S_TX_REC: {
+		struct s_msg *a = s_msg_new(S_M_ACK, o->id, t->ack_to, t->pgi);
+
+		pg_committed(pg, t->token);
+		a->v = t->ack_v;
+		a->op_seq = t->op_seq;
+		s_q_push(a);
+		break;
+	}
+	case S_TX_PUSH: {
+		struct s_msg *a = s_msg_new(S_M_PUSH_ACK, o->id, t->ack_to, t->pgi);
+
+		a->oname = t->oname;
+		s_q_push(a);
+		s_name(t->oname, name, sizeof(name));
+		pg_obj_arrived(pg, name, t->ack_v);
+		break;
+	}
+	case S_TX_DESTROY:
+		pg_destroyed(pg, 0);
+		break;
+	}
+	s_tx_free(t);
+}
+
+/* ------------------------------------------------------------- invariants */
+
+/* The states an object may be in: the last acked op's result or a later op's. */
+static bool s_acceptable(int g, int k, const struct s_obj *ob)
+{
+	int last = -1;
+
+	for (uint32_t i = 0; i < s_nops; i++)
+		if (s_opv[i].pgi == g && s_opv[i].oname == k && s_opv[i].st == S_OP_DONE &&
+		    s_opv[i].rc == 0)
+			last = (int)i;
+	if (last < 0 && !ob->exists)
+		return true;
+	for (uint32_t i = last < 0 ? 0 : (uint32_t)last; i < s_nops; i++) {
+		const struct s_op *op = &s_opv[i];
+
+		if (op->pgi != g || op->oname != k)
+			continue;
+		if (i != (uint32_t)last && op->v == 0)
+			continue; /* never ordered: it cannot have happened */
+		if (op->remove ? !ob->exists : (ob->exists && ob->content == op->seq))
+			return true;
+	}
+	return false;
+}
+
+/* -v with SIM_WATCH=PG:NAME: every change of that object on any OSD's store. */
+static int s_watch_pg = -1, s_watch_name = -1;
+static struct s_obj s_watch_last[S_OSDS];
+
+static void s_watch(void)
+{
+	if (s_watch_pg < 0)
+		return;
+	for (int o = 0; o < S_OSDS; o++) {
+		const struct s_obj *ob = &s_osd[o].st.pg[s_watch_pg].obj[s_watch_name];
+
+		if (memcmp(ob, &s_watch_last[o], sizeof(*ob)) != 0) {
+			TRACE("WATCH osd.%d o%d pg %d: %s#%llu v%llx -> %s#%llu v%llx", o, s_watch_name,
+			      s_watch_pg, s_watch_last[o].exists ? "" : "none ",
+			      (unsigned long long)s_watch_last[o].content,
+			      (unsigned long long)s_watch_last[o].version, ob->exists ? "" : "none ",
+			      (unsigned long long)ob->content, (unsigned long long)ob->version);
+			s_watch_last[o] = *ob;
+		}
+	}
+}
+
+/* Every acknowledged write is durable somewhere (any OSD's store, up or down). */
+static void s_check_durable(void)
+{
+	for (int g = 0; g < S_PGS && !s_failed; g++) {
+		for (int k = 0; k < S_NAMES && !s_failed; k++) {
+			bool ok = false;
+			int last = -1;
+
+			for (uint32_t i = 0; i < s_nops; i++)
+				if (s_opv[i].pgi == g && s_opv[i].oname == k &&
+				    s_opv[i].st == S_OP_DONE && s_opv[i].rc == 0)
+					last = (int)i;
+			if (last < 0 || s_opv[last].remove)
+				continue;
+			for (int o = 0; o < S_OSDS && !ok; o++) {
+				const struct s_obj *ob = &s_osd[o].st.pg[g].obj[k];
+
+				ok = s_acceptable(g, k, ob);
+			}
+			if (!ok)
+				s_fail("acknowledged op #%llu (o%d in pg %d) is on no OSD any more",
+				       (unsigned long long)s_opv[last].seq, k, g);
+		}
+	}
+}
+
+static bool s_all_clean(void)
+{
+	const struct s_map *m = s_map_cur();
+
+	for (int g = 0; g < S_PGS; g++) {
+		int32_t acting[S_SIZE];
+		unsigned int n = s_acting(m, g, acting);
+		struct s_osd *p;
+
+		if (n == 0)
+			return false;
+		p = &s_osd[acting[0]];
+		if (!p->up || p->pg[g] == NULL || p->map_epoch != s_nmaps ||
+		    !(p->pg[g]->state & PROTO_PGS_CLEAN))
+			return false;
+		for (int o = 0; o < S_OSDS; o++)
+			if (s_osd[o].up && s_osd[o].pg[g] && s_osd[o].pg[g]->destroying)
+				return false;
+	}
+	for (int o = 0; o < S_OSDS; o++)
+		if (s_osd[o].txq != NULL)
+			return false;
+	return true;
+}
+
+static void s_check_final(void)
+{
+	const struct s_map *m = s_map_cur();
+
+	for (int g = 0; g < S_PGS && !s_failed; g++) {
+		int32_t acting[S_SIZE];
+		unsigned int n = s_acting(m, g, acting);
+		const struct s_spg *pp = &s_osd[acting[0]].st.pg[g];
+
+		for (int k = 0; k < S_NAMES && !s_failed; k++) {
+			const struct s_obj *po = &pp->obj[k];
+
+			if (!s_acceptable(g, k, po)) {
+				s_fail("LOST: o%d in pg %d: the primary osd.%d holds %s#%llu, not the "
+				       "last acknowledged op or a later one",
+				       k, g, acting[0], po->exists ? "" : "nothing ",
+				       (unsigned long long)po->content);
+				return;
+			}
+			for (int o = 0; o < S_OSDS; o++) {
+				const struct s_obj *ob = &s_osd[o].st.pg[g].obj[k];
+				bool member = false;
+
+				for (unsigned int i = 0; i < n; i++)
+					member |= acting[i] == o;
+				if (member && (ob->exists != po->exists || ob->version != po->version ||
+					       ob->content != po->content)) {
+					s_fail("DIVERGENT: o%d in pg %d: osd.%d holds #%llu v%llx, the "
+					       "primary osd.%d #%llu v%llx after clean",
+					       k, g, o, (unsigned long long)ob->content,
+					       (unsigned long long)ob->version, acting[0],
+					       (unsigned long long)po->content,
+					       (unsigned long long)po->version);
+					return;
+				}
+				if (!member && ob->exists) {
+					s_fail("STRAY: o%d in pg %d still on osd.%d (not a member) "
+					       "after clean", k, g, o);
+					return;
+				}
+			}
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ a run */
+
+static void s_reset(void)
+{
+	for (int o = 0; o < S_OSDS; o++) {
+		if (s_osd[o].up)
+			s_osd_crash(&s_osd[o]);
+		for (int g = 0; g < S_PGS; g++)
+			free(s_osd[o].st.pg[g].log);
+		memset(&s_osd[o], 0, sizeof(s_osd[o]));
+		s_osd[o].id = o;
+		s_osd[o].in = true;
+	}
+	for (int a = 0; a < S_OSDS; a++)
+		for (int b = 0; b < S_OSDS; b++)
+			s_q_drop(a, b);
+	free(s_maps);
+	s_maps = NULL;
+	s_nmaps = s_capmaps = 0;
+	if (s_opv == NULL)
+		s_opv = calloc(S_OPS_MAX, sizeof(*s_opv));
+	s_nops = 0;
+	memset(s_busy_name, 0, sizeof(s_busy_name));
+	s_now = 0;
+	s_step = 0;
+	s_failed = false;
+	s_why[0] = '\0';
+}
+
+static unsigned int s_ndown(void)
+{
+	unsigned int n = 0;
+
+	for (int o = 0; o < S_OSDS; o++)
+		n += !s_osd[o].up;
+	return n;
+}
+
+/* One step of the world: a random event. chaos: crashes, out/in may happen. */
+static void s_step_once(bool chaos, bool client)
+{
+	unsigned int r = rn(1000);
+
+	s_step++;
+	s_now += rn(3);
+	/* timers */
+	for (int o = 0; o < S_OSDS; o++) {
+		struct s_osd *d = &s_osd[o];
+
+		if (!d->up || s_now < d->next_tick)
+			continue;
+		d->next_tick = s_now + 100;
+		for (int g = 0; g < S_PGS; g++) {
+			pg_tick(d->pg[g]);
+			d->kick[g] = true;
+		}
+	}
+	if (r < 550) { /* a message */
+		int a = (int)rn(S_OSDS), b = (int)rn(S_OSDS);
+
+		for (int i = 0; i < S_OSDS * S_OSDS; i++) {
+			struct s_q *q = &s_net[a][b];
+
+			if (q->head) {
+				struct s_msg *m = q->head;
+
+				q->head = m->next;
+				if (q->head == NULL)
+					q->tail = NULL;
+				q->n--;
+				s_deliver(m);
+				free(m->frame);
+				free(m);
+				break;
+			}
+			b = (b + 1) % S_OSDS;
+			if (b == 0)
+				a = (a + 1) % S_OSDS;
+		}
+	} else if (r < 800) { /* a commit */
+		int o = (int)rn(S_OSDS);
+
+		for (int i = 0; i < S_OSDS; i++, o = (o + 1) % S_OSDS)
+			if (s_osd[o].up && s_osd[o].txq && s_osd[o].txq->commit_at <= s_now) {
+				s_commit(&s_osd[o]);
+				break;
+			}
+	} else if (r < 880) { /* a map reaches an OSD */
+		int o = (int)rn(S_OSDS);
+
+		for (int i = 0; i < S_OSDS; i++, o = (o + 1) % S_OSDS)
+			if (s_osd[o].up && s_osd[o].map_epoch < s_nmaps) {
+				s_osd_map(&s_osd[o], s_osd[o].map_epoch + 1);
+				break;
+			}
+	} else if (r < 940) {
+		if (client)
+			s_client_issue();
+	} else if (r < 970) { /* the mons notice a dead OSD */
+		for (int o = 0; o < S_OSDS; o++)
+			if (!s_osd[o].up && s_map_cur()->up[o] && rn(2)) {
+				s_mark(o, false, s_map_cur()->in[o]);
+				break;
+			}
+	} else if (chaos && r < 978) { /* a crash: at most two OSDs down */
+		int o = (int)rn(S_OSDS);
+
+		if (s_osd[o].up && s_ndown() < 2) {
+			s_osd_crash(&s_osd[o]);
+			if (rn(3) == 0) /* two at once */
+				for (int k = 0; k < S_OSDS; k++)
+					if (k != o && s_osd[k].up && s_ndown() < 2 && rn(2)) {
+						s_osd_crash(&s_osd[k]);
+						break;
+					}
+		}
+	} else if (r < 990) { /* a restart */
+		int o = (int)rn(S_OSDS);
+
+		if (!s_osd[o].up && (!chaos || rn(2)))
+			s_osd_start(&s_osd[o]);
+	} else if (chaos && r < 995) { /* out / in */
+		int o = (int)rn(S_OSDS);
+		const struct s_map *m = s_map_cur();
+		unsigned int nin = 0;
+
+		for (int k = 0; k < S_OSDS; k++)
+			nin += m->in[k];
+		if (m->in[o] && nin > S_SIZE + 1)
+			s_mark(o, m->up[o], false);
+		else if (!m->in[o])
+			s_mark(o, m->up[o], true);
+	}
+	for (int o = 0; o < S_OSDS; o++)
+		for (int g = 0; g < S_PGS; g++)
+			if (s_osd[o].up && s_osd[o].kick[g])
+				s_osd_kick(&s_osd[o], g);
+	s_watch();
+}
+
+static int s_run(uint64_t seed, uint64_t steps)
+{
+	struct s_map m0;
+	uint64_t settle;
+
+	s_reset();
+	s_rng = seed * 0x9e3779b97f4a7c15ull + 0x2545f4914f6cdd1dull;
+	memset(&m0, 0, sizeof(m0));
+	for (int o = 0; o < S_OSDS; o++)
+		m0.in[o] = true;
+	s_map_push(&m0);
+	for (int o = 0; o < S_OSDS; o++)
+		s_osd_start(&s_osd[o]);
+	for (s_step = 0; s_step < steps && !s_failed;) {
+		s_step_once(true, true);
+		if ((s_step & 255) == 0)
+			s_check_durable();
+	}
+	/* everything back, in, no more chaos, no more client ops: it must settle */
+	for (int o = 0; o < S_OSDS && !s_failed; o++) {
+		if (!s_osd[o].up)
+			s_osd_start(&s_osd[o]);
+		if (!s_map_cur()->in[o])
+			s_mark(o, true, true);
+	}
+	for (settle = 0; !s_failed && settle < 400000; settle++) {
+		s_step_once(false, false);
+		if ((settle & 1023) == 0 && s_all_clean())
+			break;
+	}
+	if (!s_failed && !s_all_clean()) {
+		for (int g = 0; g < S_PGS; g++) {
+			int32_t acting[S_SIZE];
+			unsigned int n = s_acting(s_map_cur(), g, acting);
+			struct s_osd *p = n ? &s_osd[acting[0]] : NULL;
+			char st[96];
+
+			if (p && p->pg[g]) {
+				struct pg *q = p->pg[g];
+				struct pg_set_ent *e;
+				uint32_t it = 0;
+
+				printf("  pg %d on osd.%d: %s, missing %llu, unfound %u, phase %d, auth %d\n",
+				       g, p->id, proto_pg_state_str(q->state, st, sizeof(st)),
+				       (unsigned long long)pg_missing_count(q), q->unfound, q->phase,
+				       q->auth >= 0 ? q->p[q->auth].osd : -1);
+				printf("    own les %u, %u past intervals:", q->info.les, q->info.pi.n);
+				for (uint32_t k = 0; k < q->info.pi.n; k++) {
+					printf(" [%u-%u%s:", q->info.pi.e[k].first, q->info.pi.e[k].last,
+					       (q->info.pi.e[k].flags & PG_PI_F_ACTIVE) ? " A" : "");
+					for (unsigned int j = 0; j < q->info.pi.e[k].n; j++)
+						printf("%s%d", j ? "," : "", q->info.pi.e[k].osd[j]);
+					printf("]");
+				}
+				printf("\n");
+				while ((e = pg_set_next(&q->missing, &it)) != NULL)
+					printf("    own missing %s want %llx flags %x tries %u\n", e->name,
+					       (unsigned long long)e->version, e->flags, e->tries);
+				for (unsigned int i = 0; i < q->np; i++) {
+					it = 0;
+					printf("    peer osd.%d%s heard %d les %u lu %llx lc %llx flags %x "
+					       "missing %u%s\n", q->p[i].osd,
+					       q->p[i].acting ? " acting" : "", q->p[i].heard,
+					       q->p[i].info.les,
+					       (unsigned long long)q->p[i].info.last_update,
+					       (unsigned long long)q->p[i].info.last_complete,
+					       q->p[i].info.flags, q->p[i].missing.n,
+					       q->p[i].backfill ? (q->p[i].bf_done ? " bf-done" : " bf")
+								: "");
+					while ((e = pg_set_next(&q->p[i].missing, &it)) != NULL)
+						printf("      missing %s\n", e->name);
+				}
+			}
+		}
+		for (int o = 0; o < S_OSDS; o++)
+			for (int g = 0; g < S_PGS; g++) {
+				const struct pg *q = s_osd[o].pg[g];
+
+				if (q)
+					printf("  osd.%d pg %d: lu %llx lc %llx tail %llx les %u%s log %u "
+					       "fence %u same_since %u\n",
+					       o, g, (unsigned long long)q->info.lu,
+					       (unsigned long long)q->info.lc,
+					       (unsigned long long)q->info.tail, q->info.les,
+					       q->info.backfill ? " BACKFILL" : "", q->log.n, q->fence,
+					       q->same_since);
+			}
+		s_fail("not active+clean %llu steps after the chaos ended",
+		       (unsigned long long)settle);
+	}
+	if (!s_failed)
+		s_check_final();
+	return s_failed ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t seed = (uint64_t)time(NULL), steps = 20000, runs = 0;
+	double seconds = 10;
+	uint64_t t0 = (uint64_t)time(NULL), failed = 0, done = 0;
+	bool seed_given = false;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (getenv("SIM_WATCH") && sscanf(getenv("SIM_WATCH"), "%d:o%d", &s_watch_pg,
+					  &s_watch_name) != 2)
+		s_watch_pg = -1;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
+			seed = strtoull(argv[++i], NULL, 0);
+			seed_given = true;
+		} else if (!strcmp(argv[i], "--runs") && i + 1 < argc) {
+			runs = strtoull(argv[++i], NULL, 0);
+		} else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) {
+			seconds = atof(argv[++i]);
+		} else if (!strcmp(argv[i], "--steps") && i + 1 < argc) {
+			steps = strtoull(argv[++i], NULL, 0);
+		} else if (!strcmp(argv[i], "-v")) {
+			s_verbose = true;
+		} else if (!strcmp(argv[i], "--help")) {
+			printf("usage: sim_pg [--seed N] [--runs N] [--seconds S] [--steps N] [-v]\n");
+			return 0;
+		} else {
+			fprintf(stderr, "sim_pg: unknown argument '%s' (try --help)\n", argv[i]);
+			return 2;
+		}
+	}
+	(void)seed_given;
+	printf("sim_pg: first seed %llu, %llu steps per run, %s\n", (unsigned long long)seed,
+	       (unsigned long long)steps, runs ? "a fixed number of runs" : "bounded by time");
+	for (uint64_t r = 0; runs ? r < runs : (double)((uint64_t)time(NULL) - t0) < seconds; r++) {
+		uint64_t s = seed + r;
+
+		if (s_run(s, steps) != 0) {
+			failed++;
+			printf("FAIL seed %llu at step %llu: %s\n", (unsigned long long)s,
+			       (unsigned long long)s_step, s_why);
+			if (failed >= 5)
+				break;
+		}
+		done++;
+	}
+	printf("sim_pg: %llu runs, %llu failed; %llu events, %llu messages, %llu acknowledged "
+	       "writes, %llu maps in the last run\n",
+	       (unsigned long long)done, (unsigned long long)failed, (unsigned long long)s_events,
+	       (unsigned long long)s_msgs, (unsigned long long)s_acked_writes,
+	       (unsigned long long)s_nmaps);
+	s_reset();
+	return failed ? 1 : 0;
+}
