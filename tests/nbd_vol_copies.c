@@ -94,7 +94,8 @@ static int cmd_check(struct weft_cluster *cl, uint32_t pool, const struct weft_v
 			goto out;
 		}
 		if (n != len || memcmp(got, want, len) != 0) {
-			fprintf(stderr, "nbd_vol_copies: %s differs (%zu of %" PRIu64 " bytes read)\n",
+			fprintf(stderr,
+				"nbd_vol_copies: %s differs (%zu of %" PRIu64 " bytes read)\n",
 				what, n, len);
 			goto out;
 		}
@@ -139,8 +140,9 @@ int main(int argc, char **argv)
 	int rc;
 
 	if (argc < 6) {
-		fprintf(stderr, "usage: nbd_vol_copies CONF POOL VOLUME primary OFF | check OFF LEN "
-				"FILE OSD... | objects OFF LEN\n");
+		fprintf(stderr,
+			"usage: nbd_vol_copies CONF POOL VOLUME primary OFF | check OFF LEN "
+			"FILE OSD... | objects OFF LEN\n");
 		return 2;
 	}
 	rc = weft_connect(argv[1], "client.admin", &cl);
