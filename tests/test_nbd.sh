@@ -147,12 +147,12 @@ nbd_start() {
 nbd_stop() {
 	local pid=${PIDS[$1]}
 	kill -TERM "$pid"
-	nbdkit_wait "$pid" "$DIR/$1.log" "nbd INFO: rbd/[^ ]* closed" 90 ||
+	nbdkit_wait "$pid" "$DIR/$1.log" "nbd (INFO|WARN): rbd/[^ ]* closed" 90 ||
 		fail "nbdkit ($1) still runs 90 s after SIGTERM"
 	unset "PIDS[$1]" "SOCKS[$1]"
 	[ "$NBDKIT_RC" = 0 ] || [ "$NBDKIT_RC" = hung ] ||
 		fail "nbdkit ($1) exited $NBDKIT_RC after SIGTERM: $(tail -n 5 "$DIR/$1.log")"
-	grep -qE "nbd INFO: rbd/[^ ]* closed" "$DIR/$1.log" || fail "nbdkit ($1) did not close its volume"
+	grep -qE "nbd (INFO|WARN): rbd/[^ ]* closed" "$DIR/$1.log" || fail "nbdkit ($1) did not close its volume"
 	STOPPED="exited 0"
 	[ "$NBDKIT_RC" = hung ] && STOPPED="hung in exit() after it (sanitizer build) and was killed"
 }
@@ -283,10 +283,21 @@ qemu)
 	[ "$(copies img objects $((80 << 20)) $((4 << 20)))" = 1 ] || fail "write -z freed an object"
 	[ "$(copies img objects $((84 << 20)) $((4 << 20)))" = 0 ] || fail "write -z -u left the object"
 	log "ok: write -z keeps its object (allocated zeros), write -z -u of a whole object removes it"
+	# the lock broken under the export: its next flush fails (ENOLCK -> EPERM), then every write
+	w vol lock break rbd/img > "$DIR/break.out" 2>&1 || { cat "$DIR/break.out"; fail "vol lock break"; }
+	qemu-io -f raw "$(uri a)" -c "write -P 0x11 0 4k" -c flush > "$DIR/qio-lost.out" 2>&1
+	grep -q "flush failed: Operation not permitted" "$DIR/qio-lost.out" ||
+		{ cat "$DIR/qio-lost.out"; fail "a flush after the lock break did not fail with EPERM"; }
+	qemu-io -f raw "$(uri a)" -c "write -P 0x22 0 4k" > "$DIR/qio-lost2.out" 2>&1
+	grep -q "write failed: Operation not permitted" "$DIR/qio-lost2.out" ||
+		{ cat "$DIR/qio-lost2.out"; fail "a write after the lost lock did not fail with EPERM"; }
+	grep -q "flush at offset 0, 0 bytes: .*(1 I/O errors so far)" "$DIR/a.log" ||
+		fail "the lost lock's first error is not logged: $(tail -n 3 "$DIR/a.log")"
+	log "ok: lock broken under the export: the next flush and every write after it fail EPERM, logged"
 	nbd_stop a
 	# the second process sees the same bytes
 	nbd_start b img readonly=true
-	qemu-io -r -f raw "$(uri b)" -c "read -P 0xa1 70M 300k" -c "read -P 0xb7 72M 64k" \
+	qemu-io -r -f raw "$(uri b)" -c "read -P 0x11 0 4k" -c "read -P 0xa1 70M 300k" -c "read -P 0xb7 72M 64k" \
 		-c "read -P 0xc3 83M 1M" -c "read -P 0 84M 4M" > "$DIR/qio2.out" 2>&1 ||
 		{ cat "$DIR/qio2.out"; fail "qemu-io read-only re-read"; }
 	grep -qi "pattern verification failed" "$DIR/qio2.out" && { cat "$DIR/qio2.out"; fail "re-read pattern"; }

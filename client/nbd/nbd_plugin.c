@@ -283,10 +283,10 @@ static void nbdw_cleanup(void)
 
 	nbdw_io_stop(&nbw); /* the thread is gone: this one owns the cluster now */
 	if (nbw.vol != NULL) {
-		rc = weft_vol_close(nbw.vol); /* releases the exclusive lock */
+		rc = weft_vol_close(nbw.vol); /* releases the exclusive lock (if still ours) */
 		if (rc != 0)
-			nbdkit_error("volume %s/%s: close: %s", nbw.pool_name, nbw.vol_name,
-				     weft_strerror(rc));
+			log_warn("nbd", "%s/%s closed, but releasing its lock: %s", nbw.pool_name,
+				 nbw.vol_name, weft_strerror(rc));
 		else
 			log_info("nbd", "%s/%s closed%s", nbw.pool_name, nbw.vol_name,
 				 nbdw_open_flags() & WEFT_VOL_EXCLUSIVE ? ", lock released" : "");
