@@ -51,7 +51,8 @@ cluster_up
 for v in nbd mnt native; do
 	w vol create "rbd/$v" --size "$VOL_SIZE" > /dev/null || fail "vol create rbd/$v"
 done
-nbdkit -f -U "$SOCK" "$PLUGIN" pool=rbd volume=nbd conf="$CONF" >> "$DIR/nbdkit.log" 2>&1 &
+# -t: nbdkit serves at most THREADS requests of a connection at once (default 16): QD32 needs more
+nbdkit -f -t 64 -U "$SOCK" "$PLUGIN" pool=rbd volume=nbd conf="$CONF" >> "$DIR/nbdkit.log" 2>&1 &
 PIDS[nbdkit]=$!
 URI="nbd+unix:///?socket=$SOCK"
 wait_for 60 "nbdkit serves rbd/nbd" nbdinfo --size "$URI"

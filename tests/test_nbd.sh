@@ -28,6 +28,7 @@ if [ -n "$PRELOAD" ]; then
 	NBDKIT_ENV=(env LD_PRELOAD="$PRELOAD" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1)
 fi
 nbdkit_run() { "${NBDKIT_ENV[@]}" nbdkit "$@"; }
+bad() { echo "FAIL: $*"; exit 1; } # args; the cluster cases redefine it as fail
 # Under that preload nbdkit itself never finishes exit(): glibc's setlocale
 # lock is corrupt by then (its reader count underflows) and p11-kit's
 # destructor blocks on it. nbdkit's own file plugin does the same, so it is
@@ -58,10 +59,26 @@ nbdkit_wait() {
 	return 1
 }
 
+# expect_fail WANT ARGS...: nbdkit (scratch files in $T) exits 1 (sanitizer build: hangs in
+# exit, see above) after the plugin's error line WANT, and serves nothing; EXPECT_LINE = that line
+expect_fail() {
+	local want=$1 pid
+	shift
+	: > "$T/out"
+	"${NBDKIT_ENV[@]}" nbdkit -f -U "$T/sock" "$PLUGIN" "$@" > "$T/out" 2>&1 &
+	pid=$!
+	nbdkit_wait $pid "$T/out" "error: " 60 || { kill -9 $pid; bad "'nbdkit weft $*' still runs after 60 s: $(cat "$T/out")"; }
+	[ "$NBDKIT_RC" = 1 ] || [ "$NBDKIT_RC" = hung ] || bad "'nbdkit weft $*' exited $NBDKIT_RC, not 1: $(cat "$T/out")"
+	grep -q -- "$want" "$T/out" || bad "'nbdkit weft $*': want '$want': $(cat "$T/out")"
+	[ -S "$T/sock" ] && nbdinfo --size "nbd+unix:///?socket=$T/sock" > /dev/null 2>&1 && bad "'nbdkit weft $*' served"
+	rm -f "$T/sock"
+	EXPECT_LINE=$(grep -- "$want" "$T/out" | head -n 1)
+	echo "ok: 'nbdkit weft $*' -> $NBDKIT_RC: $EXPECT_LINE"
+}
+
 if [ "$CASE" = args ]; then
 	T=$(mktemp -d /tmp/weft-nbd-args.XXXXXX)
 	trap 'rm -rf "$T"' EXIT
-	bad() { echo "FAIL: $*"; exit 1; }
 	nbdkit_run --dump-plugin "$PLUGIN" > "$T/out" 2>&1 || bad "--dump-plugin: $(cat "$T/out")"
 	grep -qx "name=weft" "$T/out" && grep -qx "max_thread_model=parallel" "$T/out" ||
 		bad "--dump-plugin: $(cat "$T/out")"
@@ -70,21 +87,6 @@ if [ "$CASE" = args ]; then
 	echo "ok: --dump-plugin (thread model parallel) and --help"
 	printf '[global]\n\tmon_host = 127.1.0.1:%d\n\tms_connect_timeout = 1s\n' "$PORT" > "$T/weft.conf"
 	# bad parameters: nbdkit exits 1 with the plugin's one line, before any network I/O
-	# expect_fail WANT ARGS...: nbdkit exits 1 (sanitizer build: hangs in exit, see above)
-	# after the plugin's error line WANT, and serves nothing
-	expect_fail() {
-		local want=$1 pid
-		shift
-		: > "$T/out"
-		"${NBDKIT_ENV[@]}" nbdkit -f -U "$T/sock" "$PLUGIN" "$@" > "$T/out" 2>&1 &
-		pid=$!
-		nbdkit_wait $pid "$T/out" "error: " 60 || { kill -9 $pid; bad "'nbdkit weft $*' still runs after 60 s: $(cat "$T/out")"; }
-		[ "$NBDKIT_RC" = 1 ] || [ "$NBDKIT_RC" = hung ] || bad "'nbdkit weft $*' exited $NBDKIT_RC, not 1: $(cat "$T/out")"
-		grep -q -- "$want" "$T/out" || bad "'nbdkit weft $*': want '$want': $(cat "$T/out")"
-		[ -S "$T/sock" ] && nbdinfo --size "nbd+unix:///?socket=$T/sock" > /dev/null 2>&1 && bad "'nbdkit weft $*' served"
-		rm -f "$T/sock"
-		echo "ok: 'nbdkit weft $*' -> $NBDKIT_RC: $(grep -- "$want" "$T/out" | head -n 1)"
-	}
 	while IFS='|' read -r args want; do
 		# shellcheck disable=SC2086
 		expect_fail "$want" $args
@@ -119,6 +121,7 @@ WEFT_CLUSTER_LIB=1
 # shellcheck source=tests/test_osd_cluster.sh
 source "$HERE/test_osd_cluster.sh" "nbd-$CASE" tcp "$PORT" "$MON" "$OSD" "$WEFT" /bin/false
 CASE=${CASE#nbd-}
+bad() { fail "$@"; }
 declare -A SOCKS
 
 nbd_cleanup() {
@@ -206,12 +209,8 @@ fio)
 	map_is a $((320 << 20)) $((192 << 20)) hole,zero
 	log "ok: nbdinfo --map: data exactly where fio wrote, holes between"
 	# a second, writable export of the same volume is refused (the lock); read-only works
-	timeout 60 "${NBDKIT_ENV[@]}" nbdkit -f -U "$DIR/b.sock" "$PLUGIN" pool=rbd volume=fio \
-		conf="$CONF" > "$DIR/b.out" 2>&1
-	rc=$?
-	[ $rc = 1 ] && grep -q "volume rbd/fio is locked by client.admin@" "$DIR/b.out" ||
-		fail "second writable export: exit $rc: $(cat "$DIR/b.out")"
-	log "ok: a second writable export -> 1: $(grep -o 'volume rbd/fio is locked by [^:]*' "$DIR/b.out")"
+	T=$DIR expect_fail "volume rbd/fio is locked by client.admin@" pool=rbd volume=fio conf="$CONF" > /dev/null
+	log "ok: a second writable export -> $NBDKIT_RC: ${EXPECT_LINE#*error: }"
 	nbd_start ro fio readonly=true
 	nbdinfo "$(uri ro)" | grep -q "is_read_only: true" || fail "readonly=true export is writable"
 	fio --name=qd32 --rw=randwrite --offset=64M --size=64M --iodepth=32 \
