@@ -35,6 +35,9 @@ WEFT_CLUSTER_LIB=1
 export WEFT_TEST_OSD_DATA_SIZE=${WEFT_TEST_OSD_DATA_SIZE:-5G}
 export WEFT_TEST_LOG_LEVEL=${WEFT_TEST_LOG_LEVEL:-warn}
 export WEFT_TEST_WATCHDOG=${WEFT_TEST_WATCHDOG:-1500}
+# every client (nbdkit, weft-mount, weft vol bench) gets 40 registered 8 MiB buffers: 16
+# requests of 4 MiB in flight must not wait for a bounce buffer (the default is 8)
+export CL_CONF_EXTRA=${CL_CONF_EXTRA:-$'[client]\n\tclient_buffers = 40'}
 # shellcheck source=tests/test_osd_cluster.sh
 . "$here/tests/test_osd_cluster.sh"
 

@@ -80,7 +80,7 @@ struct nbdw {
 	bool io_running;
 	int io_epfd;
 	unsigned int inflight;
-	uint64_t io_errors; /* under q_lock: counted by the workers when they log */
+	uint64_t io_errors; /* atomic: counted by the workers when they log */
 };
 
 /* nbd_io.c */
