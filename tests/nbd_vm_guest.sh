@@ -12,7 +12,13 @@ say() { echo "GUEST: $*"; }
 die() { say "FAIL: $*"; exit 1; }
 start=$(date +%s)
 
-modprobe virtio_blk && modprobe ext4 || die "modprobe virtio_blk ext4"
+# the modules the initramfs lacks, in dependency order (some may be loaded or built in)
+for ko in "$X"/modules/*.ko; do
+	out=$(insmod "$ko" 2>&1) || case "$out" in
+	*"File exists"* | *"No such device"*) ;; # loaded already / not for this CPU (crc32c-intel)
+	*) die "insmod $(basename "$ko"): $out" ;;
+	esac
+done
 for _ in $(seq 100); do [ -b /dev/vda ] && break; sleep 0.1; done
 [ -b /dev/vda ] || die "no /dev/vda"
 say "disk /dev/vda: $(blockdev --getsize64 /dev/vda) bytes, serial $(cat /sys/block/vda/serial 2> /dev/null)"

@@ -12,11 +12,11 @@
 #   test_nbd_vm.sh PORT WEFT_MON WEFT_OSD WEFT PLUGIN
 #
 # The VM is the rdma-vm harness's (../shared/rdma-vm, README.md there):
-# Debian's stock kernel with its initramfs and the host's / over 9p. That
-# initramfs has no block or ext4 modules, so this script repacks it once
-# with virtio_blk and ext4 added (from the kernel package setup.sh
-# unpacked) and boots qemu itself, with the harness's /init protocol
-# (the xfer share's config and cmd.sh, the rc file) plus the -drive.
+# Debian's stock kernel with its initramfs and the host's / over 9p. This
+# script boots qemu itself, with the harness's /init protocol (the xfer
+# share's config and cmd.sh, the rc file) plus the -drive; the guest loads
+# virtio_blk and ext4 (which the initramfs lacks) from the xfer share, taken
+# from the kernel package the harness's setup.sh unpacked.
 # TCG when there is no usable KVM: the guest's work is kept small.
 # Skips (77) without the harness, qemu or nbdkit. Env: WEFT_RDMA_VM,
 # RDMAVM_CACHE, WEFT_VM_MEM (1G), WEFT_VM_TIMEOUT (600 s for the boot).
@@ -45,40 +45,20 @@ NBDKIT_ENV=()
 PRELOAD=$(ldd "$PLUGIN" | awk '/lib(asan|ubsan)\.so/ {print $3}' | tr '\n' ' ')
 [ -n "$PRELOAD" ] && NBDKIT_ENV=(env LD_PRELOAD="$PRELOAD" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1)
 
-# ---- the harness's kernel and a copy of its initramfs with block + ext4 modules
+# ---- the harness's kernel and initramfs (built by its setup.sh when missing)
 CACHE=${RDMAVM_CACHE:-/var/tmp/rdma-vm-cache}
 mkdir -p "$(dirname "$CACHE")"
 (
 	flock -w 1200 9 || { echo "FAIL: VM setup lock timed out"; exit 1; }
-	if [ ! -s "$CACHE/vmlinuz" ] || [ ! -s "$CACHE/initrd.img" ]; then
+	if [ ! -s "$CACHE/vmlinuz" ] || [ ! -s "$CACHE/initrd.img" ] || [ ! -s "$CACHE/KVER" ]; then
 		echo "no VM cache in $CACHE: running $VM/setup.sh --no-siw (downloads a kernel)"
 		"$VM/setup.sh" --no-siw || { echo "FAIL: setup.sh"; exit 1; }
 	fi
-	KVER=$(cat "$CACHE/KVER")
-	KROOT=$CACHE/work-$KVER/kroot
-	OUT=$CACHE/initrd-weft-nbd.img
-	[ -s "$OUT" ] && [ "$OUT" -nt "$CACHE/initrd.img" ] && exit 0
-	[ -d "$KROOT/lib/modules/$KVER" ] ||
-		{ echo "FAIL: $KROOT has no modules (rerun $VM/setup.sh --force --no-siw)"; exit 1; }
-	S=$(mktemp -d "$CACHE/stage.XXXXXX")
-	(cd "$S" && gzip -dc "$CACHE/initrd.img" | cpio -id --quiet) || { echo "FAIL: unpack initrd"; exit 1; }
-	for m in virtio_blk ext4; do
-		modprobe -d "$KROOT" -S "$KVER" --show-depends "$m" | awk '$1 == "insmod" {print $2}'
-	done | sort -u | while read -r f; do
-		rel=${f#"$KROOT"/lib/modules/$KVER/}
-		mkdir -p "$S/lib/modules/$KVER/$(dirname "$rel")"
-		case "$f" in
-		*.xz) xz -dc "$f" > "$S/lib/modules/$KVER/${rel%.xz}" ;;
-		*.zst) zstd -dcq "$f" > "$S/lib/modules/$KVER/${rel%.zst}" ;;
-		*) cp "$f" "$S/lib/modules/$KVER/$rel" ;;
-		esac
-	done
-	depmod -b "$S" "$KVER" || { echo "FAIL: depmod"; exit 1; }
-	(cd "$S" && find . | cpio -o -H newc --quiet | gzip -1) > "$OUT.tmp" && mv "$OUT.tmp" "$OUT"
-	rm -rf "$S"
-	echo "built $OUT (the harness initramfs + virtio_blk, ext4)"
 ) 9> "$(dirname "$CACHE")/.weft-rdma-vm-setup.lock" || exit 1
-INITRD=$CACHE/initrd-weft-nbd.img
+KVER=$(cat "$CACHE/KVER")
+KROOT=$CACHE/work-$KVER/kroot
+[ -d "$KROOT/lib/modules/$KVER" ] ||
+	{ echo "FAIL: $KROOT has no modules (rerun $VM/setup.sh --force --no-siw)"; exit 1; }
 
 # ---- the cluster and the export
 WEFT_TEST_OSD_DATA_SIZE=${WEFT_TEST_OSD_DATA_SIZE:-1G}
@@ -105,7 +85,25 @@ wait_for 60 "nbdkit serves rbd/vmdisk" nbdinfo --size "nbd+unix:///?socket=$SOCK
 log "nbdkit serves rbd/vmdisk on $SOCK"
 
 # ---- the VM: the harness's /init protocol (config + cmd.sh in the xfer share, rc back)
-mkdir -p "$X"
+# The initramfs has no block or ext4 modules and the guest's chroot sees none
+# (the host root has no /lib/modules for this kernel): the guest insmods them
+# from the xfer share, in modprobe's dependency order, decompressed here.
+mkdir -p "$X/modules"
+for m in virtio_blk ext4; do
+	modprobe -d "$KROOT" -S "$KVER" --show-depends "$m" | awk '$1 == "insmod" {print $2}'
+done | awk '!seen[$0]++' > "$DIR/modules.list"
+n=0
+while read -r f; do
+	n=$((n + 1))
+	base=$(printf '%02d-%s' $n "$(basename "${f%.xz}")")
+	base=${base%.zst}
+	case "$f" in
+	*.xz) xz -dc "$f" > "$X/modules/$base" ;;
+	*.zst) zstd -dcq "$f" > "$X/modules/$base" ;;
+	*) cp "$f" "$X/modules/$base" ;;
+	esac || fail "module $f"
+done < "$DIR/modules.list"
+[ $n -gt 0 ] || fail "no modules for virtio_blk and ext4 in $KROOT"
 printf 'RDMAVM_MODE=none\nRDMAVM_NETDEV=dummy0\nRDMAVM_IP=198.18.0.1/24\nRDMAVM_RW_COUNT=0\n' > "$X/config"
 printf 'cd %q || exit 125\nexec /bin/bash %q\n' "$HERE" "$HERE/nbd_vm_guest.sh" > "$X/cmd.sh"
 if [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo; then
@@ -117,7 +115,7 @@ T_BOOT=$(date +%s)
 timeout -k 5 "${WEFT_VM_TIMEOUT:-600}" qemu-system-x86_64 "${ACCEL[@]}" \
 	-machine q35 -m "${WEFT_VM_MEM:-1G}" -smp 2 \
 	-nodefaults -no-user-config -display none -no-reboot \
-	-kernel "$CACHE/vmlinuz" -initrd "$INITRD" \
+	-kernel "$CACHE/vmlinuz" -initrd "$CACHE/initrd.img" \
 	-append "console=ttyS0 quiet loglevel=4 panic=-1 oops=panic rdinit=/init" \
 	-chardev file,id=con,path="$DIR/console.log" -serial chardev:con \
 	-chardev file,id=out,path="$DIR/guest.out" -serial chardev:out \
