@@ -79,7 +79,9 @@ fio_row() {
 	raw) t=(--ioengine=libaio --direct=1 --filename="$RAW") ;;
 	esac
 	# a failed run (an overloaded box can push ops past osd_op_timeout) is reported, not fatal
-	fio --name="$name" "${t[@]}" "$@" --group_reporting --output-format=json > "$DIR/$name.json" 2> "$DIR/$name.err" ||
+	# --output: the nbd engine prints "connected to NBD server" on stdout, outside the JSON
+	fio --name="$name" "${t[@]}" "$@" --group_reporting --output-format=json --output="$DIR/$name.json" \
+		> "$DIR/$name.err" 2>&1 ||
 		{ echo "  $name failed: $(grep -m1 -i err "$DIR/$name.err")" >&2; echo "FAILED - - - 1"; return; }
 	jq -r '.jobs[0] | (if .write.io_bytes > 0 then .write else .read end) as $d |
 		"\($d.iops | floor) \($d.bw_bytes / 1000000 * 10 | floor / 10) \($d.clat_ns.mean / 1000 | floor) \($d.clat_ns.percentile["99.000000"] / 1000 | floor) \($d.total_ios)"' "$DIR/$name.json"
