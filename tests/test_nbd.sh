@@ -245,14 +245,14 @@ qemu)
 	log "ok: write -z keeps its object (allocated zeros), write -z -u of a whole object removes it"
 	# the lock broken under the export: its next flush fails (ENOLCK -> EPERM), then every write
 	w vol lock break rbd/img > "$DIR/break.out" 2>&1 || { cat "$DIR/break.out"; fail "vol lock break"; }
-	qemu-io -f raw "$(uri a)" -c "write -P 0x11 0 4k" -c flush > "$DIR/qio-lost.out" 2>&1
-	grep -q "flush failed: Operation not permitted" "$DIR/qio-lost.out" ||
-		{ cat "$DIR/qio-lost.out"; fail "a flush after the lock break did not fail with EPERM"; }
+	# qemu-io's flush prints nothing when it fails: its exit status and the plugin's log tell
+	qemu-io -f raw "$(uri a)" -c "write -P 0x11 0 4k" -c flush > "$DIR/qio-lost.out" 2>&1 &&
+		{ cat "$DIR/qio-lost.out"; fail "a flush after the lock break succeeded"; }
+	grep -q "flush at offset 0, 0 bytes: No locks available (1 I/O errors so far)" "$DIR/a.log" ||
+		fail "the lost lock's flush error is not logged: $(tail -n 3 "$DIR/a.log")"
 	qemu-io -f raw "$(uri a)" -c "write -P 0x22 0 4k" > "$DIR/qio-lost2.out" 2>&1
 	grep -q "write failed: Operation not permitted" "$DIR/qio-lost2.out" ||
 		{ cat "$DIR/qio-lost2.out"; fail "a write after the lost lock did not fail with EPERM"; }
-	grep -q "flush at offset 0, 0 bytes: .*(1 I/O errors so far)" "$DIR/a.log" ||
-		fail "the lost lock's first error is not logged: $(tail -n 3 "$DIR/a.log")"
 	log "ok: lock broken under the export: the next flush and every write after it fail EPERM, logged"
 	nbd_stop a
 	# the second process sees the same bytes
