@@ -51,6 +51,7 @@ bench_cleanup() {
 }
 trap bench_cleanup EXIT
 cluster_up
+cd "$DIR" || fail "cd $DIR" # fio leaves its verify state files in the working directory
 for v in nbd mnt native; do
 	w vol create "rbd/$v" --size "$VOL_SIZE" > /dev/null || fail "vol create rbd/$v"
 done
