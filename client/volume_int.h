@@ -6,7 +6,8 @@
  *   volume_obj.c    small-object helpers: read whole, compare-and-write, batches
  *   volume_meta.c   create, remove, list, open, close, stat, resize
  *   volume_lock.c   the exclusive lock: acquire, release, check, get, break
- *   volume_io.c     async read/write/discard/flush split across objects
+ *   volume_io.c     async read/write/discard/write_zeroes/flush split across objects
+ *   volume_map.c    the allocation map (extents) from the data objects' stats
  *
  * Everything runs in the thread that drives the cluster (weft_poll()).
  */

@@ -123,12 +123,13 @@ static int vol_piece_submit(struct vol_piece *p)
 
 /*
  * Cut [off, off+len) into pieces. pieces NULL: count only. Reads and writes
- * carry data, so no piece exceeds piece_max; a discard removes an object
- * whose whole used range (up to the volume end) it covers, truncates one
- * whose tail it covers, and zeroes the rest (an OSD zero op: no payload).
+ * carry data, so no piece exceeds piece_max; a discard (kind VOL_P_ZERO,
+ * may_free) removes an object whose whole used range (up to the volume end)
+ * it covers, truncates one whose tail it covers, and zeroes the rest (an
+ * OSD zero op: no payload); write_zeroes (!may_free) zeroes everything.
  */
-static uint32_t vol_io_plan(const struct weft_vol *vol, enum vol_piece_kind kind, char *buf,
-			    uint64_t off, uint64_t len, struct vol_piece *pieces)
+static uint32_t vol_io_plan(const struct weft_vol *vol, enum vol_piece_kind kind, bool may_free,
+			    char *buf, uint64_t off, uint64_t len, struct vol_piece *pieces)
 {
 	uint64_t os = vol->hdr.object_size, end = off + len;
 	uint32_t n = 0;
@@ -139,7 +140,7 @@ static uint32_t vol_io_plan(const struct weft_vol *vol, enum vol_piece_kind kind
 		uint64_t pl = (end - o < os - oo) ? end - o : os - oo;
 		enum vol_piece_kind k = kind;
 
-		if (kind == VOL_P_ZERO && oo + pl >= used)
+		if (kind == VOL_P_ZERO && may_free && oo + pl >= used)
 			k = oo == 0 ? VOL_P_REMOVE : VOL_P_TRUNC;
 		if ((k == VOL_P_READ || k == VOL_P_WRITE) && pl > vol->piece_max)
 			pl = vol->piece_max - oo % vol->piece_max;
@@ -158,10 +159,10 @@ static uint32_t vol_io_plan(const struct weft_vol *vol, enum vol_piece_kind kind
 	return n;
 }
 
-static int vol_io_start(struct weft_vol *vol, enum vol_piece_kind kind, char *buf, uint64_t off,
-			uint64_t len, weft_op_cb cb, void *arg)
+static int vol_io_start(struct weft_vol *vol, enum vol_piece_kind kind, bool may_free, char *buf,
+			uint64_t off, uint64_t len, weft_op_cb cb, void *arg)
 {
-	uint32_t n = vol_io_plan(vol, kind, buf, off, len, NULL), i;
+	uint32_t n = vol_io_plan(vol, kind, may_free, buf, off, len, NULL), i;
 	struct vol_io *io;
 	int rc = 0;
 
@@ -173,7 +174,7 @@ static int vol_io_start(struct weft_vol *vol, enum vol_piece_kind kind, char *bu
 	io->cb = cb;
 	io->arg = arg;
 	io->npieces = n;
-	vol_io_plan(vol, kind, buf, off, len, io->pieces);
+	vol_io_plan(vol, kind, may_free, buf, off, len, io->pieces);
 	/* one extra count so no piece can finish the io while we are still submitting */
 	io->pending = n + 1;
 	for (i = 0; i < n; i++) {
@@ -262,7 +263,7 @@ int weft_vol_aio_read(struct weft_vol *vol, void *buf, size_t len, uint64_t off,
 		len = vol->hdr.size - off; /* cut at the end; res->length tells */
 	if (len == 0)
 		return vol_io_empty(vol, cb, arg);
-	return vol_io_start(vol, VOL_P_READ, buf, off, len, cb, arg);
+	return vol_io_start(vol, VOL_P_READ, false, buf, off, len, cb, arg);
 }
 
 int weft_vol_aio_write(struct weft_vol *vol, const void *buf, size_t len, uint64_t off,
@@ -275,7 +276,7 @@ int weft_vol_aio_write(struct weft_vol *vol, const void *buf, size_t len, uint64
 	if (len == 0)
 		return vol_io_empty(vol, cb, arg);
 	/* the pieces only read from buf (weft_aio_write takes a const source) */
-	return vol_io_start(vol, VOL_P_WRITE, (char *)(uintptr_t)buf, off, len, cb, arg);
+	return vol_io_start(vol, VOL_P_WRITE, false, (char *)(uintptr_t)buf, off, len, cb, arg);
 }
 
 int weft_vol_aio_discard(struct weft_vol *vol, uint64_t off, uint64_t len, weft_op_cb cb, void *arg)
@@ -286,7 +287,19 @@ int weft_vol_aio_discard(struct weft_vol *vol, uint64_t off, uint64_t len, weft_
 		return rc;
 	if (len == 0)
 		return vol_io_empty(vol, cb, arg);
-	return vol_io_start(vol, VOL_P_ZERO, NULL, off, len, cb, arg);
+	return vol_io_start(vol, VOL_P_ZERO, true, NULL, off, len, cb, arg);
+}
+
+int weft_vol_aio_write_zeroes(struct weft_vol *vol, uint64_t off, uint64_t len, weft_op_cb cb,
+			      void *arg)
+{
+	int rc = vol_io_check(vol, true, off, len);
+
+	if (rc != 0)
+		return rc;
+	if (len == 0)
+		return vol_io_empty(vol, cb, arg);
+	return vol_io_start(vol, VOL_P_ZERO, false, NULL, off, len, cb, arg);
 }
 
 /* ------------------------------------------------------------------ flush */
@@ -434,4 +447,24 @@ int weft_vol_flush(struct weft_vol *vol)
 	struct vol_sync_io s = {0};
 
 	return vol_sync_io_wait(vol, &s, weft_vol_aio_flush(vol, vol_sync_io_cb, &s));
+}
+
+int weft_vol_write_zeroes(struct weft_vol *vol, uint64_t off, uint64_t len)
+{
+	struct vol_sync_io s = {0};
+
+	return vol_sync_io_wait(vol, &s,
+				weft_vol_aio_write_zeroes(vol, off, len, vol_sync_io_cb, &s));
+}
+
+int weft_vol_extents(struct weft_vol *vol, uint64_t off, uint64_t len, struct weft_vol_extent *ext,
+		     unsigned int max, unsigned int *n_out)
+{
+	struct vol_sync_io s = {0};
+	int rc = vol_sync_io_wait(
+	    vol, &s, weft_vol_aio_extents(vol, off, len, ext, max, vol_sync_io_cb, &s));
+
+	if (rc == 0 && n_out)
+		*n_out = (unsigned int)s.res.length;
+	return rc;
 }

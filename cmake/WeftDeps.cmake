@@ -8,6 +8,15 @@ pkg_check_modules(JANSSON REQUIRED IMPORTED_TARGET jansson)
 pkg_check_modules(CMOCKA REQUIRED IMPORTED_TARGET cmocka)
 # weft-mount (client/mount/): the FUSE 3 low-level API
 pkg_check_modules(FUSE3 REQUIRED IMPORTED_TARGET fuse3>=3.12)
+# nbdkit-weft-plugin (client/nbd/): built when nbdkit's plugin header is there
+# (Debian: nbdkit-plugin-dev); the plugin directory comes from nbdkit itself.
+find_path(NBDKIT_INCLUDE_DIR nbdkit-plugin.h)
+find_program(NBDKIT_PROGRAM nbdkit)
+if(NBDKIT_INCLUDE_DIR)
+	set(WEFT_WITH_NBD ON)
+else()
+	set(WEFT_WITH_NBD OFF)
+endif()
 
 # weft_backend_detect(VAR pkg...) resolves AUTO to ON/OFF by whether the
 # pkg-config modules exist; ON without them stops the configure.

@@ -19,6 +19,10 @@ PKGS=(
 	# weft-mount (FUSE low-level API) and its tests, cluster-bench.sh's raw disk limits:
 	# fio, loop devices, ext4
 	libfuse3-dev fuse3 fio e2fsprogs util-linux mount
+	# nbdkit-weft-plugin (client/nbd/, docs/vm.md): nbdkit and its plugin header; its tests
+	# and perftest-scripts/vol-fio.sh: nbdinfo/nbdcopy (libnbd), fio's nbd engine (Debian's
+	# fio links libnbd), qemu-img/qemu-io
+	nbdkit nbdkit-plugin-dev libnbd-bin qemu-utils
 	# mount_postgres: PostgreSQL (server, psql, pgbench, amcheck) on a mounted volume
 	postgresql postgresql-contrib
 	# verbs tests: a Soft-RoCE VM (../shared/rdma-vm; docs/verbs.md) and perftest baselines

@@ -607,6 +607,111 @@ static void case_zero(void)
 	printf("ok: zero op: ranges inside and past the end, a new 1 GiB object, 3 equal copies\n");
 }
 
+/* Extents of v over [off, off+len) as "D:len H:len ..." (max 64 extents, every call's map joined). */
+static void map_string(struct weft_vol *v, uint64_t off, uint64_t len, char *out, size_t cap)
+{
+	struct weft_vol_extent ext[64];
+	uint64_t pos = off, end = off + len;
+	size_t o = 0;
+
+	out[0] = '\0';
+	while (pos < end) {
+		unsigned int n = 0;
+
+		CHECK_RC(weft_vol_extents(v, pos, end - pos, ext, 64, &n), 0);
+		CHECK(n >= 1 && ext[0].off == pos, "map at %" PRIu64 ": %u extents, first at %" PRIu64,
+		      pos, n, n ? ext[0].off : 0);
+		for (unsigned int i = 0; i < n && pos < end; i++) {
+			uint64_t l = ext[i].len;
+
+			CHECK(ext[i].off == pos && l > 0, "extent %u at %" PRIu64 " (want %" PRIu64 ")", i,
+			      ext[i].off, pos);
+			if (l > end - pos)
+				l = end - pos;
+			o += (size_t)snprintf(out + o, cap - o, "%s%c:%" PRIu64, o ? " " : "",
+					      (ext[i].flags & WEFT_VOL_EXTENT_HOLE) ? 'H' : 'D', l);
+			pos += l;
+		}
+	}
+}
+
+/*
+ * write_zeroes keeps objects, discard frees them; the allocation map follows
+ * the data objects: missing = hole, past an object's stored size = hole.
+ */
+static void case_map(void)
+{
+	enum { MOS = 64 << 10, MSIZE = 16 * MOS + 1000 };
+	struct weft_vol_opts o = {.object_size = MOS};
+	struct weft_vol_extent ext[4];
+	uint8_t *shadow = calloc(1, MSIZE), *w = malloc(MSIZE);
+	struct weft_vol_info info;
+	char got[512], want[512];
+	struct weft_vol *v;
+	unsigned int n = 0;
+	uint64_t osz = 0;
+
+	CHECK_RC(weft_vol_create(cl, pool, "map", MSIZE, &o), 0);
+	CHECK_RC(weft_vol_open(cl, pool, "map", WEFT_VOL_EXCLUSIVE, &v), 0);
+	CHECK_RC(weft_vol_stat(v, &info), 0);
+	map_string(v, 0, MSIZE, got, sizeof(got));
+	snprintf(want, sizeof(want), "H:%d", MSIZE);
+	CHECK(!strcmp(got, want), "fresh volume: %s, want %s", got, want);
+	/* object 1 written in its first 10,000 bytes; object 3 fully; the last (1000 B) fully */
+	fill(w, MSIZE);
+	CHECK_RC(weft_vol_write(v, w, 10000, MOS), 0);
+	memcpy(shadow + MOS, w, 10000);
+	CHECK_RC(weft_vol_write(v, w, MOS, 3 * MOS), 0);
+	memcpy(shadow + 3 * MOS, w, MOS);
+	CHECK_RC(weft_vol_write(v, w, 1000, 16 * MOS), 0);
+	memcpy(shadow + 16 * MOS, w, 1000);
+	map_string(v, 0, MSIZE, got, sizeof(got));
+	snprintf(want, sizeof(want), "H:%d D:10000 H:%d D:%d H:%d D:1000", MOS, 2 * MOS - 10000, MOS,
+		 12 * MOS);
+	CHECK(!strcmp(got, want), "after writes: %s, want %s", got, want);
+	/* a map from inside an object, and one limited to 2 extents */
+	map_string(v, MOS + 5000, 3 * MOS, got, sizeof(got));
+	snprintf(want, sizeof(want), "D:5000 H:%d D:%d H:5000", 2 * MOS - 10000, MOS);
+	CHECK(!strcmp(got, want), "map from inside object 1: %s, want %s", got, want);
+	CHECK_RC(weft_vol_extents(v, 0, MSIZE, ext, 2, &n), 0);
+	CHECK(n == 2 && ext[0].off == 0 && ext[0].len == MOS && ext[1].len == 10000,
+	      "max 2: %u extents", n);
+	/* write_zeroes over object 3's middle and a never-written object 5: both become data */
+	CHECK_RC(weft_vol_write_zeroes(v, 3 * MOS + 4096, 8192), 0);
+	memset(shadow + 3 * MOS + 4096, 0, 8192);
+	CHECK_RC(weft_vol_write_zeroes(v, 5 * MOS, MOS), 0);
+	CHECK(obj_exists(info.id, 5, &osz) && osz == MOS, "write_zeroes created object 5 (%" PRIu64 ")",
+	      osz);
+	map_string(v, 3 * MOS, 3 * MOS, got, sizeof(got));
+	snprintf(want, sizeof(want), "D:%d H:%d D:%d", MOS, MOS, MOS);
+	CHECK(!strcmp(got, want), "after write_zeroes: %s, want %s", got, want);
+	/* discard of object 3 whole and object 1's tail: removed / truncated, holes again */
+	CHECK_RC(weft_vol_discard(v, 3 * MOS, MOS), 0);
+	memset(shadow + 3 * MOS, 0, MOS);
+	CHECK(!obj_exists(info.id, 3, NULL), "discard left object 3");
+	CHECK_RC(weft_vol_discard(v, MOS + 4000, MOS - 4000), 0);
+	memset(shadow + MOS + 4000, 0, MOS - 4000);
+	map_string(v, 0, 6 * MOS, got, sizeof(got));
+	snprintf(want, sizeof(want), "H:%d D:4000 H:%d D:%d", MOS, 4 * MOS - 4000, MOS);
+	CHECK(!strcmp(got, want), "after discards: %s, want %s", got, want);
+	verify_all(v, shadow, MSIZE, "map");
+	/* bad arguments */
+	CHECK_RC(weft_vol_extents(v, MSIZE, 1, ext, 4, &n), -EINVAL);
+	CHECK_RC(weft_vol_extents(v, 0, MSIZE, ext, 0, &n), -EINVAL);
+	CHECK_RC(weft_vol_write_zeroes(v, MSIZE - 10, 11), -EINVAL);
+	CHECK_RC(weft_vol_close(v), 0);
+	/* read-only handles map too, and cannot write zeros */
+	CHECK_RC(weft_vol_open(cl, pool, "map", WEFT_VOL_RDONLY, &v), 0);
+	CHECK_RC(weft_vol_extents(v, 16 * MOS, 1000, ext, 4, &n), 0);
+	CHECK(n == 1 && ext[0].flags == 0 && ext[0].len == 1000, "read-only map of the last object");
+	CHECK_RC(weft_vol_write_zeroes(v, 0, 10), -EROFS);
+	CHECK_RC(weft_vol_close(v), 0);
+	CHECK_RC(weft_vol_remove(cl, pool, "map"), 0);
+	free(shadow);
+	free(w);
+	printf("ok: allocation map: holes, partial objects, write_zeroes keeps, discard frees\n");
+}
+
 int main(int argc, char **argv)
 {
 	const char *conf = NULL, *pname = NULL;
@@ -632,6 +737,7 @@ int main(int argc, char **argv)
 	case_create_args();
 	case_cas();
 	case_zero();
+	case_map();
 	case_io();
 	case_concurrent();
 	case_exclusive();

@@ -211,6 +211,47 @@ int weft_vol_aio_write(struct weft_vol *vol, const void *buf, size_t len, uint64
 int weft_vol_aio_discard(struct weft_vol *vol, uint64_t off, uint64_t len, weft_op_cb cb,
 			 void *arg);
 int weft_vol_aio_flush(struct weft_vol *vol, weft_op_cb cb, void *arg);
+/*
+ * write_zeroes: the range reads as zeros afterwards, like discard, but
+ * every object it touches stays (or becomes) allocated: each piece is the
+ * OSD's zero op (no payload; the stores free whole 4 KiB units inside the
+ * object), never a remove or truncate, so the allocation map below shows
+ * the range as data. For callers that were told not to punch holes (NBD's
+ * NO_HOLE); otherwise discard frees more. Same rules as discard.
+ */
+int weft_vol_aio_write_zeroes(struct weft_vol *vol, uint64_t off, uint64_t len, weft_op_cb cb,
+			      void *arg);
+
+/*
+ * ALLOCATION MAP
+ *
+ * Which parts of [off, off+len) are backed by data objects, at the
+ * granularity the volume format keeps: a data object that does not exist
+ * (never written, or removed by a discard) is a hole, and so are the bytes
+ * of an object past its stored size (a discard truncated them, or nothing
+ * was ever written there). Everything else is data, even where it reads as
+ * zeros (a write_zeroes, or the OSD's freed units inside an object): the
+ * map never calls a range a hole that could hold data, so a copy that skips
+ * holes copies everything. Holes read as zeros.
+ *
+ * weft_vol_aio_extents stats at most WEFT_VOL_EXTENTS_OBJS objects (all in
+ * flight at once) and writes at most max extents to ext, in order,
+ * contiguous, the first starting at off, adjacent ones of the same kind
+ * merged. The map may stop before off+len (the object limit, max, or the
+ * volume end): call again from the end of the last extent. res->length is
+ * the number of extents written (at least 1 when rc is 0 and len > 0).
+ * off must lie inside the volume (-EINVAL); max 0 is -EINVAL. Like a read,
+ * it is not ordered against writes in flight.
+ */
+#define WEFT_VOL_EXTENT_HOLE  0x1u /* no stored data: reads as zeros, takes no space */
+#define WEFT_VOL_EXTENTS_OBJS 64u
+struct weft_vol_extent {
+	uint64_t off;
+	uint64_t len;
+	uint32_t flags; /* WEFT_VOL_EXTENT_* */
+};
+int weft_vol_aio_extents(struct weft_vol *vol, uint64_t off, uint64_t len,
+			 struct weft_vol_extent *ext, unsigned int max, weft_op_cb cb, void *arg);
 
 /* Ops of this handle queued or in flight. */
 unsigned int weft_vol_inflight(const struct weft_vol *vol);
@@ -220,6 +261,10 @@ int weft_vol_read(struct weft_vol *vol, void *buf, size_t len, uint64_t off, siz
 int weft_vol_write(struct weft_vol *vol, const void *buf, size_t len, uint64_t off);
 int weft_vol_discard(struct weft_vol *vol, uint64_t off, uint64_t len);
 int weft_vol_flush(struct weft_vol *vol);
+int weft_vol_write_zeroes(struct weft_vol *vol, uint64_t off, uint64_t len);
+/* *n_out = extents written to ext (see weft_vol_aio_extents). */
+int weft_vol_extents(struct weft_vol *vol, uint64_t off, uint64_t len, struct weft_vol_extent *ext,
+		     unsigned int max, unsigned int *n_out);
 
 /*
  * The exclusive lock as the cluster sees it, without taking it. holder is
