@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * straw2 descent over the topology tree (see plc_tree.h). Everything here
+ * is a pure function of (tree, rule, pg): clients, OSDs, mons and the
+ * simulator compute the same sets from the same map.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "placement/plc_priv.h"
+#include "placement/plc_tree.h"
+
+/* The draw's seed for (pool, pg) and attempt rr: independent of the bucket. */
+static uint64_t plc_seed(uint32_t pool, uint32_t pg, uint32_t rr)
+{
+	return plc_mix64(((uint64_t)pool << 32 | pg) ^ plc_mix64(0x51ed270bull + rr));
+}
+
+/*
+ * straw2 over a bucket's children: ln(u) / w with u uniform in (0, 1], the
+ * largest wins; ties (practically impossible) go to the lower key. glibc's
+ * log() is correctly rounded, so every x86-64 reader draws alike. Returns
+ * the child, or NULL when no child has weight.
+ */
+static const struct plc_child *plc_straw2(const struct plc_tree *t, const struct plc_node *b,
+					  uint64_t seed)
+{
+	const struct plc_child *best = NULL;
+	double bd = -INFINITY;
+
+	for (uint32_t i = 0; i < b->nchild; i++) {
+		const struct plc_child *c = &t->child[b->first + i];
+		uint64_t h;
+		double d;
+
+		if (c->inv_weight <= 0)
+			continue;
+		h = plc_mix64(seed ^ c->key);
+		d = log(((double)(h >> 11) + 1.0) * 0x1p-53) * c->inv_weight;
+		if (d > bd || (d == bd && best != NULL && c->key < best->key)) {
+			bd = d;
+			best = c;
+		}
+	}
+	return best;
+}
+
+int32_t plc_tree_domain_of(const struct plc_tree *t, const struct plc_rule *rule, int32_t osd)
+{
+	int32_t d = -1;
+
+	if (osd >= 0 && (uint32_t)osd < t->max_osd && rule->domain > 1 &&
+	    rule->domain < PLC_TREE_TYPES)
+		d = t->osds[osd].anc[rule->domain];
+	return d >= 0 ? d : -2 - osd; /* domain osd, or a tree that skips the level */
+}
+
+static bool plc_under_root(const struct plc_tree *t, const struct plc_rule *rule, int32_t osd)
+{
+	const struct plc_node *r;
+
+	if (osd < 0 || (uint32_t)osd >= t->max_osd || rule->root < 0 ||
+	    (uint32_t)rule->root >= t->nnodes)
+		return false;
+	r = &t->nodes[rule->root];
+	return r->type < PLC_TREE_TYPES && t->osds[osd].anc[r->type] == rule->root;
+}
+
+/* One descent from the root with attempt rr: the OSD reached, or -1. */
+static int32_t plc_descend(const struct plc_tree *t, const struct plc_rule *rule, uint32_t pg,
+			   uint32_t rr)
+{
+	uint64_t seed = plc_seed(rule->pool, pg, rr);
+	const struct plc_node *b = &t->nodes[rule->root];
+
+	for (unsigned int depth = 0; depth < PLC_TREE_TYPES; depth++) {
+		const struct plc_child *c = plc_straw2(t, b, seed);
+
+		if (c == NULL)
+			return -1;
+		if (c->ref < 0)
+			return -1 - c->ref;
+		b = &t->nodes[c->ref];
+	}
+	return -1; /* deeper than the types allow: not a tree the builder makes */
+}
+
+unsigned int plc_tree_choose(const struct plc_tree *t, const struct plc_rule *rule, uint32_t pg,
+			     int32_t *acting_out, bool *short_out)
+{
+	int32_t dom[PLC_MAX_REPLICAS];
+	unsigned int n = 0, size = rule->size;
+	bool shrt = false;
+
+	if (size > PLC_MAX_REPLICAS)
+		size = PLC_MAX_REPLICAS;
+	if (rule->root < 0 || (uint32_t)rule->root >= t->nnodes) {
+		if (short_out)
+			*short_out = false;
+		return 0;
+	}
+	/* pass 0: distinct failure domains; pass 1 (too few domains): distinct OSDs */
+	for (unsigned int pass = 0; pass < 2 && n < size; pass++) {
+		for (unsigned int r = n; r < size; r++) {
+			bool placed = false;
+
+			for (unsigned int try = 0; try < PLC_TREE_TRIES && !placed; try++) {
+				uint32_t rr = r + (try + pass * PLC_TREE_TRIES) * size;
+				int32_t osd = plc_descend(t, rule, pg, rr), d;
+				bool clash = false;
+
+				if (osd < 0)
+					break; /* the root has no weight */
+				if ((uint32_t)osd >= t->max_osd || !t->osds[osd].eligible)
+					continue;
+				d = plc_tree_domain_of(t, rule, osd);
+				for (unsigned int k = 0; k < n && !clash; k++)
+					clash = acting_out[k] == osd || (pass == 0 && dom[k] == d);
+				if (clash)
+					continue;
+				acting_out[n] = osd;
+				dom[n++] = d;
+				placed = true;
+			}
+			if (!placed && pass == 0) {
+				shrt = true;
+				break; /* the rest comes from pass 1, in replica order */
+			}
+		}
+	}
+	if (short_out)
+		*short_out = shrt;
+	return n;
+}
+
+bool plc_tree_can_hold(const struct plc_tree *t, const struct plc_rule *rule, const int32_t *set,
+		       unsigned int n, int32_t from, int32_t to)
+{
+	int32_t d;
+
+	if (to < 0 || (uint32_t)to >= t->max_osd || !t->osds[to].eligible ||
+	    !plc_under_root(t, rule, to))
+		return false;
+	d = plc_tree_domain_of(t, rule, to);
+	for (unsigned int k = 0; k < n; k++) {
+		if (set[k] == from)
+			continue;
+		if (set[k] == to || plc_tree_domain_of(t, rule, set[k]) == d)
+			return false;
+	}
+	return true;
+}
+
+/* The items of one PG: a contiguous run in the sorted array. */
+static const struct plc_upmap *plc_tree_items(const struct plc_upmap *items, unsigned int n,
+					      uint32_t pool, uint32_t pg, unsigned int *count_out)
+{
+	unsigned int lo = 0, hi = n, k = 0;
+
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (items[mid].pool < pool || (items[mid].pool == pool && items[mid].pg < pg))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo + k < n && items[lo + k].pool == pool && items[lo + k].pg == pg)
+		k++;
+	*count_out = k;
+	return items + lo;
+}
+
+int plc_tree_acting(const struct plc_tree *t, const struct plc_rule *rule, uint32_t pg,
+		    const struct plc_upmap *items, unsigned int nitems, int32_t *acting_out,
+		    bool *short_out)
+{
+	const struct plc_upmap *it;
+	unsigned int n, k = 0;
+	bool shrt = false;
+
+	if (rule->size == 0 || rule->size > PLC_MAX_REPLICAS || (nitems && !items))
+		return -EINVAL;
+	n = plc_tree_choose(t, rule, pg, acting_out, &shrt);
+	if (short_out)
+		*short_out = shrt;
+	if (nitems == 0)
+		return (int)n;
+	it = plc_tree_items(items, nitems, rule->pool, pg, &k);
+	/* Items move a replica between two OSDs; one that no longer fits is skipped. */
+	for (unsigned int j = 0; j < k; j++) {
+		for (unsigned int c = 0; c < n; c++) {
+			if (acting_out[c] != it[j].from)
+				continue;
+			if ((shrt || plc_tree_can_hold(t, rule, acting_out, n, it[j].from,
+						       it[j].to)) &&
+			    it[j].to >= 0 && (uint32_t)it[j].to < t->max_osd &&
+			    t->osds[it[j].to].eligible && plc_under_root(t, rule, it[j].to)) {
+				bool dup = false;
+
+				for (unsigned int d = 0; d < n; d++)
+					dup |= acting_out[d] == it[j].to;
+				if (!dup)
+					acting_out[c] = it[j].to;
+			}
+			break;
+		}
+	}
+	return (int)n;
+}
+
+unsigned int plc_tree_domains(const struct plc_tree *t, const struct plc_rule *rule)
+{
+	unsigned int count = 0;
+	uint8_t *seen;
+
+	if (rule->root < 0 || (uint32_t)rule->root >= t->nnodes)
+		return 0;
+	if (rule->domain <= 1 || rule->domain >= PLC_TREE_TYPES) {
+		for (uint32_t i = 0; i < t->max_osd; i++)
+			count += t->osds[i].eligible && plc_under_root(t, rule, (int32_t)i);
+		return count;
+	}
+	seen = calloc(t->nnodes + 1, 1);
+	if (seen == NULL)
+		return 0;
+	for (uint32_t i = 0; i < t->max_osd; i++) {
+		int32_t d;
+
+		if (!t->osds[i].eligible || !plc_under_root(t, rule, (int32_t)i))
+			continue;
+		d = t->osds[i].anc[rule->domain];
+		if (d < 0) { /* the tree skips the level here: the OSD is its own domain */
+			count++;
+			continue;
+		}
+		count += !seen[d];
+		seen[d] = 1;
+	}
+	free(seen);
+	return count;
+}
+
+void plc_tree_free(struct plc_tree *t)
+{
+	free(t->nodes);
+	free(t->child);
+	free(t->osds);
+	memset(t, 0, sizeof(*t));
+}
