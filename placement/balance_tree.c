@@ -31,12 +31,15 @@ struct plc_tbal {
 	uint32_t **pgs;	      /* PGs on each OSD */
 	uint32_t *npgs, *cappgs;
 	double tol_ratio;
+	uint8_t *flagged; /* outside the bound when the run started: aim at half of it */
 };
 
 static double plc_tbal_tol(const struct plc_tbal *b, uint32_t o)
 {
 	double tol = b->share[o] * b->tol_ratio;
 
+	if (b->flagged != NULL && b->flagged[o])
+		tol /= 2;
 	return tol < 1.0 ? 1.0 : tol;
 }
 
@@ -102,23 +105,23 @@ static int plc_tbal_init(struct plc_tbal *b, struct plc_upmap *items, unsigned i
 		while (j < *nitems && (items[j].pool < b->rule->pool ||
 				       (items[j].pool == b->rule->pool && items[j].pg < pg)))
 			items[keep++] = items[j++];
-		for (; j < *nitems && items[j].pool == b->rule->pool && items[j].pg == pg; j++) {
-			bool ok = false;
+		{
+			unsigned int first = j, cnt;
+			bool on[PLC_MAX_REPLICAS * 2] = { false };
 
-			for (unsigned int c = 0; c < n && !s; c++) {
-				if (set[c] != items[j].from)
-					continue;
-				ok = k < b->size &&
-				     plc_tree_can_hold(t, b->rule, set, n, items[j].from, items[j].to);
-				if (ok)
-					set[c] = items[j].to;
-				break;
-			}
-			if (ok) {
-				b->ifrom[(size_t)pg * b->size + k] = items[j].from;
-				b->ito[(size_t)pg * b->size + k++] = items[j].to;
-			} else {
-				(*dropped)++;
+			while (j < *nitems && items[j].pool == b->rule->pool && items[j].pg == pg)
+				j++;
+			cnt = j - first;
+			if (cnt > 0 && !s)
+				plc_tree_apply(t, b->rule, set, n, s, items + first,
+					       cnt < b->size ? cnt : b->size, on);
+			for (unsigned int q = 0; q < cnt; q++) {
+				if (q < b->size && on[q]) {
+					b->ifrom[(size_t)pg * b->size + k] = items[first + q].from;
+					b->ito[(size_t)pg * b->size + k++] = items[first + q].to;
+				} else {
+					(*dropped)++;
+				}
 			}
 		}
 		for (unsigned int c = 0; c < n; c++) {
@@ -171,6 +174,7 @@ static void plc_tbal_fini(struct plc_tbal *b)
 	free(b->shrt);
 	free(b->load);
 	free(b->share);
+	free(b->flagged);
 }
 
 static double plc_tbal_dev(const struct plc_tbal *b)
@@ -334,6 +338,26 @@ int plc_tree_balance(const struct plc_tree *t, const struct plc_rule *rule, uint
 		stats_out->max_dev_before = plc_tbal_dev(&b);
 		stats_out->dropped = dropped;
 	}
+	/*
+	 * Hysteresis: OSDs outside max_dev are brought within half of it; the
+	 * others only take or give while they stay within max_dev. So a small
+	 * change (an OSD added) moves little besides what the change needs, and
+	 * does not start another round at once.
+	 */
+	if (rc == 0) {
+		bool outside = false;
+
+		b.flagged = calloc(t->max_osd + 1, 1);
+		if (b.flagged == NULL)
+			rc = -ENOMEM;
+		for (uint32_t i = 0; rc == 0 && i < t->max_osd; i++) {
+			b.flagged[i] = b.share[i] > 0 &&
+				       fabs(b.load[i] - b.share[i]) > plc_tbal_tol(&b, i);
+			outside |= b.flagged[i];
+		}
+		if (!outside)
+			max_moves = 0;
+	}
 	/* every pass moves at least one replica or ends; max_moves bounds the work */
 	while (rc == 0 && moved < max_moves) {
 		int n = plc_tbal_pass(&b, order, max_moves - moved);
@@ -351,6 +375,61 @@ int plc_tree_balance(const struct plc_tree *t, const struct plc_rule *rule, uint
 	free(order);
 	plc_tbal_fini(&b);
 	return rc ? rc : (int)moved;
+}
+
+int plc_tree_pin(const struct plc_tree *t, const struct plc_rule *rule, uint32_t pg_num,
+		 const int32_t *old_sets, const uint8_t *fresh, struct plc_upmap *items,
+		 unsigned int *nitems, unsigned int cap, unsigned int *pinned_out)
+{
+	struct plc_tbal b = { .t = t, .rule = rule, .pg_num = pg_num, .size = rule->size };
+	unsigned int dropped = 0, pinned = 0;
+	int rc;
+
+	if (rule->size == 0 || rule->size > PLC_MAX_REPLICAS || pg_num == 0 || *nitems > cap)
+		return -EINVAL;
+	plc_upmap_sort(items, *nitems);
+	rc = plc_tbal_init(&b, items, nitems, &dropped);
+	for (uint32_t pg = 0; rc == 0 && pg < pg_num; pg++) {
+		int32_t *set = b.sets + (size_t)pg * b.size;
+		const int32_t *old = old_sets + (size_t)pg * b.size;
+
+		if (b.shrt[pg])
+			continue;
+		for (unsigned int c = 0; c < b.size && rc == 0; c++) {
+			int32_t x = set[c];
+			bool kept = false;
+
+			for (unsigned int k = 0; k < b.size; k++)
+				kept |= old[k] == x;
+			if (x < 0 || kept)
+				continue;
+			/*
+			 * x replaced an old member that is still eligible: put the replica
+			 * back, unless x is fresh and the old member is above its share
+			 * (then the move is one the balancer would make anyway).
+			 */
+			for (unsigned int k = 0; k < b.size; k++) {
+				int32_t y = old[k];
+				bool there = false;
+
+				for (unsigned int j = 0; j < b.size; j++)
+					there |= set[j] == y;
+				if (y < 0 || there || !plc_tree_can_hold(t, rule, set, b.size, x, y))
+					continue;
+				if (fresh[x] && b.load[y] >= b.share[y])
+					break;
+				rc = plc_tbal_move(&b, pg, x, y);
+				pinned++;
+				break;
+			}
+		}
+	}
+	if (rc == 0)
+		rc = plc_tbal_emit(&b, items, nitems, cap);
+	if (rc == 0 && pinned_out)
+		*pinned_out = pinned;
+	plc_tbal_fini(&b);
+	return rc;
 }
 
 int plc_tree_loads(const struct plc_tree *t, const struct plc_rule *rule, uint32_t pg_num,

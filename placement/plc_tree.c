@@ -173,6 +173,77 @@ static const struct plc_upmap *plc_tree_items(const struct plc_upmap *items, uns
 	return items + lo;
 }
 
+/* A pair of members breaking the rule (same OSD, or same domain unless shrt): true if found. */
+static bool plc_tree_conflict(const struct plc_tree *t, const struct plc_rule *rule,
+			      const int32_t *set, unsigned int n, bool shrt, unsigned int *a,
+			      unsigned int *b)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		for (unsigned int j = i + 1; j < n; j++) {
+			if (set[i] == set[j] ||
+			    (!shrt && plc_tree_domain_of(t, rule, set[i]) ==
+					      plc_tree_domain_of(t, rule, set[j]))) {
+				*a = i;
+				*b = j;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+unsigned int plc_tree_apply(const struct plc_tree *t, const struct plc_rule *rule, int32_t *set,
+			    unsigned int n, bool shrt, const struct plc_upmap *it, unsigned int k,
+			    bool *applied_out)
+{
+	int32_t raw[PLC_MAX_REPLICAS];
+	bool on[PLC_MAX_REPLICAS * 2];
+	unsigned int count = 0, a, b;
+
+	if (k > PLC_MAX_REPLICAS * 2)
+		k = PLC_MAX_REPLICAS * 2;
+	memcpy(raw, set, n * sizeof(*raw));
+	/* an item applies when its from is in the raw set and its to may hold data */
+	for (unsigned int j = 0; j < k; j++) {
+		on[j] = false;
+		for (unsigned int c = 0; c < n && !on[j]; c++)
+			on[j] = raw[c] == it[j].from && it[j].to >= 0 &&
+				(uint32_t)it[j].to < t->max_osd && t->osds[it[j].to].eligible &&
+				plc_under_root(t, rule, it[j].to);
+	}
+	/*
+	 * All at once (the order the items were made in is not known here);
+	 * while the result breaks the rule, drop an item that made one of the
+	 * clashing members. Each round drops one, so k + 1 rounds end it.
+	 */
+	for (unsigned int round = 0; round <= k; round++) {
+		int drop = -1;
+
+		memcpy(set, raw, n * sizeof(*set));
+		for (unsigned int j = 0; j < k; j++)
+			for (unsigned int c = 0; on[j] && c < n; c++)
+				if (raw[c] == it[j].from)
+					set[c] = it[j].to;
+		if (!plc_tree_conflict(t, rule, set, n, shrt, &a, &b))
+			break;
+		for (unsigned int j = k; j-- > 0 && drop < 0;)
+			if (on[j] && (raw[b] == it[j].from || raw[a] == it[j].from))
+				drop = (int)j;
+		if (drop < 0) { /* the raw set itself clashes: cannot happen, keep it */
+			memcpy(set, raw, n * sizeof(*set));
+			memset(on, 0, sizeof(on));
+			break;
+		}
+		on[drop] = false;
+	}
+	for (unsigned int j = 0; j < k; j++) {
+		count += on[j];
+		if (applied_out)
+			applied_out[j] = on[j];
+	}
+	return count;
+}
+
 int plc_tree_acting(const struct plc_tree *t, const struct plc_rule *rule, uint32_t pg,
 		    const struct plc_upmap *items, unsigned int nitems, int32_t *acting_out,
 		    bool *short_out)
@@ -189,25 +260,8 @@ int plc_tree_acting(const struct plc_tree *t, const struct plc_rule *rule, uint3
 	if (nitems == 0)
 		return (int)n;
 	it = plc_tree_items(items, nitems, rule->pool, pg, &k);
-	/* Items move a replica between two OSDs; one that no longer fits is skipped. */
-	for (unsigned int j = 0; j < k; j++) {
-		for (unsigned int c = 0; c < n; c++) {
-			if (acting_out[c] != it[j].from)
-				continue;
-			if ((shrt || plc_tree_can_hold(t, rule, acting_out, n, it[j].from,
-						       it[j].to)) &&
-			    it[j].to >= 0 && (uint32_t)it[j].to < t->max_osd &&
-			    t->osds[it[j].to].eligible && plc_under_root(t, rule, it[j].to)) {
-				bool dup = false;
-
-				for (unsigned int d = 0; d < n; d++)
-					dup |= acting_out[d] == it[j].to;
-				if (!dup)
-					acting_out[c] = it[j].to;
-			}
-			break;
-		}
-	}
+	if (k > 0)
+		plc_tree_apply(t, rule, acting_out, n, shrt, it, k, NULL);
 	return (int)n;
 }
 

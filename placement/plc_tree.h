@@ -73,6 +73,16 @@ int plc_tree_acting(const struct plc_tree *t, const struct plc_rule *rule, uint3
 		    const struct plc_upmap *items, unsigned int nitems, int32_t *acting_out,
 		    bool *short_out);
 
+/*
+ * Apply the k items of one PG to its raw set (n members) at once; items
+ * that do not fit (from not in the set, to not eligible or not under the
+ * root, or the result breaking the rule) are left out. applied_out[j]
+ * (may be NULL) tells which applied; returns how many.
+ */
+unsigned int plc_tree_apply(const struct plc_tree *t, const struct plc_rule *rule, int32_t *set,
+			    unsigned int n, bool shrt, const struct plc_upmap *it, unsigned int k,
+			    bool *applied_out);
+
 /* The raw descent (no items). */
 unsigned int plc_tree_choose(const struct plc_tree *t, const struct plc_rule *rule, uint32_t pg,
 			     int32_t *acting_out, bool *short_out);
@@ -88,10 +98,11 @@ bool plc_tree_can_hold(const struct plc_tree *t, const struct plc_rule *rule, co
 		       unsigned int n, int32_t from, int32_t to);
 
 /*
- * The balancer on a tree: add upmap items for one pool of pg_num PGs until
- * every eligible OSD under the rule's root is within max_dev (0.05 = 5%,
- * and at least one PG) of its weighted share, or no move helps, or
- * max_moves replicas moved. items[0..*nitems) are the pool's current items
+ * The balancer on a tree: when some eligible OSD under the rule's root is
+ * further than max_dev (0.05 = 5%, and at least one PG) from its weighted
+ * share, add upmap items for one pool of pg_num PGs until every one is
+ * within max_dev / 2 (hysteresis), or no move helps, or max_moves replicas
+ * moved. items[0..*nitems) are the pool's current items
  * (sorted, kept when still valid, dropped when not); the result is sorted.
  * Returns the number of replicas moved (new items), or -ENOSPC / -ENOMEM /
  * -EINVAL.
@@ -103,6 +114,19 @@ struct plc_bal_stats {
 int plc_tree_balance(const struct plc_tree *t, const struct plc_rule *rule, uint32_t pg_num,
 		     double max_dev, unsigned int max_moves, struct plc_upmap *items,
 		     unsigned int *nitems, unsigned int cap, struct plc_bal_stats *stats_out);
+
+/*
+ * After a change that adds capacity (new or heavier OSDs, marked in fresh,
+ * by id): hierarchical straw2 moves about one pool share per tree level,
+ * most of it between old OSDs. Keep every replica on its old OSD (old_sets:
+ * pg_num x size acting sets before the change, -1 padded) unless it goes
+ * to a fresh OSD, by adding or retargeting items; the balancer then fills
+ * the fresh OSDs from the fullest ones, so the data moved stays near the
+ * optimum (docs/scale.md). Same item conventions as plc_tree_balance.
+ */
+int plc_tree_pin(const struct plc_tree *t, const struct plc_rule *rule, uint32_t pg_num,
+		 const int32_t *old_sets, const uint8_t *fresh, struct plc_upmap *items,
+		 unsigned int *nitems, unsigned int cap, unsigned int *pinned_out);
 
 /* Replicas per OSD (by id, max_osd entries) of one pool, and their weighted shares. */
 int plc_tree_loads(const struct plc_tree *t, const struct plc_rule *rule, uint32_t pg_num,

@@ -26,6 +26,8 @@ static const struct cli_cmd cli_cmds[] = {
 	{ "osd", cli_osd_main, "osd tree | dump | down|out|in ID | set|unset noout|pause" },
 	{ "pg", cli_pg_main, "pg ls [--inconsistent | --state S] | scrub | deep-scrub | repair PGID" },
 	{ "pool", cli_pool_main, "pool ls | create NAME [--size N --min-size M --pg-num P] | rm | set" },
+	{ "sim", cli_sim_main,
+	  "sim [--racks R --hosts H --osds-per-host O ...]: placement at scale (docs/scale.md)" },
 	{ "vol", cli_vol_main,
 	  "vol create|ls|info|resize|rm|lock|bench: block volumes (like rbd)" },
 	{ "store-bench", cli_store_bench_main,
