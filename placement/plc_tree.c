@@ -87,51 +87,73 @@ static int32_t plc_descend(const struct plc_tree *t, const struct plc_rule *rule
 	return -1; /* deeper than the types allow: not a tree the builder makes */
 }
 
+/*
+ * Replicas are placed try by try, not replica by replica: every replica's
+ * first descent is placed first (in replica order), then the second
+ * descents of those still missing, and so on. A replica that must retry
+ * (its OSD failed, its domain was taken) so never displaces one that
+ * landed at its first try: a failure moves only the failed replica, even
+ * with few failure domains. For the same reason the domain of a replica's
+ * first descent stays reserved to it when that OSD is down or out: another
+ * replica that had to avoid the domain keeps avoiding it. Pass 0 wants
+ * distinct failure domains; pass 1 (too few domains hold an eligible OSD)
+ * only distinct OSDs.
+ */
 unsigned int plc_tree_choose(const struct plc_tree *t, const struct plc_rule *rule, uint32_t pg,
 			     int32_t *acting_out, bool *short_out)
 {
-	int32_t dom[PLC_MAX_REPLICAS];
-	unsigned int n = 0, size = rule->size;
-	bool shrt = false;
+	int32_t osd_at[PLC_MAX_REPLICAS], dom_at[PLC_MAX_REPLICAS], resv[PLC_MAX_REPLICAS];
+	unsigned int n = 0, size = rule->size, placed = 0;
+	bool shrt = false, dead = false;
 
 	if (size > PLC_MAX_REPLICAS)
 		size = PLC_MAX_REPLICAS;
-	if (rule->root < 0 || (uint32_t)rule->root >= t->nnodes) {
-		if (short_out)
-			*short_out = false;
+	if (short_out)
+		*short_out = false;
+	if (rule->root < 0 || (uint32_t)rule->root >= t->nnodes)
 		return 0;
-	}
-	/* pass 0: distinct failure domains; pass 1 (too few domains): distinct OSDs */
-	for (unsigned int pass = 0; pass < 2 && n < size; pass++) {
-		for (unsigned int r = n; r < size; r++) {
-			bool placed = false;
-
-			for (unsigned int try = 0; try < PLC_TREE_TRIES && !placed; try++) {
+	for (unsigned int r = 0; r < size; r++)
+		osd_at[r] = resv[r] = -1;
+	for (unsigned int pass = 0; pass < 2 && placed < size && !dead; pass++) {
+		shrt |= pass == 1;
+		for (unsigned int try = 0; try < PLC_TREE_TRIES && placed < size && !dead; try++) {
+			for (unsigned int r = 0; r < size && !dead; r++) {
 				uint32_t rr = r + (try + pass * PLC_TREE_TRIES) * size;
-				int32_t osd = plc_descend(t, rule, pg, rr), d;
+				int32_t osd, d;
 				bool clash = false;
 
-				if (osd < 0)
-					break; /* the root has no weight */
-				if ((uint32_t)osd >= t->max_osd || !t->osds[osd].eligible)
+				if (osd_at[r] >= 0)
+					continue;
+				osd = plc_descend(t, rule, pg, rr);
+				if (osd < 0) {
+					dead = true; /* the root has no weight */
+					break;
+				}
+				if ((uint32_t)osd >= t->max_osd)
 					continue;
 				d = plc_tree_domain_of(t, rule, osd);
-				for (unsigned int k = 0; k < n && !clash; k++)
-					clash = acting_out[k] == osd || (pass == 0 && dom[k] == d);
+				if (!t->osds[osd].eligible) {
+					if (try == 0 && pass == 0)
+						resv[r] = d;
+					continue;
+				}
+				for (unsigned int k = 0; k < size && !clash; k++)
+					clash = (osd_at[k] >= 0 &&
+						 (osd_at[k] == osd || (pass == 0 && dom_at[k] == d))) ||
+						(pass == 0 && k != r && resv[k] == d && resv[k] != -1);
 				if (clash)
 					continue;
-				acting_out[n] = osd;
-				dom[n++] = d;
-				placed = true;
-			}
-			if (!placed && pass == 0) {
-				shrt = true;
-				break; /* the rest comes from pass 1, in replica order */
+				osd_at[r] = osd;
+				dom_at[r] = d;
+				placed++;
 			}
 		}
 	}
+	for (unsigned int r = 0; r < size; r++)
+		if (osd_at[r] >= 0)
+			acting_out[n++] = osd_at[r];
 	if (short_out)
-		*short_out = shrt;
+		*short_out = shrt && placed > 0;
 	return n;
 }
 

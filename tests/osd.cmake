@@ -78,3 +78,14 @@ weft_add_test(test_osd_pi SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_osd_pi.c
 # Recovery throttled by client p99 (osd/osd_rthrottle.c): decisions on histograms.
 weft_add_test(test_osd_rthrottle SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_osd_rthrottle.c
 	${PROJECT_SOURCE_DIR}/osd/osd_rthrottle.c LIBS weft_common LABELS unit)
+
+# 30 OSDs in 6 hosts and 2 racks, a pool with failure domain rack, the
+# balancer at work, one rack stopped (issue 21; docs/scale.md). Ports 33000-33099.
+if(TARGET weft-osd AND TARGET test_recovery_io)
+	add_test(NAME scale_func_30osd
+		COMMAND ${CMAKE_CURRENT_LIST_DIR}/test_scale_cluster.sh 33000
+			$<TARGET_FILE:weft-mon> $<TARGET_FILE:weft-osd> $<TARGET_FILE:weft>
+			$<TARGET_FILE:test_recovery_io>)
+	set_tests_properties(scale_func_30osd PROPERTIES LABELS "func;scale" TIMEOUT 600
+		SKIP_RETURN_CODE 77)
+endif()

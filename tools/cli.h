@@ -19,6 +19,7 @@ int cli_mon_main(int argc, char **argv);
 int cli_osd_main(int argc, char **argv);
 int cli_pool_main(int argc, char **argv);
 int cli_pg_main(int argc, char **argv);
+int cli_balancer_main(int argc, char **argv);
 /* Admin socket (cmd_perf.c): argv[0] is "perf" or "daemon". */
 int cli_perf_main(int argc, char **argv);
 /* The placement simulator (sim/). */

@@ -30,6 +30,8 @@ void cli_render_osd_tree(json_t *out);
 void cli_render_osd_dump(json_t *out);
 void cli_render_pool_ls(json_t *out);
 void cli_render_none(json_t *out);
+void cli_render_balancer_status(json_t *out);
+void cli_render_balancer_eval(json_t *out);
 /* Send cmd (consumed) to the mons and print the answer with render (or as JSON). */
 int cli_cmd_simple(struct cli_mon_args *a, const char *what, json_t *cmd, void (*render)(json_t *));
 void cli_render_pgmap(json_t *pgmap);
