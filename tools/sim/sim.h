@@ -23,6 +23,8 @@ struct sim_args {
 	double max_dev;	       /* balancer target */
 	const char *out_dir;   /* CSV and plots; NULL = none */
 	bool check, plot, quiet;
+	unsigned int fanout;   /* --fanout N: measure the mons' fan-out instead */
+	const char *conf_file; /* the cluster's conf for --fanout */
 };
 
 struct sim {
@@ -58,6 +60,9 @@ int sim_run_placement(struct sim *s);
 int sim_run_balance(struct sim *s);
 int sim_run_mapsize(struct sim *s);
 int sim_run_movement(struct sim *s);
+
+/* sim_fanout.c: n real subscribers of the cluster of conf_file; a line per round into csv */
+int sim_fanout(const char *conf_file, unsigned int n, FILE *csv);
 
 /* sim_main.c */
 void sim_metric(struct sim *s, const char *name, double value, const char *unit);

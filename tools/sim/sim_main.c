@@ -81,7 +81,9 @@ static void sim_usage(FILE *out)
 		"  --plot      also spread.png and movement.png (gnuplot) in DIR\n"
 		"  --check     exit 1 unless the targets hold (spread within --max-dev, default\n"
 		"              0.05, or one PG; movement <= 1.1x optimum; identical placement after\n"
-		"              decode; no PG lost)\n");
+		"              decode; no PG lost)\n"
+		"  --fanout N --conf FILE   instead: N real mon clients subscribe to the running\n"
+		"              cluster of FILE; the time for a new epoch to reach them all\n");
 }
 
 static int sim_parse_uint(const char *opt, const char *v, unsigned int min, unsigned int max,
@@ -124,12 +126,13 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
 		{ "max-dev", 1, NULL, 'D' },	  { "out", 1, NULL, 'O' },
 		{ "plot", 0, NULL, 'P' },	  { "check", 0, NULL, 'c' },
 		{ "quiet", 0, NULL, 'q' },	  { "help", 0, NULL, 'h' },
+		{ "fanout", 1, NULL, 'F' },	  { "conf", 1, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc = 0;
 
 	*a = (struct sim_args){ 40, 25, 10, 0, 3, 2, MON_CT_HOST, 4000, 0.5, 100, 0.05,
-				NULL, false, false, false };
+				NULL, false, false, false, 0, NULL };
 	optind = 1;
 	while (rc == 0 && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
@@ -147,6 +150,8 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
 		case 'P': a->plot = true; break;
 		case 'c': a->check = true; break;
 		case 'q': a->quiet = true; break;
+		case 'F': rc = sim_parse_uint("fanout", optarg, 1, 100000, &a->fanout); break;
+		case 'C': a->conf_file = optarg; break;
 		case 'd':
 			a->domain = mon_crush_type_parse(optarg);
 			if (a->domain != MON_CT_HOST && a->domain != MON_CT_RACK) {
@@ -170,6 +175,10 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
 	if (rc == 0 && a->min_size > a->size) {
 		fprintf(stderr, "weft sim: --min-size %u is larger than --size %u\n", a->min_size,
 			a->size);
+		rc = -1;
+	}
+	if (rc == 0 && a->fanout > 0 && a->conf_file == NULL) {
+		fprintf(stderr, "weft sim: --fanout needs --conf FILE (a running cluster)\n");
 		rc = -1;
 	}
 	if (rc == 0 && a->plot && a->out_dir == NULL) {
@@ -232,6 +241,14 @@ int cli_sim_main(int argc, char **argv)
 	if (s.a.out_dir != NULL && mkdir(s.a.out_dir, 0755) != 0 && errno != EEXIST) {
 		fprintf(stderr, "weft sim: cannot make %s: %s\n", s.a.out_dir, strerror(errno));
 		return 1;
+	}
+	if (s.a.fanout > 0) {
+		FILE *csv = sim_csv(&s, "fanout.csv", "subscribers,round,first_s,last_s");
+
+		rc = sim_fanout(s.a.conf_file, s.a.fanout, csv);
+		if (csv != NULL)
+			fclose(csv);
+		return rc == 0 ? 0 : 1;
 	}
 	s.summary = sim_csv(&s, "summary.csv", "metric,value,unit");
 	if (!s.a.quiet)
