@@ -273,13 +273,14 @@ static int plc_tbal_pass(struct plc_tbal *b, uint32_t *order, unsigned int budge
 
 				if (b->load[y] >= b->share[y])
 					break; /* ranked: the rest are at or above share */
-				/* a move must fix one side without pushing the other past its bound */
+				/* a move must fix one side (ranked: the rest are less under) */
 				if (!over && !under)
-					continue;
+					break;
+				tried++;
+				/* ... without pushing the other past its bound */
 				if (b->load[y] + 1 > b->share[y] + plc_tbal_tol(b, (uint32_t)y) ||
 				    b->load[x] - 1 + plc_tbal_tol(b, (uint32_t)x) < b->share[x])
 					continue;
-				tried++;
 				if (!plc_tree_can_hold(b->t, b->rule, set, b->size, x, y))
 					continue;
 				if (plc_tbal_move(b, pg, x, y) != 0)
