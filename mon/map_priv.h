@@ -7,8 +7,8 @@
 #include "proto/codec.h"
 
 #define MON_BUCKET_WIRE_MIN (4 + 1 + 4 + 2)
-#define MON_LOC_WIRE_MIN (4 + 4)
-#define MON_UPMAP_WIRE_MIN (4 + 4 + 4 + 4)
+#define MON_LOC_WIRE_MIN    (4 + 4)
+#define MON_UPMAP_WIRE_MIN  (4 + 4 + 4 + 4)
 
 /* Does the map (or op) use anything of version 2? */
 bool mon_map_needs_v2(const struct mon_map *map);

@@ -12,10 +12,10 @@
 #include "mon/map_priv.h"
 
 static const char *const mon_ct_names[MON_CT_COUNT] = {
-	[MON_CT_OSD] = "osd",	    [MON_CT_HOST] = "host",	      [MON_CT_CHASSIS] = "chassis",
-	[MON_CT_RACK] = "rack",	    [MON_CT_ROW] = "row",	      [MON_CT_PDU] = "pdu",
-	[MON_CT_POD] = "pod",	    [MON_CT_ROOM] = "room",	      [MON_CT_DATACENTER] = "datacenter",
-	[MON_CT_ZONE] = "zone",	    [MON_CT_REGION] = "region", [MON_CT_ROOT] = "root",
+    [MON_CT_OSD] = "osd",   [MON_CT_HOST] = "host",	[MON_CT_CHASSIS] = "chassis",
+    [MON_CT_RACK] = "rack", [MON_CT_ROW] = "row",	[MON_CT_PDU] = "pdu",
+    [MON_CT_POD] = "pod",   [MON_CT_ROOM] = "room",	[MON_CT_DATACENTER] = "datacenter",
+    [MON_CT_ZONE] = "zone", [MON_CT_REGION] = "region", [MON_CT_ROOT] = "root",
 };
 
 const char *mon_crush_type_str(uint8_t type)
@@ -117,8 +117,8 @@ bool mon_map_cache_set(const struct mon_map *map, struct mon_map_cache *cache)
 
 	/* Readers share the map read-only; the cache is the one field they may set. */
 	return atomic_compare_exchange_strong_explicit(
-		(_Atomic(struct mon_map_cache *) *)&((struct mon_map *)map)->cache, &none, cache,
-		memory_order_acq_rel, memory_order_acquire);
+	    (_Atomic(struct mon_map_cache *) *)&((struct mon_map *)map)->cache, &none, cache,
+	    memory_order_acq_rel, memory_order_acquire);
 }
 
 bool mon_map_needs_v2(const struct mon_map *map)
@@ -248,8 +248,8 @@ int mon_map_topo_get(struct proto_dec *dec, struct mon_map *m)
 	for (i = 0; i < m->nbuckets && dec->err == 0; i++) {
 		const struct mon_bucket *b = &m->buckets[i], *p = NULL;
 
-		if (b->parent != 0 && ((p = mon_map_bucket(m, b->parent)) == NULL ||
-				       p->type <= b->type))
+		if (b->parent != 0 &&
+		    ((p = mon_map_bucket(m, b->parent)) == NULL || p->type <= b->type))
 			proto_dec_fail(dec, "bucket %d: bad parent %d", b->id, b->parent);
 		for (uint32_t j = 0; j < i && dec->err == 0; j++)
 			if (!strcmp(m->buckets[j].name, b->name))

@@ -25,10 +25,9 @@ static void mon_tree_node_json(const struct mon_map *map, const struct plc_tree 
 {
 	const struct plc_node *nd = &t->nodes[n];
 
-	json_array_append_new(out, json_pack("{s:i, s:s, s:s, s:f, s:i, s:b}", "id", nd->id,
-					     "name", nd->name, "type",
-					     mon_crush_type_str(nd->type) ?: "?", "weight",
-					     nd->weight, "depth", depth, "implicit",
+	json_array_append_new(out, json_pack("{s:i, s:s, s:s, s:f, s:i, s:b}", "id", nd->id, "name",
+					     nd->name, "type", mon_crush_type_str(nd->type) ?: "?",
+					     "weight", nd->weight, "depth", depth, "implicit",
 					     nd->implicit));
 	for (uint32_t c = 0; c < nd->nchild; c++) {
 		const struct plc_child *ch = &t->child[nd->first + c];
@@ -41,12 +40,11 @@ static void mon_tree_node_json(const struct mon_map *map, const struct plc_tree 
 			if (o == NULL)
 				continue;
 			json_array_append_new(
-				out, json_pack("{s:i, s:s, s:s, s:f, s:i, s:s, s:b, s:b}", "id",
-					       o->id, "name", "", "type", "osd", "weight",
-					       o->weight / 65536.0, "depth", depth + 1, "state",
-					       mon_osd_state_str(o->state), "up",
-					       (o->state & MON_OSD_UP) != 0, "in",
-					       (o->state & MON_OSD_IN) != 0));
+			    out, json_pack("{s:i, s:s, s:s, s:f, s:i, s:s, s:b, s:b}", "id", o->id,
+					   "name", "", "type", "osd", "weight", o->weight / 65536.0,
+					   "depth", depth + 1, "state", mon_osd_state_str(o->state),
+					   "up", (o->state & MON_OSD_UP) != 0, "in",
+					   (o->state & MON_OSD_IN) != 0));
 		}
 	}
 }
@@ -78,7 +76,8 @@ void mon_crush_health(struct mon *mon, json_t *checks, const char **status)
 		if (plc_map_rule(t, &mon->map, p, &rule) != 0) {
 			*status = "HEALTH_ERR";
 			json_array_append_new(checks, json_sprintf("pool '%s': its rule's root is "
-								   "not in the map", p->name));
+								   "not in the map",
+								   p->name));
 			continue;
 		}
 		nd = plc_tree_domains(t, &rule);
@@ -87,13 +86,13 @@ void mon_crush_health(struct mon *mon, json_t *checks, const char **status)
 		if (strcmp(*status, "HEALTH_ERR") != 0)
 			*status = "HEALTH_WARN";
 		json_array_append_new(
-			checks, json_sprintf("PG_UNDERSIZED_DOMAIN: pool '%s' puts %u replicas in "
-					     "distinct %ss under '%s' but only %u %s(s) have an "
-					     "up+in OSD: replicas share a %s",
-					     p->name, rule.size, mon_crush_type_str(rule.domain),
-					     t->nodes[rule.root].name, nd,
-					     mon_crush_type_str(rule.domain),
-					     mon_crush_type_str(rule.domain)));
+		    checks,
+		    json_sprintf("PG_UNDERSIZED_DOMAIN: pool '%s' puts %u replicas in "
+				 "distinct %ss under '%s' but only %u %s(s) have an "
+				 "up+in OSD: replicas share a %s",
+				 p->name, rule.size, mon_crush_type_str(rule.domain),
+				 t->nodes[rule.root].name, nd, mon_crush_type_str(rule.domain),
+				 mon_crush_type_str(rule.domain)));
 	}
 }
 
@@ -135,7 +134,7 @@ static json_t *mon_bal_eval(struct mon *mon)
 		unsigned int extra = p->pg_num * p->size;
 		double *share = calloc(t->max_osd + 1, sizeof(*share)), worst = 0;
 		struct plc_upmap *items = mon_bal_items(&mon->map, extra, &n, &cap);
-		struct plc_bal_stats st = { 0 };
+		struct plc_bal_stats st = {0};
 		struct plc_rule rule;
 		int moves = -EINVAL;
 
@@ -150,8 +149,8 @@ static json_t *mon_bal_eval(struct mon *mon)
 				if (fabs(load[o] / share[o] - 1) > worst)
 					worst = fabs(load[o] / share[o] - 1);
 			}
-			moves = plc_tree_balance(t, &rule, p->pg_num, dev, extra, items, &n, cap,
-						 &st);
+			moves =
+			    plc_tree_balance(t, &rule, p->pg_num, dev, extra, items, &n, cap, &st);
 		}
 		json_array_append_new(pools, json_pack("{s:s, s:f, s:i, s:i, s:i}", "pool", p->name,
 						       "max_deviation_pct", worst * 100,
@@ -173,20 +172,20 @@ json_t *mon_crush_read(struct mon *mon, const char *prefix)
 	if (!strcmp(prefix, "balancer status")) {
 		uint64_t now = clock_now_ms();
 
-		return json_pack("{s:s, s:b, s:i, s:s, s:I, s:I, s:I, s:I}", "mode",
-				 mon->map.balancer == MON_BALANCER_ON	 ? "on"
-				 : mon->map.balancer == MON_BALANCER_OFF ? "off"
-									 : "default",
-				 "active", mon_balancer_enabled(mon), "upmap_items", mon->map.nupmaps,
-				 "last_result", mon->bal_last, "last_round_ago_s",
-				 mon->bal_last_ms ? (json_int_t)((now - mon->bal_last_ms) / 1000) : -1,
-				 "max_misplaced_pct",
-				 (json_int_t)conf_get_int(mon->conf, CONF_MON_BALANCER_MAX_MISPLACED),
-				 "deviation_pct",
-				 (json_int_t)conf_get_int(mon->conf, CONF_MON_BALANCER_DEVIATION),
-				 "interval_s",
-				 (json_int_t)(conf_get_duration_us(mon->conf, CONF_MON_BALANCER_INTERVAL) /
-					      1000000));
+		return json_pack(
+		    "{s:s, s:b, s:i, s:s, s:I, s:I, s:I, s:I}", "mode",
+		    mon->map.balancer == MON_BALANCER_ON    ? "on"
+		    : mon->map.balancer == MON_BALANCER_OFF ? "off"
+							    : "default",
+		    "active", mon_balancer_enabled(mon), "upmap_items", mon->map.nupmaps,
+		    "last_result", mon->bal_last, "last_round_ago_s",
+		    mon->bal_last_ms ? (json_int_t)((now - mon->bal_last_ms) / 1000) : -1,
+		    "max_misplaced_pct",
+		    (json_int_t)conf_get_int(mon->conf, CONF_MON_BALANCER_MAX_MISPLACED),
+		    "deviation_pct",
+		    (json_int_t)conf_get_int(mon->conf, CONF_MON_BALANCER_DEVIATION), "interval_s",
+		    (json_int_t)(conf_get_duration_us(mon->conf, CONF_MON_BALANCER_INTERVAL) /
+				 1000000));
 	}
 	return NULL;
 }
@@ -212,7 +211,7 @@ static const struct mon_bucket *mon_crush_find(const struct mon *mon,
 static int mon_crush_new(struct mon_job *job, struct mon_crush_pending *p, struct mon_inc *inc,
 			 const char *name, uint8_t type, int32_t parent, int32_t *id_out)
 {
-	struct mon_op op = { .kind = MON_OP_BUCKET_SET };
+	struct mon_op op = {.kind = MON_OP_BUCKET_SET};
 
 	if (strlen(name) == 0 || strlen(name) > MON_NAME_MAX || p->n > PLC_TREE_TYPES) {
 		mon_job_refuse(job, "bucket names are 1..%d characters", MON_NAME_MAX);
@@ -235,7 +234,7 @@ static int mon_crush_new(struct mon_job *job, struct mon_crush_pending *p, struc
 static int mon_crush_loc(struct mon *mon, struct mon_job *job, json_t *loc, uint8_t below,
 			 struct mon_crush_pending *p, struct mon_inc *inc, int32_t *parent_out)
 {
-	const char *names[MON_CT_COUNT] = { NULL };
+	const char *names[MON_CT_COUNT] = {NULL};
 	const char *key;
 	json_t *v;
 	int32_t parent = 0;
@@ -245,12 +244,15 @@ static int mon_crush_loc(struct mon *mon, struct mon_job *job, json_t *loc, uint
 		mon_job_refuse(job, "a location is TYPE=NAME words (root=default rack=r1)");
 		return -EINVAL;
 	}
-	json_object_foreach(loc, key, v) {
+	json_object_foreach(loc, key, v)
+	{
 		uint8_t type = mon_crush_type_parse(key);
 
 		if (type < MON_CT_HOST || !json_is_string(v)) {
-			mon_job_refuse(job, "'%s' is not a bucket type (host, chassis, rack, row, "
-				       "pdu, pod, room, datacenter, zone, region, root)", key);
+			mon_job_refuse(job,
+				       "'%s' is not a bucket type (host, chassis, rack, row, "
+				       "pdu, pod, room, datacenter, zone, region, root)",
+				       key);
 			return -EINVAL;
 		}
 		if (type <= below) {
@@ -294,10 +296,10 @@ static bool mon_host_name_used(const struct mon_map *map, const char *name)
 static int mon_crush_build(struct mon *mon, struct mon_job *job, json_t *root, const char *prefix,
 			   struct mon_inc *inc)
 {
-	struct mon_crush_pending p = { .next_id = -1 };
+	struct mon_crush_pending p = {.next_id = -1};
 	const char *name = json_string_value(json_object_get(root, "name"));
 	json_t *loc = json_object_get(root, "loc");
-	struct mon_op op = { 0 };
+	struct mon_op op = {0};
 	const struct mon_bucket *b;
 	int32_t parent = 0;
 	int rc;
@@ -317,7 +319,8 @@ static int mon_crush_build(struct mon *mon, struct mon_job *job, json_t *root, c
 		json_t *v = json_object_get(root, "id");
 
 		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-		    mon_map_osd(&mon->map, (uint32_t)(id = (uint32_t)json_integer_value(v))) == NULL) {
+		    mon_map_osd(&mon->map, (uint32_t)(id = (uint32_t)json_integer_value(v))) ==
+			NULL) {
 			mon_job_refuse(job, "no such osd");
 			return -ENOENT;
 		}
@@ -371,7 +374,8 @@ static int mon_crush_build(struct mon *mon, struct mon_job *job, json_t *root, c
 		rc = mon_crush_loc(mon, job, loc, type, &p, inc, &parent);
 		if (rc != 0)
 			return rc;
-		snprintf(inc->reason, sizeof(inc->reason), "bucket '%s' moved by an operator", name);
+		snprintf(inc->reason, sizeof(inc->reason), "bucket '%s' moved by an operator",
+			 name);
 		if (b == NULL) {
 			int32_t id;
 
@@ -393,7 +397,8 @@ static int mon_crush_build(struct mon *mon, struct mon_job *job, json_t *root, c
 	op.bucket_id = b->id;
 	for (uint32_t i = 0; i < mon->map.nbuckets; i++)
 		if (mon->map.buckets[i].parent == b->id) {
-			mon_job_refuse(job, "bucket '%s' holds '%s'", name, mon->map.buckets[i].name);
+			mon_job_refuse(job, "bucket '%s' holds '%s'", name,
+				       mon->map.buckets[i].name);
 			return -EBUSY;
 		}
 	for (uint32_t i = 0; i < mon->map.nlocs; i++)
@@ -403,7 +408,8 @@ static int mon_crush_build(struct mon *mon, struct mon_job *job, json_t *root, c
 		}
 	for (uint32_t i = 0; i < mon->map.npools; i++)
 		if (mon->map.pools[i].root == b->id) {
-			mon_job_refuse(job, "pool '%s' places under '%s'", mon->map.pools[i].name, name);
+			mon_job_refuse(job, "pool '%s' places under '%s'", mon->map.pools[i].name,
+				       name);
 			return -EBUSY;
 		}
 	snprintf(inc->reason, sizeof(inc->reason), "bucket '%s' removed by an operator", name);
@@ -484,8 +490,10 @@ int mon_crush_pin(struct mon *mon, struct mon_inc *inc)
 			rc = plc_tree_pin(t, &rule, p->pg_num, old, fresh, items, &n, cap, &pinned);
 		if (rc == 0 && pinned > 0) {
 			rc = mon_bal_diff(inc, p->id, before, n0, items, n);
-			log_info("mon", "%s: pool %u: %u replicas pinned where they are; the balancer "
-				 "fills the new capacity", mon->name, p->id, pinned);
+			log_info("mon",
+				 "%s: pool %u: %u replicas pinned where they are; the balancer "
+				 "fills the new capacity",
+				 mon->name, p->id, pinned);
 		}
 		free(old);
 		free(items);
@@ -506,7 +514,7 @@ static int mon_bal_diff(struct mon_inc *inc, uint32_t pool, const struct plc_upm
 	int rc = 0;
 
 	while (rc == 0 && (i < na || j < nb) && inc->nops < MON_INC_OPS_MAX) {
-		struct mon_op op = { 0 };
+		struct mon_op op = {0};
 		int c;
 
 		if (i < na && a[i].pool != pool) {
@@ -522,21 +530,22 @@ static int mon_bal_diff(struct mon_inc *inc, uint32_t pool, const struct plc_upm
 		else if (j == nb)
 			c = -1;
 		else
-			c = a[i].pg != b[j].pg ? (a[i].pg < b[j].pg ? -1 : 1)
-					       : (a[i].from < b[j].from ? -1 : a[i].from > b[j].from);
+			c = a[i].pg != b[j].pg
+				? (a[i].pg < b[j].pg ? -1 : 1)
+				: (a[i].from < b[j].from ? -1 : a[i].from > b[j].from);
 		if (c < 0) { /* gone */
 			op.kind = MON_OP_UPMAP_RM;
-			op.upmap = (struct mon_upmap){ pool, a[i].pg, a[i].from, a[i].to };
+			op.upmap = (struct mon_upmap){pool, a[i].pg, a[i].from, a[i].to};
 			i++;
 		} else if (c > 0) { /* new */
 			op.kind = MON_OP_UPMAP_SET;
-			op.upmap = (struct mon_upmap){ pool, b[j].pg, b[j].from, b[j].to };
+			op.upmap = (struct mon_upmap){pool, b[j].pg, b[j].from, b[j].to};
 			j++;
 		} else {
 			bool same = a[i].to == b[j].to;
 
 			op.kind = MON_OP_UPMAP_SET;
-			op.upmap = (struct mon_upmap){ pool, b[j].pg, b[j].from, b[j].to };
+			op.upmap = (struct mon_upmap){pool, b[j].pg, b[j].from, b[j].to};
 			i++;
 			j++;
 			if (same)
@@ -603,8 +612,8 @@ static int mon_job_build_balance(struct mon *mon, struct mon_job *job, struct mo
 	for (uint32_t i = 0; t != NULL && i < mon->map.npools && rc == 0; i++) {
 		const struct mon_pool *p = &mon->map.pools[i];
 		unsigned int n, cap, n0;
-		unsigned int extra = (unsigned int)(budget < p->pg_num * p->size ? budget
-										 : p->pg_num * p->size);
+		unsigned int extra =
+		    (unsigned int)(budget < p->pg_num * p->size ? budget : p->pg_num * p->size);
 		struct plc_upmap *items = mon_bal_items(&mon->map, extra + 1, &n, &cap);
 		struct plc_upmap *before = mon_bal_items(&mon->map, 0, &n0, &cap);
 		struct plc_rule rule;
@@ -614,7 +623,8 @@ static int mon_job_build_balance(struct mon *mon, struct mon_job *job, struct mo
 		if (items == NULL || before == NULL) {
 			rc = -ENOMEM;
 		} else if (plc_map_rule(t, &mon->map, p, &rule) == 0) {
-			moves = plc_tree_balance(t, &rule, p->pg_num, dev, extra, items, &n, cap, NULL);
+			moves =
+			    plc_tree_balance(t, &rule, p->pg_num, dev, extra, items, &n, cap, NULL);
 			if (moves >= 0) {
 				moved += (unsigned int)moves;
 				budget -= (uint64_t)moves < budget ? (uint64_t)moves : budget;
@@ -631,12 +641,16 @@ static int mon_job_build_balance(struct mon *mon, struct mon_job *job, struct mo
 		return rc;
 	}
 	if (inc->nops == 0) {
-		snprintf(mon->bal_last, sizeof(mon->bal_last), "balanced: every OSD within %.0f%% of "
-			 "its share (or 1 PG)", dev * 100);
+		snprintf(mon->bal_last, sizeof(mon->bal_last),
+			 "balanced: every OSD within %.0f%% of "
+			 "its share (or 1 PG)",
+			 dev * 100);
 		return 1;
 	}
-	snprintf(mon->bal_last, sizeof(mon->bal_last), "round at epoch %u: %u replicas moved, %u "
-		 "item changes", mon->map.epoch + 1, moved, inc->nops);
+	snprintf(mon->bal_last, sizeof(mon->bal_last),
+		 "round at epoch %u: %u replicas moved, %u "
+		 "item changes",
+		 mon->map.epoch + 1, moved, inc->nops);
 	snprintf(inc->reason, sizeof(inc->reason), "balancer: %u replicas moved (%u item changes)",
 		 moved, inc->nops);
 	return 0;

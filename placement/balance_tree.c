@@ -107,7 +107,7 @@ static int plc_tbal_init(struct plc_tbal *b, struct plc_upmap *items, unsigned i
 			items[keep++] = items[j++];
 		{
 			unsigned int first = j, cnt;
-			bool on[PLC_MAX_REPLICAS * 2] = { false };
+			bool on[PLC_MAX_REPLICAS * 2] = {false};
 
 			while (j < *nitems && items[j].pool == b->rule->pool && items[j].pg == pg)
 				j++;
@@ -259,8 +259,8 @@ static int plc_tbal_pass(struct plc_tbal *b, uint32_t *order, unsigned int budge
 			bool over = b->load[x] > b->share[x] + plc_tbal_tol(b, (uint32_t)x);
 
 			/* first OSD that may still take one (ordered by load when ranked) */
-			while (lo0 < hi && b->load[order[lo0]] + 1 > b->share[order[lo0]] +
-									  plc_tbal_tol(b, order[lo0]))
+			while (lo0 < hi && b->load[order[lo0]] + 1 >
+					       b->share[order[lo0]] + plc_tbal_tol(b, order[lo0]))
 				lo0++;
 			if (b->shrt[pg]) {
 				i++;
@@ -269,7 +269,8 @@ static int plc_tbal_pass(struct plc_tbal *b, uint32_t *order, unsigned int budge
 			for (uint32_t lo = lo0, tried = 0; lo < hi && tried < PLC_BAL_TARGETS;
 			     lo++) {
 				int32_t y = (int32_t)order[lo];
-				bool under = b->load[y] + plc_tbal_tol(b, (uint32_t)y) < b->share[y];
+				bool under =
+				    b->load[y] + plc_tbal_tol(b, (uint32_t)y) < b->share[y];
 
 				if (b->load[y] >= b->share[y])
 					break; /* ranked: the rest are at or above share */
@@ -310,7 +311,7 @@ static int plc_tbal_emit(const struct plc_tbal *b, struct plc_upmap *items, unsi
 			if (*nitems == cap)
 				return -ENOSPC;
 			items[(*nitems)++] =
-				(struct plc_upmap){ b->rule->pool, pg, b->ifrom[s], b->ito[s] };
+			    (struct plc_upmap){b->rule->pool, pg, b->ifrom[s], b->ito[s]};
 		}
 	}
 	plc_upmap_sort(items, *nitems);
@@ -321,7 +322,7 @@ int plc_tree_balance(const struct plc_tree *t, const struct plc_rule *rule, uint
 		     double max_dev, unsigned int max_moves, struct plc_upmap *items,
 		     unsigned int *nitems, unsigned int cap, struct plc_bal_stats *stats_out)
 {
-	struct plc_tbal b = { .t = t, .rule = rule, .pg_num = pg_num, .size = rule->size };
+	struct plc_tbal b = {.t = t, .rule = rule, .pg_num = pg_num, .size = rule->size};
 	unsigned int dropped = 0, moved = 0;
 	uint32_t *order = NULL;
 	int rc;
@@ -352,8 +353,8 @@ int plc_tree_balance(const struct plc_tree *t, const struct plc_rule *rule, uint
 		if (b.flagged == NULL)
 			rc = -ENOMEM;
 		for (uint32_t i = 0; rc == 0 && i < t->max_osd; i++) {
-			b.flagged[i] = b.share[i] > 0 &&
-				       fabs(b.load[i] - b.share[i]) > plc_tbal_tol(&b, i);
+			b.flagged[i] =
+			    b.share[i] > 0 && fabs(b.load[i] - b.share[i]) > plc_tbal_tol(&b, i);
 			outside |= b.flagged[i];
 		}
 		if (!outside)
@@ -382,7 +383,7 @@ int plc_tree_pin(const struct plc_tree *t, const struct plc_rule *rule, uint32_t
 		 const int32_t *old_sets, const uint8_t *fresh, struct plc_upmap *items,
 		 unsigned int *nitems, unsigned int cap, unsigned int *pinned_out)
 {
-	struct plc_tbal b = { .t = t, .rule = rule, .pg_num = pg_num, .size = rule->size };
+	struct plc_tbal b = {.t = t, .rule = rule, .pg_num = pg_num, .size = rule->size};
 	unsigned int dropped = 0, pinned = 0;
 	int rc;
 
@@ -415,7 +416,8 @@ int plc_tree_pin(const struct plc_tree *t, const struct plc_rule *rule, uint32_t
 
 				for (unsigned int j = 0; j < b.size; j++)
 					there |= set[j] == y;
-				if (y < 0 || there || !plc_tree_can_hold(t, rule, set, b.size, x, y))
+				if (y < 0 || there ||
+				    !plc_tree_can_hold(t, rule, set, b.size, x, y))
 					continue;
 				if (fresh[x] && b.load[y] >= b.share[y])
 					break;
@@ -437,7 +439,7 @@ int plc_tree_loads(const struct plc_tree *t, const struct plc_rule *rule, uint32
 		   const struct plc_upmap *items, unsigned int nitems, unsigned int *load_out,
 		   double *share_out)
 {
-	struct plc_tbal b = { .t = t, .rule = rule, .pg_num = pg_num, .size = rule->size };
+	struct plc_tbal b = {.t = t, .rule = rule, .pg_num = pg_num, .size = rule->size};
 	struct plc_upmap *copy = NULL;
 	unsigned int n = nitems, dropped;
 	int rc;

@@ -136,8 +136,8 @@ static int plc_build_explicit(struct plc_build *b, const struct mon_map *map)
 	/* parents by id: buckets are sorted by descending id, as nodes 0..nbuckets-1 */
 	for (uint32_t i = 0; i < map->nbuckets; i++) {
 		const struct mon_bucket *p = map->buckets[i].parent != 0
-						     ? mon_map_bucket(map, map->buckets[i].parent)
-						     : NULL;
+						 ? mon_map_bucket(map, map->buckets[i].parent)
+						 : NULL;
 
 		t->nodes[i].parent = p != NULL ? (int32_t)(p - map->buckets) : -1;
 	}
@@ -173,14 +173,14 @@ static int plc_build_links(struct plc_tree *t)
 
 		if (p >= 0)
 			t->child[t->nodes[p].first + fill[p]++] =
-				(struct plc_child){ (int32_t)i, 0, plc_name_key(t->nodes[i].name) };
+			    (struct plc_child){(int32_t)i, 0, plc_name_key(t->nodes[i].name)};
 	}
 	for (uint32_t i = 0; i < t->max_osd; i++) {
 		int32_t p = t->osds[i].parent;
 
 		if (t->osds[i].exists && p >= 0)
 			t->child[t->nodes[p].first + fill[p]++] =
-				(struct plc_child){ -1 - (int32_t)i, 0, plc_osd_key((int32_t)i) };
+			    (struct plc_child){-1 - (int32_t)i, 0, plc_osd_key((int32_t)i)};
 	}
 	free(fill);
 	(void)nosd;
@@ -199,8 +199,8 @@ static void plc_build_weights(struct plc_tree *t, const struct mon_map *map)
 				t->nodes[t->nodes[i].parent].weight += t->nodes[i].weight;
 	for (uint32_t i = 0; i < t->nchild; i++) {
 		struct plc_child *c = &t->child[i];
-		double w = c->ref >= 0 ? t->nodes[c->ref].weight
-				       : map->osds[-1 - c->ref].weight / 65536.0;
+		double w =
+		    c->ref >= 0 ? t->nodes[c->ref].weight : map->osds[-1 - c->ref].weight / 65536.0;
 
 		c->inv_weight = w > 0 ? 1.0 / w : 0;
 	}
@@ -218,8 +218,8 @@ static void plc_build_weights(struct plc_tree *t, const struct mon_map *map)
 
 static int plc_map_build(const struct mon_map *map, struct plc_tree *tree_out, int32_t *def_out)
 {
-	struct plc_tree t = { 0 };
-	struct plc_build b = { &t, { 0 }, 0, -1 };
+	struct plc_tree t = {0};
+	struct plc_build b = {&t, {0}, 0, -1};
 	int32_t def;
 	int rc = -ENOMEM;
 
@@ -244,8 +244,8 @@ static int plc_map_build(const struct mon_map *map, struct plc_tree *tree_out, i
 		if (!(o->state & MON_OSD_EXISTS))
 			continue;
 		t.osds[i].exists = 1;
-		t.osds[i].eligible = (o->state & MON_OSD_UP) && (o->state & MON_OSD_IN) &&
-				     o->weight > 0;
+		t.osds[i].eligible =
+		    (o->state & MON_OSD_UP) && (o->state & MON_OSD_IN) && o->weight > 0;
 		loc = mon_map_osd_loc(map, i);
 		if (loc != 0) {
 			const struct mon_bucket *mb = mon_map_bucket(map, loc);
@@ -292,7 +292,8 @@ static int plc_map_rule_at(const struct plc_tree *tree, const struct mon_map *ma
 
 		if (rb == NULL)
 			return -ENOENT;
-		node = (int32_t)(rb - map->buckets); /* explicit buckets are nodes 0.. in map order */
+		node =
+		    (int32_t)(rb - map->buckets); /* explicit buckets are nodes 0.. in map order */
 	}
 	if (node < 0 || (uint32_t)node >= tree->nnodes)
 		return -ENOENT;
@@ -332,15 +333,15 @@ static const struct plc_map_cache *plc_map_cache(const struct mon_map *map)
 		goto fail;
 	c->nrules = map->npools;
 	for (uint32_t i = 0; i < map->npools; i++)
-		c->rule_rc[i] = plc_map_rule_at(&c->tree, map, c->def_root, &map->pools[i],
-						&c->rules[i]);
+		c->rule_rc[i] =
+		    plc_map_rule_at(&c->tree, map, c->def_root, &map->pools[i], &c->rules[i]);
 	if (map->nupmaps > 0) {
 		c->items = malloc(map->nupmaps * sizeof(*c->items));
 		if (c->items == NULL)
 			goto fail;
 		for (uint32_t i = 0; i < map->nupmaps; i++)
-			c->items[i] = (struct plc_upmap){ map->upmaps[i].pool, map->upmaps[i].pg,
-							  map->upmaps[i].from, map->upmaps[i].to };
+			c->items[i] = (struct plc_upmap){map->upmaps[i].pool, map->upmaps[i].pg,
+							 map->upmaps[i].from, map->upmaps[i].to};
 		c->nitems = map->nupmaps; /* the map keeps them sorted the same way */
 	}
 	if (!mon_map_cache_set(map, &c->base)) { /* another thread was first */
@@ -375,7 +376,8 @@ int plc_map_rule(const struct plc_tree *tree, const struct mon_map *map,
 	int32_t def = -1;
 
 	for (uint32_t i = 0; i < tree->nnodes && def < 0; i++)
-		if (tree->nodes[i].type == MON_CT_ROOT && !strcmp(tree->nodes[i].name, PLC_DEFAULT_ROOT))
+		if (tree->nodes[i].type == MON_CT_ROOT &&
+		    !strcmp(tree->nodes[i].name, PLC_DEFAULT_ROOT))
 			def = (int32_t)i;
 	return plc_map_rule_at(tree, map, def, pool, rule_out);
 }

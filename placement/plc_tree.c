@@ -138,9 +138,10 @@ unsigned int plc_tree_choose(const struct plc_tree *t, const struct plc_rule *ru
 					continue;
 				}
 				for (unsigned int k = 0; k < size && !clash; k++)
-					clash = (osd_at[k] >= 0 &&
-						 (osd_at[k] == osd || (pass == 0 && dom_at[k] == d))) ||
-						(pass == 0 && k != r && resv[k] == d && resv[k] != -1);
+					clash =
+					    (osd_at[k] >= 0 &&
+					     (osd_at[k] == osd || (pass == 0 && dom_at[k] == d))) ||
+					    (pass == 0 && k != r && resv[k] == d && resv[k] != -1);
 				if (clash)
 					continue;
 				osd_at[r] = osd;
@@ -204,7 +205,7 @@ static bool plc_tree_conflict(const struct plc_tree *t, const struct plc_rule *r
 		for (unsigned int j = i + 1; j < n; j++) {
 			if (set[i] == set[j] ||
 			    (!shrt && plc_tree_domain_of(t, rule, set[i]) ==
-					      plc_tree_domain_of(t, rule, set[j]))) {
+					  plc_tree_domain_of(t, rule, set[j]))) {
 				*a = i;
 				*b = j;
 				return true;

@@ -32,18 +32,18 @@ struct plc_child {
 };
 
 struct plc_node {
-	int32_t id;	/* the map's bucket id; implicit buckets get ids below them */
-	uint8_t type;	/* MON_CT_* values */
-	bool implicit;	/* made up from OSD host names, not in the map */
-	int32_t parent; /* node index, -1 for a root */
+	int32_t id;		/* the map's bucket id; implicit buckets get ids below them */
+	uint8_t type;		/* MON_CT_* values */
+	bool implicit;		/* made up from OSD host names, not in the map */
+	int32_t parent;		/* node index, -1 for a root */
 	uint32_t first, nchild; /* children: tree->child[first .. first + nchild) */
 	double weight;		/* sum of the OSD weights below, 1.0 = one OSD of weight 1 */
 	char name[64];
 };
 
 struct plc_tree_osd {
-	uint8_t exists, eligible; /* eligible: up, in, weight > 0 */
-	int32_t parent;		  /* node index, -1 when not in the tree */
+	uint8_t exists, eligible;    /* eligible: up, in, weight > 0 */
+	int32_t parent;		     /* node index, -1 when not in the tree */
 	int32_t anc[PLC_TREE_TYPES]; /* ancestor node index by type, -1 none */
 };
 

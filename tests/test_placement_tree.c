@@ -36,7 +36,7 @@ static void add_bucket(struct mon_map *map, int32_t id, uint8_t type, int32_t pa
 		       const char *name)
 {
 	struct mon_inc inc;
-	struct mon_op op = { .kind = MON_OP_BUCKET_SET };
+	struct mon_op op = {.kind = MON_OP_BUCKET_SET};
 
 	mon_inc_init(&inc);
 	op.bucket.id = id;
@@ -51,7 +51,7 @@ static void add_osds(struct mon_map *map, uint32_t first, uint32_t n, const char
 		     uint32_t weight)
 {
 	struct mon_inc inc;
-	struct mon_op op = { .kind = MON_OP_OSD_SET };
+	struct mon_op op = {.kind = MON_OP_OSD_SET};
 
 	mon_inc_init(&inc);
 	for (uint32_t i = first; i < first + n; i++) {
@@ -69,7 +69,7 @@ static void add_osds(struct mon_map *map, uint32_t first, uint32_t n, const char
 static void add_pool(struct mon_map *map, uint32_t size, uint8_t domain, uint32_t pg_num)
 {
 	struct mon_inc inc;
-	struct mon_op op = { .kind = MON_OP_POOL_SET };
+	struct mon_op op = {.kind = MON_OP_POOL_SET};
 
 	mon_inc_init(&inc);
 	op.pool.id = 1;
@@ -172,7 +172,7 @@ static void weight_change(unsigned int size, unsigned int max_outside)
 {
 	struct mon_map map;
 	struct mon_inc inc;
-	struct mon_op op = { .kind = MON_OP_OSD_SET };
+	struct mon_op op = {.kind = MON_OP_OSD_SET};
 	unsigned int shrt, changed = 0, outside = 0;
 
 	build(&map, 2, 4, 4);
@@ -241,7 +241,7 @@ static void test_failure_domains(void **state)
 	/* rack r2 fails (its OSDs out): too few racks, placed as well as possible */
 	{
 		struct mon_inc inc;
-		struct mon_op op = { .kind = MON_OP_OSD_SET };
+		struct mon_op op = {.kind = MON_OP_OSD_SET};
 
 		mon_inc_init(&inc);
 		for (uint32_t i = 12; i < 18; i++) {
@@ -310,7 +310,7 @@ static void test_upmap_items(void **state)
 {
 	struct mon_map map, back;
 	struct mon_inc inc;
-	struct mon_op op = { .kind = MON_OP_UPMAP_SET };
+	struct mon_op op = {.kind = MON_OP_UPMAP_SET};
 	struct proto_err err;
 	int32_t act[PLC_MAX_REPLICAS], to = -1;
 	unsigned int shrt;
@@ -326,10 +326,10 @@ static void test_upmap_items(void **state)
 		if (o / 2 != sets_a[5][0] / 2 && o / 2 != sets_a[5][1] / 2)
 			to = o;
 	mon_inc_init(&inc);
-	op.upmap = (struct mon_upmap){ 1, 5, sets_a[5][0], to };
+	op.upmap = (struct mon_upmap){1, 5, sets_a[5][0], to};
 	assert_int_equal(mon_inc_add(&inc, &op), 0);
 	/* an item that would put both replicas on one host is ignored */
-	op.upmap = (struct mon_upmap){ 1, 6, sets_a[6][0], sets_a[6][1] ^ 1 };
+	op.upmap = (struct mon_upmap){1, 6, sets_a[6][0], sets_a[6][1] ^ 1};
 	assert_int_equal(mon_inc_add(&inc, &op), 0);
 	commit(&map, &inc);
 	assert_int_equal(map.nupmaps, 2);
@@ -361,7 +361,7 @@ static void test_balancer_100(void **state)
 	static struct plc_upmap items[4096 * 3];
 	struct mon_map map;
 	struct mon_inc inc;
-	struct mon_op op = { .kind = MON_OP_OSD_SET };
+	struct mon_op op = {.kind = MON_OP_OSD_SET};
 	unsigned int load[100], n = 0, outside_before = 0;
 	double share[100];
 	const struct plc_tree *t;
@@ -395,15 +395,16 @@ static void test_balancer_100(void **state)
 		int32_t a[PLC_MAX_REPLICAS];
 
 		assert_int_equal(plc_tree_acting(t, &rule, pg, items, n, a, NULL), 3);
-		assert_true(a[0] / 10 != a[1] / 10 && a[0] / 10 != a[2] / 10 && a[1] / 10 != a[2] / 10);
+		assert_true(a[0] / 10 != a[1] / 10 && a[0] / 10 != a[2] / 10 &&
+			    a[1] / 10 != a[2] / 10);
 	}
 	/* the same map in, the same items out; balanced, a second run moves nothing */
 	{
 		unsigned int n2 = n;
 
-		assert_int_equal(plc_tree_balance(t, &rule, 4096, 0.05, 4096 * 3, items, &n2,
-						  4096 * 3, NULL),
-				 0);
+		assert_int_equal(
+		    plc_tree_balance(t, &rule, 4096, 0.05, 4096 * 3, items, &n2, 4096 * 3, NULL),
+		    0);
 		assert_int_equal(n2, n);
 	}
 	mon_map_free(&map);
@@ -413,7 +414,7 @@ static void test_map_v2_rules(void **state)
 {
 	struct mon_map map;
 	struct mon_inc inc;
-	struct mon_op op = { .kind = MON_OP_BUCKET_SET };
+	struct mon_op op = {.kind = MON_OP_BUCKET_SET};
 	struct proto_err err;
 	void *buf;
 	size_t len;
@@ -422,17 +423,17 @@ static void test_map_v2_rules(void **state)
 	build(&map, 1, 1, 1);
 	/* a parent of a lower type, an unknown parent, a taken name: refused, nothing changes */
 	mon_inc_init(&inc);
-	op.bucket = (struct mon_bucket){ -9, MON_CT_RACK, -3, "bad" }; /* -3 is a host */
+	op.bucket = (struct mon_bucket){-9, MON_CT_RACK, -3, "bad"}; /* -3 is a host */
 	assert_int_equal(mon_inc_add(&inc, &op), 0);
 	inc.epoch = map.epoch + 1;
 	assert_int_equal(mon_map_apply(&map, &inc), -EINVAL);
 	mon_inc_free(&inc);
-	op.bucket = (struct mon_bucket){ -9, MON_CT_HOST, -42, "bad" };
+	op.bucket = (struct mon_bucket){-9, MON_CT_HOST, -42, "bad"};
 	assert_int_equal(mon_inc_add(&inc, &op), 0);
 	inc.epoch = map.epoch + 1;
 	assert_int_equal(mon_map_apply(&map, &inc), -EINVAL);
 	mon_inc_free(&inc);
-	op.bucket = (struct mon_bucket){ -9, MON_CT_HOST, -2, "r0" };
+	op.bucket = (struct mon_bucket){-9, MON_CT_HOST, -2, "r0"};
 	assert_int_equal(mon_inc_add(&inc, &op), 0);
 	inc.epoch = map.epoch + 1;
 	assert_int_equal(mon_map_apply(&map, &inc), -EINVAL);
@@ -471,13 +472,13 @@ static void test_map_v2_rules(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_deterministic_after_decode),
-		cmocka_unit_test(test_weight_change_stays_in_bucket),
-		cmocka_unit_test(test_failure_domains),
-		cmocka_unit_test(test_no_topology),
-		cmocka_unit_test(test_upmap_items),
-		cmocka_unit_test(test_balancer_100),
-		cmocka_unit_test(test_map_v2_rules),
+	    cmocka_unit_test(test_deterministic_after_decode),
+	    cmocka_unit_test(test_weight_change_stays_in_bucket),
+	    cmocka_unit_test(test_failure_domains),
+	    cmocka_unit_test(test_no_topology),
+	    cmocka_unit_test(test_upmap_items),
+	    cmocka_unit_test(test_balancer_100),
+	    cmocka_unit_test(test_map_v2_rules),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

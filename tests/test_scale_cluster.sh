@@ -5,7 +5,8 @@
 # 2 "racks", a pool of size 2 / min_size 1 with failure domain rack.
 #   - every PG's two replicas are in distinct racks (from the mons' pg ls);
 #   - the leader's balancer converges (balancer eval: no OSD outside the
-#     bound, status "balanced");
+#     bound, status "balanced"), and again after a 31st OSD joins rack r1
+#     (new capacity: the mons pin what would shuffle, the balancer fills it);
 #   - stopping every OSD of one rack keeps every PG active on the other
 #     rack's replica, health says PG_UNDERSIZED_DOMAIN, and the data
 #     written before the failure reads back.
@@ -15,7 +16,7 @@
 # Ports PORT..PORT+99 (scripts/cluster-lib.sh lays out 30 OSDs there).
 set -u
 PORT=$1 MON=$2 OSD=$3 WEFT=$4 IO=$5
-MS=tcp NMON=1 NOSD=30 POOL=rbd POOL_SIZE=2 POOL_MIN_SIZE=1 PG_NUM=64
+MS=tcp NMON=1 NOSD=31 POOL=rbd POOL_SIZE=2 POOL_MIN_SIZE=1 PG_NUM=64
 command -v jq > /dev/null || { echo "SKIP: jq not installed"; exit 77; }
 
 DIR=$(mktemp -d /tmp/weft-scale.XXXXXX)
@@ -25,7 +26,7 @@ since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; 
 log() { printf '[%6ss] %s\n' "$(since "$T0")" "$*"; }
 fail() {
 	log "FAIL: $*"
-	for f in "$DIR"/mon.*.log "$DIR"/osd.{0,15}.log; do
+	for f in "$DIR"/mon.*.log "$DIR"/osd.{0,15,30}.log; do
 		[ -f "$f" ] || continue
 		echo "--- $(basename "$f") (tail)"
 		if grep -q "ERROR: AddressSanitizer" "$f"; then
@@ -55,7 +56,7 @@ trap 'log "FAIL: watchdog: the test took longer than $WATCHDOG_S s"; exit 1' TER
 CL_DATA_SIZE=128M CL_MEMORY_TARGET=96M CL_HEARTBEAT_GRACE=10s
 CL_BALANCER=true CL_BALANCER_INTERVAL=1s
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=8:malloc_context_size=10"
-host_of() { echo "h$(($1 / 5))"; }    # 5 OSDs a host
+host_of() { [ "$1" = 30 ] && echo h5 || echo "h$(($1 / 5))"; } # 5 OSDs a host (osd.30 joins h5)
 rack_of() { echo "r$(($1 / 15))"; }   # 3 hosts a rack
 CL_CONF_EXTRA="[global]
 	osd_max_op_size = 1M
@@ -71,7 +72,8 @@ done
 # shellcheck source=../scripts/cluster-lib.sh
 . "$(dirname "$0")/../scripts/cluster-lib.sh"
 
-write_conf
+write_conf # 31 OSDs in the conf; 30 start, osd.30 joins later
+NOSD=30
 mons_up
 # the racks before the OSDs come: each host bucket is found by the OSDs' host name
 for h in 0 1 2 3 4 5; do
@@ -90,8 +92,9 @@ w osd tree | head -12
 # every PG: two replicas, in distinct racks
 racks_distinct() {
 	local bad
-	bad=$(wj pg ls | jq '[.pg_stats[] | select((.acting | length) != 2 or
-		((.acting[0] / 15 | floor) == (.acting[1] / 15 | floor)))] | length')
+	bad=$(wj pg ls | jq 'def rack: if . == 30 then 1 else (. / 15 | floor) end;
+		[.pg_stats[] | select((.acting | length) != 2 or
+		((.acting[0] | rack) == (.acting[1] | rack)))] | length')
 	[ "$bad" = 0 ] || { CL_WHY="$bad PGs without one replica in each rack"; return 1; }
 }
 wait_for 240 "every PG active on 30 OSDs" cl_ready
@@ -113,16 +116,30 @@ log "balancer: $items upmap items"
 wait_for 240 "every PG active after the balancer's rounds" cl_ready
 racks_distinct || fail "after the balancer: $CL_WHY"
 
+# new capacity: osd.30 joins host h5 (rack r1)
+NOSD=31
+mkdir -p "$DIR/osd.30"
+"$OSD" --mkfs -i 30 -c "$CONF" >> "$DIR/osd.30.log" 2>&1 || fail "mkfs osd.30"
+start_osd 30
+wait_for 60 "osd.30 up" cl_num_up_is 31
+pins=$(grep -c "pinned where they are" "$DIR/mon.a.log")
+wait_for 240 "the balancer converged with osd.30" balanced
+wait_for 240 "every PG active with osd.30" cl_ready
+racks_distinct || fail "with osd.30: $CL_WHY"
+n30=$(wj pg ls | jq '[.pg_stats[] | select(.acting | index(30))] | length')
+[ "$n30" -ge 3 ] || fail "osd.30 holds $n30 PG replicas after the balancer (share 4.1)"
+log "ok: osd.30 holds $n30 PG replicas ($pins pinning increment(s) in the mon log)"
+
 # data before the failure: 5 s of writes, acknowledged ones journaled
 "$IO" -c "$CONF" -p "$POOL" writer 5 21 "$DIR/journal" 8 200 65536 > "$DIR/writer.log" 2>&1 ||
 	fail "writer: $(tail -n 3 "$DIR/writer.log")"
 log "wrote $(grep -c '^A' "$DIR/journal") acknowledged objects"
 
-# rack r1 (OSDs 15..29) loses power
-for i in $(seq 15 29); do stop_osd "$i"; done
+# rack r1 (OSDs 15..30) loses power
+for i in $(seq 15 30); do stop_osd "$i"; done
 log "stopped every OSD of rack r1"
 rack_down() { [ "$(num_up)" = 15 ]; }
-wait_for 120 "the mons mark rack r1's 15 OSDs down" rack_down
+wait_for 120 "the mons mark rack r1's 16 OSDs down" rack_down
 all_active() {
 	local st n
 	st=$(wj status) || return 1

@@ -17,11 +17,11 @@
 struct sim_args {
 	unsigned int racks, hosts, per_host; /* per rack, per host */
 	unsigned int pg_num, size, min_size;
-	uint8_t domain;	       /* MON_CT_HOST or MON_CT_RACK */
-	double osd_gb, fill;   /* capacity per OSD and used share, for recovery */
-	double recovery_mbs;   /* per-OSD recovery bandwidth (MB/s) */
-	double max_dev;	       /* balancer target */
-	const char *out_dir;   /* CSV and plots; NULL = none */
+	uint8_t domain;	     /* MON_CT_HOST or MON_CT_RACK */
+	double osd_gb, fill; /* capacity per OSD and used share, for recovery */
+	double recovery_mbs; /* per-OSD recovery bandwidth (MB/s) */
+	double max_dev;	     /* balancer target */
+	const char *out_dir; /* CSV and plots; NULL = none */
 	bool check, plot, quiet;
 	unsigned int fanout;   /* --fanout N: measure the mons' fan-out instead */
 	const char *conf_file; /* the cluster's conf for --fanout */
@@ -29,12 +29,12 @@ struct sim_args {
 
 struct sim {
 	struct sim_args a;
-	struct mon_map map;	/* the cluster at rest (raw placement, no items) */
+	struct mon_map map;	 /* the cluster at rest (raw placement, no items) */
 	struct mon_map balanced; /* the same with the balancer's upmap items */
-	int32_t *sets0;		/* raw acting sets of map, pg_num x size (-1 = none) */
-	int32_t *sets_bal;	/* acting sets of balanced */
+	int32_t *sets0;		 /* raw acting sets of map, pg_num x size (-1 = none) */
+	int32_t *sets_bal;	 /* acting sets of balanced */
 	uint32_t nosd;
-	FILE *summary;	    /* summary.csv, or NULL */
+	FILE *summary; /* summary.csv, or NULL */
 	unsigned int failures;
 };
 

@@ -67,23 +67,24 @@ FILE *sim_csv(struct sim *s, const char *name, const char *header)
 
 static void sim_usage(FILE *out)
 {
-	fprintf(out,
-		"usage: weft sim [--racks R] [--hosts H] [--osds-per-host O] [--pgs P] [--size N]\n"
-		"                [--min-size M] [--domain host|rack] [--osd-gb G] [--fill F]\n"
-		"                [--recovery-mbs B] [--max-dev D] [--out DIR] [--plot] [--check]\n"
-		"                [--quiet]\n"
-		"Builds a map of R racks x H hosts x O OSDs (default 40 x 25 x 10 = 10,000) and one\n"
-		"pool of P PGs (default: a power of two near 100 replicas per OSD) with the mons'\n"
-		"increments, places it with the daemons' placement code and reports: placement cost,\n"
-		"PG spread before/after the balancer, map and increment sizes, data movement when\n"
-		"adding/failing an OSD, host, rack (ratio to the optimum) and recovery parallelism.\n"
-		"  --out DIR   write summary.csv, spread.csv, movement.csv, recovery.csv there\n"
-		"  --plot      also spread.png and movement.png (gnuplot) in DIR\n"
-		"  --check     exit 1 unless the targets hold (spread within --max-dev, default\n"
-		"              0.05, or one PG; movement <= 1.1x optimum; identical placement after\n"
-		"              decode; no PG lost)\n"
-		"  --fanout N --conf FILE   instead: N real mon clients subscribe to the running\n"
-		"              cluster of FILE; the time for a new epoch to reach them all\n");
+	fprintf(
+	    out,
+	    "usage: weft sim [--racks R] [--hosts H] [--osds-per-host O] [--pgs P] [--size N]\n"
+	    "                [--min-size M] [--domain host|rack] [--osd-gb G] [--fill F]\n"
+	    "                [--recovery-mbs B] [--max-dev D] [--out DIR] [--plot] [--check]\n"
+	    "                [--quiet]\n"
+	    "Builds a map of R racks x H hosts x O OSDs (default 40 x 25 x 10 = 10,000) and one\n"
+	    "pool of P PGs (default: a power of two near 100 replicas per OSD) with the mons'\n"
+	    "increments, places it with the daemons' placement code and reports: placement cost,\n"
+	    "PG spread before/after the balancer, map and increment sizes, data movement when\n"
+	    "adding/failing an OSD, host, rack (ratio to the optimum) and recovery parallelism.\n"
+	    "  --out DIR   write summary.csv, spread.csv, movement.csv, recovery.csv there\n"
+	    "  --plot      also spread.png and movement.png (gnuplot) in DIR\n"
+	    "  --check     exit 1 unless the targets hold (spread within --max-dev, default\n"
+	    "              0.05, or one PG; movement <= 1.1x optimum; identical placement after\n"
+	    "              decode; no PG lost)\n"
+	    "  --fanout N --conf FILE   instead: N real mon clients subscribe to the running\n"
+	    "              cluster of FILE; the time for a new epoch to reach them all\n");
 }
 
 static int sim_parse_uint(const char *opt, const char *v, unsigned int min, unsigned int max,
@@ -118,50 +119,95 @@ static int sim_parse_dbl(const char *opt, const char *v, double min, double max,
 static int sim_parse(int argc, char **argv, struct sim_args *a)
 {
 	static const struct option opts[] = {
-		{ "racks", 1, NULL, 'r' },	  { "hosts", 1, NULL, 'H' },
-		{ "osds-per-host", 1, NULL, 'o' }, { "pgs", 1, NULL, 'p' },
-		{ "size", 1, NULL, 's' },	  { "min-size", 1, NULL, 'm' },
-		{ "domain", 1, NULL, 'd' },	  { "osd-gb", 1, NULL, 'g' },
-		{ "fill", 1, NULL, 'f' },	  { "recovery-mbs", 1, NULL, 'b' },
-		{ "max-dev", 1, NULL, 'D' },	  { "out", 1, NULL, 'O' },
-		{ "plot", 0, NULL, 'P' },	  { "check", 0, NULL, 'c' },
-		{ "quiet", 0, NULL, 'q' },	  { "help", 0, NULL, 'h' },
-		{ "fanout", 1, NULL, 'F' },	  { "conf", 1, NULL, 'C' },
-		{ NULL, 0, NULL, 0 },
+	    {"racks", 1, NULL, 'r'},
+	    {"hosts", 1, NULL, 'H'},
+	    {"osds-per-host", 1, NULL, 'o'},
+	    {"pgs", 1, NULL, 'p'},
+	    {"size", 1, NULL, 's'},
+	    {"min-size", 1, NULL, 'm'},
+	    {"domain", 1, NULL, 'd'},
+	    {"osd-gb", 1, NULL, 'g'},
+	    {"fill", 1, NULL, 'f'},
+	    {"recovery-mbs", 1, NULL, 'b'},
+	    {"max-dev", 1, NULL, 'D'},
+	    {"out", 1, NULL, 'O'},
+	    {"plot", 0, NULL, 'P'},
+	    {"check", 0, NULL, 'c'},
+	    {"quiet", 0, NULL, 'q'},
+	    {"help", 0, NULL, 'h'},
+	    {"fanout", 1, NULL, 'F'},
+	    {"conf", 1, NULL, 'C'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c, rc = 0;
 
-	*a = (struct sim_args){ 40, 25, 10, 0, 3, 2, MON_CT_HOST, 4000, 0.5, 100, 0.05,
-				NULL, false, false, false, 0, NULL };
+	*a = (struct sim_args){40,  25,	  10,	0,     3,     2,     MON_CT_HOST, 4000, 0.5,
+			       100, 0.05, NULL, false, false, false, 0,		  NULL};
 	optind = 1;
 	while (rc == 0 && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'r': rc = sim_parse_uint("racks", optarg, 1, 1000, &a->racks); break;
-		case 'H': rc = sim_parse_uint("hosts", optarg, 1, 1000, &a->hosts); break;
-		case 'o': rc = sim_parse_uint("osds-per-host", optarg, 1, 100, &a->per_host); break;
-		case 'p': rc = sim_parse_uint("pgs", optarg, 1, 1u << 22, &a->pg_num); break;
-		case 's': rc = sim_parse_uint("size", optarg, 1, PLC_MAX_REPLICAS, &a->size); break;
-		case 'm': rc = sim_parse_uint("min-size", optarg, 1, PLC_MAX_REPLICAS, &a->min_size); break;
-		case 'g': rc = sim_parse_dbl("osd-gb", optarg, 1, 1e6, &a->osd_gb); break;
-		case 'f': rc = sim_parse_dbl("fill", optarg, 0.01, 1, &a->fill); break;
-		case 'b': rc = sim_parse_dbl("recovery-mbs", optarg, 1, 1e6, &a->recovery_mbs); break;
-		case 'D': rc = sim_parse_dbl("max-dev", optarg, 0.001, 0.5, &a->max_dev); break;
-		case 'O': a->out_dir = optarg; break;
-		case 'P': a->plot = true; break;
-		case 'c': a->check = true; break;
-		case 'q': a->quiet = true; break;
-		case 'F': rc = sim_parse_uint("fanout", optarg, 1, 100000, &a->fanout); break;
-		case 'C': a->conf_file = optarg; break;
+		case 'r':
+			rc = sim_parse_uint("racks", optarg, 1, 1000, &a->racks);
+			break;
+		case 'H':
+			rc = sim_parse_uint("hosts", optarg, 1, 1000, &a->hosts);
+			break;
+		case 'o':
+			rc = sim_parse_uint("osds-per-host", optarg, 1, 100, &a->per_host);
+			break;
+		case 'p':
+			rc = sim_parse_uint("pgs", optarg, 1, 1u << 22, &a->pg_num);
+			break;
+		case 's':
+			rc = sim_parse_uint("size", optarg, 1, PLC_MAX_REPLICAS, &a->size);
+			break;
+		case 'm':
+			rc = sim_parse_uint("min-size", optarg, 1, PLC_MAX_REPLICAS, &a->min_size);
+			break;
+		case 'g':
+			rc = sim_parse_dbl("osd-gb", optarg, 1, 1e6, &a->osd_gb);
+			break;
+		case 'f':
+			rc = sim_parse_dbl("fill", optarg, 0.01, 1, &a->fill);
+			break;
+		case 'b':
+			rc = sim_parse_dbl("recovery-mbs", optarg, 1, 1e6, &a->recovery_mbs);
+			break;
+		case 'D':
+			rc = sim_parse_dbl("max-dev", optarg, 0.001, 0.5, &a->max_dev);
+			break;
+		case 'O':
+			a->out_dir = optarg;
+			break;
+		case 'P':
+			a->plot = true;
+			break;
+		case 'c':
+			a->check = true;
+			break;
+		case 'q':
+			a->quiet = true;
+			break;
+		case 'F':
+			rc = sim_parse_uint("fanout", optarg, 1, 100000, &a->fanout);
+			break;
+		case 'C':
+			a->conf_file = optarg;
+			break;
 		case 'd':
 			a->domain = mon_crush_type_parse(optarg);
 			if (a->domain != MON_CT_HOST && a->domain != MON_CT_RACK) {
-				fprintf(stderr, "weft sim: --domain must be host or rack, not '%s'\n",
+				fprintf(stderr,
+					"weft sim: --domain must be host or rack, not '%s'\n",
 					optarg);
 				rc = -1;
 			}
 			break;
-		case 'h': sim_usage(stdout); return 1;
-		default: return -1;
+		case 'h':
+			sim_usage(stdout);
+			return 1;
+		default:
+			return -1;
 		}
 	}
 	if (rc == 0 && optind < argc) {
@@ -267,7 +313,8 @@ int cli_sim_main(int argc, char **argv)
 	}
 	if (rc == 0) {
 		if (!s.a.quiet)
-			printf("\nPG spread and the balancer (+-%.0f%% or one PG)\n", s.a.max_dev * 100);
+			printf("\nPG spread and the balancer (+-%.0f%% or one PG)\n",
+			       s.a.max_dev * 100);
 		rc = sim_run_balance(&s);
 	}
 	if (rc == 0) {
@@ -282,9 +329,10 @@ int cli_sim_main(int argc, char **argv)
 	if (rc == 0 && s.a.plot && sim_plot(&s) != 0)
 		s.failures++;
 	if (rc == 0 && !s.a.quiet)
-		printf("\nrecovery: see recovery.csv (%.0f GB per OSD at %.0f%% full, %.0f MB/s per "
-		       "OSD)\nweft sim: done in %.1f s\n",
-		       s.a.osd_gb, s.a.fill * 100, s.a.recovery_mbs, sim_now() - t0);
+		printf(
+		    "\nrecovery: see recovery.csv (%.0f GB per OSD at %.0f%% full, %.0f MB/s per "
+		    "OSD)\nweft sim: done in %.1f s\n",
+		    s.a.osd_gb, s.a.fill * 100, s.a.recovery_mbs, sim_now() - t0);
 	free(s.sets0);
 	free(s.sets_bal);
 	mon_map_free(&s.map);

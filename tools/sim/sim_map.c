@@ -49,10 +49,10 @@ int sim_op_add(struct mon_inc *inc, struct mon_map *map, const struct mon_op *op
 	return rc != 0 ? rc : mon_inc_add(inc, op);
 }
 
-static int sim_bucket_add(struct mon_inc *inc, struct mon_map *map, const char *name,
-			  uint8_t type, const char *parent)
+static int sim_bucket_add(struct mon_inc *inc, struct mon_map *map, const char *name, uint8_t type,
+			  const char *parent)
 {
-	struct mon_op op = { .kind = MON_OP_BUCKET_SET };
+	struct mon_op op = {.kind = MON_OP_BUCKET_SET};
 	const struct mon_bucket *p = parent ? mon_map_bucket_by_name(map, parent) : NULL;
 	int32_t id = map->nbuckets ? map->buckets[map->nbuckets - 1].id - 1 : -1;
 	int rc;
@@ -73,7 +73,7 @@ static int sim_bucket_add(struct mon_inc *inc, struct mon_map *map, const char *
 int sim_map_build(struct sim *s)
 {
 	struct mon_inc inc;
-	struct mon_op op = { 0 };
+	struct mon_op op = {0};
 	char rack[64], host[64];
 	uint32_t id = 0;
 	int rc;
@@ -124,7 +124,7 @@ int sim_map_build(struct sim *s)
 int sim_map_out(const struct mon_map *map, uint32_t first, uint32_t n, struct mon_map *out)
 {
 	struct mon_inc inc;
-	struct mon_op op = { .kind = MON_OP_OSD_SET };
+	struct mon_op op = {.kind = MON_OP_OSD_SET};
 	int rc;
 
 	mon_map_init(out);
@@ -132,7 +132,8 @@ int sim_map_out(const struct mon_map *map, uint32_t first, uint32_t n, struct mo
 	mon_inc_init(&inc);
 	for (uint32_t i = first; i < first + n && rc == 0; i++) {
 		op.osd = *mon_map_osd(out, i);
-		op.osd.state = MON_OSD_EXISTS; /* down and out: a failure after the down-out interval */
+		op.osd.state =
+		    MON_OSD_EXISTS; /* down and out: a failure after the down-out interval */
 		op.osd.down_at = out->epoch + 1;
 		rc = sim_op_add(&inc, out, &op, "osds fail");
 	}
@@ -146,7 +147,7 @@ int sim_map_add(const struct mon_map *map, const char *rack, bool new_rack, cons
 		unsigned int new_hosts, uint32_t per_host, struct mon_map *out)
 {
 	struct mon_inc inc;
-	struct mon_op op = { .kind = MON_OP_OSD_SET };
+	struct mon_op op = {.kind = MON_OP_OSD_SET};
 	char name[64];
 	int rc;
 

@@ -153,7 +153,7 @@ int sim_run_balance(struct sim *s)
 	struct plc_bal_stats st;
 	struct plc_rule rule;
 	struct mon_inc inc;
-	struct mon_op op = { .kind = MON_OP_UPMAP_SET };
+	struct mon_op op = {.kind = MON_OP_UPMAP_SET};
 	FILE *csv;
 	int rc = -ENOMEM, moves;
 
@@ -176,8 +176,8 @@ int sim_run_balance(struct sim *s)
 	/* the items go into the map as the mon leader proposes them; placement reads them back */
 	rc = mon_map_copy(&s->balanced, &s->map);
 	for (unsigned int i = 0; i < n && rc == 0; i++) {
-		op.upmap = (struct mon_upmap){ items[i].pool, items[i].pg, items[i].from,
-					       items[i].to };
+		op.upmap =
+		    (struct mon_upmap){items[i].pool, items[i].pg, items[i].from, items[i].to};
 		rc = sim_op_add(&inc, &s->balanced, &op, "balancer");
 	}
 	if (rc == 0)
@@ -209,8 +209,10 @@ int sim_run_balance(struct sim *s)
 	sim_metric(s, "spread_after_min", lo1, "replicas");
 	sim_metric(s, "spread_after_max", hi1, "replicas");
 	sim_metric(s, "spread_after_osds_outside", out1, "osds");
-	sim_expect(s, out1 == 0, "%u OSDs outside +-%.0f%% (or 1 PG) of their share after the "
-		   "balancer", out1, s->a.max_dev * 100);
+	sim_expect(s, out1 == 0,
+		   "%u OSDs outside +-%.0f%% (or 1 PG) of their share after the "
+		   "balancer",
+		   out1, s->a.max_dev * 100);
 	csv = sim_csv(s, "spread.csv", "osd,share,before,after");
 	for (uint32_t i = 0; csv != NULL && i < s->nosd; i++)
 		fprintf(csv, "%u,%.3f,%u,%u\n", i, share[i], before[i], after[i]);
@@ -229,7 +231,7 @@ int sim_run_mapsize(struct sim *s)
 {
 	struct mon_map back;
 	struct mon_inc inc;
-	struct mon_op op = { .kind = MON_OP_OSD_SET };
+	struct mon_op op = {.kind = MON_OP_OSD_SET};
 	struct proto_err err;
 	void *buf = NULL, *ibuf = NULL;
 	size_t len = 0, ilen = 0;
@@ -273,9 +275,9 @@ int sim_run_mapsize(struct sim *s)
 	inc.epoch = s->balanced.epoch + 1;
 	snprintf(inc.reason, sizeof(inc.reason), "balancer: %u items", MON_INC_OPS_MAX);
 	for (uint32_t i = 0; i < MON_INC_OPS_MAX && rc == 0; i++) {
-		struct mon_op u = { .kind = MON_OP_UPMAP_SET };
+		struct mon_op u = {.kind = MON_OP_UPMAP_SET};
 
-		u.upmap = (struct mon_upmap){ 1, i, 0, 1 };
+		u.upmap = (struct mon_upmap){1, i, 0, 1};
 		rc = mon_inc_add(&inc, &u);
 	}
 	if (rc == 0)
@@ -330,7 +332,8 @@ static int sim_compare(struct sim *s, const struct sim_scen *sc, const int32_t *
 				if (src < 0)
 					src = a[i];
 			}
-			if (!sc->add && a[i] >= (int32_t)sc->first && a[i] < (int32_t)(sc->first + sc->n))
+			if (!sc->add && a[i] >= (int32_t)sc->first &&
+			    a[i] < (int32_t)(sc->first + sc->n))
 				old_on_removed++;
 		}
 		/* the primary of the new set pushes to every new member, from a survivor */
@@ -371,7 +374,8 @@ static int sim_compare(struct sim *s, const struct sim_scen *sc, const int32_t *
 	if (!sc->add && rcsv != NULL) {
 		/* a PG replica holds the OSD's used capacity over its PG replicas */
 		pg_bytes = s->a.osd_gb * 1e9 * s->a.fill / ((double)slots / s->nosd);
-		hours = (max_s > max_r ? max_s : max_r) * pg_bytes / (s->a.recovery_mbs * 1e6) / 3600;
+		hours =
+		    (max_s > max_r ? max_s : max_r) * pg_bytes / (s->a.recovery_mbs * 1e6) / 3600;
 		if (rcsv != NULL)
 			fprintf(rcsv, "%s,%llu,%llu,%llu,%.2f,%.2f,%.3f,%llu,%llu\n", sc->name,
 				(unsigned long long)pgs, (unsigned long long)senders,
@@ -382,12 +386,13 @@ static int sim_compare(struct sim *s, const struct sim_scen *sc, const int32_t *
 		sim_expect(s, lost == 0 || sc->level > s->a.domain,
 			   "%s: %llu PGs lost every replica", sc->name, (unsigned long long)lost);
 		if (!s->a.quiet)
-			printf("  %-22s %llu PGs, %llu senders, %llu receivers, max %.1f GB in, %.2f "
-			       "h at %.0f MB/s; %llu PGs below min_size, %llu lost\n",
-			       "recovery", (unsigned long long)pgs, (unsigned long long)senders,
-			       (unsigned long long)receivers, max_r * pg_bytes / 1e9, hours,
-			       s->a.recovery_mbs, (unsigned long long)below_min,
-			       (unsigned long long)lost);
+			printf(
+			    "  %-22s %llu PGs, %llu senders, %llu receivers, max %.1f GB in, %.2f "
+			    "h at %.0f MB/s; %llu PGs below min_size, %llu lost\n",
+			    "recovery", (unsigned long long)pgs, (unsigned long long)senders,
+			    (unsigned long long)receivers, max_r * pg_bytes / 1e9, hours,
+			    s->a.recovery_mbs, (unsigned long long)below_min,
+			    (unsigned long long)lost);
 	}
 	rc = 0;
 out:
@@ -423,10 +428,11 @@ static int sim_pinned(struct sim *s, const struct mon_map *next, int32_t *sets,
 		fresh[i] = 1;
 	rc = plc_map_rule(t, next, sim_pool(next), &rule);
 	if (rc == 0)
-		rc = plc_tree_pin(t, &rule, s->a.pg_num, s->sets_bal, fresh, items, &n, cap, pinned);
+		rc =
+		    plc_tree_pin(t, &rule, s->a.pg_num, s->sets_bal, fresh, items, &n, cap, pinned);
 	if (rc == 0)
-		rc = plc_tree_balance(t, &rule, s->a.pg_num, s->a.max_dev, cap, items, &n, cap,
-				      &st);
+		rc =
+		    plc_tree_balance(t, &rule, s->a.pg_num, s->a.max_dev, cap, items, &n, cap, &st);
 	if (rc < 0)
 		goto out;
 	rc = plc_tree_loads(t, &rule, s->a.pg_num, items, n, load, share);
@@ -436,8 +442,8 @@ static int sim_pinned(struct sim *s, const struct mon_map *next, int32_t *sets,
 
 		if (share[i] > 0 && fabs(load[i] - share[i]) > tol) {
 			if (*outside < 3 && s->a.check)
-				fprintf(stderr, "weft sim: osd.%u holds %u replicas, share %.1f\n", i,
-					load[i], share[i]);
+				fprintf(stderr, "weft sim: osd.%u holds %u replicas, share %.1f\n",
+					i, load[i], share[i]);
 			(*outside)++;
 		}
 	}
@@ -462,12 +468,12 @@ int sim_run_movement(struct sim *s)
 {
 	const uint32_t per_rack = s->a.hosts * s->a.per_host;
 	const struct sim_scen scen[] = {
-		{ "add_osd", true, 0, 1, MON_CT_OSD },
-		{ "add_host", true, 0, s->a.per_host, MON_CT_HOST },
-		{ "add_rack", true, 0, per_rack, MON_CT_RACK },
-		{ "fail_osd", false, 0, 1, MON_CT_OSD },
-		{ "fail_host", false, 0, s->a.per_host, MON_CT_HOST },
-		{ "fail_rack", false, 0, per_rack, MON_CT_RACK },
+	    {"add_osd", true, 0, 1, MON_CT_OSD},
+	    {"add_host", true, 0, s->a.per_host, MON_CT_HOST},
+	    {"add_rack", true, 0, per_rack, MON_CT_RACK},
+	    {"fail_osd", false, 0, 1, MON_CT_OSD},
+	    {"fail_host", false, 0, s->a.per_host, MON_CT_HOST},
+	    {"fail_rack", false, 0, per_rack, MON_CT_RACK},
 	};
 	FILE *mcsv = sim_csv(s, "movement.csv", "scenario,changed_share,moved,optimum,ratio");
 	FILE *rcsv = sim_csv(s, "recovery.csv",
@@ -480,8 +486,8 @@ int sim_run_movement(struct sim *s)
 
 	if (!s->a.quiet)
 		printf("\ndata movement (moved replicas; optimum = the changed share of capacity)\n"
-		       "  %-22s %11s %10s %12s %8s\n", "scenario", "changed", "moved", "optimum",
-		       "ratio");
+		       "  %-22s %11s %10s %12s %8s\n",
+		       "scenario", "changed", "moved", "optimum", "ratio");
 	for (unsigned int i = 0; i < sizeof(scen) / sizeof(scen[0]) && rc == 0; i++) {
 		const struct sim_scen *sc = &scen[i];
 		double w = (double)sc->n / (s->nosd + (sc->add ? sc->n : 0));
@@ -523,10 +529,12 @@ int sim_run_movement(struct sim *s)
 				rc = sim_compare(s, sc, s->sets_bal, sets, nextb.max_osd, w, how,
 						 mcsv, NULL);
 			if (rc == 0 && !s->a.quiet)
-				printf("  %-22s %u replicas pinned; %u OSDs outside the bound after\n",
-				       "", pinned, outside);
-			sim_expect(s, outside == 0, "%s: %u OSDs outside the bound after the balancer",
-				   sc->name, outside);
+				printf(
+				    "  %-22s %u replicas pinned; %u OSDs outside the bound after\n",
+				    "", pinned, outside);
+			sim_expect(s, outside == 0,
+				   "%s: %u OSDs outside the bound after the balancer", sc->name,
+				   outside);
 		}
 		mon_map_free(&next);
 		mon_map_free(&nextb);
