@@ -36,6 +36,7 @@ mkdir -p "$OUT" || exit 1
 
 for d in host rack; do
 	echo "scale-sim: weft sim, 10,000 OSDs, failure domain $d" >&2
+	mkdir -p "$OUT/$d" || exit 1
 	"$WEFT" sim --domain "$d" --out "$OUT/$d" --plot --check | tee "$OUT/$d/table.txt" ||
 		{ echo "scale-sim: weft sim ($d) failed" >&2; exit 1; }
 done
