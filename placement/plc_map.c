@@ -216,6 +216,41 @@ static void plc_build_weights(struct plc_tree *t, const struct mon_map *map)
 	}
 }
 
+/* ndom_in: per node and type, the buckets (or OSDs) below holding an in OSD of weight > 0. */
+static int plc_build_domains(struct plc_tree *t, const struct mon_map *map)
+{
+	uint8_t *has_in = calloc(t->nnodes + 1, 1);
+
+	t->ndom_in = calloc((size_t)t->nnodes * PLC_TREE_TYPES + 1, sizeof(*t->ndom_in));
+	if (has_in == NULL || t->ndom_in == NULL) {
+		free(has_in);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < t->max_osd; i++) {
+		const struct plc_tree_osd *o = &t->osds[i];
+
+		if (!o->exists || !(map->osds[i].state & MON_OSD_IN) || map->osds[i].weight == 0)
+			continue;
+		/* the OSD counts as a domain of type osd for every ancestor */
+		for (int32_t p = o->parent, d = 0; p >= 0 && d < PLC_TREE_TYPES;
+		     p = t->nodes[p].parent, d++) {
+			t->ndom_in[(uint32_t)p * PLC_TREE_TYPES + MON_CT_OSD]++;
+			has_in[p] = 1;
+		}
+	}
+	for (uint32_t n = 0; n < t->nnodes; n++) {
+		uint8_t type = t->nodes[n].type;
+
+		if (!has_in[n] || type >= PLC_TREE_TYPES)
+			continue;
+		for (int32_t p = t->nodes[n].parent, d = 0; p >= 0 && d < PLC_TREE_TYPES;
+		     p = t->nodes[p].parent, d++)
+			t->ndom_in[(uint32_t)p * PLC_TREE_TYPES + type]++;
+	}
+	free(has_in);
+	return 0;
+}
+
 static int plc_map_build(const struct mon_map *map, struct plc_tree *tree_out, int32_t *def_out)
 {
 	struct plc_tree t = {0};
@@ -265,6 +300,9 @@ static int plc_map_build(const struct mon_map *map, struct plc_tree *tree_out, i
 	if (rc != 0)
 		goto fail;
 	plc_build_weights(&t, map);
+	rc = plc_build_domains(&t, map);
+	if (rc != 0)
+		goto fail;
 	plc_names_free(&b.names);
 	*tree_out = t;
 	*def_out = def;

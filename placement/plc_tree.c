@@ -114,7 +114,15 @@ unsigned int plc_tree_choose(const struct plc_tree *t, const struct plc_rule *ru
 		return 0;
 	for (unsigned int r = 0; r < size; r++)
 		osd_at[r] = resv[r] = -1;
-	for (unsigned int pass = 0; pass < 2 && placed < size && !dead; pass++) {
+	/* pass 1 only when too few domains hold an in OSD (not merely an up one) */
+	for (unsigned int pass = 0;
+	     pass < (t->ndom_in != NULL &&
+			     t->ndom_in[(uint32_t)rule->root * PLC_TREE_TYPES +
+					(rule->domain < PLC_TREE_TYPES ? rule->domain : 1)] >= size
+			 ? 1u
+			 : 2u) &&
+	     placed < size && !dead;
+	     pass++) {
 		shrt |= pass == 1;
 		for (unsigned int try = 0; try < PLC_TREE_TRIES && placed < size && !dead; try++) {
 			for (unsigned int r = 0; r < size && !dead; r++) {
@@ -322,6 +330,7 @@ unsigned int plc_tree_domains(const struct plc_tree *t, const struct plc_rule *r
 
 void plc_tree_free(struct plc_tree *t)
 {
+	free(t->ndom_in);
 	free(t->nodes);
 	free(t->child);
 	free(t->osds);

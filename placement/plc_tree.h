@@ -52,6 +52,14 @@ struct plc_tree {
 	struct plc_node *nodes;
 	struct plc_child *child;
 	struct plc_tree_osd *osds; /* by id, max_osd of them */
+	/*
+	 * ndom_in[node * PLC_TREE_TYPES + type]: buckets of that type (OSDs for
+	 * type osd) under node holding an in OSD of weight > 0, up or down.
+	 * Replicas share a domain only when these are too few: domains that are
+	 * merely down leave their PGs undersized until their OSDs return or are
+	 * marked out (a rack's power blip moves no data).
+	 */
+	uint32_t *ndom_in;
 };
 
 /* The rule of one pool, resolved against a tree. */
