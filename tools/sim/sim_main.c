@@ -258,7 +258,8 @@ static int sim_plot(struct sim *s)
 		 "title 'hashing only', '' using (bin(\\$4/\\$2)):(1.0) smooth freq with boxes "
 		 "title 'with the balancer'; "
 		 "set output '%s/movement.png'; set title 'data moved / optimum'; set xlabel ''; "
-		 "set ylabel 'ratio'; set yrange [0:1.5]; set style data histograms; "
+		 "set ylabel 'ratio'; set yrange [0:3.5]; set xtics rotate by -35; "
+		 "set bmargin 10; set style fill solid 0.5; set style data histograms; "
 		 "set boxwidth 0.6; plot '%s/movement.csv' using 5:xtic(1) title 'moved / "
 		 "optimum', 1.1 with lines title 'target 1.1'\" 2>&1",
 		 d, d, d, d);
