@@ -5,6 +5,7 @@
  * read by its mirror so the two cannot drift.
  */
 #include "mon/map.h"
+#include "mon/map_priv.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -14,7 +15,7 @@
 /* Smallest wire sizes, for proto_dec_get_count's bound. */
 #define MON_OSD_WIRE_MIN (4 + 1 + PROTO_UUID_LEN + 4 + 4 + 4 + 8 + 2 + 2 + 2)
 #define MON_POOL_WIRE_MIN (4 + 4 + 4 + 4 + 2)
-#define MON_OP_WIRE_MIN 5
+#define MON_OP_WIRE_MIN 2
 
 void mon_map_init(struct mon_map *map)
 {
@@ -22,10 +23,21 @@ void mon_map_init(struct mon_map *map)
 	map->next_pool_id = 1;
 }
 
+static void mon_map_cache_drop(struct mon_map *map)
+{
+	struct mon_map_cache *c = mon_map_cache_get(map);
+
+	if (c != NULL)
+		c->free(c);
+	map->cache = NULL;
+}
+
 void mon_map_free(struct mon_map *map)
 {
+	mon_map_cache_drop(map);
 	free(map->osds);
 	free(map->pools);
+	mon_map_topo_free(map);
 	mon_map_init(map);
 }
 
@@ -35,16 +47,22 @@ int mon_map_copy(struct mon_map *dst, const struct mon_map *src)
 
 	m.osds = NULL;
 	m.pools = NULL;
+	m.cache = NULL;
+	if (mon_map_topo_copy(&m, src) != 0)
+		return -ENOMEM;
 	if (src->max_osd > 0) {
 		m.osds = malloc(sizeof(*m.osds) * src->max_osd);
-		if (m.osds == NULL)
+		if (m.osds == NULL) {
+			mon_map_topo_free(&m);
 			return -ENOMEM;
+		}
 		memcpy(m.osds, src->osds, sizeof(*m.osds) * src->max_osd);
 	}
 	if (src->npools > 0) {
 		m.pools = malloc(sizeof(*m.pools) * src->npools);
 		if (m.pools == NULL) {
 			free(m.osds);
+			mon_map_topo_free(&m);
 			return -ENOMEM;
 		}
 		memcpy(m.pools, src->pools, sizeof(*m.pools) * src->npools);
@@ -133,17 +151,22 @@ static int mon_osd_get(struct proto_dec *dec, struct mon_osd *o)
 	return 0;
 }
 
-static void mon_pool_put(struct proto_enc *enc, const struct mon_pool *p)
+static void mon_pool_put(struct proto_enc *enc, const struct mon_pool *p, uint8_t version)
 {
 	proto_enc_put_u32(enc, p->id);
 	proto_enc_put_u32(enc, p->size);
 	proto_enc_put_u32(enc, p->min_size);
 	proto_enc_put_u32(enc, p->pg_num);
 	proto_enc_put_str16(enc, p->name, strlen(p->name));
+	if (version >= 2) {
+		proto_enc_put_u8(enc, p->domain);
+		proto_enc_put_u32(enc, (uint32_t)p->root);
+	}
 }
 
-static int mon_pool_get(struct proto_dec *dec, struct mon_pool *p)
+static int mon_pool_get(struct proto_dec *dec, struct mon_pool *p, uint8_t version)
 {
+	uint32_t root = 0;
 	size_t n = 0;
 
 	memset(p, 0, sizeof(*p));
@@ -152,8 +175,15 @@ static int mon_pool_get(struct proto_dec *dec, struct mon_pool *p)
 	proto_dec_get_u32(dec, "pool.min_size", &p->min_size);
 	proto_dec_get_u32(dec, "pool.pg_num", &p->pg_num);
 	proto_dec_get_str16(dec, "pool.name", MON_NAME_MAX, p->name, sizeof(p->name), &n);
+	if (version >= 2) {
+		proto_dec_get_u8(dec, "pool.domain", &p->domain);
+		proto_dec_get_u32(dec, "pool.root", &root);
+		p->root = (int32_t)root;
+	}
 	if (dec->err != 0)
 		return dec->err;
+	if (p->domain >= MON_CT_ROOT || p->root > 0)
+		return proto_dec_fail(dec, "pool %u: domain %u root %d", p->id, p->domain, p->root);
 	if (n == 0 || p->id == 0)
 		return proto_dec_fail(dec, "pool: id %u, name of %zu bytes", p->id, n);
 	if (p->size < 1 || p->min_size < 1 || p->min_size > p->size || p->pg_num < 1)
@@ -166,11 +196,12 @@ static int mon_pool_get(struct proto_dec *dec, struct mon_pool *p)
 
 static void mon_map_put(struct proto_enc *enc, const struct mon_map *map)
 {
+	uint8_t version = mon_map_needs_v2(map) ? 2 : 1;
 	uint32_t n = 0;
 
 	for (uint32_t i = 0; i < map->max_osd; i++)
 		n += (map->osds[i].state & MON_OSD_EXISTS) ? 1 : 0;
-	proto_enc_put_u8(enc, MON_MAP_VERSION);
+	proto_enc_put_u8(enc, version);
 	proto_enc_put_u32(enc, map->epoch);
 	proto_enc_put_u32(enc, map->flags);
 	proto_enc_put_u32(enc, map->next_pool_id);
@@ -180,7 +211,9 @@ static void mon_map_put(struct proto_enc *enc, const struct mon_map *map)
 			mon_osd_put(enc, &map->osds[i]);
 	proto_enc_put_u32(enc, map->npools);
 	for (uint32_t i = 0; i < map->npools; i++)
-		mon_pool_put(enc, &map->pools[i]);
+		mon_pool_put(enc, &map->pools[i], version);
+	if (version >= 2)
+		mon_map_topo_put(enc, map);
 }
 
 static int mon_encode_alloc(void (*put)(struct proto_enc *, const void *), const void *obj,
@@ -233,7 +266,7 @@ int mon_map_decode(const void *buf, size_t len, struct proto_err *err, struct mo
 	mon_map_init(&m);
 	proto_dec_init(&dec, buf, len, "osdmap", err);
 	proto_dec_get_u8(&dec, "version", &version);
-	if (dec.err == 0 && version != MON_MAP_VERSION)
+	if (dec.err == 0 && (version < MON_MAP_VERSION_MIN || version > MON_MAP_VERSION))
 		proto_dec_fail(&dec, "version: %u not supported", version);
 	proto_dec_get_u32(&dec, "epoch", &m.epoch);
 	proto_dec_get_u32(&dec, "flags", &m.flags);
@@ -267,13 +300,26 @@ int mon_map_decode(const void *buf, size_t len, struct proto_err *err, struct mo
 		}
 	}
 	for (i = 0; i < m.npools && dec.err == 0; i++) {
-		if (mon_pool_get(&dec, &m.pools[i]) != 0)
+		if (mon_pool_get(&dec, &m.pools[i], version) != 0)
 			break;
 		if (i > 0 && m.pools[i].id <= m.pools[i - 1].id)
 			proto_dec_fail(&dec, "pools: id %u out of order", m.pools[i].id);
 		else if (m.pools[i].id >= m.next_pool_id)
 			proto_dec_fail(&dec, "pools: id %u >= next_pool_id %u", m.pools[i].id,
 				       m.next_pool_id);
+	}
+	if (version >= 2 && dec.err == 0) {
+		rc = mon_map_topo_get(&dec, &m);
+		if (rc == -ENOMEM)
+			goto out;
+		rc = -EBADMSG;
+		for (i = 0; i < m.npools && dec.err == 0; i++)
+			if (m.pools[i].root != 0 && mon_map_bucket(&m, m.pools[i].root) == NULL)
+				proto_dec_fail(&dec, "pool %u: root %d unknown", m.pools[i].id,
+					       m.pools[i].root);
+		/* canonical: what version 1 can say is said in version 1 */
+		if (dec.err == 0 && !mon_map_needs_v2(&m))
+			proto_dec_fail(&dec, "version: 2 for a map without version-2 content");
 	}
 	if (proto_dec_finish(&dec) != 0)
 		goto out;
@@ -315,8 +361,12 @@ int mon_inc_add(struct mon_inc *inc, const struct mon_op *op)
 static void mon_inc_put(struct proto_enc *enc, const void *obj)
 {
 	const struct mon_inc *inc = obj;
+	uint8_t version = 1;
 
-	proto_enc_put_u8(enc, MON_MAP_VERSION);
+	for (uint32_t i = 0; i < inc->nops; i++)
+		if (mon_op_needs_v2(&inc->ops[i]))
+			version = 2;
+	proto_enc_put_u8(enc, version);
 	proto_enc_put_u32(enc, inc->epoch);
 	proto_enc_put_u64(enc, inc->stamp);
 	proto_enc_put_str16(enc, inc->reason, strlen(inc->reason));
@@ -330,13 +380,29 @@ static void mon_inc_put(struct proto_enc *enc, const void *obj)
 			mon_osd_put(enc, &op->osd);
 			break;
 		case MON_OP_POOL_SET:
-			mon_pool_put(enc, &op->pool);
+			mon_pool_put(enc, &op->pool, version);
 			break;
 		case MON_OP_POOL_RM:
 			proto_enc_put_u32(enc, op->pool_id);
 			break;
 		case MON_OP_FLAGS:
 			proto_enc_put_u32(enc, op->flags);
+			break;
+		case MON_OP_BUCKET_SET:
+			mon_bucket_put(enc, &op->bucket);
+			break;
+		case MON_OP_BUCKET_RM:
+			proto_enc_put_u32(enc, (uint32_t)op->bucket_id);
+			break;
+		case MON_OP_OSD_LOC:
+			mon_loc_put(enc, &op->loc);
+			break;
+		case MON_OP_UPMAP_SET:
+		case MON_OP_UPMAP_RM:
+			mon_upmap_put(enc, &op->upmap);
+			break;
+		case MON_OP_BALANCER:
+			proto_enc_put_u8(enc, op->balancer);
 			break;
 		}
 	}
@@ -357,7 +423,7 @@ int mon_inc_decode(const void *buf, size_t len, struct proto_err *err, struct mo
 	mon_inc_init(&inc);
 	proto_dec_init(&dec, buf, len, "osdmap_inc", err);
 	proto_dec_get_u8(&dec, "version", &version);
-	if (dec.err == 0 && version != MON_MAP_VERSION)
+	if (dec.err == 0 && (version < MON_MAP_VERSION_MIN || version > MON_MAP_VERSION))
 		proto_dec_fail(&dec, "version: %u not supported", version);
 	proto_dec_get_u32(&dec, "epoch", &inc.epoch);
 	proto_dec_get_u64(&dec, "stamp", &inc.stamp);
@@ -381,7 +447,7 @@ int mon_inc_decode(const void *buf, size_t len, struct proto_err *err, struct mo
 			mon_osd_get(&dec, &op->osd);
 			break;
 		case MON_OP_POOL_SET:
-			mon_pool_get(&dec, &op->pool);
+			mon_pool_get(&dec, &op->pool, version);
 			break;
 		case MON_OP_POOL_RM:
 			proto_dec_get_u32(&dec, "op.pool_id", &op->pool_id);
@@ -391,10 +457,40 @@ int mon_inc_decode(const void *buf, size_t len, struct proto_err *err, struct mo
 			if (dec.err == 0 && (op->flags & ~MON_FLAGS_KNOWN) != 0)
 				proto_dec_fail(&dec, "op.flags: unknown bits 0x%x", op->flags);
 			break;
+		case MON_OP_BUCKET_SET:
+			mon_bucket_get(&dec, &op->bucket);
+			break;
+		case MON_OP_BUCKET_RM: {
+			uint32_t id = 0;
+
+			proto_dec_get_u32(&dec, "op.bucket_id", &id);
+			op->bucket_id = (int32_t)id;
+			break;
+		}
+		case MON_OP_OSD_LOC:
+			mon_loc_get(&dec, &op->loc);
+			break;
+		case MON_OP_UPMAP_SET:
+		case MON_OP_UPMAP_RM:
+			mon_upmap_get(&dec, &op->upmap);
+			break;
+		case MON_OP_BALANCER:
+			proto_dec_get_u8(&dec, "op.balancer", &op->balancer);
+			break;
 		default:
 			proto_dec_fail(&dec, "op.kind: unknown %u", op->kind);
 			break;
 		}
+		if (dec.err == 0 && version < 2 && mon_op_needs_v2(op))
+			proto_dec_fail(&dec, "op.kind: %u needs version 2", op->kind);
+	}
+	if (dec.err == 0 && version >= 2) {
+		bool v2 = false;
+
+		for (uint32_t i = 0; i < inc.nops; i++)
+			v2 |= mon_op_needs_v2(&inc.ops[i]);
+		if (!v2)
+			proto_dec_fail(&dec, "version: 2 for an increment without version-2 ops");
 	}
 	if (proto_dec_finish(&dec) != 0) {
 		mon_inc_free(&inc);
@@ -460,9 +556,10 @@ int mon_map_apply(struct mon_map *map, const struct mon_inc *inc)
 			if (op->osd.id >= max_osd)
 				max_osd = op->osd.id + 1;
 		} else if (op->kind == MON_OP_POOL_SET) {
-			if (op->pool.id == 0 || map->npools >= MON_POOL_MAX)
+			if (op->pool.id == 0 || map->npools >= MON_POOL_MAX ||
+			    op->pool.domain >= MON_CT_ROOT || op->pool.root > 0)
 				return -EINVAL;
-		} else if (op->kind != MON_OP_POOL_RM && op->kind != MON_OP_FLAGS) {
+		} else if (op->kind < MON_OP_POOL_SET || op->kind > MON_OP_BALANCER) {
 			return -EINVAL;
 		}
 	}
@@ -490,18 +587,25 @@ int mon_map_apply(struct mon_map *map, const struct mon_inc *inc)
 			next.osds[op->osd.id] = op->osd;
 			break;
 		case MON_OP_POOL_SET:
-			rc = mon_map_pool_set(&next, &op->pool);
-			if (rc != 0) {
-				mon_map_free(&next);
-				return rc;
-			}
+			rc = op->pool.root != 0 && mon_map_bucket(&next, op->pool.root) == NULL
+				     ? -EINVAL
+				     : mon_map_pool_set(&next, &op->pool);
 			break;
 		case MON_OP_POOL_RM:
 			mon_map_pool_rm(&next, op->pool_id);
+			mon_map_topo_pool_rm(&next, op->pool_id);
 			break;
 		case MON_OP_FLAGS:
 			next.flags = op->flags;
 			break;
+		default:
+			/* ops in order: a bucket made by one op can hold the next */
+			rc = mon_map_topo_apply(&next, op);
+			break;
+		}
+		if (rc != 0) {
+			mon_map_free(&next);
+			return rc == -ENOMEM ? rc : -EINVAL;
 		}
 	}
 	next.epoch = inc->epoch;

@@ -21,7 +21,16 @@
 
 #include "proto/proto.h"
 
-#define MON_MAP_VERSION 1
+/*
+ * Version 1: epoch, flags, OSDs, pools. Version 2 adds the topology
+ * (buckets, OSD locations), pool rules, upmap items and the balancer mode.
+ * A map or increment that uses nothing of version 2 is encoded as version 1
+ * (so older decoders still read it and each map has one encoding).
+ */
+#define MON_MAP_VERSION 2
+#define MON_MAP_VERSION_MIN 1
+#define MON_BUCKET_MAX 16384 /* buckets in one map */
+#define MON_UPMAP_MAX (1u << 20)
 #define MON_OSD_MAX 65536   /* ids 0..65535 */
 #define MON_POOL_MAX 4096   /* pools in one map */
 #define MON_INC_OPS_MAX 8192
@@ -53,10 +62,66 @@ struct mon_osd {
 	char cluster_addr[PROTO_ADDR_MAX + 1];
 };
 
+/*
+ * Topology levels (bucket types), lowest first. A tree may skip levels; a
+ * bucket's parent is always of a higher type, so the tree has no cycles.
+ */
+enum mon_crush_type {
+	MON_CT_NONE = 0, /* in a pool rule: the default, host */
+	MON_CT_OSD = 1,
+	MON_CT_HOST,
+	MON_CT_CHASSIS,
+	MON_CT_RACK,
+	MON_CT_ROW,
+	MON_CT_PDU,
+	MON_CT_POD,
+	MON_CT_ROOM,
+	MON_CT_DATACENTER,
+	MON_CT_ZONE,
+	MON_CT_REGION,
+	MON_CT_ROOT,
+	MON_CT_COUNT
+};
+
 struct mon_pool {
 	uint32_t id;
 	uint32_t size, min_size, pg_num;
 	char name[MON_NAME_MAX + 1];
+	/* rule (version 2): replicas in distinct `domain` buckets under `root` */
+	uint8_t domain;	   /* MON_CT_*; MON_CT_NONE = host */
+	int32_t root;	   /* bucket id; 0 = the bucket named "default" */
+};
+
+/* A bucket of the topology (weights are not stored: a bucket weighs its OSDs). */
+struct mon_bucket {
+	int32_t id;	/* < 0 */
+	uint8_t type;	/* MON_CT_HOST .. MON_CT_ROOT */
+	int32_t parent; /* bucket id, 0 = none (a root) */
+	char name[MON_NAME_MAX + 1];
+};
+
+/*
+ * Where an OSD sits. An OSD without one goes under the host bucket named
+ * by its `host` (made up under root "default" when the map has none).
+ */
+struct mon_osd_loc {
+	uint32_t osd;
+	int32_t parent; /* bucket id */
+};
+
+/* Upmap item: in PG (pool, pg), OSD `from` is replaced by `to`. */
+struct mon_upmap {
+	uint32_t pool, pg;
+	int32_t from, to;
+};
+
+#define MON_BALANCER_DEFAULT 0 /* mon_balancer_enable decides */
+#define MON_BALANCER_ON 1
+#define MON_BALANCER_OFF 2
+
+/* Derived data a reader builds from one map (placement's tree): freed with it. */
+struct mon_map_cache {
+	void (*free)(struct mon_map_cache *cache);
 };
 
 struct mon_map {
@@ -67,6 +132,20 @@ struct mon_map {
 	struct mon_osd *osds;	/* by id; a slot without MON_OSD_EXISTS is free */
 	uint32_t npools;
 	struct mon_pool *pools; /* sorted by id */
+	/* version 2 */
+	uint32_t nbuckets;
+	struct mon_bucket *buckets; /* sorted by id, descending (-1, -2, ...) */
+	uint32_t nlocs;
+	struct mon_osd_loc *locs; /* sorted by osd */
+	uint32_t nupmaps;
+	struct mon_upmap *upmaps; /* sorted by (pool, pg, from) */
+	uint8_t balancer;	  /* MON_BALANCER_* */
+	/*
+	 * Not encoded: built on first use by a reader of this exact map (atomic
+	 * pointer), dropped by copy/apply/decode/free. Maps change only through
+	 * those functions, so the cache cannot go stale.
+	 */
+	struct mon_map_cache *cache;
 };
 
 enum mon_op_kind {
@@ -74,6 +153,13 @@ enum mon_op_kind {
 	MON_OP_POOL_SET = 2, /* add or replace one pool */
 	MON_OP_POOL_RM = 3,
 	MON_OP_FLAGS = 4,
+	/* version 2 */
+	MON_OP_BUCKET_SET = 5, /* add or replace one bucket */
+	MON_OP_BUCKET_RM = 6,  /* an empty bucket no pool rule names */
+	MON_OP_OSD_LOC = 7,    /* set (parent != 0) or clear an OSD's location */
+	MON_OP_UPMAP_SET = 8,  /* add or replace (pool, pg, from) */
+	MON_OP_UPMAP_RM = 9,   /* remove (pool, pg, from) */
+	MON_OP_BALANCER = 10,  /* the balancer mode */
 };
 
 struct mon_op {
@@ -83,6 +169,11 @@ struct mon_op {
 		struct mon_pool pool;
 		uint32_t pool_id;
 		uint32_t flags;
+		struct mon_bucket bucket;
+		int32_t bucket_id;
+		struct mon_osd_loc loc;
+		struct mon_upmap upmap;
+		uint8_t balancer;
 	};
 };
 
@@ -123,6 +214,19 @@ int mon_inc_decode(const void *buf, size_t len, struct proto_err *err, struct mo
  * nothing. On success map->epoch == inc->epoch.
  */
 int mon_map_apply(struct mon_map *map, const struct mon_inc *inc);
+
+/* Topology look-ups. */
+const struct mon_bucket *mon_map_bucket(const struct mon_map *map, int32_t id);
+const struct mon_bucket *mon_map_bucket_by_name(const struct mon_map *map, const char *name);
+/* The explicit location of osd (its parent bucket id), 0 if none. */
+int32_t mon_map_osd_loc(const struct mon_map *map, uint32_t osd);
+/* "host", "rack", ...; NULL for an unknown type. */
+const char *mon_crush_type_str(uint8_t type);
+/* Parse a type name; MON_CT_NONE if unknown. */
+uint8_t mon_crush_type_parse(const char *name);
+/* The cache of map, if built (acquire); set it once (release), false if one is there. */
+struct mon_map_cache *mon_map_cache_get(const struct mon_map *map);
+bool mon_map_cache_set(const struct mon_map *map, struct mon_map_cache *cache);
 
 /* "up,in", "down,out", ...: for logs and the CLI. */
 const char *mon_osd_state_str(uint8_t state);

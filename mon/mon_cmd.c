@@ -17,7 +17,8 @@
 
 static const char *const mon_write_cmds[] = {
 	"osd down", "osd out", "osd in", "osd set", "osd unset",
-	"pool create", "pool rm", "pool set", NULL,
+	"pool create", "pool rm", "pool set", "osd crush add-bucket", "osd crush move",
+	"osd crush set-location", "osd crush rm", "balancer on", "balancer off", NULL,
 };
 
 static bool mon_prefix_in(const char *json, size_t len, const char *const *list)
@@ -59,9 +60,14 @@ static json_t *mon_json_pools(const struct mon_map *map)
 	for (uint32_t i = 0; i < map->npools; i++) {
 		const struct mon_pool *p = &map->pools[i];
 
-		json_array_append_new(a, json_pack("{s:i, s:s, s:i, s:i, s:i}", "id", p->id,
-						   "name", p->name, "size", p->size, "min_size",
-						   p->min_size, "pg_num", p->pg_num));
+		const struct mon_bucket *r = p->root ? mon_map_bucket(map, p->root) : NULL;
+
+		json_array_append_new(
+			a, json_pack("{s:i, s:s, s:i, s:i, s:i, s:s, s:s}", "id", p->id, "name",
+				     p->name, "size", p->size, "min_size", p->min_size, "pg_num",
+				     p->pg_num, "failure_domain",
+				     mon_crush_type_str(p->domain ? p->domain : MON_CT_HOST), "root",
+				     r != NULL ? r->name : "default"));
 	}
 	return a;
 }
@@ -146,6 +152,7 @@ static json_t *mon_json_health(struct mon *mon, bool have_quorum, unsigned int n
 									 sizeof(f))));
 	}
 	mon_pg_health(mon, checks, &status);
+	mon_crush_health(mon, checks, &status);
 	return json_pack("{s:s, s:o}", "status", status, "checks", checks);
 }
 
@@ -198,7 +205,9 @@ static json_t *mon_cmd_osd_tree(struct mon *mon)
 	json_object_foreach(hosts, h, v)
 		json_array_append_new(out, json_pack("{s:s, s:O}", "host", h, "osds", v));
 	json_decref(hosts);
-	return json_pack("{s:i, s:o}", "epoch", mon->map.epoch, "hosts", out);
+	/* hosts: by host name (as before topologies); nodes: the placement tree, depth first */
+	return json_pack("{s:i, s:o, s:o}", "epoch", mon->map.epoch, "hosts", out, "nodes",
+			 mon_crush_tree_json(mon));
 }
 
 static json_t *mon_cmd_osd_dump(struct mon *mon)
@@ -306,6 +315,40 @@ static int mon_pool_check(struct mon_job *job, const struct mon_pool *p)
 	return 0;
 }
 
+/* failure_domain TYPE and root BUCKET of a pool's rule, when given. */
+static int mon_pool_rule(struct mon *mon, struct mon_job *job, json_t *root, struct mon_pool *p)
+{
+	const char *d = json_string_value(json_object_get(root, "failure_domain"));
+	const char *r = json_string_value(json_object_get(root, "root"));
+
+	if (json_object_get(root, "failure_domain") != NULL) {
+		uint8_t t = d != NULL ? mon_crush_type_parse(d) : MON_CT_NONE;
+
+		if (t == MON_CT_NONE || t >= MON_CT_ROOT) {
+			mon_job_refuse(job, "failure_domain must be osd, host, chassis, rack, row, "
+				       "pdu, pod, room, datacenter, zone or region, not '%s'",
+				       d ? d : "");
+			return -EINVAL;
+		}
+		p->domain = t == MON_CT_HOST ? MON_CT_NONE : t; /* host is the default: encoded so */
+	}
+	if (json_object_get(root, "root") != NULL) {
+		const struct mon_bucket *b = r != NULL ? mon_map_bucket_by_name(&mon->map, r) : NULL;
+
+		if (r != NULL && !strcmp(r, "default") && b == NULL) {
+			p->root = 0; /* the made-up default root */
+			return 0;
+		}
+		if (b == NULL || b->type != MON_CT_ROOT) {
+			mon_job_refuse(job, "root must name a bucket of type root, not '%s'",
+				       r ? r : "");
+			return -EINVAL;
+		}
+		p->root = !strcmp(b->name, "default") ? 0 : b->id;
+	}
+	return 0;
+}
+
 static int mon_build_pool(struct mon *mon, struct mon_job *job, json_t *root, const char *prefix,
 			  struct mon_inc *inc)
 {
@@ -340,6 +383,8 @@ static int mon_build_pool(struct mon *mon, struct mon_job *job, json_t *root, co
 					 (uint32_t)conf_get_int(mon->conf,
 								CONF_OSD_POOL_DEFAULT_PG_NUM),
 					 1, 65536, &op.pool.pg_num);
+		if (rc == 0)
+			rc = mon_pool_rule(mon, job, root, &op.pool);
 		/* A default min_size above an explicit small size follows the size. */
 		if (rc == 0 && json_object_get(root, "min_size") == NULL &&
 		    op.pool.min_size > op.pool.size)
@@ -372,6 +417,18 @@ static int mon_build_pool(struct mon *mon, struct mon_job *job, json_t *root, co
 
 		op.kind = MON_OP_POOL_SET;
 		op.pool = *cur;
+		if (key != NULL && (!strcmp(key, "failure_domain") || !strcmp(key, "root"))) {
+			json_t *args = json_pack("{s:O}", key, json_object_get(root, "value"));
+
+			rc = mon_pool_rule(mon, job, args, &op.pool);
+			json_decref(args);
+			if (rc != 0)
+				return rc;
+			if (!memcmp(&op.pool, cur, sizeof(*cur)))
+				return 1;
+			snprintf(inc->reason, sizeof(inc->reason), "pool set '%s' %s", name, key);
+			return mon_inc_add(inc, &op);
+		}
 		if (key != NULL && !strcmp(key, "size"))
 			field = &op.pool.size;
 		else if (key != NULL && !strcmp(key, "min_size"))
@@ -410,6 +467,8 @@ static int mon_job_build_cmd(struct mon *mon, struct mon_job *job, struct mon_in
 	if (prefix == NULL) {
 		rc = -EINVAL;
 		mon_job_refuse(job, "command is not a JSON object with a prefix");
+	} else if (!strncmp(prefix, "osd crush ", 10) || !strncmp(prefix, "balancer ", 9)) {
+		rc = mon_crush_job(mon, job, root, prefix, inc);
 	} else if (!strncmp(prefix, "osd set", 7) || !strncmp(prefix, "osd unset", 9)) {
 		rc = mon_build_flag(mon, job, root, prefix[4] == 's', inc);
 	} else if (!strncmp(prefix, "osd ", 4)) {
@@ -461,6 +520,8 @@ void mon_cmd_handle(struct mon *mon, struct msgr_conn *conn, uint64_t tid, const
 	else if (!strcmp(prefix, "pool ls"))
 		out = json_pack("{s:i, s:o}", "epoch", mon->map.epoch, "pools",
 				mon_json_pools(&mon->map));
+	else if (!strncmp(prefix, "balancer ", 9))
+		out = mon_crush_read(mon, prefix);
 	else if (!strncmp(prefix, "pg ", 3)) {
 		char err[PROTO_ERRMSG_MAX + 1] = "";
 

@@ -227,6 +227,7 @@ static int mon_job_build_boot(struct mon *mon, struct mon_job *job, struct mon_i
 	const struct mon_osd *cur = NULL;
 	struct mon_osd o;
 	uint32_t id = PROTO_OSD_ID_NONE;
+	int rc;
 
 	for (uint32_t i = 0; i < mon->map.max_osd; i++) {
 		if ((mon->map.osds[i].state & MON_OSD_EXISTS) &&
@@ -285,7 +286,11 @@ static int mon_job_build_boot(struct mon *mon, struct mon_job *job, struct mon_i
 	o.up_from = inc->epoch;
 	snprintf(inc->reason, sizeof(inc->reason), "osd.%u booted (%s, host %s, public %s)", id,
 		 cur == NULL ? "new" : "known", o.host, o.public_addr);
-	return mon_inc_osd(inc, &o);
+	rc = mon_inc_osd(inc, &o);
+	/* a new OSD is new capacity: the balancer fills it (docs/scale.md) */
+	if (rc == 0 && (cur == NULL || o.weight > cur->weight) && mon_crush_pin(mon, inc) != 0)
+		log_error("mon", "%s: osd.%u: cannot pin PGs; placement moves them", mon->name, id);
+	return rc;
 }
 
 void mon_osd_boot(struct mon *mon, struct msgr_conn *conn, uint64_t tid,

@@ -127,6 +127,10 @@ struct mon {
 	uint32_t nlive;
 	uint64_t last_check_ms;
 	uint64_t peer_seen_ms[MON_PEERS_MAX]; /* last time raft heard from a peer (leader) */
+	/* the balancer (leader, mon_crush.c) */
+	bool bal_queued;
+	uint64_t bal_tick_ms, bal_last_ms;
+	char bal_last[256];
 
 	/* service */
 	struct msgr *msgr;
@@ -174,6 +178,16 @@ struct json_t *mon_pg_json_summary(struct mon *mon);
 void mon_pg_health(struct mon *mon, struct json_t *checks, const char **status);
 struct json_t *mon_pg_cmd(struct mon *mon, const char *prefix, struct json_t *root, int *rc_out,
 			  char *err, size_t errcap);
+
+/* mon_crush.c: topology commands, osd tree, the balancer */
+struct json_t *mon_crush_tree_json(struct mon *mon);
+void mon_crush_health(struct mon *mon, struct json_t *checks, const char **status);
+struct json_t *mon_crush_read(struct mon *mon, const char *prefix);
+int mon_crush_job(struct mon *mon, struct mon_job *job, struct json_t *root, const char *prefix,
+		  struct mon_inc *inc);
+void mon_balancer_tick(struct mon *mon);
+/* inc (built, not applied) adds capacity: pin replicas that would move between old OSDs. */
+int mon_crush_pin(struct mon *mon, struct mon_inc *inc);
 
 /* mon_cmd.c */
 void mon_cmd_handle(struct mon *mon, struct msgr_conn *conn, uint64_t tid, const char *json,

@@ -462,6 +462,8 @@ void mon_raft_tick(struct mon *mon)
 	}
 	if (!leader && mon->q_head != NULL)
 		mon_jobs_fail(mon, -EAGAIN, "the monitor lost its leadership; retry");
-	if (leader && mon->leader_ready)
+	if (leader && mon->leader_ready) {
 		mon_live_check(mon);
+		mon_balancer_tick(mon);
+	}
 }

@@ -7,15 +7,7 @@
 
 #include "common/crc32c.h"
 #include "placement/placement.h"
-
-/* A 64-bit finalizer (splitmix64): crc32c alone is linear, this is not. */
-static uint64_t plc_mix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
+#include "placement/plc_priv.h"
 
 uint32_t plc_name_hash(const void *name, size_t len)
 {

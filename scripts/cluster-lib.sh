@@ -13,6 +13,7 @@
 #                    its Raft port         PORT+5+k (mon_raft_port_offset = 5)
 #                    osd.i public          ${ONE_IP:-127.1.0.(10+i)}:PORT+10+i  (i < 20)
 #                    osd.i cluster         ${ONE_IP:-127.2.0.(10+i)}:PORT+30+i
+#                    osd.i, 20 <= i < 45:  public PORT+30+i, cluster PORT+55+i
 #   DIR, CONF      the cluster's directory (data, logs, admin sockets, pid
 #                  files) and its conf file (normally $DIR/weft.conf)
 #   NMON (1), NOSD (3); POOL (rbd), POOL_SIZE (3), POOL_MIN_SIZE (2), PG_NUM (32)
@@ -33,7 +34,9 @@
 #   CL_LOG_LEVEL (info), CL_DATA_SIZE (1G), CL_CONNECT_TIMEOUT (2s),
 #   CL_PEER_TIMEOUT (3s), CL_HEARTBEAT_GRACE (3s), CL_OP_TIMEOUT (60s),
 #   CL_OSD_OP_TIMEOUT (30s), CL_ELECTION_TIMEOUT (500ms with 1 mon, else 1500ms),
-#   CL_MEMORY_TARGET (unset: the daemon's default, osd_memory_target 1G)
+#   CL_MEMORY_TARGET (unset: the daemon's default, osd_memory_target 1G),
+#   CL_BALANCER (false: the mons' upmap balancer off, so a test's placement is
+#   the raw one; the launcher sets true), CL_BALANCER_INTERVAL (10s)
 #   CL_DATA_SIZE is fallocated per OSD at mkfs: 1G keeps parallel test
 #   clusters off a full disk; what writes more asks for more (the launcher
 #   scripts/cluster.sh defaults to 4G, enough for its benchmarks).
@@ -56,13 +59,14 @@ MON_IP=${ONE_IP:-127.1.0.1}
 CL_MON_IDS=(a b c d e)
 
 mon_addr() { echo "${ONE_IP:-127.1.0.$((1 + $1))}:$((PORT + $1))"; }
-pub_addr() { echo "${ONE_IP:-127.1.0.$((10 + $1))}:$((PORT + 10 + $1))"; }
-clu_addr() { echo "${ONE_IP:-127.2.0.$((10 + $1))}:$((PORT + 30 + $1))"; }
+# OSDs 20..44 take the ports above the first 20's: PORT+50.. public, PORT+75.. cluster
+pub_addr() { echo "${ONE_IP:-127.1.0.$((10 + $1))}:$((PORT + ($1 < 20 ? 10 : 30) + $1))"; }
+clu_addr() { echo "${ONE_IP:-127.2.0.$((10 + $1))}:$((PORT + ($1 < 20 ? 30 : 55) + $1))"; }
 
 # cl_check_layout: the counts the address plan has room for.
 cl_check_layout() {
 	[ "$NMON" -ge 1 ] && [ "$NMON" -le 5 ] 2> /dev/null || fail "mons must be 1..5 (got '$NMON')"
-	[ "$NOSD" -ge 0 ] && [ "$NOSD" -le 20 ] 2> /dev/null || fail "osds must be 0..20 (got '$NOSD')"
+	[ "$NOSD" -ge 0 ] && [ "$NOSD" -le 45 ] 2> /dev/null || fail "osds must be 0..45 (got '$NOSD')"
 	[ "$PORT" -ge 1024 ] && [ "$PORT" -le 65436 ] 2> /dev/null ||
 		fail "port must be 1024..65436 (got '$PORT')"
 }
@@ -95,6 +99,8 @@ write_conf() {
 	mon_raft_port_offset = 5
 	mon_osd_down_out_interval = 3600s
 	mon_osd_min_down_reporters = 1
+	mon_balancer_enable = ${CL_BALANCER:-false}
+	mon_balancer_interval = ${CL_BALANCER_INTERVAL:-10s}
 EOC
 	for k in $(seq 0 $((NMON - 1))); do
 		printf '[mon.%s]\n\tmon_addr = %s\n' "${CL_MON_IDS[$k]}" "$(mon_addr "$k")" >> "$CONF"

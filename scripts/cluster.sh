@@ -102,6 +102,8 @@ CL_DATA_SIZE=4G CL_WAL=data CL_LOG_LEVEL=info CL_HEARTBEAT_GRACE=20s
 # often busy (builds, other clusters), and an OSD marked down for a late
 # beacon misses writes it cannot get back yet (no recovery, docs/osd.md).
 CL_CONNECT_TIMEOUT=5s CL_PEER_TIMEOUT=10s
+# a user's cluster balances its PGs (docs/scale.md); the tests keep raw placement
+CL_BALANCER=${CL_BALANCER:-true}
 
 need_value() { [ $# -ge 2 ] && [ -n "$2" ] || usage_error "$1 needs a value"; }
 need_int() { [[ $2 =~ ^[0-9]+$ ]] || usage_error "$1 must be a number (got '$2')"; }

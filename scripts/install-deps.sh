@@ -16,6 +16,8 @@ PKGS=(
 	ucx-utils
 	# tests and baselines
 	libcmocka-dev iperf3 procps python3 jq
+	# weft sim: the PG-spread and data-movement plots (docs/scale.md)
+	gnuplot-nox
 	# weft-mount (FUSE low-level API) and its tests, cluster-bench.sh's raw disk limits:
 	# fio, loop devices, ext4
 	libfuse3-dev fuse3 fio e2fsprogs util-linux mount

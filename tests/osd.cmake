@@ -106,3 +106,25 @@ set_tests_properties(sim_pg PROPERTIES LABELS "unit;sim" TIMEOUT 600)
 # before"): each failure sequence that once lost or diverged data, 20 message orders.
 add_test(NAME sim_pg_scenarios COMMAND sim_pg --scenarios all --seed 1 --runs 20)
 set_tests_properties(sim_pg_scenarios PROPERTIES LABELS "unit;sim" TIMEOUT 300)
+
+# 30 OSDs in 6 hosts and 2 racks, a pool with failure domain rack, the
+# balancer at work, a 31st OSD filled, one rack stopped (issue 21;
+# docs/scale.md). Ports 33000-33099 (place) and 33100-33199 (full).
+if(TARGET weft-osd AND TARGET test_recovery_io)
+	foreach(case place full)
+		if(case STREQUAL place)
+			set(port 33000)
+		else()
+			set(port 33100)
+		endif()
+		add_test(NAME scale_func_30osd_${case}
+			COMMAND ${CMAKE_CURRENT_LIST_DIR}/test_scale_cluster.sh ${case} ${port}
+				$<TARGET_FILE:weft-mon> $<TARGET_FILE:weft-osd> $<TARGET_FILE:weft>
+				$<TARGET_FILE:test_recovery_io>)
+		set_tests_properties(scale_func_30osd_${case} PROPERTIES LABELS "func;scale"
+			TIMEOUT 600 SKIP_RETURN_CODE 77)
+	endforeach()
+	# Fails on this base: after rack r1 stops, 17 of 64 PGs stay "peering" on their
+	# one r0 replica (the OSD's peering, issue 14); enabled with the rewrite.
+	set_tests_properties(scale_func_30osd_full PROPERTIES DISABLED TRUE)
+endif()

@@ -19,8 +19,11 @@ int cli_mon_main(int argc, char **argv);
 int cli_osd_main(int argc, char **argv);
 int cli_pool_main(int argc, char **argv);
 int cli_pg_main(int argc, char **argv);
+int cli_balancer_main(int argc, char **argv);
 /* Admin socket (cmd_perf.c): argv[0] is "perf" or "daemon". */
 int cli_perf_main(int argc, char **argv);
+/* The placement simulator (sim/). */
+int cli_sim_main(int argc, char **argv);
 /* Volumes (cmd_vol.c, cmd_vol_bench.c). */
 int cli_vol_main(int argc, char **argv);
 

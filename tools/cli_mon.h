@@ -31,6 +31,8 @@ void cli_render_osd_tree(json_t *out);
 void cli_render_osd_dump(json_t *out);
 void cli_render_pool_ls(json_t *out);
 void cli_render_none(json_t *out);
+void cli_render_balancer_status(json_t *out);
+void cli_render_balancer_eval(json_t *out);
 /* A connection to the mons for several commands (weft pg verify polls). */
 struct conf;
 struct monc;

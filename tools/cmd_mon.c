@@ -27,6 +27,11 @@ static void cli_mon_usage(FILE *out)
 		"       weft [OPTIONS] osd tree | osd dump | osd down|out|in ID | osd set|unset noout|pause\n"
 		"       weft [OPTIONS] pool ls | pool create NAME [--size N] [--min-size M] [--pg-num P]\n"
 		"       weft [OPTIONS] pool rm NAME | pool set NAME size|min_size|pg_num VALUE\n"
+		"       weft [OPTIONS] pool set NAME failure_domain TYPE | pool set NAME root BUCKET\n"
+		"       weft [OPTIONS] osd crush add-bucket NAME TYPE [TYPE=NAME ...]\n"
+		"       weft [OPTIONS] osd crush move NAME TYPE=NAME ... | osd crush rm NAME\n"
+		"       weft [OPTIONS] osd crush set-location osd.ID TYPE=NAME ...\n"
+		"       weft [OPTIONS] balancer status | eval | on | off\n"
 		"\n"
 		"options (anywhere on the line):\n"
 		"  -c, --conf FILE     configuration (default " CLI_MON_DEFAULT_FILE ")\n"
@@ -277,6 +282,90 @@ static int cli_parse_id(const char *what, const char *s, long *id_out)
 	return 0;
 }
 
+/* TYPE=NAME words from words[first..] into a location object; NULL after a one-line error. */
+static json_t *cli_crush_loc(struct cli_mon_args *a, int first)
+{
+	json_t *loc = json_object();
+
+	for (int i = first; i < a->nwords; i++) {
+		const char *eq = strchr(a->words[i], '=');
+		char type[32];
+
+		if (eq == NULL || eq == a->words[i] || eq[1] == '\0' ||
+		    (size_t)(eq - a->words[i]) >= sizeof(type)) {
+			fprintf(stderr, "weft osd crush: '%s' is not TYPE=NAME (rack=r1)\n",
+				a->words[i]);
+			json_decref(loc);
+			return NULL;
+		}
+		snprintf(type, sizeof(type), "%.*s", (int)(eq - a->words[i]), a->words[i]);
+		json_object_set_new(loc, type, json_string(eq + 1));
+	}
+	return loc;
+}
+
+static int cli_osd_crush(struct cli_mon_args *a)
+{
+	const char *verb = a->words[1];
+	char prefix[48];
+	json_t *cmd, *loc;
+	long id;
+	int rc;
+
+	snprintf(prefix, sizeof(prefix), "osd crush %s", verb);
+	if (!strcmp(verb, "add-bucket") && a->nwords >= 4) {
+		loc = cli_crush_loc(a, 4);
+		if (loc == NULL)
+			return 2;
+		cmd = json_pack("{s:s, s:s, s:s}", "prefix", prefix, "name", a->words[2], "type",
+				a->words[3]);
+		if (json_object_size(loc) > 0)
+			json_object_set(cmd, "loc", loc);
+		json_decref(loc);
+	} else if (!strcmp(verb, "move") && a->nwords >= 4) {
+		loc = cli_crush_loc(a, 3);
+		if (loc == NULL)
+			return 2;
+		cmd = json_pack("{s:s, s:s, s:o}", "prefix", prefix, "name", a->words[2], "loc", loc);
+	} else if (!strcmp(verb, "set-location") && a->nwords >= 3) {
+		if (cli_parse_id(prefix, a->words[2], &id) != 0 || (loc = cli_crush_loc(a, 3)) == NULL)
+			return 2;
+		cmd = json_pack("{s:s, s:i, s:o}", "prefix", prefix, "id", id, "loc", loc);
+	} else if (!strcmp(verb, "rm") && a->nwords == 3) {
+		cmd = json_pack("{s:s, s:s}", "prefix", prefix, "name", a->words[2]);
+	} else {
+		fprintf(stderr, "weft osd crush: bad arguments (try 'weft osd --help')\n");
+		return 2;
+	}
+	rc = cli_cmd_simple(a, prefix, cmd, cli_render_none);
+	if (rc == 0 && !a->json)
+		printf("%s: done\n", prefix);
+	return rc;
+}
+
+int cli_balancer_main(int argc, char **argv)
+{
+	struct cli_mon_args a;
+	int rc = cli_mon_parse(argc - 1, argv + 1, &a);
+	char prefix[32];
+
+	if (rc != 0)
+		return rc > 0 ? 0 : 2;
+	if (a.nwords != 1 || (strcmp(a.words[0], "status") && strcmp(a.words[0], "eval") &&
+			      strcmp(a.words[0], "on") && strcmp(a.words[0], "off"))) {
+		fprintf(stderr, "weft balancer: status, eval, on or off (try 'weft balancer --help')\n");
+		return 2;
+	}
+	snprintf(prefix, sizeof(prefix), "balancer %s", a.words[0]);
+	rc = cli_cmd_simple(&a, prefix, json_pack("{s:s}", "prefix", prefix),
+			    !strcmp(a.words[0], "status") ? cli_render_balancer_status
+			    : !strcmp(a.words[0], "eval") ? cli_render_balancer_eval
+							  : cli_render_none);
+	if (rc == 0 && !a.json && (!strcmp(a.words[0], "on") || !strcmp(a.words[0], "off")))
+		printf("balancer is %s\n", a.words[0]);
+	return rc;
+}
+
 int cli_osd_main(int argc, char **argv)
 {
 	struct cli_mon_args a;
@@ -314,6 +403,8 @@ int cli_osd_main(int argc, char **argv)
 			printf("%s is %s\n", a.words[1], !strcmp(sub, "set") ? "set" : "unset");
 		return rc;
 	}
+	if (!strcmp(sub, "crush") && a.nwords >= 3)
+		return cli_osd_crush(&a);
 	fprintf(stderr, "weft osd: bad arguments for '%s' (try 'weft osd --help')\n", sub);
 	return 2;
 }
@@ -347,6 +438,10 @@ int cli_pool_main(int argc, char **argv)
 			json_object_set_new(cmd, "pg_num", json_integer(a.pg_num));
 	} else if (!strcmp(sub, "rm") && a.nwords == 2) {
 		cmd = json_pack("{s:s, s:s}", "prefix", prefix, "name", a.words[1]);
+	} else if (!strcmp(sub, "set") && a.nwords == 4 &&
+		   (!strcmp(a.words[2], "failure_domain") || !strcmp(a.words[2], "root"))) {
+		cmd = json_pack("{s:s, s:s, s:s, s:s}", "prefix", prefix, "name", a.words[1], "key",
+				a.words[2], "value", a.words[3]);
 	} else if (!strcmp(sub, "set") && a.nwords == 4) {
 		char *end;
 		long v = strtol(a.words[3], &end, 10);

@@ -94,41 +94,54 @@ void cli_render_mon_stat(json_t *m)
 		       cli_str(p, "raft_addr"), cli_str(p, "state"));
 }
 
-static double cli_weight_sum(json_t *osds)
-{
-	double w = 0;
-	size_t i;
-	json_t *o;
-
-	json_array_foreach(osds, i, o)
-		w += json_real_value(json_object_get(o, "weight"));
-	return w;
-}
-
+/* The placement tree, depth first (bucket ids < 0; "*" marks buckets made up from host names). */
 void cli_render_osd_tree(json_t *t)
 {
-	json_t *hosts = json_object_get(t, "hosts"), *h, *o;
-	double total = 0;
-	size_t i, j;
+	json_t *n;
+	size_t i;
 
-	json_array_foreach(hosts, i, h)
-		total += cli_weight_sum(json_object_get(h, "osds"));
-	printf("%-5s %-9s %-22s %-7s %s\n", "ID", "WEIGHT", "TYPE NAME", "STATUS", "IN");
-	printf("%-5d %-9.5f %s\n", -1, total, "root default");
-	json_array_foreach(hosts, i, h) {
-		char name[80];
+	printf("%-6s %-10s %-30s %-7s %s\n", "ID", "WEIGHT", "TYPE NAME", "STATUS", "IN");
+	json_array_foreach(json_object_get(t, "nodes"), i, n) {
+		char name[128];
+		int depth = (int)cli_int(n, "depth");
+		bool osd = !strcmp(cli_str(n, "type"), "osd");
 
-		snprintf(name, sizeof(name), "    host %s", cli_str(h, "host"));
-		printf("%-5d %-9.5f %s\n", -2 - (int)i,
-		       cli_weight_sum(json_object_get(h, "osds")), name);
-		json_array_foreach(json_object_get(h, "osds"), j, o) {
-			snprintf(name, sizeof(name), "        osd.%lld", cli_int(o, "id"));
-			printf("%-5lld %-9.5f %-22s %-7s %s\n", cli_int(o, "id"),
-			       json_real_value(json_object_get(o, "weight")), name,
-			       json_is_true(json_object_get(o, "up")) ? "up" : "down",
-			       json_is_true(json_object_get(o, "in")) ? "in" : "out");
-		}
+		if (osd)
+			snprintf(name, sizeof(name), "%*sosd.%lld", 4 * depth, "", cli_int(n, "id"));
+		else
+			snprintf(name, sizeof(name), "%*s%s %s%s", 4 * depth, "", cli_str(n, "type"),
+				 cli_str(n, "name"),
+				 json_is_true(json_object_get(n, "implicit")) ? " *" : "");
+		printf("%-6lld %-10.5f %-30s %-7s %s\n", cli_int(n, "id"),
+		       json_real_value(json_object_get(n, "weight")), name,
+		       osd ? (json_is_true(json_object_get(n, "up")) ? "up" : "down") : "",
+		       osd ? (json_is_true(json_object_get(n, "in")) ? "in" : "out") : "");
 	}
+}
+
+void cli_render_balancer_status(json_t *b)
+{
+	printf("mode %s (%s), %lld upmap items\n", cli_str(b, "mode"),
+	       json_is_true(json_object_get(b, "active")) ? "active" : "inactive",
+	       cli_int(b, "upmap_items"));
+	printf("last round: %s (%lld s ago)\n", cli_str(b, "last_result"),
+	       cli_int(b, "last_round_ago_s"));
+	printf("every %lld s, at most %lld%% of replicas moving, target +-%lld%% (or 1 PG)\n",
+	       cli_int(b, "interval_s"), cli_int(b, "max_misplaced_pct"), cli_int(b, "deviation_pct"));
+}
+
+void cli_render_balancer_eval(json_t *b)
+{
+	json_t *p;
+	size_t i;
+
+	printf("epoch %lld, %lld upmap items\n", cli_int(b, "epoch"), cli_int(b, "upmap_items"));
+	json_array_foreach(json_object_get(b, "pools"), i, p)
+		printf("pool '%s': worst OSD %.1f%% off its share, %lld OSDs outside the bound, a "
+		       "round would move %lld replicas, %lld items no longer apply\n",
+		       cli_str(p, "pool"), json_real_value(json_object_get(p, "max_deviation_pct")),
+		       cli_int(p, "osds_outside"), cli_int(p, "balancer_would_move"),
+		       cli_int(p, "invalid_items"));
 }
 
 static void cli_render_pools(json_t *pools)

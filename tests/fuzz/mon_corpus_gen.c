@@ -121,6 +121,47 @@ int main(int argc, char **argv)
 		free(buf);
 	}
 
+	/* version 2: a topology, a pool rule, an upmap item, the balancer mode */
+	mon_inc_free(&inc);
+	inc.epoch = 2;
+	strcpy(inc.reason, "seed v2");
+	memset(&op, 0, sizeof(op));
+	op.kind = MON_OP_BUCKET_SET;
+	op.bucket = (struct mon_bucket){ -1, MON_CT_ROOT, 0, "default" };
+	rc |= mon_inc_add(&inc, &op);
+	op.bucket = (struct mon_bucket){ -2, MON_CT_RACK, -1, "r0" };
+	rc |= mon_inc_add(&inc, &op);
+	op.bucket = (struct mon_bucket){ -3, MON_CT_HOST, -2, "host0" };
+	rc |= mon_inc_add(&inc, &op);
+	memset(&op, 0, sizeof(op));
+	op.kind = MON_OP_OSD_LOC;
+	op.loc = (struct mon_osd_loc){ 0, -3 };
+	rc |= mon_inc_add(&inc, &op);
+	memset(&op, 0, sizeof(op));
+	op.kind = MON_OP_POOL_SET;
+	op.pool = (struct mon_pool){ .id = 1, .size = 2, .min_size = 1, .pg_num = 32,
+				     .name = "rbd", .domain = MON_CT_RACK, .root = -1 };
+	rc |= mon_inc_add(&inc, &op);
+	memset(&op, 0, sizeof(op));
+	op.kind = MON_OP_UPMAP_SET;
+	op.upmap = (struct mon_upmap){ 1, 3, 0, 1 };
+	rc |= mon_inc_add(&inc, &op);
+	memset(&op, 0, sizeof(op));
+	op.kind = MON_OP_BALANCER;
+	op.balancer = MON_BALANCER_ON;
+	rc |= mon_inc_add(&inc, &op);
+	rc |= mon_inc_encode(&inc, &buf, &len);
+	if (rc == 0) {
+		rc |= gen_write(argv[1], "inc-v2-topology", buf, len);
+		free(buf);
+	}
+	rc |= mon_map_apply(&map, &inc);
+	rc |= mon_map_encode(&map, &buf, &len);
+	if (rc == 0) {
+		rc |= gen_write(argv[1], "map-v2-topology", buf, len);
+		free(buf);
+	}
+
 	memset(&m, 0, sizeof(m));
 	m.type = PROTO_MON_CMD;
 	m.mon_cmd.json = json;
