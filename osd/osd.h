@@ -308,6 +308,8 @@ uint64_t osd_pg_op_version(struct osd *osd, struct osd_pg *pg);
 void osd_pg_busy(struct osd_pg *pg, const char *name, int delta);
 /* A replica failed a record (not a fence): the PG peers again. */
 void osd_pg_repl_failed(struct osd *osd, struct osd_pg *pg, uint32_t peer, uint64_t v, int rc);
+/* The admin socket's "pg query POOL.PG" (osd_pg_query.c). */
+int osd_pg_query_register(struct osd *osd);
 /* A replica answered -ESTALE (its fence): hold writes until our map moves (osd_pg.c). */
 void osd_pg_fenced(struct osd *osd, struct osd_pg *pg, uint32_t peer);
 /* Build and submit a ring record's transaction (replica or recovery target). */

@@ -188,6 +188,7 @@ void osd_admin_start(struct osd *osd)
 				     "object locate POOL NAME: PG, acting set, primary?, and the "
 				     "object's runs on the data device (debugging)",
 				     osd_admin_locate_cb, osd)) != 0 ||
+	    (rc = osd_pg_query_register(osd)) != 0 ||
 	    (rc = asok_register_conf(osd->asok, osd->conf)) != 0) {
 		log_error("osd", "%s: admin socket commands: %s", osd->name, weft_strerror(rc));
 		asok_destroy(osd->asok);

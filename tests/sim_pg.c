@@ -686,6 +686,13 @@ void s_osd_crash(struct s_osd *o)
 	}
 }
 
+void s_osd_wipe(struct s_osd *o)
+{
+	for (int g = 0; g < S_PGS; g++)
+		free(o->st.pg[g].log);
+	memset(&o->st, 0, sizeof(o->st));
+}
+
 void s_osd_start(struct s_osd *o)
 {
 	uint32_t saved = o->st.epoch;
@@ -1401,7 +1408,9 @@ void s_step_once(bool chaos, bool client)
 
 		for (int i = 0; i < S_OSDS; i++, o = (o + 1) % S_OSDS)
 			if (s_osd[o].up && s_osd[o].map_epoch < s_nmaps) {
-				s_osd_map(&s_osd[o], s_osd[o].map_epoch + 1);
+				/* a new store gets the newest map alone, as from the mons */
+				s_osd_map(&s_osd[o], s_osd[o].map_epoch == 0 ? s_nmaps
+									     : s_osd[o].map_epoch + 1);
 				s_osd_undefer(&s_osd[o]);
 				break;
 			}
@@ -1594,7 +1603,7 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--help")) {
 			printf("usage: sim_pg [--seed N] [--runs N] [--seconds S] [--steps N] [-v]\n"
 			       "       sim_pg --scenarios all|double-kill|replica-error|quick-restart|"
-			       "out-in [--seed N] [--runs N] [-v]\n");
+			       "out-in|new-disks [--seed N] [--runs N] [-v]\n");
 			return 0;
 		} else {
 			fprintf(stderr, "sim_pg: unknown argument '%s' (try --help)\n", argv[i]);

@@ -179,6 +179,8 @@ bool s_all_clean(void);
 void s_check_durable(void);
 void s_check_final(void);
 void s_reset(void);
+/* Crashed OSD o loses its store (a replaced disk): it comes back empty. */
+void s_osd_wipe(struct s_osd *o);
 /* A new world: every OSD in and started, the generator seeded. */
 void s_world_start(uint64_t seed);
 /* Everything back up and in, holds released; then settle and check (0 or -1). */

@@ -15,6 +15,10 @@
  *                 mons mark them down, three times while writing: no
  *                 version given twice, no record lost in a replica's log
  *   out-in        a member out (backfill, stray removal) and in again
+ *   new-disks     the primary and another OSD come back with empty stores
+ *                 (replaced disks), one after the other: the primary, new
+ *                 to the PG, must hear from every up OSD, also from one
+ *                 whose first map is newer than the primary's interval
  *
  * Each ends as every run does: everything back, settle, and the checks of
  * s_finish (no acknowledged write lost, identical copies, no strays).
@@ -225,6 +229,40 @@ static void scn_out_in(void)
 	s_check_final();
 }
 
+static void scn_new_disks(void)
+{
+	int32_t p = -1, x = -1, a[S_SIZE];
+	unsigned int n;
+
+	scn_settle();
+	scn_write_acked(SCN_PG, 10);
+	(void)scn_primary(SCN_PG, &p);
+	n = s_acting(s_map_cur(), SCN_PG, a);
+	for (int o = 0; o < S_OSDS && x < 0; o++) {
+		bool member = false;
+
+		for (unsigned int i = 0; i < n; i++)
+			member |= a[i] == o;
+		if (!member)
+			x = o;
+	}
+	s_hold_down = 1u << p | 1u << x;
+	s_osd_crash(&s_osd[p]);
+	s_osd_crash(&s_osd[x]);
+	s_osd_wipe(&s_osd[p]);
+	s_osd_wipe(&s_osd[x]);
+	s_mark(p, false, true);
+	s_mark(x, false, true);
+	scn_settle(); /* recovered onto the others meanwhile */
+	s_hold_down = 1u << x;
+	s_osd_start(&s_osd[p]);
+	scn_steps(50, -1);
+	s_osd_start(&s_osd[x]);
+	s_hold_down = 0;
+	scn_settle();
+	s_check_final();
+}
+
 static const struct {
 	const char *name;
 	void (*run)(void);
@@ -233,6 +271,7 @@ static const struct {
 	{"replica-error", scn_replica_error},
 	{"quick-restart", scn_quick_restart},
 	{"out-in", scn_out_in},
+	{"new-disks", scn_new_disks},
 };
 
 int s_scenarios_run(uint64_t seed, const char *only, unsigned int *nrun_out)

@@ -146,13 +146,19 @@ void pg_map(struct pg *pg, const struct pg_map *m)
 	pg->min_size = m->min_size;
 	if (!in) {
 		if (pg->nacting > 0 || pg->same_since == 0) {
-			/* the old interval's records are refused: from where the new one began */
-			uint32_t start = pg->info.pi.cur.first ? pg->info.pi.cur.first : m->epoch;
+			/*
+			 * The old interval's records are refused: from where the new
+			 * one began. A machine that never followed the PG (made for a
+			 * query, no copy) does not know where that is, and has nothing
+			 * to protect: no fence, or it would drop the query of a primary
+			 * whose interval began before our first map.
+			 */
+			uint32_t start = pg->info.pi.cur.first;
 
 			if (pg->nacting > 0)
 				pg->left_epoch = m->epoch;
 			pg->same_since = m->epoch;
-			if (pg->fence < start)
+			if (start != 0 && pg->fence < start)
 				pg->fence = start;
 			pg->nacting = 0;
 			pg->primary = false;
