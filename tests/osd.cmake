@@ -124,7 +124,4 @@ if(TARGET weft-osd AND TARGET test_recovery_io)
 		set_tests_properties(scale_func_30osd_${case} PROPERTIES LABELS "func;scale"
 			TIMEOUT 600 SKIP_RETURN_CODE 77)
 	endforeach()
-	# Fails on this base: after rack r1 stops, 17 of 64 PGs stay "peering" on their
-	# one r0 replica (the OSD's peering, issue 14); enabled with the rewrite.
-	set_tests_properties(scale_func_30osd_full PROPERTIES DISABLED TRUE)
 endif()

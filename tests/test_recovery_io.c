@@ -12,12 +12,12 @@
  *   test_recovery_io -c CONF -p POOL put NAME FILE        write_full FILE's bytes
  *   test_recovery_io findmark FILE MARK                   offsets of MARK in a (sparse) file
  *   test_recovery_io -c CONF -p POOL cmp NAME FILE COPIES reads as FILE; COPIES OSDs hold it
- *   test_recovery_io -c CONF -p POOL check JOURNAL COPIES
+ *   test_recovery_io -c CONF -p POOL check JOURNAL COPIES[+]
  *       every object of the journal reads back with the content of its last
  *       acknowledged write, or of a failed write after it (which may or may
  *       not have happened) - never anything else; then every OSD's own copy
- *       is read: exactly COPIES OSDs hold the object, all identical to what
- *       the primary returned
+ *       is read: exactly COPIES OSDs (COPIES+: at least) hold the object, all
+ *       identical to what the primary returned
  *
  * Exits 1 with one line per problem; every wait is bounded by client_op_timeout.
  */
@@ -197,7 +197,7 @@ static bool matches(const struct objst *o, const uint8_t *got, size_t len, uint8
 }
 
 static int cmd_check(struct weft_cluster *cl, uint32_t pool, const char *journal,
-		     unsigned int copies)
+		     unsigned int copies, bool at_least)
 {
 	FILE *j = fopen(journal, "r");
 	struct objst *objs = calloc(MAX_NAMES, sizeof(*objs));
@@ -240,9 +240,22 @@ static int cmd_check(struct weft_cluster *cl, uint32_t pool, const char *journal
 	       acked, nosd);
 	for (unsigned int i = 0; i < n; i++) {
 		struct objst *o = &objs[i];
-		size_t len = 0;
+		size_t len = 0, rmax = 1;
 		unsigned int have = 0;
-		int rc = weft_read(cl, pool, o->name, got, max, 0, &len);
+		int rc;
+
+		/* one byte more than the largest candidate shows a longer object; a read
+		 * larger than the cluster's osd_max_op_size is refused (-E2BIG): then exactly */
+		for (unsigned int c = 0; c < o->n; c++)
+			if (o->c[c].size + 1 > rmax)
+				rmax = o->c[c].size + 1;
+		if (rmax > max)
+			rmax = max;
+		rc = weft_read(cl, pool, o->name, got, rmax, 0, &len);
+		if (rc == -E2BIG && rmax > 1) {
+			rmax--;
+			rc = weft_read(cl, pool, o->name, got, rmax, 0, &len);
+		}
 
 		if (rc == -ENOENT && o->maybe_none) {
 			len = SIZE_MAX;
@@ -260,7 +273,7 @@ static int cmd_check(struct weft_cluster *cl, uint32_t pool, const char *journal
 		for (unsigned int k = 0; k < nosd; k++) {
 			size_t ll = 0;
 
-			rc = weft_debug_read_local(cl, k, pool, o->name, loc, max, 0, &ll);
+			rc = weft_debug_read_local(cl, k, pool, o->name, loc, rmax, 0, &ll);
 			if (rc == -ENOENT)
 				continue;
 			if (rc != 0) {
@@ -277,8 +290,9 @@ static int cmd_check(struct weft_cluster *cl, uint32_t pool, const char *journal
 			}
 		}
 		ncopies += have;
-		if (len != SIZE_MAX && have != copies) {
-			printf("FAIL: %s has %u copies, want %u\n", o->name, have, copies);
+		if (len != SIZE_MAX && (at_least ? have < copies : have != copies)) {
+			printf("FAIL: %s has %u copies, want %s%u\n", o->name, have,
+			       at_least ? "at least " : "", copies);
 			bad++;
 		}
 	}
@@ -464,7 +478,9 @@ int main(int argc, char **argv)
 		if (rc == 0)
 			printf("%u.%x\n", pool, plc_object_pg(argv[i + 1], strlen(argv[i + 1]), pg_num));
 	} else if (!strcmp(argv[i], "check") && i + 2 < argc) {
-		rc = cmd_check(cl, pool, argv[i + 1], (unsigned int)atoi(argv[i + 2]));
+		/* COPIES "N+": at least N (strays of an undersized PG stay until it is clean) */
+		rc = cmd_check(cl, pool, argv[i + 1], (unsigned int)atoi(argv[i + 2]),
+			       strchr(argv[i + 2], '+') != NULL);
 	} else {
 		fprintf(stderr, "usage error (see --help)\n");
 		rc = 2;
