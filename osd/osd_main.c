@@ -21,6 +21,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/version.h"
 #include "osd/osd.h"
 #include "osd/osd_perf.h"
 
@@ -40,7 +41,8 @@ static void osd_usage(FILE *out)
 		     "  -i ID           OSD id (osd.ID); --mkfs creates its store and exits\n"
 		     "  -c FILE         conf file (default /etc/weft/weft.conf)\n"
 		     "  --KEY=VALUE     any option of 'weft config help'\n"
-		     "  -h, --help      this text\n");
+		     "  -h, --help      this text\n"
+		     "  --version       version and git commit of this build\n");
 }
 
 static void osd_mkfs_cb(void *arg, int rc)
@@ -267,6 +269,8 @@ int main(int argc, char **argv)
 	char *end;
 	int c, rc;
 
+	if (weft_version_arg(argc, argv, "weft-osd"))
+		return 0;
 	signal(SIGPIPE, SIG_IGN);
 	for (int i = 1; i + 1 < argc; i++)
 		if (!strcmp(argv[i], "-i"))
@@ -320,6 +324,7 @@ int main(int argc, char **argv)
 	if (weft_log_level_parse(conf_get_str(osd.conf, CONF_LOG_LEVEL), &level) != 0)
 		level = WEFT_LOG_INFO;
 	weft_log_open(osd.name, level, conf_get_str(osd.conf, CONF_LOG_FILE));
+	log_info("osd", "%s: weft-osd %s", osd.name, weft_version_full());
 	if (mkfs) {
 		rc = osd_mkfs(&osd);
 		if (rc != 0)

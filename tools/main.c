@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/version.h"
 #include "tools/cli.h"
 
 struct cli_cmd {
@@ -37,7 +38,8 @@ static void cli_usage(FILE *out)
 	fprintf(out, "usage: weft COMMAND [ARGS...]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(cli_cmds) / sizeof(cli_cmds[0]); i++)
 		fprintf(out, "  %-14s %s\n", cli_cmds[i].name, cli_cmds[i].summary);
-	fprintf(out, "\n'weft COMMAND --help' describes one command.\n");
+	fprintf(out, "\n'weft COMMAND --help' describes one command; 'weft --version' prints\n"
+		     "the version and the git commit of this build.\n");
 }
 
 int main(int argc, char **argv)
@@ -45,6 +47,10 @@ int main(int argc, char **argv)
 	if (argc < 2) {
 		fprintf(stderr, "weft: no command given (try 'weft --help')\n");
 		return 2;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("weft %s\n", weft_version_full());
+		return 0;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		cli_usage(stdout);
