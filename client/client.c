@@ -16,6 +16,7 @@
 #include "client/client_int.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/version.h"
 #include "proto/hello.h"
 
 static int client_epoll_sync(struct weft_cluster *cl)
@@ -452,4 +453,9 @@ int weft_debug_conns_json(struct weft_cluster *cl, char *buf, size_t cap)
 uint64_t weft_debug_resends(const struct weft_cluster *cl)
 {
 	return cl->resends;
+}
+
+const char *weft_version(void)
+{
+	return weft_version_full();
 }
