@@ -8,6 +8,8 @@ pkg_check_modules(JANSSON REQUIRED IMPORTED_TARGET jansson)
 pkg_check_modules(CMOCKA REQUIRED IMPORTED_TARGET cmocka)
 # weft-mount (client/mount/): the FUSE 3 low-level API
 pkg_check_modules(FUSE3 REQUIRED IMPORTED_TARGET fuse3>=3.12)
+# weft osd create: signatures on a device (util-linux's libblkid)
+pkg_check_modules(BLKID REQUIRED IMPORTED_TARGET blkid)
 
 # weft_backend_detect(VAR pkg...) resolves AUTO to ON/OFF by whether the
 # pkg-config modules exist; ON without them stops the configure.

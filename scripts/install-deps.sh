@@ -19,6 +19,10 @@ PKGS=(
 	# weft-mount (FUSE low-level API) and its tests, cluster-bench.sh's raw disk limits:
 	# fio, loop devices, ext4
 	libfuse3-dev fuse3 fio e2fsprogs util-linux mount
+	# weft osd create (device signatures), man pages from dist/man/*.scd
+	libblkid-dev scdoc
+	# packages (debian/, tests/test_packages.sh): build, check, logrotate file
+	debhelper devscripts lintian fakeroot bash-completion logrotate
 	# mount_postgres: PostgreSQL (server, psql, pgbench, amcheck) on a mounted volume
 	postgresql postgresql-contrib
 	# verbs tests: a Soft-RoCE VM (../shared/rdma-vm; docs/verbs.md) and perftest baselines
