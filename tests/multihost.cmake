@@ -11,3 +11,11 @@ if(TARGET weft-osd AND TARGET weft_client)
 	set_tests_properties(multihost_netns PROPERTIES LABELS "func;multihost" TIMEOUT 600
 		SKIP_RETURN_CODE 77)
 endif()
+
+# The Debian packages: build, lintian, install, a cluster from the installed
+# layout as the weft user (tests/test_packages.sh; ports 34200-34299). It
+# installs and purges packages on this machine: one at a time (RESOURCE_LOCK).
+add_test(NAME packages_deb
+	COMMAND ${CMAKE_CURRENT_LIST_DIR}/test_packages.sh ${PROJECT_SOURCE_DIR} 34200)
+set_tests_properties(packages_deb PROPERTIES LABELS "func;package" TIMEOUT 900
+	SKIP_RETURN_CODE 77 RESOURCE_LOCK dpkg)
