@@ -28,6 +28,8 @@ PKGS=(
 	# verbs tests: a Soft-RoCE VM (../shared/rdma-vm; docs/verbs.md) and perftest baselines
 	qemu-system-x86 busybox-static rdma-core ibverbs-utils ibverbs-providers rdmacm-utils
 	perftest iproute2 kmod cpio gzip xz-utils
+	# multihost_netns: the hosts reach each other on both bridges
+	iputils-ping
 )
 
 SUDO=""

@@ -268,7 +268,7 @@ done < <(WJ pg ls | jq -r '.. | objects | select(has("acting")) | .acting | map(
 log "ok: addresses from the subnets, 32 PGs each on 3 distinct hosts"
 
 # --- step 4: the object and volume cases from a client on host 1
-on_host 0 "$IO" -c "$CONF" -p rbd verify 600 7 > "$T/io.out" 2>&1 || fail "object case (verify)"
+on_host 0 env WEFT_TEST_COPIES=3 "$IO" -c "$CONF" -p rbd verify 600 7 > "$T/io.out" 2>&1 || fail "object case (verify)"
 grep -E "^ok|verified" "$T/io.out" | tail -2
 on_host 0 "$VOLIO" -c "$CONF" -p rbd 42 > "$T/vol.out" 2>&1 || fail "volume case"
 log "ok: volume case ($(grep -c '^ok:' "$T/vol.out") checks)"
@@ -296,10 +296,10 @@ ip -n "${HOSTS[2]}" link set vclu2 down
 log "host ${HN[2]} killed (mon.c and its OSDs SIGKILLed, links down)"
 down4() { [ "$(WJ status | jq .osdmap.num_up_osds)" = 4 ]; }
 wait_for 60 "its 2 OSDs marked down" down4
-on_host 0 "$IO" -c "$CONF" -p rbd readback 600 7 > "$T/io2.out" 2>&1 || fail "read back with a host down"
-on_host 0 "$IO" -c "$CONF" -p rbd verify 200 9 > "$T/io3.out" 2>&1 ||
+on_host 0 env WEFT_TEST_COPIES=2 "$IO" -c "$CONF" -p rbd readback 600 7 > "$T/io2.out" 2>&1 || fail "read back with a host down"
+on_host 0 env WEFT_TEST_COPIES=2 "$IO" -c "$CONF" -p rbd verify 200 9 > "$T/io3.out" 2>&1 ||
 	fail "write with a host down (min_size 2)"
-log "ok: with 2 of 3 hosts: every object reads back, 200 new objects written and verified"
+log "ok: with 2 of 3 hosts: every object reads back with 2 copies, 200 rewritten (2 copies each)"
 
 # --- step 7: host 3 back: its OSD directories are gone, activate rebuilds them
 ip -n "${HOSTS[2]}" link set vpub2 up
@@ -320,5 +320,5 @@ for id in "${!OSD_HOST[@]}"; do
 	[ "${OSD_HOST[$id]}" = 2 ] && run_unit 2 weft-osd@.service "$id" "osd.$id"
 done
 wait_for 180 "host ${HN[2]} back: HEALTH_OK, every PG active+clean" clean
-on_host 0 "$IO" -c "$CONF" -p rbd readback 200 9 > "$T/io4.out" 2>&1 || fail "read back after recovery"
+on_host 0 env WEFT_TEST_COPIES=3 "$IO" -c "$CONF" -p rbd readback 200 9 > "$T/io4.out" 2>&1 || fail "read back after recovery"
 log "PASS multihost: 3 hosts, 3 mons, 6 OSDs on loop devices, one host killed and back"
