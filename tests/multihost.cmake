@@ -18,4 +18,4 @@ endif()
 add_test(NAME packages_deb
 	COMMAND ${CMAKE_CURRENT_LIST_DIR}/test_packages.sh ${PROJECT_SOURCE_DIR} 34200)
 set_tests_properties(packages_deb PROPERTIES LABELS "func;package" TIMEOUT 900
-	SKIP_RETURN_CODE 77 RESOURCE_LOCK dpkg)
+	SKIP_RETURN_CODE 77 RESOURCE_LOCK dpkg RUN_SERIAL TRUE) # its compile takes every core

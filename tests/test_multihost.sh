@@ -37,7 +37,6 @@ T=$(mktemp -d /tmp/weft-multihost.XXXXXX)
 SW=wsw$ID
 HOSTS=(wh1-$ID wh2-$ID wh3-$ID)
 HN=(stor1 stor2 stor3)
-LOOPS=()
 declare -A PIDS
 
 fail() {
@@ -58,7 +57,7 @@ cleanup() {
 	for p in "${PIDS[@]}"; do kill -9 "$p" 2> /dev/null; done
 	wait 2> /dev/null
 	for h in "${HOSTS[@]}" "$SW"; do ip netns del "$h" 2> /dev/null; done
-	for l in "${LOOPS[@]}"; do losetup -d "$l" 2> /dev/null; done
+	[ -f "$T/loops" ] && while read -r l; do losetup -d "$l" 2> /dev/null; done < "$T/loops"
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -206,11 +205,13 @@ quorum3() { [ "$(WJ mon stat | jq '.quorum | length')" = 3 ]; }
 wait_for 60 "3 mons in quorum" quorum3
 
 # --- step 2: OSDs on devices: two per host, osd create on loop devices
+# newloop NAME SIZE: a loop device over a sparse file (called in $(...): the
+# device is remembered in $T/loops for the cleanup, not in a variable)
 newloop() {
 	local f=$T/disk$1.img l
 	truncate -s "$2" "$f"
 	l=$(losetup -f --show "$f") || skip "no loop devices"
-	LOOPS+=("$l")
+	echo "$l" >> "$T/loops"
 	echo "$l"
 }
 # a second OSD on a disk already holding a filesystem must be refused
@@ -270,7 +271,7 @@ log "ok: addresses from the subnets, 32 PGs each on 3 distinct hosts"
 # --- step 4: the object and volume cases from a client on host 1
 on_host 0 env WEFT_TEST_COPIES=3 "$IO" -c "$CONF" -p rbd verify 600 7 > "$T/io.out" 2>&1 || fail "object case (verify)"
 grep -E "^ok|verified" "$T/io.out" | tail -2
-on_host 0 "$VOLIO" -c "$CONF" -p rbd 42 > "$T/vol.out" 2>&1 || fail "volume case"
+on_host 0 env WEFT_TEST_OSDS=6 "$VOLIO" -c "$CONF" -p rbd 42 > "$T/vol.out" 2>&1 || fail "volume case"
 log "ok: volume case ($(grep -c '^ok:' "$T/vol.out") checks)"
 
 # --- step 5: version mismatch against real daemons
