@@ -30,8 +30,8 @@ struct client_conn {
 	char addr[PROTO_ADDR_MAX + 1];
 	struct fab_ep *ep;
 	bool failed;
-	bool hello_done; /* the OSD's hello passed proto_hello_check */
-	int refused;	 /* -EPROTONOSUPPORT once the hello check refused the OSD */
+	bool hello_done;	   /* the OSD's hello passed proto_hello_check */
+	int refused;		   /* -EPROTONOSUPPORT once the hello check refused the OSD */
 	uint64_t refused_until_ms; /* refused: freed then (or when the OSD closes) */
 	struct client_conn *next;
 };

@@ -26,14 +26,13 @@
 
 static void mon_usage(FILE *out)
 {
-	fprintf(out,
-		"usage: weft-mon -i ID [-c FILE] [--mkfs] [--KEY=VALUE...]\n"
-		"\n"
-		"  -i, --id ID     this monitor's id: its section is [mon.ID] (mon_addr)\n"
-		"  -c, --conf FILE configuration file (default /etc/weft/weft.conf)\n"
-		"  --mkfs          create the data directory (mon_data) and bootstrap Raft\n"
-		"                  with every monitor of mon_host, then exit\n"
-		"  -h, --help      this text\n"
+	fprintf(out, "usage: weft-mon -i ID [-c FILE] [--mkfs] [--KEY=VALUE...]\n"
+		     "\n"
+		     "  -i, --id ID     this monitor's id: its section is [mon.ID] (mon_addr)\n"
+		     "  -c, --conf FILE configuration file (default /etc/weft/weft.conf)\n"
+		     "  --mkfs          create the data directory (mon_data) and bootstrap Raft\n"
+		     "                  with every monitor of mon_host, then exit\n"
+		     "  -h, --help      this text\n"
 		     "  --version       version and git commit of this build\n");
 }
 

@@ -54,7 +54,7 @@ struct msgr_conn {
 	bool failed;
 	bool hello_done; /* the peer's hello arrived and passed proto_hello_check */
 	struct proto_hello peer_hello;
-	char *refusal; /* why the hello check refused the peer, or NULL */
+	char *refusal;		  /* why the hello check refused the peer, or NULL */
 	uint64_t linger_until_ms; /* refused: fail_cb at this time at the latest */
 	struct msgr_frame *pend_head, *pend_tail;
 	unsigned int npend;

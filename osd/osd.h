@@ -56,9 +56,9 @@ struct osd_conn {
 	struct fab_ep *ep;
 	enum osd_conn_kind kind;
 	bool failed;
-	bool hello_done;	/* the peer's hello passed (osd_hello.c) */
-	uint64_t refused_until_ms; /* != 0: refused by the hello check, closed by then */
-	uint64_t peer_features; /* features both sides have */
+	bool hello_done;	      /* the peer's hello passed (osd_hello.c) */
+	uint64_t refused_until_ms;    /* != 0: refused by the hello check, closed by then */
+	uint64_t peer_features;	      /* features both sides have */
 	struct osd_conn *next, *prev; /* osd->conns */
 	/* REPLICA: the ring the peer writes records into */
 	struct fab_mr *ring_mr;

@@ -208,8 +208,8 @@ static int cmd_verify(struct weft_cluster *cl, uint32_t pool, unsigned int n, ui
 	 */
 	while (osds < 64 && weft_debug_osd_perf(cl, osds, perf, sizeof(perf)) == 0)
 		osds++;
-	want_copies = getenv("WEFT_TEST_COPIES") ? (unsigned int)atoi(getenv("WEFT_TEST_COPIES"))
-						 : osds;
+	want_copies =
+	    getenv("WEFT_TEST_COPIES") ? (unsigned int)atoi(getenv("WEFT_TEST_COPIES")) : osds;
 	printf("read back ok; comparing the copies on %u OSDs (%u per object)\n", osds,
 	       want_copies);
 	fflush(stdout);

@@ -829,9 +829,7 @@ static void test_other_malformed(void **state)
 	buf[10] = 0; /* version text of length 0; its bytes now trail */
 	expect_bad_payload(PROTO_HELLO, buf, len, NULL);
 	buf[10] = 5;
-	assert_int_equal(proto_msg_decode(PROTO_HELLO, buf, len, NULL,
-					  &(struct proto_msg){ 0 }),
-			 0);
+	assert_int_equal(proto_msg_decode(PROTO_HELLO, buf, len, NULL, &(struct proto_msg){0}), 0);
 
 	/* auth: fixed sizes */
 	memset(buf, 1, 64);

@@ -81,9 +81,11 @@ static int store_check_sb(struct store *st)
 	}
 	if (st->sb.version > STORE_LAYOUT_VERSION) {
 		/* an OSD downgraded below the version that made its store (docs/upgrade.md) */
-		store_err(st, "%s: store layout version %u was made by a newer weft; this %s reads "
-			  "layout %u: run the newer weft-osd", st->opts.data_path, st->sb.version,
-			  weft_version_full(), STORE_LAYOUT_VERSION);
+		store_err(st,
+			  "%s: store layout version %u was made by a newer weft; this %s reads "
+			  "layout %u: run the newer weft-osd",
+			  st->opts.data_path, st->sb.version, weft_version_full(),
+			  STORE_LAYOUT_VERSION);
 		return -ENOTSUP;
 	}
 	if (st->sb.version != STORE_LAYOUT_VERSION || st->sb.unit < STORE_CSUM_BLOCK ||
