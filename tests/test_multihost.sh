@@ -52,9 +52,19 @@ fail() {
 	done
 	exit 1
 }
+# killtree PID: the process and everything under it, by pid
+killtree() {
+	local c
+	for c in $(pgrep -P "$1"); do killtree "$c"; done
+	kill -9 "$1" 2> /dev/null
+}
 cleanup() {
 	kill "$WATCHDOG" 2> /dev/null
-	for p in "${PIDS[@]}"; do kill -9 "$p" 2> /dev/null; done
+	for p in "${PIDS[@]}"; do killtree "$p"; done
+	# and whatever still runs in our namespaces (ours: we made them)
+	for h in "${HOSTS[@]}"; do
+		for p in $(ip netns pids "$h" 2> /dev/null); do kill -9 "$p" 2> /dev/null; done
+	done
 	wait 2> /dev/null
 	for h in "${HOSTS[@]}" "$SW"; do ip netns del "$h" 2> /dev/null; done
 	[ -f "$T/loops" ] && while read -r l; do losetup -d "$l" 2> /dev/null; done < "$T/loops"
@@ -178,7 +188,9 @@ wait_for() {
 spawn() {
 	local k=$1 name=$2
 	shift 2
-	on_host "$k" sh -c "exec $*" < /dev/null >> "$T/log/$name.out" 2>&1 &
+	# exec all the way down: $! is the daemon itself, so a kill by pid reaches it
+	(exec ip netns exec "${HOSTS[$k]}" unshare --uts sh -c 'hostname "$0"; exec sh -c "$1"' \
+		"${HN[$k]}" "exec $*") < /dev/null >> "$T/log/$name.out" 2>&1 &
 	PIDS[$name]=$!
 }
 run_unit() { # run_unit K UNIT INSTANCE NAME: ExecStartPre lines, then ExecStart in the background
@@ -289,7 +301,7 @@ log "ok: a peer requiring an unknown feature is refused by mon.a and osd.0, and 
 for n in "${!PIDS[@]}"; do
 	case $n in mon.c | osd.*) ;; *) continue ;; esac
 	if [ "$n" = mon.c ] || [ "${OSD_HOST[${n#osd.}]}" = 2 ]; then
-		kill -9 "${PIDS[$n]}" && unset "PIDS[$n]"
+		killtree "${PIDS[$n]}" && unset "PIDS[$n]"
 	fi
 done
 ip -n "${HOSTS[2]}" link set vpub2 down

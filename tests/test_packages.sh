@@ -47,10 +47,16 @@ fail() {
 	done
 	exit 1
 }
+# killtree PID: the process and everything under it (runuser forks), by pid
+killtree() {
+	local c
+	for c in $(pgrep -P "$1"); do killtree "$c"; done
+	kill -9 "$1" 2> /dev/null
+}
 cleanup() {
 	kill "$WATCHDOG" 2> /dev/null
 	fusermount3 -u "$MNT" 2> /dev/null
-	for p in "${PIDS[@]}"; do kill -9 "$p" 2> /dev/null; done
+	for p in "${PIDS[@]}"; do killtree "$p"; done
 	wait 2> /dev/null
 	for l in "${LOOPS[@]}"; do losetup -d "$l" 2> /dev/null; done
 	# shellcheck disable=SC2086
