@@ -173,13 +173,20 @@ run_unit() {
 	line=${line//%i/$inst}
 	line=${line//\$\{WEFT_CONF\}//etc/weft/weft.conf}
 	if [ -n "$user" ]; then
-		prlimit --memlock=unlimited --nofile=1048576 runuser -u "$user" -- sh -c "exec $line" \
+		"${LIMITS[@]}" runuser -u "$user" -- sh -c "exec $line" \
 			< /dev/null >> "$T/$1-$inst.out" 2>&1 &
 	else
 		sh -c "exec $line" < /dev/null >> "$T/$1-$inst.out" 2>&1 &
 	fi
 	PIDS[$1-$inst]=$!
 }
+# The units' LimitMEMLOCK=infinity and LimitNOFILE, where this machine lets
+# root raise them (a container may not; TCP needs no pinned memory).
+LIMITS=(prlimit)
+for l in --memlock=unlimited --nofile=1048576; do
+	if prlimit "$l" true 2> /dev/null; then LIMITS+=("$l"); else log "cannot apply $l here"; fi
+done
+[ "${#LIMITS[@]}" = 1 ] && LIMITS=(env)
 runuser -u weft -- weft-mon --mkfs -i a -c /etc/weft/weft.conf > "$T/mkfs-mon.out" 2>&1 ||
 	fail "weft-mon --mkfs as weft"
 [ -d /var/lib/weft/mon/mon.a ] || fail "mon_data not in /var/lib/weft/mon/mon.a"
