@@ -16,6 +16,8 @@
 #include "client/client_int.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/version.h"
+#include "proto/hello.h"
 
 static int client_epoll_sync(struct weft_cluster *cl)
 {
@@ -251,13 +253,61 @@ void weft_buf_free(struct weft_cluster *cl, void *buf)
 		fab_pool_put(p, buf);
 }
 
+#define CLIENT_HELLO_LINGER_MS 2000
+
+static int client_hello_send(struct weft_cluster *cl, struct client_conn *c)
+{
+	uint8_t buf[512];
+	size_t len;
+	int rc;
+
+	if (cl->hello.name_len == 0)
+		proto_hello_init(&cl->hello, cl->name);
+	rc = proto_hello_frame(&cl->hello, buf, sizeof(buf), &len);
+	return rc != 0 ? rc : fab_send(c->ep, buf, len, NULL);
+}
+
+/* The OSD's first frame: its hello. A refusal fails the ops sent to it (client_op.c). */
+static void client_hello_recv(struct weft_cluster *cl, struct client_conn *c, const void *data,
+			      size_t len)
+{
+	char why[PROTO_HELLO_WHY_MAX], who[96];
+	struct proto_hdr hdr;
+	struct proto_msg msg;
+	int rc;
+
+	snprintf(who, sizeof(who), "%s osd.%u", cl->name, c->osd);
+	if (proto_frame_decode(data, len, cl->msg_size, who, NULL, &hdr, &msg) != 0) {
+		c->failed = true;
+		return;
+	}
+	if (msg.type != PROTO_HELLO) {
+		proto_hello_unexpected(msg.type, c->addr, why, sizeof(why));
+		rc = -EPROTONOSUPPORT;
+	} else {
+		rc = proto_hello_check(&cl->hello, &msg.hello, c->addr, why, sizeof(why));
+	}
+	if (rc != 0) {
+		/*
+		 * The ops sent here fail now; the connection lingers a little,
+		 * delivering nothing, so our queued hello reaches the OSD too.
+		 */
+		log_error("client", "%s: %s", cl->name, why);
+		c->refused = rc;
+		c->refused_until_ms = clock_now_ms() + CLIENT_HELLO_LINGER_MS;
+		client_ops_conn_failed(cl, c);
+		return;
+	}
+	c->hello_done = true;
+}
+
 struct client_conn *client_conn_get(struct weft_cluster *cl, uint32_t osd, const char *addr)
 {
 	struct client_conn *c;
 	int rc;
 
 	for (c = cl->conns; c; c = c->next)
-		if (c->osd == osd && !c->failed && !strcmp(c->addr, addr))
+		if (c->osd == osd && !c->failed && !c->refused && !strcmp(c->addr, addr))
 			return c;
 	c = calloc(1, sizeof(*c));
 	if (c == NULL)
@@ -272,6 +322,15 @@ struct client_conn *client_conn_get(struct weft_cluster *cl, uint32_t osd, const
 	c->cl = cl;
 	c->osd = osd;
 	snprintf(c->addr, sizeof(c->addr), "%s", addr);
+	/* our hello goes first, queued behind the connect (proto/hello.h) */
+	rc = client_hello_send(cl, c);
+	if (rc != 0) {
+		log_warn("client", "%s: hello to osd.%u at %s: %s", cl->name, osd, addr,
+			 weft_strerror(rc));
+		fab_ep_close(c->ep);
+		free(c);
+		return NULL;
+	}
 	c->next = cl->conns;
 	cl->conns = c;
 	return c;
@@ -298,7 +357,11 @@ static void client_cqe_handle(struct weft_cluster *cl, const struct fab_cqe *cqe
 
 	switch (cqe->kind) {
 	case FAB_EV_RECV:
-		if (c != NULL && !c->failed)
+		if (c != NULL && c->refused)
+			; /* refused by the hello check: lingering until closed */
+		else if (c != NULL && !c->failed && !c->hello_done)
+			client_hello_recv(cl, c, cqe->data, cqe->len);
+		else if (c != NULL && !c->failed)
 			client_op_reply(cl, c, cqe->data, cqe->len);
 		fab_recv_release(cqe);
 		break;
@@ -338,6 +401,8 @@ int weft_poll(struct weft_cluster *cl, int timeout_ms)
 		}
 		for (struct client_conn *c = cl->conns, *next; c; c = next) {
 			next = c->next;
+			if (c->refused && clock_now_ms() >= c->refused_until_ms)
+				c->failed = true;
 			if (c->failed)
 				client_conn_free(c);
 		}
@@ -388,4 +453,9 @@ int weft_debug_conns_json(struct weft_cluster *cl, char *buf, size_t cap)
 uint64_t weft_debug_resends(const struct weft_cluster *cl)
 {
 	return cl->resends;
+}
+
+const char *weft_version(void)
+{
+	return weft_version_full();
 }

@@ -30,6 +30,9 @@ struct client_conn {
 	char addr[PROTO_ADDR_MAX + 1];
 	struct fab_ep *ep;
 	bool failed;
+	bool hello_done;	   /* the OSD's hello passed proto_hello_check */
+	int refused;		   /* -EPROTONOSUPPORT once the hello check refused the OSD */
+	uint64_t refused_until_ms; /* refused: freed then (or when the OSD closes) */
 	struct client_conn *next;
 };
 
@@ -85,6 +88,7 @@ struct weft_cluster {
 	int epfd, monc_fd_added;
 	int deferfd; /* eventfd: deferred completions pending (weft_fd() readable) */
 	uint8_t *txbuf;
+	struct proto_hello hello; /* ours: first frame on each OSD connection */
 	uint64_t resends; /* ops sent again (stale epoch, primary change, failure) */
 };
 

@@ -17,6 +17,8 @@ if(NBDKIT_INCLUDE_DIR)
 else()
 	set(WEFT_WITH_NBD OFF)
 endif()
+# weft osd create: signatures on a device (util-linux's libblkid)
+pkg_check_modules(BLKID REQUIRED IMPORTED_TARGET blkid)
 
 # weft_backend_detect(VAR pkg...) resolves AUTO to ON/OFF by whether the
 # pkg-config modules exist; ON without them stops the configure.

@@ -2,6 +2,7 @@
 # (see WeftDeps.cmake); forcing one ON without its package is a configure error.
 option(WEFT_SANITIZE "Build with AddressSanitizer + UndefinedBehaviorSanitizer" OFF)
 option(WEFT_FUZZ "Build libFuzzer targets (needs clang)" OFF)
+option(WEFT_BUILD_TESTS "Build the tests (the Debian package build turns them off)" ON)
 option(WEFT_DEBUG_LOG "Compile in data-path debug logs" OFF)
 set(WEFT_WITH_VERBS "AUTO" CACHE STRING "Build the verbs backend: AUTO, ON or OFF")
 set(WEFT_WITH_UCX "AUTO" CACHE STRING "Build the UCX backend: AUTO, ON or OFF")

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/version.h"
 #include "mon/mon_priv.h"
 
 #define MON_TICK_MS 5
@@ -25,14 +26,14 @@
 
 static void mon_usage(FILE *out)
 {
-	fprintf(out,
-		"usage: weft-mon -i ID [-c FILE] [--mkfs] [--KEY=VALUE...]\n"
-		"\n"
-		"  -i, --id ID     this monitor's id: its section is [mon.ID] (mon_addr)\n"
-		"  -c, --conf FILE configuration file (default /etc/weft/weft.conf)\n"
-		"  --mkfs          create the data directory (mon_data) and bootstrap Raft\n"
-		"                  with every monitor of mon_host, then exit\n"
-		"  -h, --help      this text\n");
+	fprintf(out, "usage: weft-mon -i ID [-c FILE] [--mkfs] [--KEY=VALUE...]\n"
+		     "\n"
+		     "  -i, --id ID     this monitor's id: its section is [mon.ID] (mon_addr)\n"
+		     "  -c, --conf FILE configuration file (default /etc/weft/weft.conf)\n"
+		     "  --mkfs          create the data directory (mon_data) and bootstrap Raft\n"
+		     "                  with every monitor of mon_host, then exit\n"
+		     "  -h, --help      this text\n"
+		     "  --version       version and git commit of this build\n");
 }
 
 static int mon_addr_fmt(const struct conf_addr *a, uint16_t port, char *buf, size_t cap)
@@ -291,6 +292,9 @@ int main(int argc, char **argv)
 	bool mkfs = false;
 	int c, rc;
 
+	if (weft_version_arg(argc, argv, "weft-mon"))
+		return 0;
+
 	signal(SIGPIPE, SIG_IGN);
 	rc = conf_create("mon", &mon.conf);
 	if (rc != 0)
@@ -334,6 +338,7 @@ int main(int argc, char **argv)
 	if (weft_log_level_parse(conf_get_str(mon.conf, CONF_LOG_LEVEL), &level) != 0)
 		level = WEFT_LOG_INFO;
 	weft_log_open(entity, level, conf_get_str(mon.conf, CONF_LOG_FILE));
+	log_info("mon", "%s: weft-mon %s", entity, weft_version_full());
 	mon.name = conf_entity(mon.conf);
 	snprintf(mon.data_dir, sizeof(mon.data_dir), "%s", conf_get_str(mon.conf, CONF_MON_DATA));
 	mon.grace_ms = conf_get_duration_us(mon.conf, CONF_OSD_HEARTBEAT_GRACE) / 1000;

@@ -8,10 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "common/log.h"
+#include "proto/hello.h"
 
 #define MSGR_BULK_OUT_MAX 256 /* large frames a peer has not pulled yet, per connection */
 #define MSGR_PENDING_MAX 4096 /* frames parked on a full send queue, per connection */
+/*
+ * A refused connection stays open (delivering nothing) until the peer closes
+ * it or this long has passed, so our own hello, still queued, reaches the
+ * peer and it can log its side of the refusal too.
+ */
+#define MSGR_REFUSE_LINGER_MS 2000
 
 struct msgr_frame {
 	struct msgr_frame *next;
@@ -44,6 +52,10 @@ struct msgr_conn {
 	void *ctx;
 	uint64_t id;
 	bool failed;
+	bool hello_done; /* the peer's hello arrived and passed proto_hello_check */
+	struct proto_hello peer_hello;
+	char *refusal;		  /* why the hello check refused the peer, or NULL */
+	uint64_t linger_until_ms; /* refused: fail_cb at this time at the latest */
 	struct msgr_frame *pend_head, *pend_tail;
 	unsigned int npend;
 	struct msgr_bulk_out *bulk_out;
@@ -61,6 +73,7 @@ struct msgr {
 	uint64_t next_conn_id;
 	uint64_t next_bulk_id;
 	uint8_t *scratch; /* msg_size bytes: small frames are encoded here */
+	struct proto_hello hello; /* ours: the first frame on every connection */
 };
 
 int msgr_create(const struct fab_domain_attr *attr, const struct msgr_ops *ops, void *arg,
@@ -80,6 +93,7 @@ int msgr_create(const struct fab_domain_attr *attr, const struct msgr_ops *ops, 
 	m->msg_size = attr->msg_size;
 	m->next_conn_id = 1;
 	m->next_bulk_id = 1;
+	proto_hello_init(&m->hello, attr->name ? attr->name : "client.unknown");
 	m->scratch = malloc(m->msg_size);
 	if (m->scratch == NULL) {
 		rc = -ENOMEM;
@@ -121,6 +135,7 @@ static void msgr_conn_free(struct msgr_conn *c)
 		m->conns = c->next;
 	if (c->next != NULL)
 		c->next->prev = c->prev;
+	free(c->refusal);
 	free(c);
 }
 
@@ -181,6 +196,33 @@ uint16_t msgr_listen_port(const struct msgr *m)
 	return m->listener != NULL ? fab_listener_port(m->listener) : 0;
 }
 
+static int msgr_post(struct msgr_conn *c, const void *buf, size_t len);
+
+/* Our hello, the first frame of every connection (proto/hello.h). */
+static int msgr_hello_send(struct msgr_conn *c)
+{
+	struct msgr *m = c->msgr;
+	size_t len;
+	int rc = proto_hello_frame(&m->hello, m->scratch, m->msg_size, &len);
+
+	return rc != 0 ? rc : msgr_post(c, m->scratch, len);
+}
+
+void msgr_hello_set(struct msgr *m, const struct proto_hello *h)
+{
+	m->hello = *h;
+}
+
+const struct proto_hello *msgr_conn_peer_hello(const struct msgr_conn *c)
+{
+	return c->hello_done ? &c->peer_hello : NULL;
+}
+
+const char *msgr_conn_refusal(const struct msgr_conn *c)
+{
+	return c->refusal;
+}
+
 int msgr_connect(struct msgr *m, const char *addr, void *ctx, struct msgr_conn **conn_out)
 {
 	struct msgr_conn *c;
@@ -194,6 +236,12 @@ int msgr_connect(struct msgr *m, const char *addr, void *ctx, struct msgr_conn *
 	if (c == NULL) {
 		fab_ep_close(ep);
 		return -ENOMEM;
+	}
+	/* queued behind the connect: the fabric keeps send order */
+	rc = msgr_hello_send(c);
+	if (rc != 0) {
+		msgr_conn_close(c);
+		return rc;
 	}
 	*conn_out = c;
 	return 0;
@@ -444,6 +492,39 @@ static void msgr_bulk_done(struct msgr_conn *c, uint64_t id)
 		 (unsigned long long)id);
 }
 
+/*
+ * The peer's first frame: its hello, judged against ours. A refusal is
+ * logged once here with both versions, kept for msgr_conn_refusal() and
+ * reported as fail_cb(-EPROTONOSUPPORT); nothing more is delivered.
+ */
+static void msgr_hello_recv(struct msgr_conn *c, const struct proto_msg *msg)
+{
+	char why[PROTO_HELLO_WHY_MAX];
+	int rc;
+
+	if (msg->type != PROTO_HELLO) {
+		proto_hello_unexpected(msg->type, msgr_conn_peer(c), why, sizeof(why));
+		rc = -EPROTONOSUPPORT;
+	} else {
+		rc = proto_hello_check(&c->msgr->hello, &msg->hello, msgr_conn_peer(c), why,
+				       sizeof(why));
+	}
+	if (rc != 0) {
+		log_error("msgr", "%s: %s", c->msgr->hello.name, why);
+		free(c->refusal);
+		c->refusal = strdup(why);
+		c->linger_until_ms = clock_now_ms() + MSGR_REFUSE_LINGER_MS;
+		if (c->refusal == NULL)
+			msgr_conn_fail(c, rc);
+		return;
+	}
+	c->peer_hello = msg->hello;
+	c->hello_done = true;
+	log_debug("msgr", "%s: peer %s is %s (weft %s), features 0x%llx", c->msgr->hello.name,
+		  msgr_conn_peer(c), msg->hello.name, msg->hello.version,
+		  (unsigned long long)proto_hello_common(&c->msgr->hello, &msg->hello));
+}
+
 /* One frame from the wire or from a bulk pull; the callback may close conn. */
 static void msgr_deliver(struct msgr_conn *c, const void *data, size_t len)
 {
@@ -455,6 +536,12 @@ static void msgr_deliver(struct msgr_conn *c, const void *data, size_t len)
 	snprintf(who, sizeof(who), "msgr peer %s", msgr_conn_peer(c));
 	if (proto_frame_decode(data, len, PROTO_PAYLOAD_MAX, who, NULL, &hdr, &msg) != 0) {
 		msgr_conn_fail(c, -EPROTO);
+		return;
+	}
+	if (c->refusal != NULL)
+		return; /* refused: lingering until the peer closes */
+	if (!c->hello_done) {
+		msgr_hello_recv(c, &msg);
 		return;
 	}
 	switch (msg.type) {
@@ -509,6 +596,10 @@ static void msgr_handle(struct msgr *m, const struct fab_cqe *cqe)
 			fab_ep_close(cqe->ep);
 			break;
 		}
+		if (msgr_hello_send(c) != 0) {
+			msgr_conn_close(c);
+			break;
+		}
 		if (m->ops.accept_cb != NULL)
 			m->ops.accept_cb(c, m->arg);
 		break;
@@ -524,7 +615,9 @@ static void msgr_handle(struct msgr *m, const struct fab_cqe *cqe)
 			msgr_conn_fail(c, cqe->status);
 		break;
 	case FAB_EV_PEER_FAILED:
-		if (c != NULL)
+		if (c != NULL && c->refusal != NULL)
+			msgr_conn_fail(c, -EPROTONOSUPPORT);
+		else if (c != NULL)
 			msgr_conn_fail(c, cqe->status != 0 ? cqe->status : -ECONNRESET);
 		break;
 	default:
@@ -537,9 +630,13 @@ int msgr_progress(struct msgr *m)
 	struct fab_cqe cqe;
 	int rc, n = 0;
 
-	for (struct msgr_conn *c = m->conns; c != NULL; c = c->next)
+	for (struct msgr_conn *c = m->conns, *next; c != NULL; c = next) {
+		next = c->next; /* fail_cb may close c, and only c */
 		if (c->pend_head != NULL)
 			msgr_flush(c);
+		if (c->refusal != NULL && !c->failed && clock_now_ms() >= c->linger_until_ms)
+			msgr_conn_fail(c, -EPROTONOSUPPORT);
+	}
 	rc = fab_progress(m->dom, 0);
 	if (rc < 0)
 		return rc;

@@ -13,6 +13,14 @@
  *   costs the sender no CPU; on TCP the fabric emulates it.
  * - Sends never block: a full send queue (-EAGAIN) parks the frame in a
  *   per-connection queue flushed by msgr_progress().
+ * - Hello: the first frame each side sends is its HELLO (proto/hello.h);
+ *   the peer's first frame must be a HELLO that passes proto_hello_check,
+ *   else the connection fails with -EPROTONOSUPPORT (the one-line reason,
+ *   naming both versions, is logged and kept: msgr_conn_refusal). A refused
+ *   connection first lingers, delivering nothing, until the peer closes it
+ *   or 2 s pass, so our queued hello reaches the peer and it refuses too.
+ *   Nothing reaches recv_cb before the peer's hello has been accepted;
+ *   frames sent earlier are queued behind ours.
  * - Failure: when a connection breaks, fail_cb runs once; the owner then
  *   calls msgr_conn_close() (inside the callback is fine). Every callback
  *   may close the connection it is given, and nothing else.
@@ -71,5 +79,12 @@ int msgr_wait(struct msgr *msgr, int timeout_ms);
 /* For event loops: readable when msgr_progress may have work (poll after it returned 0). */
 int msgr_fd(const struct msgr *msgr);
 uint32_t msgr_msg_size(const struct msgr *msgr);
+
+/* Replace the hello this messenger sends (tests: a peer with other features). */
+void msgr_hello_set(struct msgr *msgr, const struct proto_hello *h);
+/* The peer's accepted hello, or NULL before it arrived. */
+const struct proto_hello *msgr_conn_peer_hello(const struct msgr_conn *conn);
+/* Why the hello check refused this connection's peer, or NULL. */
+const char *msgr_conn_refusal(const struct msgr_conn *conn);
 
 #endif

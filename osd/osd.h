@@ -58,6 +58,9 @@ struct osd_conn {
 	struct fab_ep *ep;
 	enum osd_conn_kind kind;
 	bool failed;
+	bool hello_done;	      /* the peer's hello passed (osd_hello.c) */
+	uint64_t refused_until_ms;    /* != 0: refused by the hello check, closed by then */
+	uint64_t peer_features;	      /* features both sides have */
 	struct osd_conn *next, *prev; /* osd->conns */
 	/* REPLICA: the ring the peer writes records into */
 	struct fab_mr *ring_mr;
@@ -173,6 +176,7 @@ struct osd {
 	uint32_t id;
 	char name[32];
 	uint8_t uuid[PROTO_UUID_LEN];
+	struct proto_hello hello; /* ours, sent first on every connection (osd_hello.c) */
 	struct store *store;
 	struct monc *monc;
 	struct mon_map map; /* our copy of the current map */
@@ -212,6 +216,9 @@ int osd_net_progress(struct osd *osd);
 int osd_conn_send(struct osd_conn *conn, const void *buf, size_t len);
 int osd_conn_send_reply(struct osd_conn *conn, uint64_t tid, const struct proto_osd_op_reply *r);
 struct osd_conn *osd_conn_new(struct osd *osd, struct fab_ep *ep, enum osd_conn_kind kind);
+/* osd_hello.c: our hello (sent by osd_conn_new) and the peer's first frame */
+int osd_hello_send(struct osd_conn *conn);
+void osd_hello_recv(struct osd_conn *conn, const void *data, size_t len);
 void osd_conn_free(struct osd_conn *conn);
 int osd_perf_json(struct osd *osd, char *buf, size_t cap, size_t *len_out);
 /* Take a registered buffer for len bytes; NULL when none is free. */

@@ -21,6 +21,8 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/version.h"
+#include "osd/osd.h"
 #include "osd/osd_pg.h"
 #include "osd/osd_perf.h"
 
@@ -38,9 +40,11 @@ static void osd_usage(FILE *out)
 {
 	fprintf(out, "usage: weft-osd -i ID [-c FILE] [--mkfs] [--KEY=VALUE...]\n"
 		     "  -i ID           OSD id (osd.ID); --mkfs creates its store and exits\n"
+		     "  --uuid UUID     with --mkfs: the OSD's uuid (default: a random one)\n"
 		     "  -c FILE         conf file (default /etc/weft/weft.conf)\n"
 		     "  --KEY=VALUE     any option of 'weft config help'\n"
-		     "  -h, --help      this text\n");
+		     "  -h, --help      this text\n"
+		     "  --version       version and git commit of this build\n");
 }
 
 static void osd_mkfs_cb(void *arg, int rc)
@@ -48,7 +52,8 @@ static void osd_mkfs_cb(void *arg, int rc)
 	*(int *)arg = rc;
 }
 
-static int osd_mkfs(struct osd *osd)
+/* uuid_text: the OSD's uuid (weft osd create puts the same in the device label), or NULL. */
+static int osd_mkfs(struct osd *osd, const char *uuid_text)
 {
 	struct store_opts o;
 	struct store *st;
@@ -66,12 +71,18 @@ static int osd_mkfs(struct osd *osd)
 	rc = store_mount(&o, &st);
 	if (rc != 0)
 		return rc;
-	if (getrandom(uuid, sizeof(uuid), 0) != (ssize_t)sizeof(uuid)) {
+	if (uuid_text != NULL) {
+		if (mon_uuid_parse(uuid_text, uuid) != 0) {
+			store_umount(st);
+			return -EINVAL;
+		}
+	} else if (getrandom(uuid, sizeof(uuid), 0) != (ssize_t)sizeof(uuid)) {
 		store_umount(st);
 		return -EIO;
+	} else {
+		uuid[6] = (uuid[6] & 0x0f) | 0x40; /* version 4 */
+		uuid[8] = (uuid[8] & 0x3f) | 0x80;
 	}
-	uuid[6] = (uuid[6] & 0x0f) | 0x40; /* version 4 */
-	uuid[8] = (uuid[8] & 0x3f) | 0x80;
 	rc = store_tx_create(&tx);
 	if (rc == 0)
 		rc = store_tx_setattr(tx, OSD_META_PG, OSD_META_OBJ, "uuid", uuid, sizeof(uuid));
@@ -259,17 +270,20 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"mkfs", no_argument, NULL, 'm'},
+	    {"uuid", required_argument, NULL, 'u'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	static struct osd osd;
-	const char *file = NULL, *id = NULL;
+	const char *file = NULL, *id = NULL, *uuid_text = NULL;
 	enum weft_log_level level;
 	struct store_opts so;
 	bool mkfs = false;
 	char *end;
 	int c, rc;
 
+	if (weft_version_arg(argc, argv, "weft-osd"))
+		return 0;
 	signal(SIGPIPE, SIG_IGN);
 	for (int i = 1; i + 1 < argc; i++)
 		if (!strcmp(argv[i], "-i"))
@@ -303,6 +317,9 @@ int main(int argc, char **argv)
 		case 'm':
 			mkfs = true;
 			break;
+		case 'u':
+			uuid_text = optarg;
+			break;
 		case 'h':
 			osd_usage(stdout);
 			return 0;
@@ -323,8 +340,9 @@ int main(int argc, char **argv)
 	if (weft_log_level_parse(conf_get_str(osd.conf, CONF_LOG_LEVEL), &level) != 0)
 		level = WEFT_LOG_INFO;
 	weft_log_open(osd.name, level, conf_get_str(osd.conf, CONF_LOG_FILE));
+	log_info("osd", "%s: weft-osd %s", osd.name, weft_version_full());
 	if (mkfs) {
-		rc = osd_mkfs(&osd);
+		rc = osd_mkfs(&osd, uuid_text);
 		if (rc != 0)
 			fprintf(stderr, "weft-osd: mkfs of %s failed: %s\n", osd.name,
 				weft_strerror(rc));

@@ -217,6 +217,9 @@ struct osd_conn *osd_conn_new(struct osd *osd, struct fab_ep *ep, enum osd_conn_
 		osd->conns->prev = c;
 	osd->conns = c;
 	fab_ep_set_ctx(ep, c);
+	/* first on the wire, before anything the caller sends (fabric keeps order) */
+	if (osd_hello_send(c) != 0)
+		c->failed = true;
 	return c;
 }
 
@@ -427,15 +430,25 @@ static void osd_cqe_handle(struct osd *osd, struct fab_cqe *cqe)
 			fab_recv_release(cqe);
 			break;
 		}
-		if (conn->kind == OSD_CONN_CLIENT)
+		if (conn->refused_until_ms != 0)
+			; /* refused by the hello check: nothing more is looked at */
+		else if (!conn->hello_done)
+			osd_hello_recv(conn, cqe->data, cqe->len);
+		else if (conn->kind == OSD_CONN_CLIENT)
 			osd_client_recv(conn, cqe);
 		else if (!osd_pg_msg_recv(conn, cqe->data, cqe->len)) /* peering, recovery */
 			osd_repl_recv(conn, cqe->data, cqe->len);
 		fab_recv_release(cqe);
 		break;
 	case FAB_EV_WRITE_IMM:
-		if (conn != NULL && !conn->failed && conn->kind == OSD_CONN_REPLICA)
+		if (conn != NULL && !conn->hello_done) {
+			/* a ring is granted only after the hello: this peer skipped it */
+			log_warn("osd", "%s: ring write from %s before its hello; closing",
+				 osd->name, fab_ep_peer_addr(conn->ep));
+			conn->failed = true;
+		} else if (conn != NULL && !conn->failed && conn->kind == OSD_CONN_REPLICA) {
 			osd_repl_write_imm(conn, cqe->imm, cqe->len);
+		}
 		break;
 	case FAB_EV_SEND:
 		break;
@@ -471,6 +484,8 @@ int osd_net_progress(struct osd *osd)
 	/* failed connections are torn down outside the completion loop */
 	for (struct osd_conn *c = osd->conns, *next; c; c = next) {
 		next = c->next;
+		if (c->refused_until_ms != 0 && clock_now_ms() >= c->refused_until_ms)
+			c->failed = true;
 		if (c->failed)
 			osd_conn_fail(osd, c);
 	}

@@ -32,6 +32,17 @@ int proto_hello_validate(const struct proto_hello *m, struct proto_err *err)
 				     PROTO_NAME_MAX);
 	if (memchr(m->name, '\0', m->name_len) != NULL)
 		return proto_err_set(err, "hello", "name: holds a NUL byte");
+	if (m->proto_version == 0)
+		return proto_err_set(err, "hello", "proto_version: 0");
+	if (m->version_len == 0 || m->version_len > PROTO_VERSTR_MAX)
+		return proto_err_set(err, "hello", "version: length %zu not in 1..%u",
+				     m->version_len, PROTO_VERSTR_MAX);
+	if (memchr(m->version, '\0', m->version_len) != NULL)
+		return proto_err_set(err, "hello", "version: holds a NUL byte");
+	if (m->required & ~m->features)
+		return proto_err_set(err, "hello",
+				     "required: bits 0x%llx the sender does not support itself",
+				     (unsigned long long)(m->required & ~m->features));
 	return 0;
 }
 
@@ -40,7 +51,10 @@ int proto_hello_encode(struct proto_enc *enc, const struct proto_hello *m)
 	PROTO_ENC_CHECK(proto_hello_validate(m, NULL));
 	proto_enc_put_u8(enc, m->entity_type);
 	proto_enc_put_str16(enc, m->name, m->name_len);
+	proto_enc_put_u16(enc, m->proto_version);
+	proto_enc_put_str16(enc, m->version, m->version_len);
 	proto_enc_put_u64(enc, m->features);
+	proto_enc_put_u64(enc, m->required);
 	proto_enc_put_u64(enc, m->nonce);
 	return 0;
 }
@@ -55,7 +69,11 @@ int proto_hello_decode(const void *buf, size_t len, struct proto_err *err,
 	proto_dec_init(&dec, buf, len, "hello", err);
 	proto_dec_get_u8(&dec, "entity_type", &m.entity_type);
 	proto_dec_get_str16(&dec, "name", PROTO_NAME_MAX, m.name, sizeof(m.name), &m.name_len);
+	proto_dec_get_u16(&dec, "proto_version", &m.proto_version);
+	proto_dec_get_str16(&dec, "version", PROTO_VERSTR_MAX, m.version, sizeof(m.version),
+			    &m.version_len);
 	proto_dec_get_u64(&dec, "features", &m.features);
+	proto_dec_get_u64(&dec, "required", &m.required);
 	proto_dec_get_u64(&dec, "nonce", &m.nonce);
 	if (proto_dec_finish(&dec) != 0 || proto_hello_validate(&m, err) != 0)
 		return -EBADMSG;

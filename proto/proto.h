@@ -124,13 +124,22 @@ enum proto_entity_type {
 	PROTO_ENTITY_MON = 3,
 };
 
-/* First message each side sends on a connection. */
+#define PROTO_VERSTR_MAX 63 /* HELLO software version text: "0.1.0 (git c9582dd3d2d4)" */
+
+/*
+ * First message each side sends on a connection, before anything else;
+ * proto/hello.h decides from the two hellos whether the peers can talk.
+ */
 struct proto_hello {
 	uint8_t entity_type; /* enum proto_entity_type */
 	char name[PROTO_NAME_MAX + 1];
-	size_t name_len; /* 1..PROTO_NAME_MAX */
-	uint64_t features; /* any bits; peers use the intersection */
-	uint64_t nonce;	   /* random per process start: tells incarnations apart */
+	size_t name_len;	/* 1..PROTO_NAME_MAX */
+	uint16_t proto_version; /* the newest protocol version the sender speaks, >= 1 */
+	char version[PROTO_VERSTR_MAX + 1];
+	size_t version_len; /* 1..PROTO_VERSTR_MAX: the sender's software version */
+	uint64_t features;  /* PROTO_FEAT_* the sender supports */
+	uint64_t required;  /* PROTO_FEAT_* the peer must support; a subset of features */
+	uint64_t nonce;	    /* random per process start: tells incarnations apart */
 };
 
 struct proto_auth_challenge {

@@ -25,11 +25,17 @@ PKGS=(
 	# and perftest-scripts/vol-fio.sh: nbdinfo/nbdcopy (libnbd), fio's nbd engine (Debian's
 	# fio links libnbd), qemu-img/qemu-io
 	nbdkit nbdkit-plugin-dev libnbd-bin qemu-utils
+	# weft osd create (device signatures), man pages from dist/man/*.scd
+	libblkid-dev scdoc
+	# packages (debian/, tests/test_packages.sh): build, check, logrotate file
+	debhelper devscripts lintian fakeroot bash-completion logrotate
 	# mount_postgres: PostgreSQL (server, psql, pgbench, amcheck) on a mounted volume
 	postgresql postgresql-contrib
 	# verbs tests: a Soft-RoCE VM (../shared/rdma-vm; docs/verbs.md) and perftest baselines
 	qemu-system-x86 busybox-static rdma-core ibverbs-utils ibverbs-providers rdmacm-utils
 	perftest iproute2 kmod cpio gzip xz-utils
+	# multihost_netns: the hosts reach each other on both bridges
+	iputils-ping
 )
 
 SUDO=""

@@ -10,6 +10,11 @@ if(TARGET weft-mon)
 		SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_msgr.c
 		LIBS weft_msgr weft_fabric weft_proto weft_common
 		LABELS unit)
+	# Connection hello (proto/hello.h): the verdict, and refusals on both sides.
+	weft_add_test(test_hello
+		SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hello.c
+		LIBS weft_msgr weft_fabric weft_proto weft_common
+		LABELS unit)
 	if(WEFT_WITH_UCX)
 		# The same checks over UCX (tests/test_msgr.c: listening on 127.1.0.1).
 		add_test(NAME test_msgr_ucx COMMAND test_msgr ucx)

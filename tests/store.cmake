@@ -9,3 +9,6 @@ weft_add_test(test_store_wal SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_store_wal.c
 # WEFT_STORE_CRASH_CYCLES=5000 tests/test_store_crash (docs/store.md).
 weft_add_test(test_store_crash SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_store_crash.c
 	LIBS weft_store LABELS func TIMEOUT 900 ARGS --cycles 200)
+# Device probe and OSD label (weft osd create/activate), newer layouts refused.
+weft_add_test(test_store_label SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_store_label.c
+	LIBS weft_store LABELS unit)

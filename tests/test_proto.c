@@ -56,7 +56,11 @@ static void sample_msg(uint16_t type, struct proto_msg *m)
 		m->hello.entity_type = PROTO_ENTITY_OSD;
 		strcpy(m->hello.name, "osd.12");
 		m->hello.name_len = 6;
-		m->hello.features = 0x8000000000000001ull;
+		m->hello.proto_version = 1;
+		strcpy(m->hello.version, "0.1.0 (git c9582dd3d2d4)");
+		m->hello.version_len = strlen(m->hello.version);
+		m->hello.features = 0x8000000000000003ull;
+		m->hello.required = 0x3;
 		m->hello.nonce = 0x0123456789abcdefull;
 		break;
 	case PROTO_AUTH_CHALLENGE:
@@ -133,7 +137,11 @@ static void assert_msg_equal(const struct proto_msg *a, const struct proto_msg *
 		assert_int_equal(a->hello.entity_type, b->hello.entity_type);
 		assert_int_equal(a->hello.name_len, b->hello.name_len);
 		assert_string_equal(a->hello.name, b->hello.name);
+		assert_int_equal(a->hello.proto_version, b->hello.proto_version);
+		assert_int_equal(a->hello.version_len, b->hello.version_len);
+		assert_string_equal(a->hello.version, b->hello.version);
 		assert_true(a->hello.features == b->hello.features);
+		assert_true(a->hello.required == b->hello.required);
 		assert_true(a->hello.nonce == b->hello.nonce);
 		break;
 	case PROTO_AUTH_CHALLENGE:
@@ -796,7 +804,10 @@ static void test_other_malformed(void **state)
 	proto_enc_init(&enc, buf, sizeof(buf));
 	proto_enc_put_u8(&enc, 9);
 	proto_enc_put_str16(&enc, "osd.1", 5);
-	proto_enc_put_u64(&enc, 0);
+	proto_enc_put_u16(&enc, 1);
+	proto_enc_put_str16(&enc, "0.1.0", 5);
+	proto_enc_put_u64(&enc, 3);
+	proto_enc_put_u64(&enc, 1);
 	proto_enc_put_u64(&enc, 0);
 	assert_int_equal(proto_enc_finish(&enc, &len), 0);
 	expect_bad_payload(PROTO_HELLO, buf, len, "entity_type: unknown type 9");
@@ -808,6 +819,17 @@ static void test_other_malformed(void **state)
 	expect_bad_payload(PROTO_HELLO, buf, len, NULL);
 	buf[1] = 64;
 	expect_bad_payload(PROTO_HELLO, buf, len, "name: string length 64 exceeds max 63");
+	buf[1] = 5;
+	buf[8] = 0; /* proto_version 0 */
+	expect_bad_payload(PROTO_HELLO, buf, len, "proto_version: 0");
+	buf[8] = 1;
+	buf[25] = 0x4; /* required 0x4, features 0x3 */
+	expect_bad_payload(PROTO_HELLO, buf, len, "required: bits 0x4");
+	buf[25] = 0x1;
+	buf[10] = 0; /* version text of length 0; its bytes now trail */
+	expect_bad_payload(PROTO_HELLO, buf, len, NULL);
+	buf[10] = 5;
+	assert_int_equal(proto_msg_decode(PROTO_HELLO, buf, len, NULL, &(struct proto_msg){0}), 0);
 
 	/* auth: fixed sizes */
 	memset(buf, 1, 64);

@@ -17,6 +17,7 @@ int cli_store_bench_main(int argc, char **argv);
 int cli_status_main(int argc, char **argv);
 int cli_mon_main(int argc, char **argv);
 int cli_osd_main(int argc, char **argv);
+int cli_osd_dev_main(int argc, char **argv); /* osd create | activate | list-devices */
 int cli_pool_main(int argc, char **argv);
 int cli_pg_main(int argc, char **argv);
 int cli_balancer_main(int argc, char **argv);

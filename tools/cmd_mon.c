@@ -369,11 +369,16 @@ int cli_balancer_main(int argc, char **argv)
 int cli_osd_main(int argc, char **argv)
 {
 	struct cli_mon_args a;
-	int rc = cli_mon_parse(argc - 1, argv + 1, &a);
 	char prefix[32];
 	const char *sub;
 	long id;
+	int rc;
 
+	/* OSDs on devices (cmd_osd_dev.c) have options of their own */
+	if (argc >= 2 && (!strcmp(argv[1], "create") || !strcmp(argv[1], "activate") ||
+			  !strcmp(argv[1], "list-devices")))
+		return cli_osd_dev_main(argc, argv);
+	rc = cli_mon_parse(argc - 1, argv + 1, &a);
 	if (rc != 0)
 		return rc > 0 ? 0 : 2;
 	if (a.nwords < 1) {

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/version.h"
 #include "tools/cli.h"
 
 struct cli_cmd {
@@ -23,9 +24,12 @@ static const struct cli_cmd cli_cmds[] = {
 	{ "mon", cli_mon_main, "mon stat: monitors, leader, term, quorum" },
 	{ "perf", cli_perf_main, "perf dump TYPE.ID: a daemon's counters from its admin socket" },
 	{ "daemon", cli_perf_main, "daemon TYPE.ID COMMAND: any admin socket command (help)" },
-	{ "osd", cli_osd_main, "osd tree | dump | down|out|in ID | set|unset noout|pause | crush ..." },
+	{ "osd", cli_osd_main,
+	  "osd tree | dump | down|out|in ID | set|unset noout|pause | crush ... | create | activate | "
+	  "list-devices" },
 	{ "balancer", cli_balancer_main, "balancer status | eval | on | off: the upmap balancer" },
-	{ "pg", cli_pg_main, "pg ls [--inconsistent | --state S] | scrub | deep-scrub | repair PGID" },
+	{ "pg", cli_pg_main,
+	  "pg ls [--inconsistent | --state S] | scrub | deep-scrub | repair PGID | verify PGID... | --all" },
 	{ "pool", cli_pool_main, "pool ls | create NAME [--size N --min-size M --pg-num P] | rm | set" },
 	{ "sim", cli_sim_main,
 	  "sim [--racks R --hosts H --osds-per-host O ...]: placement at scale (docs/scale.md)" },
@@ -40,7 +44,8 @@ static void cli_usage(FILE *out)
 	fprintf(out, "usage: weft COMMAND [ARGS...]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(cli_cmds) / sizeof(cli_cmds[0]); i++)
 		fprintf(out, "  %-14s %s\n", cli_cmds[i].name, cli_cmds[i].summary);
-	fprintf(out, "\n'weft COMMAND --help' describes one command.\n");
+	fprintf(out, "\n'weft COMMAND --help' describes one command; 'weft --version' prints\n"
+		     "the version and the git commit of this build.\n");
 }
 
 int main(int argc, char **argv)
@@ -48,6 +53,10 @@ int main(int argc, char **argv)
 	if (argc < 2) {
 		fprintf(stderr, "weft: no command given (try 'weft --help')\n");
 		return 2;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("weft %s\n", weft_version_full());
+		return 0;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		cli_usage(stdout);

@@ -27,6 +27,7 @@
 #include "client/mount/mount.h"
 #include "common/conf.h"
 #include "common/log.h"
+#include "common/version.h"
 
 #define MOUNT_DEFAULT_THREADS 16
 #define MOUNT_MAX_FUSE_ARGS   64
@@ -60,6 +61,7 @@ static void mount_usage(FILE *out)
 		"      --timeout SECS  give up reaching the cluster after SECS (default:\n"
 		"                      client_op_timeout)\n"
 		"  -h, --help          this text\n"
+		"  --version           version and git commit of this build\n"
 		"Unmount with 'fusermount3 -u MOUNTPOINT' or SIGTERM. Options of 'weft config\n"
 		"help' can be set as WEFT_<KEY> environment variables. docs/mount.md has more.\n",
 		MOUNT_DEFAULT_THREADS);
@@ -328,6 +330,8 @@ int main(int argc, char **argv)
 	char fsname[160];
 	int rc, detach_fd = -1;
 
+	if (weft_version_arg(argc, argv, "weft-mount"))
+		return 0;
 	rc = mount_args_parse(argc, argv, &a);
 	if (rc != 0)
 		return rc == 1 ? 0 : rc;

@@ -36,6 +36,9 @@ enum weft_status {
  */
 const char *weft_strerror(int rc);
 
+/* This libweft's version and the git commit it was built from: "0.1.0 (git c9582dd3d2d4)". */
+const char *weft_version(void);
+
 /* ------------------------------------------------------------------ libweft */
 
 #include <stddef.h>

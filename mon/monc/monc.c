@@ -175,6 +175,17 @@ static void monc_fail_cb(struct msgr_conn *conn, int status, void *arg)
 {
 	struct monc *mc = arg;
 
+	if (conn == mc->conn && status == -EPROTONOSUPPORT) {
+		/*
+		 * The hello check refused this mon (logged by msgr): requests fail
+		 * now with that line rather than time out; hunting goes on, since
+		 * another mon may already run a compatible version.
+		 */
+		const char *why = msgr_conn_refusal(conn);
+
+		while (mc->reqs != NULL)
+			monc_req_done(mc, mc->reqs, status, NULL, 0, why ? why : "");
+	}
 	if (conn == mc->conn) {
 		if (mc->connected)
 			log_info("monc", "%s: lost mon %s: %s; hunting", mc->name,

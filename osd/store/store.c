@@ -157,6 +157,30 @@ static uint32_t store_sb_crc(const struct store_sb *sb)
 
 /* Zero a region with large aligned writes (also turns file extents into written ones,
  * so later fdatasyncs do not have to journal extent conversions). */
+static bool store_is_blk(int fd)
+{
+	struct stat sb;
+
+	return fstat(fd, &sb) == 0 && S_ISBLK(sb.st_mode);
+}
+
+/*
+ * mkfs on a block device: tell it the data area is free (like mkfs.ext4),
+ * so an SSD starts with every block erased. Only a hint: a device without
+ * discard is fine. The superblock and the WAL region are written, not
+ * discarded, so nothing mkfs writes depends on what discard leaves behind.
+ */
+static void store_discard(int fd, uint64_t off, uint64_t len, const char *path)
+{
+	uint64_t range[2] = {off, len};
+
+	if (len == 0)
+		return;
+	if (ioctl(fd, BLKDISCARD, range) != 0 && errno != EOPNOTSUPP)
+		log_warn("store", "mkfs %s: discard of %llu MiB failed: %s (continuing)", path,
+			 (unsigned long long)(len >> 20), strerror(errno));
+}
+
 static int store_zero_region(int fd, uint64_t off, uint64_t len)
 {
 	const size_t chunk = 1u << 20;
@@ -221,7 +245,7 @@ int store_mkfs(const struct store_opts *o)
 	uint64_t zero = 0, size = 0;
 	struct kv *kv = NULL;
 	rocksdb_writebatch_t *wb;
-	bool direct;
+	bool direct, is_blk = false;
 
 	if (!o->data_path || !o->data_path[0] || !o->db_path || !o->db_path[0]) {
 		log_error("store", "mkfs osd.%u: osd_data and osd_db must be set", o->osd_id);
@@ -242,7 +266,8 @@ int store_mkfs(const struct store_opts *o)
 	}
 	data_fd = rc;
 	rc = store_dev_size(data_fd, &size);
-	if (rc == 0 && size < o->data_size) {
+	is_blk = rc == 0 && store_is_blk(data_fd);
+	if (rc == 0 && !is_blk && size < o->data_size) {
 		/* A file smaller than asked for is grown; a block device is what it is. */
 		if (fallocate(data_fd, 0, 0, (off_t)o->data_size) != 0 &&
 		    ftruncate(data_fd, (off_t)o->data_size) != 0)
@@ -307,6 +332,8 @@ int store_mkfs(const struct store_opts *o)
 	}
 	sb.nunits = (sb.dev_size - sb.data_base) / sb.unit;
 	sb.crc = store_sb_crc(&sb);
+	if (is_blk)
+		store_discard(data_fd, sb.data_base, sb.nunits * sb.unit, o->data_path);
 	rc = kv_open(o->db_path, true, &kv);
 	if (rc != 0) {
 		log_error("store", "mkfs osd.%u: create db %s: %s (already a store?)", o->osd_id,

@@ -9,6 +9,7 @@
 
 #include "common/crc32c.h"
 #include "common/log.h"
+#include "common/version.h"
 #include "include/weft/weft.h"
 #include "osd/store/store_int.h"
 
@@ -77,6 +78,15 @@ static int store_check_sb(struct store *st)
 		store_err(st, "%s has no valid store superblock (not formatted?)",
 			  st->opts.data_path);
 		return -WEFT_E_CORRUPT;
+	}
+	if (st->sb.version > STORE_LAYOUT_VERSION) {
+		/* an OSD downgraded below the version that made its store (docs/upgrade.md) */
+		store_err(st,
+			  "%s: store layout version %u was made by a newer weft; this %s reads "
+			  "layout %u: run the newer weft-osd",
+			  st->opts.data_path, st->sb.version, weft_version_full(),
+			  STORE_LAYOUT_VERSION);
+		return -ENOTSUP;
 	}
 	if (st->sb.version != STORE_LAYOUT_VERSION || st->sb.unit < STORE_CSUM_BLOCK ||
 	    st->sb.wal_size < 16 * WAL_BLOCK) {

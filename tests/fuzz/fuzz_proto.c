@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/hello.h"
 #include "proto/proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -48,6 +49,31 @@ static void fuzz_check_failure(int rc, const struct proto_err *err, uint16_t typ
 		fuzz_die("failure without a one-line reason", type, size);
 }
 
+/*
+ * A decoded hello is judged like a peer's at connection set-up: any verdict
+ * is fine, but it must be the rule of proto/hello.h, and a refusal must be
+ * one line that names the peer's version.
+ */
+static void fuzz_hello(const struct proto_hello *peer, size_t size)
+{
+	static struct proto_hello local;
+	char why[PROTO_HELLO_WHY_MAX];
+	bool ok;
+	int rc;
+
+	if (local.name_len == 0)
+		proto_hello_init(&local, "osd.0");
+	why[0] = '\0';
+	rc = proto_hello_check(&local, peer, "198.19.0.1:6800", why, sizeof(why));
+	ok = peer->proto_version >= PROTO_VERSION_MIN && !(peer->required & ~local.features) &&
+	     !(local.required & ~peer->features);
+	if ((rc == 0) != ok || (rc != 0 && rc != -EPROTONOSUPPORT))
+		fuzz_die("hello verdict breaks the rule", PROTO_HELLO, size);
+	if (rc != 0 && (strchr(why, '\n') != NULL || strstr(why, peer->version) == NULL))
+		fuzz_die("hello refusal is not one line naming the peer's version", PROTO_HELLO,
+			 size);
+}
+
 static void fuzz_payload(uint16_t type, const uint8_t *data, size_t size)
 {
 	struct proto_msg msg;
@@ -70,6 +96,8 @@ static void fuzz_payload(uint16_t type, const uint8_t *data, size_t size)
 		fuzz_die("decoded message does not encode", type, size);
 	if (len != size || memcmp(fuzz_out, data, size) != 0)
 		fuzz_die("payload round trip differs", type, size);
+	if (type == PROTO_HELLO)
+		fuzz_hello(&msg.hello, size);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -103,7 +103,11 @@ int main(int argc, char **argv)
 	m.hello.entity_type = PROTO_ENTITY_CLIENT;
 	strcpy(m.hello.name, "client.admin");
 	m.hello.name_len = strlen(m.hello.name);
+	m.hello.proto_version = 1;
+	strcpy(m.hello.version, "0.1.0 (git c9582dd3d2d4)");
+	m.hello.version_len = strlen(m.hello.version);
 	m.hello.features = 0x3;
+	m.hello.required = 0x3;
 	m.hello.nonce = 0x1122334455667788ull;
 	rc |= gen_msg(dir, "hello", &m, true);
 

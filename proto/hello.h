@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Connection set-up: the version and feature negotiation every Weft
+ * connection starts with (docs/protocol.md, "Hello and negotiation").
+ *
+ * Both sides send a HELLO as their first frame, without waiting for the
+ * other's, and then judge the peer's HELLO against their own with
+ * proto_hello_check(). The verdict depends only on the two hellos, so both
+ * sides reach the same one: when they cannot talk, each logs one line naming
+ * both versions and closes; nothing else is sent or delivered on the
+ * connection. The messenger (msgr/), the OSD's connections (osd/osd_hello.c)
+ * and libweft's OSD connections (client/) all use this file and nothing
+ * else; authentication (issue 17) comes after a successful hello.
+ *
+ * Rules for feature bits: a bit is added with the code that needs it, never
+ * reused; a peer that knows a bit lists it in features; a bit goes into
+ * required only once every version the compatibility promise of
+ * docs/upgrade.md covers supports it. Until then the code must use the
+ * feature only when both hellos have it (proto_hello_common()).
+ */
+#ifndef WEFT_PROTO_HELLO_H
+#define WEFT_PROTO_HELLO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/proto.h"
+
+/* Protocol 1 as docs/protocol.md describes it for 0.1.0: every message type there. */
+#define PROTO_FEAT_BASE (1ull << 0)
+/* Messenger rendezvous for frames over ms_msg_size (BULK / BULK_DONE). */
+#define PROTO_FEAT_BULK (1ull << 1)
+
+#define PROTO_FEATS_SUPPORTED (PROTO_FEAT_BASE | PROTO_FEAT_BULK)
+#define PROTO_FEATS_REQUIRED  (PROTO_FEAT_BASE | PROTO_FEAT_BULK)
+/* The oldest protocol version this build still talks to. */
+#define PROTO_VERSION_MIN 1u
+
+/* Room for a refusal line (proto_hello_check, proto_hello_unexpected). */
+#define PROTO_HELLO_WHY_MAX 400
+
+/*
+ * This process's hello for entity name ("osd.3", "mon.a", "client.admin"):
+ * entity type from the name's prefix, this build's versions and features,
+ * a nonce drawn once per process.
+ */
+void proto_hello_init(struct proto_hello *h, const char *name);
+
+/*
+ * Can local talk to peer? 0, or -EPROTONOSUPPORT with a one-line reason in
+ * why naming the peer (peer_addr may be NULL) and both versions.
+ */
+int proto_hello_check(const struct proto_hello *local, const struct proto_hello *peer,
+		      const char *peer_addr, char *why, size_t cap);
+
+/* The refusal line for a first frame that is not a HELLO (a peer older than hellos). */
+void proto_hello_unexpected(uint16_t type, const char *peer_addr, char *why, size_t cap);
+
+/* Features both sides support: what the connection may use. */
+static inline uint64_t proto_hello_common(const struct proto_hello *local,
+					  const struct proto_hello *peer)
+{
+	return local->features & peer->features;
+}
+
+/* Encode h as a whole frame (tid 0) into buf. 0 or -ENOBUFS. */
+int proto_hello_frame(const struct proto_hello *h, void *buf, size_t cap, size_t *len_out);
+
+#endif
