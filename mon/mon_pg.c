@@ -21,6 +21,12 @@
 #include "mon/mon_priv.h"
 #include "placement/plc_map.h"
 
+/*
+ * A report older than this is "stale": its primary stopped reporting (it
+ * reports every second), so what it said may no longer be true — shown as
+ * STATE+stale and never counted clean, until the map says where the PG is.
+ */
+#define MON_PG_STALE_MS 5000u
 #define MON_PG_CMDS_MAX 4096 /* `weft pg verify --all` asks for every PG at once */
 #define MON_PG_RATE_MS 5000u
 
@@ -188,18 +194,30 @@ static const struct mon_pgent *mon_pg_current(struct mon *mon, const struct mon_
 	return e;
 }
 
+static bool mon_pg_stale(const struct mon_pgent *e)
+{
+	return e != NULL && clock_now_ms() - e->recv_ms > MON_PG_STALE_MS;
+}
+
 static void mon_pg_state_name(const struct mon_pgent *e, char *buf, size_t cap)
 {
-	if (e == NULL)
+	size_t len;
+
+	if (e == NULL) {
 		snprintf(buf, cap, "unknown");
-	else
-		proto_pg_state_str(e->s.state, buf, cap);
+		return;
+	}
+	proto_pg_state_str(e->s.state, buf, cap);
+	len = strlen(buf);
+	if (mon_pg_stale(e) && len < cap)
+		snprintf(buf + len, cap - len, "+stale");
 }
 
 json_t *mon_pg_json_summary(struct mon *mon)
 {
 	json_t *states = json_object(), *out;
 	uint64_t pgs = 0, missing = 0, inconsistent = 0, inactive = 0, unfound = 0, unfound_pgs = 0;
+	uint64_t stale = 0;
 	uint64_t missing_bytes = 0;
 	double objs_s = 0, bytes_s = 0, eta = -1;
 
@@ -218,6 +236,7 @@ json_t *mon_pg_json_summary(struct mon *mon)
 			json_object_set_new(states, name,
 					    json_integer((c ? json_integer_value(c) : 0) + 1));
 			pgs++;
+			stale += mon_pg_stale(e);
 			if (e == NULL || !(e->s.state & PROTO_PGS_ACTIVE)) {
 				inactive++;
 				continue;
@@ -249,6 +268,7 @@ json_t *mon_pg_json_summary(struct mon *mon)
 			"inconsistent_pgs", (json_int_t)inconsistent);
 	json_object_set_new(out, "unfound_objects", json_integer((json_int_t)unfound));
 	json_object_set_new(out, "unfound_pgs", json_integer((json_int_t)unfound_pgs));
+	json_object_set_new(out, "stale_pgs", json_integer((json_int_t)stale));
 	json_object_set_new(out, "recovery",
 			    json_pack("{s:f, s:f, s:o}", "objects_per_sec", objs_s,
 				      "bytes_per_sec", bytes_s, "eta_sec",
@@ -307,6 +327,7 @@ void mon_pg_health(struct mon *mon, json_t *checks, const char **status)
 	json_int_t degraded = json_integer_value(json_object_get(sum, "degraded_objects"));
 	json_int_t bad = json_integer_value(json_object_get(sum, "inconsistent_pgs"));
 	json_int_t unfound = json_integer_value(json_object_get(sum, "unfound_objects"));
+	json_int_t stale = json_integer_value(json_object_get(sum, "stale_pgs"));
 	json_int_t ndeg = 0;
 	const char *k;
 	json_t *v;
@@ -320,6 +341,14 @@ void mon_pg_health(struct mon *mon, json_t *checks, const char **status)
 		json_array_append_new(checks, json_sprintf("%lld pgs inactive (peering, down or "
 							   "unknown)", (long long)inactive));
 		mon_pg_health_blocked(mon, checks);
+	}
+	if (stale > 0) {
+		if (strcmp(*status, "HEALTH_ERR") != 0)
+			*status = "HEALTH_WARN";
+		json_array_append_new(checks, json_sprintf(
+			"%lld pgs stale: their primary has not reported for %u s (down, or "
+			"blocked; the mons mark a silent OSD down after its grace)",
+			(long long)stale, MON_PG_STALE_MS / 1000));
 	}
 	if (ndeg > 0) {
 		if (strcmp(*status, "HEALTH_ERR") != 0)

@@ -223,11 +223,15 @@ monkill)
 	done
 	wait_for 60 "$NOSD OSDs up" sh -c "[ \"\$($RWEFT status -c $CONF --format json | jq .osdmap.num_up_osds)\" = $NOSD ]"
 	w pool create rbd --size 3 --min-size 2 --pg-num 32 > /dev/null || fail "pool create"
-	writer_start 30 16 400 65536
+	writer_start 40 16 400 65536
 	sleep 4
 	stop_osd 1
 	log "osd.1 killed; writes go on without it"
-	sleep 10
+	wait_for 30 "osd.1 marked down" osd_up 1 false
+	# enough writes without it that recovery at 1 MB/s lasts seconds, however
+	# slow this machine is right now
+	N0=$(grep -c '^A ' "$JOURNAL")
+	wait_for 30 "200 writes acknowledged without osd.1" sh -c "[ \$(grep -c '^A ' $JOURNAL) -ge $((N0 + 200)) ]"
 	start_osd 1
 	wait_for 60 "osd.1 back up" sh -c "[ \"\$($RWEFT status -c $CONF --format json | jq .osdmap.num_up_osds)\" = $NOSD ]"
 	# recovery is throttled to 1 MB/s here, so it is still going on at the kill

@@ -33,7 +33,8 @@
 #include "proto/proto.h"
 
 #define PG_MAX_REPLICAS PROTO_PG_IV_OSDS
-#define PG_PROBE_MAX	32 /* copies a primary asks about (acting, past members, strays) */
+#define PG_PEERS_MAX	4096 /* copies a primary asks about (acting, past members, strays) */
+#define PG_STRAYS_MAX	32   /* strays remembered between intervals */
 
 /* Log entry ops beyond the client ops (enum proto_osd_opcode). */
 #define PG_OP_ROLLBACK PROTO_PG_LOG_ROLLBACK /* a marker: this version never happened */
@@ -256,9 +257,9 @@ struct pg {
 	bool pi_gap;	       /* map epochs were missed since les: the history may be unknown */
 	bool pi_unsure;	       /* we did not follow this PG's maps: our past intervals are blind */
 	/* primary */
-	struct pg_peer p[PG_PROBE_MAX];
-	unsigned int np;
-	int32_t strays[PG_PROBE_MAX]; /* copies outside the acting set we heard of: asked again */
+	struct pg_peer *p; /* grown by pg_peer_add: hold no pointer into it across an add */
+	unsigned int np, capp;
+	int32_t strays[PG_STRAYS_MAX]; /* copies outside the acting set we heard of: asked again */
 	unsigned int nstrays;
 	int auth; /* index in p[], -1 = ourselves */
 	int base; /* self-backfill: the copy scanned for what the log does not name */

@@ -73,6 +73,7 @@ void pg_free(struct pg *pg)
 	if (pg == NULL)
 		return;
 	pg_peer_reset(pg);
+	free(pg->p);
 	pg_scrub_stop(pg);
 	pg_act_reset(pg);
 	pg_log_free(&pg->log);

@@ -38,10 +38,17 @@ struct pg_peer *pg_peer_add(struct pg *pg, int32_t osd, bool acting)
 		pg->p[i].acting |= acting;
 		return &pg->p[i];
 	}
-	if (pg->np == PG_PROBE_MAX) {
-		pg_logf(pg, PG_LOG_WARN, "more than %u copies to ask: osd.%d left out", PG_PROBE_MAX,
-			osd);
-		return NULL;
+	if (pg->np == pg->capp) {
+		unsigned int cap = pg->capp ? pg->capp * 2 : 8;
+		struct pg_peer *n = cap <= PG_PEERS_MAX ? realloc(pg->p, cap * sizeof(*n)) : NULL;
+
+		if (n == NULL) {
+			pg_logf(pg, PG_LOG_WARN, "no room to ask a %uth copy: osd.%d left out",
+				pg->np + 1, osd);
+			return NULL;
+		}
+		pg->p = n;
+		pg->capp = cap;
 	}
 	p = &pg->p[pg->np++];
 	memset(p, 0, sizeof(*p));
@@ -76,7 +83,7 @@ void pg_peer_reset(struct pg *pg)
 			continue;
 		for (unsigned int k = 0; k < pg->nstrays; k++)
 			known |= pg->strays[k] == p->osd;
-		if (!known && pg->nstrays < PG_PROBE_MAX)
+		if (!known && pg->nstrays < PG_STRAYS_MAX)
 			pg->strays[pg->nstrays++] = p->osd;
 	}
 	for (unsigned int i = 0; i < pg->np; i++)

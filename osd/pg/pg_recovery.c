@@ -106,14 +106,13 @@ static bool pg_source_ok(const struct pg *pg, const struct pg_peer *p, uint64_t 
  */
 static int pg_source(const struct pg *pg, uint64_t want, uint32_t k)
 {
-	int order[PG_PROBE_MAX + 1];
-	unsigned int n = 0;
+	uint32_t n = 0;
 
 	if (want == PG_V_ANY)
 		return k == 0 && pg->base >= 0 && pg_source_ok(pg, &pg->p[pg->base], want) ? pg->base
 											      : -1;
-	if (pg->auth >= 0 && pg_source_ok(pg, &pg->p[pg->auth], want))
-		order[n++] = pg->auth;
+	if (pg->auth >= 0 && pg_source_ok(pg, &pg->p[pg->auth], want) && n++ == k)
+		return pg->auth;
 	for (int pass = 0; pass < 3; pass++) {
 		for (unsigned int i = 0; i < pg->np; i++) {
 			const struct pg_peer *p = &pg->p[i];
@@ -122,11 +121,11 @@ static int pg_source(const struct pg *pg, uint64_t want, uint32_t k)
 			if ((int)i == pg->auth || (pass == 2) != bf ||
 			    (pass < 2 && p->acting != (pass == 0)))
 				continue;
-			if (pg_source_ok(pg, p, want))
-				order[n++] = (int)i;
+			if (pg_source_ok(pg, p, want) && n++ == k)
+				return (int)i;
 		}
 	}
-	return k < n ? order[k] : -1;
+	return -1;
 }
 
 /* ----------------------------------------------------------------- pulls */
