@@ -37,9 +37,10 @@
 #   CL_MEMORY_TARGET (unset: the daemon's default, osd_memory_target 1G),
 #   CL_BALANCER (false: the mons' upmap balancer off, so a test's placement is
 #   the raw one; the launcher sets true), CL_BALANCER_INTERVAL (10s)
-#   CL_DATA_SIZE is fallocated per OSD at mkfs: 1G keeps parallel test
-#   clusters off a full disk; what writes more asks for more (the launcher
-#   scripts/cluster.sh defaults to 4G, enough for its benchmarks).
+#   CL_DATA_SIZE is each OSD's data file, sparse unless CL_PREALLOCATE=true
+#   (osd_store_preallocate): test clusters take on disk only what they write,
+#   so parallel ones fit a small CI disk; the launcher scripts/cluster.sh
+#   defaults to 4G, fallocated, as its benchmarks ran.
 #
 # Every daemon started here is in PIDS[NAME] (NAME = mon.a, osd.3) and in
 # $DIR/NAME.pid; its stdout/stderr go to $DIR/NAME.log. Every wait is bounded.
@@ -111,6 +112,7 @@ EOC
 	osd_wal = $([ "${CL_WAL:-data}" = file ] && echo "$DIR/\$name/wal")
 	osd_db = $DIR/\$name/db
 	osd_store_data_size = ${CL_DATA_SIZE:-${WEFT_TEST_OSD_DATA_SIZE:-1G}}
+	osd_store_preallocate = ${CL_PREALLOCATE:-false}
 	osd_store_wal_size = 64M
 	osd_repl_ring_size = 20M
 	osd_op_buffers = 6

@@ -98,6 +98,8 @@ declare -A GIVEN
 # layout options: saved in DIR/cluster.env at the first 'up'
 NMON=3 NOSD=3 MS=tcp ONE_IP="" PORT=6789 POOL=bench POOL_SIZE=3 POOL_MIN_SIZE=2 PG_NUM=32
 CL_DATA_SIZE=4G CL_WAL=data CL_LOG_LEVEL=info CL_HEARTBEAT_GRACE=20s
+# the benchmarks ran on fallocated data files; tests pass CL_PREALLOCATE=false
+CL_PREALLOCATE=${CL_PREALLOCATE:-true}
 # Longer than the functional tests' 3 s / 2 s / 3 s: a development machine is
 # often busy (builds, other clusters), and an OSD marked down for a late
 # beacon misses writes it cannot get back yet (no recovery, docs/osd.md).

@@ -21,6 +21,7 @@ void store_opts_init(struct store_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->data_size = 10ull << 30;
+	o->preallocate = true;
 	o->wal_size = 256ull << 20;
 	o->alloc_unit = 4096;
 	o->large_write = 64 * 1024;
@@ -40,6 +41,7 @@ int store_opts_from_conf(const struct conf *conf, struct store_opts *o)
 	o->wal_path = conf_get_str(conf, CONF_OSD_WAL);
 	o->db_path = conf_get_str(conf, CONF_OSD_DB);
 	o->data_size = conf_get_size(conf, CONF_OSD_STORE_DATA_SIZE);
+	o->preallocate = conf_get_bool(conf, CONF_OSD_STORE_PREALLOCATE);
 	o->wal_size = conf_get_size(conf, CONF_OSD_STORE_WAL_SIZE);
 	o->alloc_unit = (uint32_t)conf_get_size(conf, CONF_OSD_STORE_ALLOC_UNIT);
 	o->large_write = (uint32_t)conf_get_size(conf, CONF_OSD_STORE_LARGE_WRITE);
@@ -268,8 +270,13 @@ int store_mkfs(const struct store_opts *o)
 	rc = store_dev_size(data_fd, &size);
 	is_blk = rc == 0 && store_is_blk(data_fd);
 	if (rc == 0 && !is_blk && size < o->data_size) {
-		/* A file smaller than asked for is grown; a block device is what it is. */
-		if (fallocate(data_fd, 0, 0, (off_t)o->data_size) != 0 &&
+		/*
+		 * A file smaller than asked for is grown; a block device is what it
+		 * is. Reserving the space up front means a full filesystem is seen
+		 * here, not as a write error later; a filesystem without fallocate
+		 * gets a sparse file either way.
+		 */
+		if ((!o->preallocate || fallocate(data_fd, 0, 0, (off_t)o->data_size) != 0) &&
 		    ftruncate(data_fd, (off_t)o->data_size) != 0)
 			rc = -errno;
 		size = o->data_size;

@@ -42,6 +42,7 @@ struct store_opts {
 	const char *wal_path; /* NULL or "" = a region of the data device */
 	const char *db_path;
 	uint64_t data_size;   /* mkfs: size of a data file it creates or extends */
+	bool preallocate;     /* mkfs: fallocate that size (false: a sparse file) */
 	uint64_t wal_size;    /* mkfs: WAL region size */
 	uint32_t alloc_unit;  /* mkfs: allocation unit, power of two >= 4 KiB */
 	uint32_t large_write; /* writes >= this go out of line (not in the WAL) */
