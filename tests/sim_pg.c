@@ -1621,7 +1621,7 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--help")) {
 			printf("usage: sim_pg [--seed N] [--runs N] [--seconds S] [--steps N] [-v]\n"
 			       "       sim_pg --scenarios all|double-kill|replica-error|quick-restart|"
-			       "out-in|new-disks [--seed N] [--runs N] [-v]\n");
+			       "out-in|new-disks|blind-primary [--seed N] [--runs N] [-v]\n");
 			return 0;
 		} else {
 			fprintf(stderr, "sim_pg: unknown argument '%s' (try --help)\n", argv[i]);

@@ -134,14 +134,15 @@ void pg_map(struct pg *pg, const struct pg_map *m)
 		in |= m->acting[i] == self;
 	/*
 	 * Every copy follows the PG's history, member or not: a stray may be a
-	 * witness later. A machine with no copy that was never active (a new
-	 * one, a removed stray) stops following outside the acting set, so
-	 * what it knew gets a hole: it forgets it, and is blind (unsure) when
-	 * it is in again. (One that went active keeps what it knew up to then:
-	 * it is a witness of that interval.)
+	 * witness later; so does a machine that went active once, with or
+	 * without data (it witnessed that interval, and its `since` must stay
+	 * true). One with no copy that was never active (a new one, a removed
+	 * stray) stops following outside the acting set, so what it knew gets
+	 * a hole: it forgets it, and is blind (unsure) when it is in again.
 	 */
-	if (!in && !pg_has_copy(pg) && pg->info.les == 0 &&
-	    (pg->info.pi.epoch != 0 || pg->info.since != 0)) {
+	bool follow = in || pg_has_copy(pg) || pg->info.les != 0;
+
+	if (!follow && (pg->info.pi.epoch != 0 || pg->info.since != 0)) {
 		memset(&pg->info.pi, 0, sizeof(pg->info.pi));
 		pg->info.since = 0;
 		pg_persist_info(pg);
@@ -150,7 +151,7 @@ void pg_map(struct pg *pg, const struct pg_map *m)
 		pg->pi_unsure = true; /* new to this PG: what happened before is unknown to us */
 	if (m->created != 0 && pg->info.born == 0)
 		pg->info.born = m->created; /* we saw the pool appear */
-	if (in || pg_has_copy(pg)) {
+	if (follow) {
 		uint32_t dropped = pg->info.pi.dropped;
 		int rc = pg_pi_advance(&pg->info.pi, m->epoch, m->gap_from, m->acting, m->n,
 				       m->min_size);
@@ -682,8 +683,10 @@ void pg_peer_info(struct pg *pg, const struct proto_pg *m, bool notify)
 	p->answered = p->heard = true;
 	if (m->born != 0 && pg->info.born == 0)
 		pg->info.born = m->born; /* persisted with our next info */
+	/* intervals that ended before our own last activation cannot matter (les only grows) */
 	for (size_t off = 0; proto_pg_interval_next(m, &off, &iv) == 1;)
-		merged += pg_pi_merge(&pg->info.pi, &iv) == 1;
+		if (iv.last >= pg->info.les)
+			merged += pg_pi_merge(&pg->info.pi, &iv) == 1;
 	if (merged > 0)
 		pg_logf(pg, PG_LOG_INFO, "%u past intervals learnt from osd.%u", merged, m->from);
 	if (pg->phase == PG_PH_DOWN && news && !(m->flags & PROTO_PG_INFO_F_EMPTY)) {
