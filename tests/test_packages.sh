@@ -10,8 +10,8 @@
 # the weft user with the units' command lines and limits (CI has no
 # running systemd), HEALTH_OK, a program built with `pkg-config weft`
 # against libweft-dev writes and reads an object, a volume mounted with
-# weft-mount@'s ExecStart and written and read through the mount. Then
-# everything is purged again.
+# weft-mount@'s ExecStart and written and read through the mount, then read
+# over NBD through the packaged nbdkit plugin. Then everything is purged again.
 #
 #   test_packages.sh SRC_DIR PORT
 #
@@ -32,7 +32,7 @@ dpkg-query -W -f='${Status}' weft-common 2> /dev/null | grep -q "install ok inst
 [ -e /etc/weft/weft.conf ] && skip "/etc/weft/weft.conf exists (a real node?)"
 
 T=$(mktemp -d /tmp/weft-packages.XXXXXX)
-PKGS="weft-common weft-mon weft-osd weft-client libweft1 libweft-dev"
+PKGS="weft-common weft-mon weft-osd weft-client libweft1 libweft-dev nbdkit-plugin-weft"
 LOOPS=()
 declare -A PIDS
 HAD_VARLIB=$([ -d /var/lib/weft ] && echo 1 || echo 0)
@@ -100,6 +100,11 @@ for b in weft weft-mon weft-osd weft-mount; do
 	man -w "$b" > /dev/null 2>&1 || fail "no man page for $b"
 done
 [ -f /usr/share/bash-completion/completions/weft ] || fail "no bash completion"
+# nbdkit finds the plugin by name in its plugin directory
+nbdkit --dump-plugin weft > "$T/dump-plugin.out" 2>&1 || { cat "$T/dump-plugin.out"; fail "nbdkit --dump-plugin weft"; }
+grep -q "^path=$(nbdkit --dump-config | sed -n 's/^plugindir=//p')/nbdkit-weft-plugin.so$" "$T/dump-plugin.out" ||
+	fail "nbdkit weft is not the packaged plugin: $(grep ^path= "$T/dump-plugin.out")"
+man -w nbdkit-weft-plugin > /dev/null 2>&1 || fail "no man page for nbdkit-weft-plugin"
 mkdir "$T/units"
 cp /lib/systemd/system/weft-mon@.service "$T/units/weft-mon@a.service"
 cp /lib/systemd/system/weft-osd@.service "$T/units/weft-osd@0.service"
@@ -252,4 +257,13 @@ dd if="$T/pattern" of="$MNT/pkgvol" bs=1M oflag=direct conv=notrunc status=none 
 cmp -n 8388608 "$T/pattern" "$MNT/pkgvol" || fail "read back through the mount differs"
 log "ok: volume rbd/pkgvol mounted, 8 MiB written and read back through $MNT"
 fusermount3 -u "$MNT" || fail "unmount"
+# the same volume over NBD through the packaged plugin, read back with nbdcopy
+if command -v nbdcopy > /dev/null; then
+	nbdkit -U - weft volume=rbd/pkgvol readonly=true --run "nbdcopy \"\$uri\" - | head -c 8388608 > $T/nbd.out" \
+		> "$T/nbdkit.out" 2>&1 || { cat "$T/nbdkit.out"; fail "nbdkit weft volume=rbd/pkgvol"; }
+	cmp "$T/pattern" "$T/nbd.out" || fail "read back over NBD differs"
+	log "ok: rbd/pkgvol read back over NBD (nbdkit weft, the packaged plugin)"
+else
+	log "nbdcopy not installed (libnbd-bin): NBD read-back not checked"
+fi
 log "PASS packages: built, lintian-clean, installed, a cluster from the installed layout"
