@@ -68,6 +68,10 @@ cleanup() {
 	wait 2> /dev/null
 	for h in "${HOSTS[@]}" "$SW"; do ip netns del "$h" 2> /dev/null; done
 	[ -f "$T/loops" ] && while read -r l; do losetup -d "$l" 2> /dev/null; done < "$T/loops"
+	# and any loop device still on one of our images (one attached just before a kill)
+	for f in "$T"/*.img; do
+		[ -f "$f" ] && for l in $(losetup -n -O NAME -j "$f"); do losetup -d "$l" 2> /dev/null; done
+	done
 	# WEFT_TEST_SAVE_LOGS=DIR keeps the daemons' logs and the steps' outputs
 	[ -n "${WEFT_TEST_SAVE_LOGS:-}" ] && mkdir -p "$WEFT_TEST_SAVE_LOGS" &&
 		cp "$T"/log/* "$T"/*.out "$T"/*.json "$WEFT_TEST_SAVE_LOGS"/ 2> /dev/null

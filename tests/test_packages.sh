@@ -59,6 +59,10 @@ cleanup() {
 	for p in "${PIDS[@]}"; do killtree "$p"; done
 	wait 2> /dev/null
 	for l in "${LOOPS[@]}"; do losetup -d "$l" 2> /dev/null; done
+	# and any loop device still on one of our images (one attached just before a kill)
+	for f in "$T"/*.img; do
+		[ -f "$f" ] && for l in $(losetup -n -O NAME -j "$f"); do losetup -d "$l" 2> /dev/null; done
+	done
 	# shellcheck disable=SC2086
 	dpkg -P $PKGS > "$T/purge.out" 2>&1 || cat "$T/purge.out"
 	rm -f /etc/weft/weft.conf
@@ -80,7 +84,11 @@ mkdir "$T/weft-${VER%-*}"
 [ -f "$T/weft-${VER%-*}/debian/rules" ] || fail "no debian/ in the copy (not a git tree?)"
 COMMIT=$(git -C "$SRC" rev-parse --short=12 HEAD 2> /dev/null || echo unknown)
 (cd "$T/weft-${VER%-*}" && WEFT_GIT_COMMIT=$COMMIT DEB_BUILD_OPTIONS="parallel=$(nproc)" \
-	dpkg-buildpackage -us -uc -b) > "$T/build.out" 2>&1 || fail "dpkg-buildpackage"
+	dpkg-buildpackage -us -uc -b) > "$T/build.out" 2>&1 || {
+	# the cause is above fail()'s 15-line tail (dh_missing lists the files first)
+	grep -E -m 20 "not installed|^dh_[a-z_]*: error|error:" "$T/build.out"
+	fail "dpkg-buildpackage"
+}
 log "built: $(cd "$T" && ls ./*.deb | grep -vc dbgsym) packages"
 lintian --tag-display-limit 0 "$T"/*.changes > "$T/lintian.out" 2>&1
 grep -E "^E: " "$T/lintian.out" && fail "lintian errors"
