@@ -40,6 +40,7 @@ MNT=/mnt/weft/rbd
 
 fail() {
 	log "FAIL: $*"
+	ls -l /var/log/weft /var/lib/weft/osd/* 2> /dev/null
 	for f in /var/log/weft/*.log "$T"/*.out; do
 		[ -f "$f" ] || continue
 		echo "--- $f (tail)"
