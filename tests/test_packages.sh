@@ -253,7 +253,10 @@ int main(void)
 EOF
 # shellcheck disable=SC2046
 cc -o "$T/obj" "$T/obj.c" $(pkg-config --cflags --libs weft) || fail "build against libweft-dev"
-ldd "$T/obj" | grep -q "libweft.so.1 => /usr/lib" || fail "not linked to the installed libweft.so.1"
+# the library the loader picked is libweft1's (by /lib or /usr/lib: merged /usr)
+lib=$(ldd "$T/obj" | awk '$1 == "libweft.so.1" { print $3 }')
+[ -n "$lib" ] && dpkg -S "$(readlink -f "$lib")" 2> /dev/null | grep -q "^libweft1:" ||
+	fail "not linked to the installed libweft.so.1 (ldd: ${lib:-none})"
 "$T/obj" || fail "libweft program"
 
 # --- a volume through weft-mount@rbd's command line
