@@ -474,9 +474,12 @@ int verbs_listen(struct fab_domain *dom, const char *addr, void *ctx,
 	}
 	if (rdma_bind_addr(l->id, (struct sockaddr *)&ss)) {
 		rc = -errno;
-		verbs_log_err(vd, "listen %s: bind: %s%s", addr, strerror(errno),
-			      errno == EADDRNOTAVAIL || errno == ENODEV
-				      ? " (no RDMA device holds this IP: see 'weft doctor')" : "");
+		/* a port in use is the caller's to report: the OSD tries the next one */
+		if (rc != -EADDRINUSE)
+			verbs_log_err(vd, "listen %s: bind: %s%s", addr, strerror(-rc),
+				      rc == -EADDRNOTAVAIL || rc == -ENODEV
+					      ? " (no RDMA device holds this IP: see 'weft doctor')"
+					      : "");
 		goto err_id;
 	}
 	if (l->id->verbs && l->id->verbs != vd->ctx) {
