@@ -66,8 +66,14 @@ gids() {
 		echo "$i=$v($(cat $p/gid_attrs/types/$i 2> /dev/null))"
 	done | tr '\n' ' '
 }
-log "rxe0 port 1: $(cat $p/state), active MTU $(ibv_devinfo -d rxe0 2> /dev/null | awk '/active_mtu/ { print $2; exit }')," \
-	"GIDs: $(gids)"
+MTU=$(ibv_devinfo -d rxe0 2> /dev/null | awk '/active_mtu/ { print $2; exit }')
+log "rxe0 port 1: $(cat $p/state), active MTU $MTU, GIDs: $(gids)"
+# the GID rdma_cm must pick for our IPv4 address: its RoCEv2 IPv4-mapped one
+V4GID=$(grep -l '^0000:0000:0000:0000:0000:ffff:' $p/gids/* 2> /dev/null | while read -r g; do
+	[ "$(cat "$p/gid_attrs/types/${g##*/}" 2> /dev/null)" = "RoCE v2" ] && echo "${g##*/}"
+done | head -n 1)
+[ -n "$V4GID" ] && [ -n "$MTU" ] || fail "no RoCEv2 IPv4 GID or no active MTU on rxe0"
+echo "$V4GID $MTU" > "$WEFT_SHARE/path.$K"
 ulimit -l unlimited
 mkdir -p /tmp/weft
 
@@ -146,6 +152,17 @@ grep -E "^(writing|ok|verified)" "$LOGS/client-io.log" | tail -n 3 | sed 's/^/  
 for i in 0 1 2; do
 	grep -q "domain open: .*active MTU" "$LOGS/osd.$i.log" || fail "osd.$i: no verbs domain line"
 	grep -q "MTU mismatch" "$LOGS/osd.$i.log" && fail "osd.$i: MTU mismatch between VMs"
+done
+# rdma_cm between hosts: every connection an OSD made (to the mons, to its
+# peers on the other VMs) used its VM's IPv4 RoCEv2 GID and the active MTU
+# (the verbs backend logs the QP's path when a connection is established)
+for i in 0 1 2; do
+	read -r gid mtu < "$WEFT_SHARE/path.$i" || fail "no path.$i from vm$((i + 1))"
+	grep "connected to 198\.19\.30\." "$LOGS/osd.$i.log" > /tmp/weft/conn.$i
+	[ -s /tmp/weft/conn.$i ] || fail "osd.$i: no verbs connection logged"
+	bad=$(grep -vc "sgid index $gid, path MTU $mtu)" /tmp/weft/conn.$i)
+	[ "$bad" = 0 ] || fail "osd.$i: $bad connections not on GID $gid / MTU $mtu: $(grep -v "sgid index $gid, path MTU $mtu)" /tmp/weft/conn.$i | head -n 2)"
+	log "osd.$i: $(wc -l < /tmp/weft/conn.$i) connections to mons and OSDs, all on sgid index $gid, path MTU $mtu"
 done
 log "$(grep -m1 -o 'domain open: .*' "$LOGS/osd.1.log")"
 VERDICT=0

@@ -258,12 +258,16 @@ static void verbs_ep_established(struct verbs_ep *ep, const uint8_t *pd, uint8_t
 {
 	struct verbs_domain *vd = ep->vd;
 	struct fab_cqe cqe = { 0 };
+	char path[96];
 
 	if (!ep->from && verbs_pd_decode(ep, pd, pdlen)) {
 		verbs_ep_fail(ep, -EPROTO, NULL);
 		return;
 	}
 	verbs_ep_names(ep);
+	verbs_qp_path_str(ep->id->qp, path, sizeof(path));
+	log_info("fab", "%s %s: connected %s %s (%s)", vd->base.name, vd->ident,
+		 ep->from ? "from" : "to", ep->base.peer_addr, path);
 	ep->state = VERBS_EP_CONNECTED;
 	ep->was_connected = true;
 	ep->base.connected = true;
