@@ -153,16 +153,17 @@ for i in 0 1 2; do
 	grep -q "domain open: .*active MTU" "$LOGS/osd.$i.log" || fail "osd.$i: no verbs domain line"
 	grep -q "MTU mismatch" "$LOGS/osd.$i.log" && fail "osd.$i: MTU mismatch between VMs"
 done
-# rdma_cm between hosts: every connection an OSD made (to the mons, to its
-# peers on the other VMs) used its VM's IPv4 RoCEv2 GID and the active MTU
-# (the verbs backend logs the QP's path when a connection is established)
+# rdma_cm between hosts: every connection of an OSD (made to the mons and
+# its peers, accepted from peers and the client) used its VM's IPv4 RoCEv2
+# GID and the active MTU (the verbs backend logs the QP's path when a
+# connection is established)
 for i in 0 1 2; do
 	read -r gid mtu < "$WEFT_SHARE/path.$i" || fail "no path.$i from vm$((i + 1))"
-	grep "connected to 198\.19\.30\." "$LOGS/osd.$i.log" > /tmp/weft/conn.$i
+	grep -E "connected (to|from) 198\.19\.30\." "$LOGS/osd.$i.log" > /tmp/weft/conn.$i
 	[ -s /tmp/weft/conn.$i ] || fail "osd.$i: no verbs connection logged"
 	bad=$(grep -vc "sgid index $gid, path MTU $mtu)" /tmp/weft/conn.$i)
 	[ "$bad" = 0 ] || fail "osd.$i: $bad connections not on GID $gid / MTU $mtu: $(grep -v "sgid index $gid, path MTU $mtu)" /tmp/weft/conn.$i | head -n 2)"
-	log "osd.$i: $(wc -l < /tmp/weft/conn.$i) connections to mons and OSDs, all on sgid index $gid, path MTU $mtu"
+	log "osd.$i: $(wc -l < /tmp/weft/conn.$i) connections (mons, peers, clients), all on sgid index $gid, path MTU $mtu"
 done
 log "$(grep -m1 -o 'domain open: .*' "$LOGS/osd.1.log")"
 VERDICT=0
