@@ -167,10 +167,23 @@ int weft_conf_set(struct weft_cluster *cl, const char *key, const char *value)
 	return rc;
 }
 
+/* How long a lookup of a pool the map lacks waits for a newer map. */
+#define CLIENT_POOL_WAIT_MS 2000u
+
 int weft_pool_lookup(struct weft_cluster *cl, const char *pool, uint32_t *pool_id_out)
 {
 	const struct mon_pool *p = mon_map_pool_by_name(monc_map(cl->monc), pool);
+	uint64_t end = clock_now_ms() + CLIENT_POOL_WAIT_MS;
 
+	/*
+	 * A pool created a moment ago may not be in the map of the mon we
+	 * asked yet (a follower applies the leader's commit a little later):
+	 * wait briefly for the next map before calling it missing.
+	 */
+	while (p == NULL && clock_now_ms() < end) {
+		weft_poll(cl, 10);
+		p = mon_map_pool_by_name(monc_map(cl->monc), pool);
+	}
 	if (p == NULL)
 		return -ENOENT;
 	*pool_id_out = p->id;

@@ -288,7 +288,7 @@ int osd_pg_init(struct osd *osd);
 void osd_pg_fini(struct osd *osd);
 void osd_pg_map_changed(struct osd *osd); /* before osd_op_map_changed */
 /* The map epoch this OSD saw last before it stopped (persisted): gaps after it are noticed. */
-void osd_pg_map_loaded(struct osd *osd, uint32_t epoch);
+void osd_pg_map_loaded(struct osd *osd, const struct mon_map *map);
 /* The map saved by the last run; -ENOENT on a new OSD. */
 int osd_pg_map_load(struct osd *osd, struct mon_map *map_out);
 void osd_pg_tick(struct osd *osd);

@@ -408,10 +408,51 @@ void osd_pg_hold_release(struct osd *osd)
 static bool osd_pg_loaded_held; /* the PGs held on disk are loaded (first map) */
 static uint32_t osd_pg_prev_epoch; /* the last map epoch seen (the saved map at start) */
 
-void osd_pg_map_loaded(struct osd *osd, uint32_t epoch)
+/*
+ * The pools (id, pg_num) of the map seen last, so that a PG new in the next
+ * epoch, seen without a gap, is known to be born there: a copy that
+ * followed it from then knows its whole history (pg_info.born).
+ */
+struct osd_pg_prev_pool {
+	uint32_t id, pg_num;
+};
+static struct osd_pg_prev_pool *osd_pg_prev_pools;
+static uint32_t osd_pg_prev_npools;
+
+static void osd_pg_prev_remember(const struct mon_map *map)
+{
+	struct osd_pg_prev_pool *n = NULL;
+
+	if (map->npools > 0) {
+		n = calloc(map->npools, sizeof(*n));
+		if (n == NULL)
+			map = NULL; /* nothing remembered: PGs born next are "unknown", never wrong */
+	}
+	free(osd_pg_prev_pools);
+	osd_pg_prev_pools = n;
+	osd_pg_prev_npools = map ? map->npools : 0;
+	for (uint32_t p = 0; p < osd_pg_prev_npools; p++) {
+		n[p].id = map->pools[p].id;
+		n[p].pg_num = map->pools[p].pg_num;
+	}
+}
+
+/* The epoch PG (pool, pg) was created if this map is where it appears, else 0. */
+static uint32_t osd_pg_created(const struct mon_map *map, uint32_t pool, uint32_t pg)
+{
+	if (osd_pg_prev_epoch == 0 || map->epoch != osd_pg_prev_epoch + 1)
+		return 0; /* a first map or a gap: it may have been there all along */
+	for (uint32_t p = 0; p < osd_pg_prev_npools; p++)
+		if (osd_pg_prev_pools[p].id == pool)
+			return pg >= osd_pg_prev_pools[p].pg_num ? map->epoch : 0;
+	return map->epoch;
+}
+
+void osd_pg_map_loaded(struct osd *osd, const struct mon_map *map)
 {
 	(void)osd;
-	osd_pg_prev_epoch = epoch;
+	osd_pg_prev_epoch = map->epoch;
+	osd_pg_prev_remember(map);
 }
 
 /*
@@ -448,6 +489,7 @@ static void osd_pg_map_one(struct osd *osd, struct osd_pg *opg, const struct mon
 		up_from[i] = o ? o->up_from : 0;
 	}
 	pm.n = (unsigned int)n;
+	pm.created = pool ? osd_pg_created(map, pool->id, opg->pg) : 0;
 	pm.size = pool ? pool->size : 0;
 	pm.min_size = pool ? pool->min_size : 0;
 	if (n > 0) {
@@ -488,6 +530,7 @@ void osd_pg_map_changed(struct osd *osd)
 			if (pg->m != NULL && pg->m->map_epoch < map->epoch)
 				osd_pg_map_one(osd, pg, mon_map_pool(map, pg->pool), gap_from);
 	osd_pg_prev_epoch = map->epoch;
+	osd_pg_prev_remember(map);
 	osd_pg_gap_from = 0;
 	osd_pg_map_save(osd);
 	osd_pg_hold_release(osd);
@@ -564,7 +607,7 @@ int osd_pg_map_load(struct osd *osd, struct mon_map *map_out)
 	}
 	free(buf);
 	if (rc == 0)
-		osd_pg_map_loaded(osd, map_out->epoch);
+		osd_pg_map_loaded(osd, map_out);
 	return rc;
 }
 

@@ -373,11 +373,10 @@ static void e_send(void *arg, struct pg *m, int32_t to, uint16_t type, const str
 	free(buf);
 }
 
-static int e_push(void *arg, struct pg *m, int32_t to, const char *name, uint64_t version)
+static int e_push(void *arg, struct pg *m, int32_t to, const char *name, uint64_t version,
+		  uint32_t epoch)
 {
-	/* a pull's answer goes in the interval of the primary that asked (our fence is it) */
-	return osd_push_start(arg, m, to, name, version, m->primary ? m->same_since : m->fence,
-			      m->primary);
+	return osd_push_start(arg, m, to, name, version, epoch, m->primary);
 }
 
 static void e_kick(void *arg, struct pg *m)

@@ -307,8 +307,10 @@ int proto_pg_validate(uint16_t type, const struct proto_pg *m, struct proto_err 
 		if (m->name_len == 0 || m->name_len > PROTO_OBJ_NAME_MAX)
 			return proto_err_set(err, w, "name: length %zu not in 1..%u", m->name_len,
 					     PROTO_OBJ_NAME_MAX);
-		if (m->flags & ~PROTO_PG_PULL_F_NAK)
+		if (m->flags & ~(PROTO_PG_PULL_F_NAK | PROTO_PG_PULL_F_LOGV))
 			return proto_err_set(err, w, "flags: unknown bits 0x%x", m->flags);
+		if ((m->flags & PROTO_PG_PULL_F_LOGV) && !(m->flags & PROTO_PG_PULL_F_NAK))
+			return proto_err_set(err, w, "flags: LOGV without NAK");
 		return 0;
 	case PROTO_PG_RECOVERED:
 		return 0;
@@ -331,6 +333,8 @@ int proto_pg_encode(struct proto_enc *enc, uint16_t type, const struct proto_pg 
 		proto_enc_put_u64(enc, m->tail);
 		proto_enc_put_u64(enc, m->last_complete);
 		proto_enc_put_u32(enc, m->les);
+		proto_enc_put_u32(enc, m->since);
+		proto_enc_put_u32(enc, m->born);
 		proto_enc_put_u32(enc, m->count);
 		proto_enc_put_bytes(enc, m->entries, m->entries_len);
 		break;
@@ -392,6 +396,8 @@ int proto_pg_decode(uint16_t type, const void *buf, size_t len, struct proto_err
 		proto_dec_get_u64(&dec, "tail", &m.tail);
 		proto_dec_get_u64(&dec, "last_complete", &m.last_complete);
 		proto_dec_get_u32(&dec, "les", &m.les);
+		proto_dec_get_u32(&dec, "since", &m.since);
+		proto_dec_get_u32(&dec, "born", &m.born);
 		proto_dec_get_count(&dec, "count", PROTO_PG_INTERVALS_MAX, PG_INTERVAL_MIN,
 				    &m.count);
 		if (dec.err == 0) {

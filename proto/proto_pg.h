@@ -33,6 +33,8 @@
 #define PROTO_PG_SCAN_F_DIGEST 0x02u /* crc = a digest of the stored block checksums */
 /* PG_PULL flags */
 #define PROTO_PG_PULL_F_NAK 0x01u /* the answer: "I do not hold that version" */
+/* with NAK, to a pull of "any": the version is the one our log names, which we miss */
+#define PROTO_PG_PULL_F_LOGV 0x02u
 
 /* Log entry op codes: the client ops (enum proto_osd_opcode) plus: */
 #define PROTO_PG_LOG_ROLLBACK 0x7fu /* the entry of this version was rolled back */
@@ -51,6 +53,8 @@ struct proto_pg {
 	uint64_t tail;		/* INFO, ACTIVATE: log holds every entry > tail */
 	uint64_t last_complete; /* INFO, RECOVERED, ACTIVATE (what the member may keep) */
 	uint32_t les;		/* INFO, ACTIVATE: last epoch the PG went active */
+	uint32_t since;		/* INFO: the epoch the copy began following the PG's maps (0: ?) */
+	uint32_t born;		/* INFO: the epoch the PG was created, as far as known (0: ?) */
 	uint64_t after;		/* LOG_REQ: entries with version > after */
 	uint32_t max;		/* LOG_REQ, SCAN_REQ: entries wanted (1..ENTRIES_MAX) */
 	char name[PROTO_OBJ_NAME_MAX + 1]; /* PULL: object; SCAN_REQ: start after it */

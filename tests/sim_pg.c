@@ -415,7 +415,8 @@ static int e_obj_list(void *arg, struct pg *pg, const char *after, uint32_t max,
 	return 0;
 }
 
-static int e_push(void *arg, struct pg *pg, int32_t to, const char *name, uint64_t version)
+static int e_push(void *arg, struct pg *pg, int32_t to, const char *name, uint64_t version,
+		  uint32_t epoch)
 {
 	struct s_osd *o = arg;
 	int i = s_name_idx(name);
@@ -434,7 +435,7 @@ static int e_push(void *arg, struct pg *pg, int32_t to, const char *name, uint64
 		return -EIO;
 	}
 	m->v = version;
-	m->epoch = pg->primary ? pg->same_since : pg->fence;
+	m->epoch = epoch;
 	TRACE("osd.%d -> osd.%d pg %u push %s v%llx", o->id, to, pg->id, name,
 	      (unsigned long long)version);
 	s_q_push(m);
@@ -501,6 +502,18 @@ static bool e_obj_busy(void *arg, struct pg *pg, const char *name)
 	return i >= 0 && o->pending[pg->id][i] > 0;
 }
 
+/* During the chaos an OSD is "too full" for recovery now and then; never while settling. */
+static bool s_space_chaos;
+
+static bool e_space_ok(void *arg, struct pg *pg, int32_t osd, bool urgent)
+{
+	(void)arg;
+	(void)pg;
+	if (!s_space_chaos || urgent || getenv("SIM_NO_SPACE"))
+		return true;
+	return ((s_now / 500) + (uint64_t)osd) % 5 != 0; /* each OSD 1/5 of the time */
+}
+
 static bool e_osd_up(void *arg, int32_t id)
 {
 	struct s_osd *o = arg;
@@ -549,6 +562,7 @@ static const struct pg_env_ops s_env_ops = {
 	.budget = e_budget,
 	.scrub_slot = e_scrub_slot,
 	.obj_busy = e_obj_busy,
+	.space_ok = e_space_ok,
 	.osd_up = e_osd_up,
 	.osd_exists = e_osd_exists,
 	.max_osd = e_max_osd,
@@ -974,6 +988,8 @@ static bool s_deliver(struct s_msg *m)
 
 		s_name(m->oname, name, sizeof(name));
 		rc = pg_push_accept(pg, m->epoch, name, m->v);
+		TRACE("osd.%d <- osd.%d pg %d push %s v%llx e%u: %s", o->id, m->from, m->pgi, name,
+		      (unsigned long long)m->v, m->epoch, rc ? strerror(-rc) : "accepted");
 		if (rc != 0) {
 			a = s_msg_new(S_M_PUSH_ACK, o->id, m->from, m->pgi);
 			a->oname = m->oname;
@@ -1477,6 +1493,7 @@ static int s_run(uint64_t seed, uint64_t steps)
 {
 	s_world_start(seed);
 	for (s_step = 0; s_step < steps && !s_failed;) {
+		s_space_chaos = true;
 		s_step_once(true, true);
 		if ((s_step & 255) == 0)
 			s_check_durable();
@@ -1488,6 +1505,7 @@ int s_finish(void)
 {
 	uint64_t settle;
 
+	s_space_chaos = false;
 	s_hold_down = 0;
 	s_fail_rec_osd = -1;
 	/* everything back, in, no more chaos, no more client ops: it must settle */
@@ -1603,7 +1621,7 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--help")) {
 			printf("usage: sim_pg [--seed N] [--runs N] [--seconds S] [--steps N] [-v]\n"
 			       "       sim_pg --scenarios all|double-kill|replica-error|quick-restart|"
-			       "out-in|new-disks [--seed N] [--runs N] [-v]\n");
+			       "out-in|new-disks|blind-primary [--seed N] [--runs N] [-v]\n");
 			return 0;
 		} else {
 			fprintf(stderr, "sim_pg: unknown argument '%s' (try --help)\n", argv[i]);

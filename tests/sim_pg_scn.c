@@ -19,6 +19,10 @@
  *                 (replaced disks), one after the other: the primary, new
  *                 to the PG, must hear from every up OSD, also from one
  *                 whose first map is newer than the primary's interval
+ *   blind-primary the three members that hold the writes die together and
+ *                 three OSDs with new stores take the PG: no copy heard
+ *                 knows its history (the history horizon), so it must stay
+ *                 down naming them, not go active empty
  *
  * Each ends as every run does: everything back, settle, and the checks of
  * s_finish (no acknowledged write lost, identical copies, no strays).
@@ -263,6 +267,70 @@ static void scn_new_disks(void)
 	s_check_final();
 }
 
+static void scn_blind_primary(void)
+{
+	int32_t a[S_SIZE];
+	uint32_t gone = 0;
+
+	scn_settle();
+	if (s_acting(s_map_cur(), SCN_PG, a) != S_SIZE)
+		return (void)s_fail("blind-primary: pg %d has too few members", SCN_PG);
+	for (int i = 0; i < S_SIZE; i++)
+		gone |= 1u << a[i];
+	/* the other OSDs get new stores, out of the PG: they never saw it */
+	for (int o = 0; o < S_OSDS; o++)
+		if (!(gone & (1u << o))) {
+			s_mark(o, true, false);
+			s_hold_down = 1u << o;
+			s_osd_crash(&s_osd[o]);
+			s_osd_wipe(&s_osd[o]);
+			s_mark(o, false, false);
+		}
+	s_hold_down = 0;
+	for (int o = 0; o < S_OSDS; o++)
+		if (!(gone & (1u << o)))
+			s_osd_start(&s_osd[o]);
+	scn_settle();
+	scn_write_acked(SCN_PG, 10);
+	/* every copy that holds the writes dies; the new ones take the PG */
+	s_hold_down = gone;
+	for (int i = 0; i < S_SIZE; i++) {
+		s_osd_crash(&s_osd[a[i]]);
+		s_mark(a[i], false, false);
+	}
+	for (int o = 0; o < S_OSDS; o++)
+		if (!(gone & (1u << o)))
+			s_mark(o, true, true);
+	for (uint64_t i = 0; i < 30000 && !s_failed; i++) {
+		struct pg *p = scn_primary(SCN_PG, NULL);
+
+		scn_steps(1, -1);
+		if (p != NULL && (p->state & PROTO_PGS_ACTIVE))
+			return (void)s_fail("blind-primary: pg %d went active on new stores while "
+					    "every copy of its history was down",
+					    SCN_PG);
+	}
+	{
+		struct pg *p = scn_primary(SCN_PG, NULL);
+		bool named = false;
+
+		if (p == NULL || !(p->state & PROTO_PGS_DOWN))
+			return (void)s_fail("blind-primary: pg %d is not down", SCN_PG);
+		for (unsigned int i = 0; i < p->nblocked; i++)
+			named |= (gone & (1u << p->blocked[i])) != 0;
+		if (!named)
+			return (void)s_fail("blind-primary: pg %d does not name an OSD it waits for",
+					    SCN_PG);
+	}
+	/* they come back: the history is heard again (s_finish checks the writes) */
+	s_hold_down = 0;
+	for (int i = 0; i < S_SIZE; i++) {
+		s_osd_start(&s_osd[a[i]]);
+		s_mark(a[i], true, true);
+	}
+	scn_settle();
+}
+
 static const struct {
 	const char *name;
 	void (*run)(void);
@@ -272,6 +340,7 @@ static const struct {
 	{"quick-restart", scn_quick_restart},
 	{"out-in", scn_out_in},
 	{"new-disks", scn_new_disks},
+	{"blind-primary", scn_blind_primary},
 };
 
 int s_scenarios_run(uint64_t seed, const char *only, unsigned int *nrun_out)

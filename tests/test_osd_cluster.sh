@@ -28,7 +28,8 @@ since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; 
 log() { printf '[%6ss] %s\n' "$(since "$T0")" "$*"; }
 fail() {
 	log "FAIL: $*"
-	for f in "$DIR"/*.log; do
+	for f in "$DIR"/*.log "$DIR"/*.out; do
+		[ -e "$f" ] || continue
 		echo "--- $(basename "$f") (tail)"
 		if grep -q "ERROR: AddressSanitizer" "$f"; then
 			grep -A 14 "ERROR: AddressSanitizer" "$f"

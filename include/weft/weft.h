@@ -72,7 +72,8 @@ void weft_disconnect(struct weft_cluster *cl);
 /* Set an option before use, as --key=value would ("client_op_timeout", "5s"). */
 int weft_conf_set(struct weft_cluster *cl, const char *key, const char *value);
 
-/* Pool id by name: -ENOENT if the current map has none. */
+/* Pool id by name; a pool the map lacks waits up to 2 s for a newer map (one
+ * just created may not have reached the mon we asked), then -ENOENT. */
 int weft_pool_lookup(struct weft_cluster *cl, const char *pool, uint32_t *pool_id_out);
 /* The map epoch the client works with. */
 uint32_t weft_map_epoch(const struct weft_cluster *cl);

@@ -85,6 +85,13 @@ struct pg_info {
 	uint64_t lc;   /* last_complete: every object named up to it is as the log says */
 	uint64_t tail; /* the log holds every entry after it */
 	uint32_t les;  /* the epoch of the last interval the PG went active in */
+	/*
+	 * The epoch this copy began following the PG's maps, and the PG's
+	 * creation epoch as far as known (0: unknown). Peering needs a copy
+	 * that followed the PG since the last activation (or its creation):
+	 * copies that all began later cannot know what happened before.
+	 */
+	uint32_t since, born;
 	bool backfill; /* this copy is being rebuilt by backfill: its objects are unreliable */
 	struct pg_pi pi; /* past intervals since les */
 };
@@ -140,9 +147,11 @@ struct pg_env_ops {
 	/*
 	 * Send our copy of name to osd `to` (remove there when we have none),
 	 * which must be at `version` here (0 = absent); pg_push_done() after.
+	 * epoch: the interval it belongs to (ours as primary, a pull's own).
 	 * Nonzero: not started now (retried later).
 	 */
-	int (*push)(void *arg, struct pg *pg, int32_t to, const char *name, uint64_t version);
+	int (*push)(void *arg, struct pg *pg, int32_t to, const char *name, uint64_t version,
+		    uint32_t epoch);
 	/* Drop this whole copy (objects, log, info) in the background; pg_destroyed() after. */
 	int (*destroy)(void *arg, struct pg *pg);
 	/* Client ops of the PG may move (it went active, an object was recovered). */
@@ -155,6 +164,13 @@ struct pg_env_ops {
 	bool (*scrub_slot)(void *arg, int take);
 	/* A client write to name is between ordering and commit: no push may overtake it. */
 	bool (*obj_busy)(void *arg, struct pg *pg, const char *name);
+	/*
+	 * May recovery write data into osd's store now (a push to it, a pull into
+	 * ours, the next backfill batch for it)? false: it is past its space
+	 * limit (the capacity rules, docs/capacity.md); tried again later.
+	 * urgent: a client op waits for this object. NULL: always.
+	 */
+	bool (*space_ok)(void *arg, struct pg *pg, int32_t osd, bool urgent);
 	bool (*osd_up)(void *arg, int32_t osd);
 	bool (*osd_exists)(void *arg, int32_t osd);
 	uint32_t (*max_osd)(void *arg);
@@ -313,6 +329,8 @@ struct pg_map {
 	 * over even with the same members. NULL: unknown (never a change).
 	 */
 	const uint32_t *up_from;
+	/* The epoch the PG's pool was created, if this OSD saw it happen (0: unknown). */
+	uint32_t created;
 };
 void pg_map(struct pg *pg, const struct pg_map *m);
 

@@ -18,7 +18,7 @@
 #include "osd/pg/pg_int.h"
 #include "proto/codec.h"
 
-#define PG_INFO_VER	   2 /* 2: + past intervals; 1 is still read */
+#define PG_INFO_VER	   3 /* 3: + since, born; 2: + past intervals; 1 and 2 are still read */
 #define PG_INFO_F_COMPLETE 0x1u
 #define PG_INFO_F_BACKFILL 0x2u
 
@@ -276,7 +276,11 @@ int pg_persist_info(struct pg *pg)
 	return pg_persist(pg, t);
 }
 
-/* Trim past log_max, never above lc: what a copy still misses stays described. */
+/*
+ * Trim past log_max, never above lc: what a copy still misses stays
+ * described. A backfill copy is made whole by a scan, not by its log, so its
+ * log trims like the primary's (else it grows for the whole backfill).
+ */
 static void pg_log_maybe_trim(struct pg *pg, struct pg_txn *t)
 {
 	uint32_t max = pg->env->log_max ? pg->env->log_max : 3000;
@@ -285,7 +289,7 @@ static void pg_log_maybe_trim(struct pg *pg, struct pg_txn *t)
 	if (pg->log.n <= max + max / 8)
 		return;
 	upto = pg_log_at(&pg->log, pg->log.n - max - 1)->v;
-	if (upto > pg->info.lc)
+	if (upto > pg->info.lc && !pg->info.backfill)
 		upto = pg->info.lc;
 	if (upto <= pg->info.tail)
 		return;
@@ -329,6 +333,8 @@ void pg_info_encode(const struct pg *pg, struct proto_enc *enc)
 	proto_enc_put_u64(enc, pg->info.tail);
 	proto_enc_put_u64(enc, pg->info.lc);
 	proto_enc_put_u32(enc, pg->info.les);
+	proto_enc_put_u32(enc, pg->info.since);
+	proto_enc_put_u32(enc, pg->info.born);
 	pg_pi_encode(&pg->info.pi, enc);
 }
 
@@ -346,7 +352,13 @@ int pg_info_decode(const void *buf, size_t len, struct pg_info *out)
 	proto_dec_get_u64(&dec, "tail", &in.tail);
 	proto_dec_get_u64(&dec, "last_complete", &in.lc);
 	proto_dec_get_u32(&dec, "les", &in.les);
-	if (ver == PG_INFO_VER && dec.err == 0)
+	if (ver >= 3) {
+		proto_dec_get_u32(&dec, "since", &in.since);
+		proto_dec_get_u32(&dec, "born", &in.born);
+	} else {
+		in.since = in.les; /* active then: it has followed the PG since at least */
+	}
+	if (ver >= 2 && dec.err == 0)
 		pg_pi_decode(&dec, &in.pi);
 	if (proto_dec_finish(&dec) != 0 || ver < 1 || ver > PG_INFO_VER)
 		return -EBADMSG;
@@ -430,6 +442,8 @@ void pg_info_msg(struct pg *pg, struct proto_pg *m)
 	m->tail = pg->info.tail < pg->info.lu ? pg->info.tail : pg->info.lu;
 	m->last_complete = pg->info.lc;
 	m->les = pg->info.les;
+	m->since = pg->info.since;
+	m->born = pg->info.born;
 	if (!pg_has_copy(pg))
 		m->flags |= PROTO_PG_INFO_F_EMPTY;
 	if (pg->info.backfill)

@@ -167,10 +167,20 @@ void pg_member_activate(struct pg *pg, const struct proto_pg *m)
 	}
 	t = pg_txn_begin(pg);
 	if (m->flags & PROTO_PG_ACT_F_BACKFILL) {
-		/* rebuilt by a scan: our log restarts at the primary's head */
+		/* rebuilt by a scan; our log becomes the primary's whole log */
 		pg_log_clear(&pg->log);
 		t->clear = true;
-		pg->info.tail = pg->info.lu = m->last_update;
+		for (uint32_t i = 0; rc == 0 && i < pg->nact; i++) {
+			const struct pg_entry *a = &pg->act_ent[i];
+			struct pg_entry *e = a->op == PG_OP_ROLLBACK
+						 ? NULL
+						 : pg_log_put(&pg->log, a->v, a->op, a->name);
+
+			if (a->op != PG_OP_ROLLBACK)
+				rc = e == NULL ? -ENOMEM : pg_txn_put(t, e);
+		}
+		pg->info.tail = m->tail;
+		pg->info.lu = m->last_update;
 		pg->info.lc = 0;
 		pg->info.backfill = true;
 	} else {
@@ -194,6 +204,8 @@ void pg_member_activate(struct pg *pg, const struct proto_pg *m)
 			pg->info.tail = pg->info.lu;
 	}
 	pg->info.les = m->les;
+	if (pg->info.since == 0 || pg->info.since > m->les)
+		pg->info.since = m->les; /* the history up to les is the primary's, now ours */
 	pg_pi_trim(&pg->info.pi, pg->info.les);
 	pg->pi_gap = false;
 	pg->pi_unsure = false;
@@ -284,7 +296,7 @@ void pg_destroyed(struct pg *pg, int rc)
 void pg_member_pull(struct pg *pg, const struct proto_pg *m)
 {
 	struct pg_obj o;
-	uint64_t want = m->last_update, have = 0;
+	uint64_t want = m->last_update, have = 0, logv = 0;
 	int rc;
 
 	rc = pg->destroying ? -ENOENT : pg->env->ops->obj_stat(pg->env->arg, pg, m->name, 0, &o);
@@ -295,13 +307,33 @@ void pg_member_pull(struct pg *pg, const struct proto_pg *m)
 	/* only the exact version wanted (the auth's copy when the logs do not name it) */
 	if (want != PG_V_ANY && have != want)
 		goto nak;
-	if (pg->env->ops->push(pg->env->arg, pg, (int32_t)m->from, m->name, have) == 0)
+	if (want == PG_V_ANY) {
+		/*
+		 * "Whatever you have" is only what our log says we have: a copy
+		 * that misses the object's newest version (or a backfill copy)
+		 * would hand out an older one as current, losing a write. The
+		 * answer names the version our log has, for the puller to find.
+		 */
+		const struct pg_entry *e = pg_log_newest_of(&pg->log, m->name, UINT64_MAX);
+
+		if (e != NULL && e->op != PROTO_OP_REMOVE && have != e->v) {
+			logv = e->v;
+			goto nak;
+		}
+		if (pg->info.backfill || (e != NULL && e->op == PROTO_OP_REMOVE && rc == 0))
+			goto nak;
+	}
+	/*
+	 * In the interval of the primary that asked: a stray's own fence may be
+	 * older than the puller's, which would refuse the push as stale forever.
+	 */
+	if (pg->env->ops->push(pg->env->arg, pg, (int32_t)m->from, m->name, have, m->epoch) == 0)
 		return;
 nak: {
 	struct proto_pg r = *m;
 
-	r.flags = PROTO_PG_PULL_F_NAK;
-	r.last_update = rc == 0 ? have : 0;
+	r.flags = PROTO_PG_PULL_F_NAK | (logv ? PROTO_PG_PULL_F_LOGV : 0);
+	r.last_update = logv ? logv : rc == 0 ? have : 0;
 	r.count = 0;
 	r.entries = NULL;
 	r.entries_len = 0;
@@ -420,6 +452,13 @@ int pg_push_accept(struct pg *pg, uint32_t epoch, const char *name, uint64_t ver
 	/* a copy outside the acting set takes no pushes (it would hold what no log names) */
 	if (epoch < pg->fence || pg->destroying || (pg->nacting == 0 && !pg->primary))
 		return -ESTALE;
+	/*
+	 * A member takes the primary's pushes only once activated by it: an
+	 * activation it dropped (removing a stray copy then) left it with no
+	 * log, and objects pushed now would be named by none.
+	 */
+	if (!pg->primary && pg->info.les != epoch)
+		return -ENOTCONN;
 	e = pg_log_newest_of(&pg->log, name, UINT64_MAX);
 	if (e != NULL && (e->op == PROTO_OP_REMOVE ? version != 0 : version != e->v)) {
 		pg_logf(pg, PG_LOG_ERROR, "refused a push of %s v%llx: our log says v%llx%s", name,

@@ -424,15 +424,15 @@ void pg_merge_activate_member(struct pg *pg, struct pg_peer *p)
 	struct proto_pg a = pg_hdr(pg);
 	struct pg_send_ctx c = {pg, p};
 
+	c.cap = pg->env->msg_bytes ? pg->env->msg_bytes : 65536;
+	c.max = pg->env->max_chunk ? pg->env->max_chunk : PROTO_PG_ENTRIES_MAX;
+	c.buf = malloc(c.cap);
+	if (c.buf == NULL) {
+		pg_logf(pg, PG_LOG_ERROR, "no memory to activate osd.%d", p->osd);
+		return;
+	}
+	proto_enc_init(&c.enc, c.buf, c.cap);
 	if (!p->backfill) {
-		c.cap = pg->env->msg_bytes ? pg->env->msg_bytes : 65536;
-		c.max = pg->env->max_chunk ? pg->env->max_chunk : PROTO_PG_ENTRIES_MAX;
-		c.buf = malloc(c.cap);
-		if (c.buf == NULL) {
-			pg_logf(pg, PG_LOG_ERROR, "no memory to activate osd.%d", p->osd);
-			return;
-		}
-		proto_enc_init(&c.enc, c.buf, c.cap);
 		/* rollbacks first: the member drops them before appending ours */
 		for (uint32_t i = 0; i < p->nrb; i++)
 			pg_send_entry(&c, &p->rb[i]);
@@ -442,13 +442,25 @@ void pg_merge_activate_member(struct pg *pg, struct pg_peer *p)
 			if (e->v > p->fork && e->op != PG_OP_ROLLBACK)
 				pg_send_entry(&c, e);
 		}
-		pg_send_flush(&c);
-		free(c.buf);
 		a.last_complete = p->info.last_complete < p->fork ? p->info.last_complete : p->fork;
 	} else {
+		/*
+		 * Rebuilt by a scan, but it keeps the whole log: if it ends up
+		 * with the newest history, a copy complete up to our tail (not up
+		 * to our head) is enough to rebuild the objects the log does not
+		 * name.
+		 */
+		for (uint32_t i = 0; i < pg->log.n; i++) {
+			const struct pg_entry *e = pg_log_at(&pg->log, i);
+
+			if (e->op != PG_OP_ROLLBACK)
+				pg_send_entry(&c, e);
+		}
 		a.flags = PROTO_PG_ACT_F_BACKFILL;
 		pg_set_clear(&p->missing);
 	}
+	pg_send_flush(&c);
+	free(c.buf);
 	a.last_update = pg->info.lu;
 	a.tail = pg->info.tail;
 	a.les = pg->same_since;

@@ -132,15 +132,34 @@ void pg_map(struct pg *pg, const struct pg_map *m)
 
 	for (unsigned int i = 0; i < m->n; i++)
 		in |= m->acting[i] == self;
-	/* every copy follows the PG's history, member or not: a stray may be a witness later */
-	if ((in || pg_has_copy(pg)) && pg->info.pi.epoch == 0 && !pg_has_copy(pg) &&
-	    pg->info.les == 0)
+	/*
+	 * Every copy follows the PG's history, member or not: a stray may be a
+	 * witness later; so does a machine that went active once, with or
+	 * without data (it witnessed that interval, and its `since` must stay
+	 * true). One with no copy that was never active (a new one, a removed
+	 * stray) stops following outside the acting set, so what it knew gets
+	 * a hole: it forgets it, and is blind (unsure) when it is in again.
+	 */
+	bool follow = in || pg_has_copy(pg) || pg->info.les != 0;
+
+	if (!follow && (pg->info.pi.epoch != 0 || pg->info.since != 0)) {
+		memset(&pg->info.pi, 0, sizeof(pg->info.pi));
+		pg->info.since = 0;
+		pg_persist_info(pg);
+	}
+	if (in && pg->info.pi.epoch == 0 && !pg_has_copy(pg) && pg->info.les == 0)
 		pg->pi_unsure = true; /* new to this PG: what happened before is unknown to us */
-	if (in || pg_has_copy(pg)) {
+	if (m->created != 0 && pg->info.born == 0)
+		pg->info.born = m->created; /* we saw the pool appear */
+	if (follow) {
 		uint32_t dropped = pg->info.pi.dropped;
 		int rc = pg_pi_advance(&pg->info.pi, m->epoch, m->gap_from, m->acting, m->n,
 				       m->min_size);
 
+		if (pg->info.since == 0) {
+			pg->info.since = m->epoch; /* we follow its maps from here */
+			rc = rc ? rc : 1;
+		}
 		if (pg->info.pi.dropped != dropped)
 			pg_logf(pg, PG_LOG_WARN, "more than %u past intervals since it was last "
 						 "active: the oldest is forgotten", PG_PI_MAX);
@@ -309,6 +328,64 @@ static void pg_peer_down(struct pg *pg)
 	pg_update_state(pg);
 }
 
+/*
+ * The past intervals we hold are complete since `les` only if some copy we
+ * heard (or we) followed the PG's maps from `les` on, or from its creation
+ * when it was never active. Copies that all began following later (new
+ * OSDs, replaced disks, a PG whose knowing copies are all down) would
+ * otherwise find "no interval to cover" and go active on an empty history,
+ * rolling back what the down copies acknowledged. Then, as when past
+ * intervals were forgotten, only every OSD's answer is proof that no
+ * history exists. 1: go on; 0: asked every up OSD, wait; -1: down.
+ */
+static int pg_peer_horizon(struct pg *pg, uint32_t les)
+{
+	uint32_t horizon = les > pg->info.born ? les : pg->info.born;
+	uint32_t best = pg->info.since, max, nb = 0;
+	char who[PROTO_PG_BLOCKED_MAX * 12] = "";
+
+	for (unsigned int i = 0; i < pg->np; i++) {
+		const struct pg_peer *p = &pg->p[i];
+
+		if (p->heard && p->info.since != 0 && (best == 0 || p->info.since < best))
+			best = p->info.since;
+	}
+	if (horizon != 0 && best != 0 && best <= horizon)
+		return 1;
+	if (!pg->pi_unsure) {
+		pg->pi_unsure = true; /* blind after all: every up OSD is asked */
+		pg_peer_probe(pg);
+	}
+	max = pg->env->ops->max_osd(pg->env->arg);
+	for (uint32_t id = 0; id < max; id++) {
+		int i = pg_peer_index(pg, (int32_t)id);
+
+		if ((int32_t)id == pg->env->self ||
+		    !pg->env->ops->osd_exists(pg->env->arg, (int32_t)id) ||
+		    (i >= 0 && pg->p[i].heard))
+			continue;
+		if (pg_osd_up(pg, (int32_t)id))
+			return 0; /* asked: its answer decides */
+		if (nb < PROTO_PG_BLOCKED_MAX) {
+			pg->blocked[nb] = (int32_t)id;
+			snprintf(who + strlen(who), sizeof(who) - strlen(who), "%sosd.%u",
+				 nb ? ", " : "", id);
+			nb++;
+		}
+	}
+	if (nb == 0)
+		return 1; /* every OSD answered: no history exists anywhere */
+	pg->nblocked = (uint8_t)nb;
+	if (horizon == 0)
+		pg_logf(pg, PG_LOG_WARN, "down: no copy heard was ever active or saw the PG "
+					 "created, so its history is unknown; waiting for %s", who);
+	else
+		pg_logf(pg, PG_LOG_WARN, "down: the copies heard followed the PG only since epoch "
+					 "%u, its history since %u is unknown; waiting for %s",
+			 best, horizon, who);
+	return -1;
+}
+
 /* GETINFO: every member answered, and the prior set is covered: choose, fetch, activate. */
 void pg_peer_check(struct pg *pg)
 {
@@ -318,6 +395,7 @@ void pg_peer_check(struct pg *pg)
 	uint32_t les = pg->info.les;
 	enum pg_pi_verdict v;
 	char who[PROTO_PG_BLOCKED_MAX * 12] = "";
+	int hz;
 
 	if (!pg->primary || pg->phase != PG_PH_GETINFO)
 		return;
@@ -409,6 +487,11 @@ void pg_peer_check(struct pg *pg)
 					 "writes and none of its OSDs is up; waiting for %s", les, who);
 		return pg_peer_down(pg);
 	}
+	hz = pg_peer_horizon(pg, les);
+	if (hz == 0)
+		return;
+	if (hz < 0)
+		return pg_peer_down(pg);
 	pg->nblocked = 0;
 	if (pg_merge_choose(pg) != 0)
 		return;
@@ -539,6 +622,8 @@ void pg_peer_activate(struct pg *pg)
 	if (pg->auth < 0)
 		pg_merge_own_missing(pg, pg->self_backfill ? 0 : pg->info.lc);
 	pg->info.les = pg->same_since;
+	if (pg->info.since == 0 || pg->info.since > pg->info.les)
+		pg->info.since = pg->info.les; /* the history we merged is ours now */
 	pg_pi_trim(&pg->info.pi, pg->info.les); /* what came before is this interval's history now */
 	pg->pi_gap = false;
 	pg->pi_unsure = false;
@@ -561,6 +646,7 @@ void pg_peer_info(struct pg *pg, const struct proto_pg *m, bool notify)
 	struct proto_pg_interval iv;
 	struct pg_peer *p;
 	unsigned int merged = 0;
+	bool news;
 
 	/* an answer to an older round still says a copy is there: asked again, like a notify */
 	if (!notify && (i < 0 || m->epoch != pg->same_since)) {
@@ -586,15 +672,28 @@ void pg_peer_info(struct pg *pg, const struct proto_pg *m, bool notify)
 	}
 	if (notify && p->acting)
 		return; /* its map is not ours yet: it answers our query */
+	if (notify && !(m->flags & PROTO_PG_INFO_F_EMPTY))
+		p->stray_delete_sent = false; /* still there: a delete was lost (it restarted) */
+	news = !p->heard || p->info.last_update != m->last_update ||
+	       p->info.last_complete != m->last_complete || p->info.flags != m->flags;
 	p->info = *m;
 	p->info.count = 0; /* the entries are a view into a receive buffer */
 	p->info.entries = NULL;
 	p->info.entries_len = 0;
 	p->answered = p->heard = true;
+	if (m->born != 0 && pg->info.born == 0)
+		pg->info.born = m->born; /* persisted with our next info */
+	/* intervals that ended before our own last activation cannot matter (les only grows) */
 	for (size_t off = 0; proto_pg_interval_next(m, &off, &iv) == 1;)
-		merged += pg_pi_merge(&pg->info.pi, &iv) == 1;
+		if (iv.last >= pg->info.les)
+			merged += pg_pi_merge(&pg->info.pi, &iv) == 1;
 	if (merged > 0)
 		pg_logf(pg, PG_LOG_INFO, "%u past intervals learnt from osd.%u", merged, m->from);
+	if (pg->phase == PG_PH_DOWN && news && !(m->flags & PROTO_PG_INFO_F_EMPTY)) {
+		/* a copy answered after we judged: judge again with it (same round) */
+		pg->phase = PG_PH_GETINFO;
+		pg_update_state(pg);
+	}
 	if (pg->phase == PG_PH_GETINFO)
 		pg_peer_check(pg);
 	else if (pg->phase == PG_PH_ACTIVE)

@@ -128,6 +128,13 @@ static int pg_source(const struct pg *pg, uint64_t want, uint32_t k)
 	return -1;
 }
 
+/* The capacity rule for recovery writing into osd (e: the object, NULL: a backfill batch). */
+static bool pg_space_ok(struct pg *pg, int32_t osd, const struct pg_set_ent *e)
+{
+	return pg->env->ops->space_ok == NULL ||
+	       pg->env->ops->space_ok(pg->env->arg, pg, osd, e && (e->flags & PG_SET_URGENT));
+}
+
 /* ----------------------------------------------------------------- pulls */
 
 static void pg_pull_one(struct pg *pg, struct pg_set_ent *e, uint64_t now, uint32_t *unfound)
@@ -175,6 +182,8 @@ static void pg_pull_one(struct pg *pg, struct pg_set_ent *e, uint64_t now, uint3
 		}
 		return;
 	}
+	if (!pg_space_ok(pg, pg->env->self, e))
+		return; /* a pull writes our own store */
 	if (!pg_take_budget(pg, e))
 		return;
 	m = pg_hdr(pg);
@@ -241,6 +250,13 @@ void pg_recovery_pull_answer(struct pg *pg, const struct proto_pg *m)
 	pg_give_budget(pg, e);
 	e->tries++;
 	e->stamp = pg_now(pg);
+	if ((m->flags & PROTO_PG_PULL_F_LOGV) && e->version == PG_V_ANY && m->last_update != 0) {
+		/* the base copy's log names the version it misses: that one is wanted */
+		pg_logf(pg, PG_LOG_INFO, "%s: osd.%u names v%llx, which it misses; looking for it",
+			m->name, m->from, (unsigned long long)m->last_update);
+		e->version = m->last_update;
+		e->tries = 0;
+	}
 }
 
 void pg_obj_arrived(struct pg *pg, const char *name, uint64_t version)
@@ -300,9 +316,11 @@ static void pg_recovery_pushes(struct pg *pg, struct pg_peer *p, bool urgent_onl
 		if (rc != 0 && rc != -ENOENT)
 			continue;
 		v = rc == 0 ? (o.version ? o.version : 1) : 0;
+		if (v != 0 && !pg_space_ok(pg, p->osd, e))
+			continue; /* a removal frees space: it goes */
 		if (!pg_take_budget(pg, e))
 			return;
-		if (pg->env->ops->push(pg->env->arg, pg, p->osd, e->name, v) != 0) {
+		if (pg->env->ops->push(pg->env->arg, pg, p->osd, e->name, v, pg->same_since) != 0) {
 			pg_give_budget(pg, e);
 			continue;
 		}
@@ -322,6 +340,15 @@ void pg_push_done(struct pg *pg, int32_t to, const char *name, int rc)
 	if (e == NULL || !(e->flags & PG_SET_INFLIGHT))
 		return;
 	pg_give_budget(pg, e);
+	if (rc == -ENOTCONN && pg->p[i].acting && pg->phase == PG_PH_ACTIVE) {
+		if (!pg->restart_wanted)
+			pg_logf(pg, PG_LOG_WARN, "osd.%d was not activated in this interval (it "
+						 "was removing a stray copy): peering again", to);
+		pg->restart_wanted = true;
+		pg->restart_ms = pg_now(pg);
+		pg_update_state(pg);
+		return;
+	}
 	if (rc != 0) {
 		pg_logf(pg, PG_LOG_WARN, "push of %s to osd.%d: %s (again later)", name, to,
 			strerror(rc < 0 ? -rc : rc));
@@ -468,6 +495,8 @@ static void pg_bf_step(struct pg *pg, struct pg_peer *p, bool self, uint64_t now
 		return; /* let the copies catch up first */
 	if (p->bf_scan_inflight && now - p->bf_scan_ms < PG_BF_RESEND_MS)
 		return;
+	if (!pg_space_ok(pg, self ? pg->env->self : p->osd, NULL))
+		return; /* no further batches for a target past its space limit */
 	q = pg_hdr(pg);
 	q.max = PG_BF_BATCH;
 	if (p->bf_pos) {
