@@ -8,14 +8,20 @@ pkg_check_modules(JANSSON REQUIRED IMPORTED_TARGET jansson)
 pkg_check_modules(CMOCKA REQUIRED IMPORTED_TARGET cmocka)
 # weft-mount (client/mount/): the FUSE 3 low-level API
 pkg_check_modules(FUSE3 REQUIRED IMPORTED_TARGET fuse3>=3.12)
-# nbdkit-weft-plugin (client/nbd/): built when nbdkit's plugin header is there
-# (Debian: nbdkit-plugin-dev); the plugin directory comes from nbdkit itself.
+# nbdkit-weft-plugin (client/nbd/): WEFT_WITH_NBD=AUTO builds it when nbdkit's
+# plugin header is there (Debian: nbdkit-plugin-dev), ON requires it (the
+# Debian package build: its nbdkit-plugin-weft package must not come out
+# empty); the plugin directory comes from nbdkit itself.
 find_path(NBDKIT_INCLUDE_DIR nbdkit-plugin.h)
 find_program(NBDKIT_PROGRAM nbdkit)
-if(NBDKIT_INCLUDE_DIR)
-	set(WEFT_WITH_NBD ON)
-else()
-	set(WEFT_WITH_NBD OFF)
+if(WEFT_WITH_NBD STREQUAL "AUTO")
+	if(NBDKIT_INCLUDE_DIR)
+		set(WEFT_WITH_NBD ON)
+	else()
+		set(WEFT_WITH_NBD OFF)
+	endif()
+elseif(WEFT_WITH_NBD AND NOT NBDKIT_INCLUDE_DIR)
+	message(FATAL_ERROR "WEFT_WITH_NBD=ON but nbdkit-plugin.h not found: run scripts/install-deps.sh")
 endif()
 # weft osd create: signatures on a device (util-linux's libblkid)
 pkg_check_modules(BLKID REQUIRED IMPORTED_TARGET blkid)

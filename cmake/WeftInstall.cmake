@@ -30,19 +30,26 @@ install(FILES ${dist}/weft.logrotate DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR
 install(FILES ${dist}/completion/weft
 	DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
 
-# Man pages from one source each (dist/man/*.scd) with scdoc.
+# Man pages from one source each (dist/man/*.scd) with scdoc; the nbdkit
+# plugin's page (section 1, nbdkit's convention) with the plugin.
 find_program(SCDOC scdoc)
 if(SCDOC)
+	set(pages weft.8 weft-mon.8 weft-osd.8 weft-mount.8)
+	if(WEFT_WITH_NBD)
+		list(APPEND pages nbdkit-weft-plugin.1)
+	endif()
 	set(mans "")
-	foreach(page weft.8 weft-mon.8 weft-osd.8 weft-mount.8)
+	foreach(page ${pages})
 		add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/man/${page}
 			COMMAND ${CMAKE_COMMAND} -E make_directory ${PROJECT_BINARY_DIR}/man
 			COMMAND sh -c "${SCDOC} < ${dist}/man/${page}.scd > ${PROJECT_BINARY_DIR}/man/${page}"
 			DEPENDS ${dist}/man/${page}.scd VERBATIM)
 		list(APPEND mans ${PROJECT_BINARY_DIR}/man/${page})
+		string(REGEX REPLACE ".*\\.([0-9])$" "\\1" section ${page})
+		install(FILES ${PROJECT_BINARY_DIR}/man/${page}
+			DESTINATION ${CMAKE_INSTALL_MANDIR}/man${section})
 	endforeach()
 	add_custom_target(weft_man ALL DEPENDS ${mans})
-	install(FILES ${mans} DESTINATION ${CMAKE_INSTALL_MANDIR}/man8)
 else()
 	message(STATUS "weft: scdoc not found: man pages not built (scripts/install-deps.sh)")
 endif()

@@ -6,6 +6,7 @@ option(WEFT_BUILD_TESTS "Build the tests (the Debian package build turns them of
 option(WEFT_DEBUG_LOG "Compile in data-path debug logs" OFF)
 set(WEFT_WITH_VERBS "AUTO" CACHE STRING "Build the verbs backend: AUTO, ON or OFF")
 set(WEFT_WITH_UCX "AUTO" CACHE STRING "Build the UCX backend: AUTO, ON or OFF")
+set(WEFT_WITH_NBD "AUTO" CACHE STRING "Build the nbdkit plugin: AUTO, ON or OFF")
 
 if(WEFT_SANITIZE)
 	add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined

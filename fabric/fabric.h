@@ -200,7 +200,9 @@ struct fab_sge {
 
 /*
  * Listen on "ip:port" (port 0 = any; see fab_listener_port). Accepted
- * endpoints carry ctx until changed with fab_ep_set_ctx().
+ * endpoints carry ctx until changed with fab_ep_set_ctx(). A port in use
+ * is -EADDRINUSE without a log line (the caller may try the next port);
+ * other errors are logged.
  */
 int fab_listen(struct fab_domain *dom, const char *addr, void *ctx,
 	       struct fab_listener **listener_out);

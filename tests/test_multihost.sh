@@ -68,6 +68,13 @@ cleanup() {
 	wait 2> /dev/null
 	for h in "${HOSTS[@]}" "$SW"; do ip netns del "$h" 2> /dev/null; done
 	[ -f "$T/loops" ] && while read -r l; do losetup -d "$l" 2> /dev/null; done < "$T/loops"
+	# and any loop device still on one of our images (one attached just before a kill)
+	for f in "$T"/*.img; do
+		[ -f "$f" ] && for l in $(losetup -n -O NAME -j "$f"); do losetup -d "$l" 2> /dev/null; done
+	done
+	# WEFT_TEST_SAVE_LOGS=DIR keeps the daemons' logs and the steps' outputs
+	[ -n "${WEFT_TEST_SAVE_LOGS:-}" ] && mkdir -p "$WEFT_TEST_SAVE_LOGS" &&
+		cp "$T"/log/* "$T"/*.out "$T"/*.json "$WEFT_TEST_SAVE_LOGS"/ 2> /dev/null
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -262,9 +269,12 @@ clean() {
 	s=$(WJ status) || return 1
 	[ "$(echo "$s" | jq -r .health.status)" = HEALTH_OK ] &&
 		[ "$(echo "$s" | jq '.pgmap.inactive_pgs // 0')" = 0 ] &&
-		[ "$(WJ pg ls | jq '[.. | objects | select(has("acting")) | select(.state != "active+clean")] | length')" = 0 ]
+		[ "$(WJ pg ls | jq '[.. | objects | select(has("acting")) | select(.state != "active+clean")] | length')" = 0 ] &&
+		[ "$(WJ balancer eval | jq '[.pools[].balancer_would_move] | add // 0')" = 0 ]
 }
-wait_for 120 "HEALTH_OK, every PG active+clean" clean
+# clean, and the mons' balancer (on by default) has nothing left to move:
+# while it moves a PG, the PG's old copy stays until the new one is complete
+wait_for 180 "HEALTH_OK, every PG active+clean, the balancer done" clean
 WJ osd dump > "$T/dump.json"
 jq -e '[.osds[] | select((.public_addr | startswith("198.19.10.")) and (.cluster_addr | startswith("198.19.20.")))] | length == 6' \
 	"$T/dump.json" > /dev/null || fail "addresses not picked by subnet: $(jq -c '.osds' "$T/dump.json")"
@@ -333,6 +343,6 @@ run_unit 2 weft-mon@.service c mon.c
 for id in "${!OSD_HOST[@]}"; do
 	[ "${OSD_HOST[$id]}" = 2 ] && run_unit 2 weft-osd@.service "$id" "osd.$id"
 done
-wait_for 180 "host ${HN[2]} back: HEALTH_OK, every PG active+clean" clean
+wait_for 180 "host ${HN[2]} back: HEALTH_OK, every PG active+clean, balanced" clean
 on_host 0 env WEFT_TEST_COPIES=3 "$IO" -c "$CONF" -p rbd readback 200 9 > "$T/io4.out" 2>&1 || fail "read back after recovery"
 log "PASS multihost: 3 hosts, 3 mons, 6 OSDs on loop devices, one host killed and back"

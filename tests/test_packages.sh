@@ -10,8 +10,8 @@
 # the weft user with the units' command lines and limits (CI has no
 # running systemd), HEALTH_OK, a program built with `pkg-config weft`
 # against libweft-dev writes and reads an object, a volume mounted with
-# weft-mount@'s ExecStart and written and read through the mount. Then
-# everything is purged again.
+# weft-mount@'s ExecStart and written and read through the mount, then read
+# over NBD through the packaged nbdkit plugin. Then everything is purged again.
 #
 #   test_packages.sh SRC_DIR PORT
 #
@@ -32,7 +32,7 @@ dpkg-query -W -f='${Status}' weft-common 2> /dev/null | grep -q "install ok inst
 [ -e /etc/weft/weft.conf ] && skip "/etc/weft/weft.conf exists (a real node?)"
 
 T=$(mktemp -d /tmp/weft-packages.XXXXXX)
-PKGS="weft-common weft-mon weft-osd weft-client libweft1 libweft-dev"
+PKGS="weft-common weft-mon weft-osd weft-client libweft1 libweft-dev nbdkit-plugin-weft"
 LOOPS=()
 declare -A PIDS
 HAD_VARLIB=$([ -d /var/lib/weft ] && echo 1 || echo 0)
@@ -40,6 +40,7 @@ MNT=/mnt/weft/rbd
 
 fail() {
 	log "FAIL: $*"
+	ls -l /var/log/weft /var/lib/weft/osd/* 2> /dev/null
 	for f in /var/log/weft/*.log "$T"/*.out; do
 		[ -f "$f" ] || continue
 		echo "--- $f (tail)"
@@ -59,6 +60,10 @@ cleanup() {
 	for p in "${PIDS[@]}"; do killtree "$p"; done
 	wait 2> /dev/null
 	for l in "${LOOPS[@]}"; do losetup -d "$l" 2> /dev/null; done
+	# and any loop device still on one of our images (one attached just before a kill)
+	for f in "$T"/*.img; do
+		[ -f "$f" ] && for l in $(losetup -n -O NAME -j "$f"); do losetup -d "$l" 2> /dev/null; done
+	done
 	# shellcheck disable=SC2086
 	dpkg -P $PKGS > "$T/purge.out" 2>&1 || cat "$T/purge.out"
 	rm -f /etc/weft/weft.conf
@@ -80,7 +85,11 @@ mkdir "$T/weft-${VER%-*}"
 [ -f "$T/weft-${VER%-*}/debian/rules" ] || fail "no debian/ in the copy (not a git tree?)"
 COMMIT=$(git -C "$SRC" rev-parse --short=12 HEAD 2> /dev/null || echo unknown)
 (cd "$T/weft-${VER%-*}" && WEFT_GIT_COMMIT=$COMMIT DEB_BUILD_OPTIONS="parallel=$(nproc)" \
-	dpkg-buildpackage -us -uc -b) > "$T/build.out" 2>&1 || fail "dpkg-buildpackage"
+	dpkg-buildpackage -us -uc -b) > "$T/build.out" 2>&1 || {
+	# the cause is above fail()'s 15-line tail (dh_missing lists the files first)
+	grep -E -m 20 "not installed|^dh_[a-z_]*: error|error:" "$T/build.out"
+	fail "dpkg-buildpackage"
+}
 log "built: $(cd "$T" && ls ./*.deb | grep -vc dbgsym) packages"
 lintian --tag-display-limit 0 "$T"/*.changes > "$T/lintian.out" 2>&1
 grep -E "^E: " "$T/lintian.out" && fail "lintian errors"
@@ -100,6 +109,11 @@ for b in weft weft-mon weft-osd weft-mount; do
 	man -w "$b" > /dev/null 2>&1 || fail "no man page for $b"
 done
 [ -f /usr/share/bash-completion/completions/weft ] || fail "no bash completion"
+# nbdkit finds the plugin by name in its plugin directory
+nbdkit --dump-plugin weft > "$T/dump-plugin.out" 2>&1 || { cat "$T/dump-plugin.out"; fail "nbdkit --dump-plugin weft"; }
+grep -q "^path=$(nbdkit --dump-config | sed -n 's/^plugindir=//p')/nbdkit-weft-plugin.so$" "$T/dump-plugin.out" ||
+	fail "nbdkit weft is not the packaged plugin: $(grep ^path= "$T/dump-plugin.out")"
+man -w nbdkit-weft-plugin > /dev/null 2>&1 || fail "no man page for nbdkit-weft-plugin"
 mkdir "$T/units"
 cp /lib/systemd/system/weft-mon@.service "$T/units/weft-mon@a.service"
 cp /lib/systemd/system/weft-osd@.service "$T/units/weft-osd@0.service"
@@ -239,7 +253,10 @@ int main(void)
 EOF
 # shellcheck disable=SC2046
 cc -o "$T/obj" "$T/obj.c" $(pkg-config --cflags --libs weft) || fail "build against libweft-dev"
-ldd "$T/obj" | grep -q "libweft.so.1 => /usr/lib" || fail "not linked to the installed libweft.so.1"
+# the library the loader picked is libweft1's (by /lib or /usr/lib: merged /usr)
+lib=$(ldd "$T/obj" | awk '$1 == "libweft.so.1" { print $3 }')
+[ -n "$lib" ] && dpkg -S "$(readlink -f "$lib")" 2> /dev/null | grep -q "^libweft1:" ||
+	fail "not linked to the installed libweft.so.1 (ldd: ${lib:-none})"
 "$T/obj" || fail "libweft program"
 
 # --- a volume through weft-mount@rbd's command line
@@ -252,4 +269,13 @@ dd if="$T/pattern" of="$MNT/pkgvol" bs=1M oflag=direct conv=notrunc status=none 
 cmp -n 8388608 "$T/pattern" "$MNT/pkgvol" || fail "read back through the mount differs"
 log "ok: volume rbd/pkgvol mounted, 8 MiB written and read back through $MNT"
 fusermount3 -u "$MNT" || fail "unmount"
+# the same volume over NBD through the packaged plugin, read back with nbdcopy
+if command -v nbdcopy > /dev/null; then
+	nbdkit -U - weft volume=rbd/pkgvol readonly=true --run "nbdcopy \"\$uri\" - | head -c 8388608 > $T/nbd.out" \
+		> "$T/nbdkit.out" 2>&1 || { cat "$T/nbdkit.out"; fail "nbdkit weft volume=rbd/pkgvol"; }
+	cmp "$T/pattern" "$T/nbd.out" || fail "read back over NBD differs"
+	log "ok: rbd/pkgvol read back over NBD (nbdkit weft, the packaged plugin)"
+else
+	log "nbdcopy not installed (libnbd-bin): NBD read-back not checked"
+fi
 log "PASS packages: built, lintian-clean, installed, a cluster from the installed layout"

@@ -378,6 +378,25 @@ static void dev_chown_tree(const char *dir)
 		fprintf(stderr, "weft osd: %s failed\n", cmd);
 }
 
+/*
+ * The OSD's log_file, if it exists: weft-osd --mkfs (run by osd create, as
+ * root) made it, and the daemon, as weft, appends to it.
+ */
+static void dev_chown_log(const char *file, uint32_t id)
+{
+	char name[32];
+	struct conf *conf;
+	const char *f;
+
+	snprintf(name, sizeof(name), "osd.%u", id);
+	if (geteuid() != 0 || dev_conf(file, name, &conf) != 0)
+		return;
+	f = conf_get_str(conf, CONF_LOG_FILE);
+	if (f != NULL && f[0] && strcmp(f, "-") != 0 && access(f, F_OK) == 0)
+		dev_chown(f, true);
+	conf_destroy(conf);
+}
+
 /* The directory from the label: symlinks, id files, ownership. */
 static int dev_build_dir(const char *dir, const char *data, const char *wal,
 			 const struct store_label *l)
@@ -525,6 +544,7 @@ static int dev_create(const struct dev_args *a)
 	}
 	if (dev_build_dir(dir, data_abs, wal_abs, &l) != 0)
 		return 1;
+	dev_chown_log(a->conf_file, (uint32_t)id);
 	printf("osd.%ld: created in %s\n", id, dir);
 	dev_start((uint32_t)id, a);
 	return 0;
@@ -639,6 +659,7 @@ static int dev_activate(const struct dev_args *a, bool list_only)
 			failed++;
 			continue;
 		}
+		dev_chown_log(a->conf_file, d->label.osd_id);
 		printf("osd.%u: activated %s in %s\n", d->label.osd_id, d->path, dir);
 		dev_start(d->label.osd_id, a);
 		done++;

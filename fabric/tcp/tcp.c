@@ -266,7 +266,9 @@ static int tcp_listen(struct fab_domain *dom, const char *addr, void *ctx,
 	setsockopt(l->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(l->fd, (struct sockaddr *)&ss, slen) < 0) {
 		rc = -errno;
-		fab_log_err(dom, "listen %s: bind: %s", addr, strerror(errno));
+		/* a port in use is the caller's to report: the OSD tries the next one */
+		if (errno != EADDRINUSE)
+			fab_log_err(dom, "listen %s: bind: %s", addr, strerror(errno));
 		goto err_close;
 	}
 	if (listen(l->fd, 1024) < 0) {

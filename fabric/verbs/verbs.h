@@ -280,6 +280,7 @@ int verbs_dev_select(const struct fab_domain_attr *attr, bool quiet, struct ibv_
 		     uint8_t *port_out);
 void verbs_memlock_advice(struct verbs_domain *vd, size_t want, int err);
 const char *verbs_mtu_str(enum ibv_mtu mtu);
+void verbs_qp_path_str(struct ibv_qp *qp, char *buf, size_t cap);
 
 /* verbs_mem.c: registered slabs and regions */
 int verbs_slabs_open(struct verbs_domain *vd);

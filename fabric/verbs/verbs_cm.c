@@ -258,12 +258,16 @@ static void verbs_ep_established(struct verbs_ep *ep, const uint8_t *pd, uint8_t
 {
 	struct verbs_domain *vd = ep->vd;
 	struct fab_cqe cqe = { 0 };
+	char path[96];
 
 	if (!ep->from && verbs_pd_decode(ep, pd, pdlen)) {
 		verbs_ep_fail(ep, -EPROTO, NULL);
 		return;
 	}
 	verbs_ep_names(ep);
+	verbs_qp_path_str(ep->id->qp, path, sizeof(path));
+	log_info("fab", "%s %s: connected %s %s (%s)", vd->base.name, vd->ident,
+		 ep->from ? "from" : "to", ep->base.peer_addr, path);
 	ep->state = VERBS_EP_CONNECTED;
 	ep->was_connected = true;
 	ep->base.connected = true;
@@ -474,9 +478,12 @@ int verbs_listen(struct fab_domain *dom, const char *addr, void *ctx,
 	}
 	if (rdma_bind_addr(l->id, (struct sockaddr *)&ss)) {
 		rc = -errno;
-		verbs_log_err(vd, "listen %s: bind: %s%s", addr, strerror(errno),
-			      errno == EADDRNOTAVAIL || errno == ENODEV
-				      ? " (no RDMA device holds this IP: see 'weft doctor')" : "");
+		/* a port in use is the caller's to report: the OSD tries the next one */
+		if (rc != -EADDRINUSE)
+			verbs_log_err(vd, "listen %s: bind: %s%s", addr, strerror(-rc),
+				      rc == -EADDRNOTAVAIL || rc == -ENODEV
+					      ? " (no RDMA device holds this IP: see 'weft doctor')"
+					      : "");
 		goto err_id;
 	}
 	if (l->id->verbs && l->id->verbs != vd->ctx) {

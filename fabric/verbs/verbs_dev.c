@@ -12,6 +12,28 @@
 
 #include "fabric/verbs/verbs.h"
 
+/*
+ * The path rdma_cm gave a connected QP, for the log: the source GID index
+ * it picked (RoCE, or IB with a GRH) or the remote LID (IB), and the path
+ * MTU. Operators check GID selection and MTU by it (docs/verbs.md).
+ */
+void verbs_qp_path_str(struct ibv_qp *qp, char *buf, size_t cap)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+
+	if (qp == NULL || ibv_query_qp(qp, &a, IBV_QP_AV | IBV_QP_PATH_MTU, &ia) != 0) {
+		snprintf(buf, cap, "path unknown");
+		return;
+	}
+	if (a.ah_attr.is_global)
+		snprintf(buf, cap, "QP %u, sgid index %u, path MTU %s", qp->qp_num,
+			 a.ah_attr.grh.sgid_index, verbs_mtu_str(a.path_mtu));
+	else
+		snprintf(buf, cap, "QP %u, dlid %u, path MTU %s", qp->qp_num, a.ah_attr.dlid,
+			 verbs_mtu_str(a.path_mtu));
+}
+
 const char *verbs_mtu_str(enum ibv_mtu mtu)
 {
 	switch (mtu) {
