@@ -329,6 +329,38 @@ static void pg_peer_down(struct pg *pg)
 }
 
 /*
+ * Has every OSD that exists answered? 1: yes; 0: an up one has not (it was
+ * asked: wait for it); -1: some are down, now in pg->blocked and in `who`.
+ */
+static int pg_peer_all_heard(struct pg *pg, char *who, size_t wlen)
+{
+	uint32_t max = pg->env->ops->max_osd(pg->env->arg);
+	int32_t blocked[PROTO_PG_BLOCKED_MAX];
+	unsigned int nb = 0;
+
+	who[0] = '\0';
+	for (uint32_t id = 0; id < max; id++) {
+		int i = pg_peer_index(pg, (int32_t)id);
+
+		if ((int32_t)id == pg->env->self ||
+		    !pg->env->ops->osd_exists(pg->env->arg, (int32_t)id) ||
+		    (i >= 0 && pg->p[i].heard))
+			continue;
+		if (pg_osd_up(pg, (int32_t)id))
+			return 0;
+		if (nb < PROTO_PG_BLOCKED_MAX) {
+			snprintf(who + strlen(who), wlen - strlen(who), "%sosd.%u", nb ? ", " : "", id);
+			blocked[nb++] = (int32_t)id;
+		}
+	}
+	if (nb == 0)
+		return 1;
+	memcpy(pg->blocked, blocked, nb * sizeof(*blocked));
+	pg->nblocked = (uint8_t)nb;
+	return -1;
+}
+
+/*
  * The past intervals we hold are complete since `les` only if some copy we
  * heard (or we) followed the PG's maps from `les` on, or from its creation
  * when it was never active. Copies that all began following later (new
@@ -341,8 +373,9 @@ static void pg_peer_down(struct pg *pg)
 static int pg_peer_horizon(struct pg *pg, uint32_t les)
 {
 	uint32_t horizon = les > pg->info.born ? les : pg->info.born;
-	uint32_t best = pg->info.since, max, nb = 0;
-	char who[PROTO_PG_BLOCKED_MAX * 12] = "";
+	uint32_t best = pg->info.since;
+	char who[PROTO_PG_BLOCKED_MAX * 12];
+	int rc;
 
 	for (unsigned int i = 0; i < pg->np; i++) {
 		const struct pg_peer *p = &pg->p[i];
@@ -356,26 +389,9 @@ static int pg_peer_horizon(struct pg *pg, uint32_t les)
 		pg->pi_unsure = true; /* blind after all: every up OSD is asked */
 		pg_peer_probe(pg);
 	}
-	max = pg->env->ops->max_osd(pg->env->arg);
-	for (uint32_t id = 0; id < max; id++) {
-		int i = pg_peer_index(pg, (int32_t)id);
-
-		if ((int32_t)id == pg->env->self ||
-		    !pg->env->ops->osd_exists(pg->env->arg, (int32_t)id) ||
-		    (i >= 0 && pg->p[i].heard))
-			continue;
-		if (pg_osd_up(pg, (int32_t)id))
-			return 0; /* asked: its answer decides */
-		if (nb < PROTO_PG_BLOCKED_MAX) {
-			pg->blocked[nb] = (int32_t)id;
-			snprintf(who + strlen(who), sizeof(who) - strlen(who), "%sosd.%u",
-				 nb ? ", " : "", id);
-			nb++;
-		}
-	}
-	if (nb == 0)
-		return 1; /* every OSD answered: no history exists anywhere */
-	pg->nblocked = (uint8_t)nb;
+	rc = pg_peer_all_heard(pg, who, sizeof(who));
+	if (rc >= 0)
+		return rc; /* 1: every OSD answered, no history exists anywhere; 0: wait */
 	if (horizon == 0)
 		pg_logf(pg, PG_LOG_WARN, "down: no copy heard was ever active or saw the PG "
 					 "created, so its history is unknown; waiting for %s", who);
@@ -442,27 +458,11 @@ void pg_peer_check(struct pg *pg)
 	}
 	if (pg->info.pi.dropped > 0) {
 		/* past intervals were forgotten (the bound): only every OSD's answer is proof */
-		uint32_t max = pg->env->ops->max_osd(pg->env->arg);
+		int rc = pg_peer_all_heard(pg, who, sizeof(who));
 
-		for (uint32_t id = 0; id < max; id++) {
-			int i = pg_peer_index(pg, (int32_t)id);
-
-			if ((int32_t)id == pg->env->self ||
-			    !pg->env->ops->osd_exists(pg->env->arg, (int32_t)id) ||
-			    (i >= 0 && pg->p[i].heard))
-				continue;
-			if (pg_osd_up(pg, (int32_t)id))
-				return; /* asked (pg_peer_probe asks every up OSD then) */
-			if (nb < PROTO_PG_BLOCKED_MAX)
-				blocked[nb++] = (int32_t)id;
-		}
-		if (nb > 0) {
-			for (unsigned int i = 0; i < nb; i++) {
-				pg->blocked[i] = blocked[i];
-				snprintf(who + strlen(who), sizeof(who) - strlen(who), "%sosd.%d",
-					 i ? ", " : "", blocked[i]);
-			}
-			pg->nblocked = (uint8_t)nb;
+		if (rc == 0)
+			return; /* asked (pg_peer_probe asks every up OSD then) */
+		if (rc < 0) {
 			pg_logf(pg, PG_LOG_WARN, "down: %u past intervals were forgotten (more than "
 						 "%u since it was last active): waiting for every OSD, "
 						 "%s is not up", pg->info.pi.dropped, PG_PI_MAX, who);
