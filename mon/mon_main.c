@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/pidfile.h"
 #include "common/version.h"
 #include "mon/mon_priv.h"
 
@@ -55,6 +56,11 @@ static int mon_peers_load(struct mon *mon)
 	if (n == 0 || n > MON_PEERS_MAX) {
 		log_error("mon", "%s: mon_host lists %u monitors; 1..%d needed", mon->name, n,
 			  MON_PEERS_MAX);
+		return -EINVAL;
+	}
+	if (ns == 0) {
+		log_error("mon", "%s: no mon_addr for %s (is there a [%s] section?)", mon->name,
+			  mon->name, mon->name);
 		return -EINVAL;
 	}
 	if (ns != 1) {
@@ -227,9 +233,26 @@ static void mon_signal_cb(uv_signal_t *s, int signum)
 	mon_stop(s->data);
 }
 
+/* One monitor per data directory: a second start says who holds it and exits. */
+static int mon_lock(struct mon *mon, int *fd_out)
+{
+	char path[PATH_MAX + 16];
+	pid_t holder = 0;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s.pid", mon->data_dir, MON_MARKER);
+	rc = weft_pidfile_lock(path, fd_out, &holder);
+	if (rc == -EEXIST)
+		log_error("mon", "%s is already running (pid %ld)", mon->name, (long)holder);
+	else if (rc != 0)
+		log_error("mon", "%s: cannot lock %s: %s", mon->name, path, strerror(-rc));
+	return rc;
+}
+
 static int mon_run(struct mon *mon)
 {
 	char path[PATH_MAX + 16];
+	int lock_fd = -1;
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/%s", mon->data_dir, MON_MARKER);
@@ -238,9 +261,12 @@ static int mon_run(struct mon *mon)
 			  "ID first)", mon->name, mon->data_dir);
 		return -ENOENT;
 	}
-	rc = mon_svc_start(mon);
+	rc = mon_lock(mon, &lock_fd);
 	if (rc != 0)
 		return rc;
+	rc = mon_svc_start(mon);
+	if (rc != 0)
+		goto err_lock;
 	rc = mon_raft_open(mon);
 	if (rc != 0)
 		goto err_svc;
@@ -275,6 +301,8 @@ static int mon_run(struct mon *mon)
 	rc = 0;
 err_svc:
 	mon_svc_stop(mon);
+err_lock:
+	weft_pidfile_unlock(lock_fd);
 	return rc;
 }
 
@@ -289,7 +317,7 @@ int main(int argc, char **argv)
 	static struct mon mon;
 	enum weft_log_level level;
 	char entity[80];
-	bool mkfs = false;
+	bool mkfs = false, loop_open = false;
 	int c, rc;
 
 	if (weft_version_arg(argc, argv, "weft-mon"))
@@ -348,11 +376,14 @@ int main(int argc, char **argv)
 		(unsigned int)(conf_get_duration_us(mon.conf, CONF_MON_ELECTION_TIMEOUT) / 1000);
 	mon_map_init(&mon.map);
 	rc = mon_peers_load(&mon);
-	if (rc == 0)
+	if (rc == 0) {
 		rc = uv_loop_init(&mon.loop) == 0 ? 0 : -ENOMEM;
+		loop_open = rc == 0;
+	}
 	if (rc == 0)
 		rc = mkfs ? mon_mkfs(&mon) : mon_run(&mon);
-	if (rc == 0 || rc != -ENOMEM)
+	/* only a loop that was opened: mon_peers_load fails before there is one */
+	if (loop_open)
 		uv_loop_close(&mon.loop);
 	mon_hist_free(&mon);
 	mon_map_free(&mon.map);

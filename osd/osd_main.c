@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/pidfile.h"
 #include "common/version.h"
 #include "osd/osd.h"
 #include "osd/osd_pg.h"
@@ -45,6 +47,34 @@ static void osd_usage(FILE *out)
 		     "  --KEY=VALUE     any option of 'weft config help'\n"
 		     "  -h, --help      this text\n"
 		     "  --version       version and git commit of this build\n");
+}
+
+/*
+ * One OSD per store: a pid file in its RocksDB directory, locked for our
+ * lifetime. No directory yet (never formatted) is left to store_mount to
+ * explain. 0 (with *fd_out, maybe -1), or an error already printed.
+ */
+static int osd_lock(struct osd *osd, int *fd_out)
+{
+	char path[PATH_MAX];
+	const char *db = conf_get_str(osd->conf, CONF_OSD_DB);
+	pid_t holder = 0;
+	int rc;
+
+	*fd_out = -1;
+	if (db == NULL || db[0] == '\0')
+		return 0;
+	snprintf(path, sizeof(path), "%s/weft-osd.pid", db);
+	rc = weft_pidfile_lock(path, fd_out, &holder);
+	if (rc == -ENOENT || rc == -ENOTDIR)
+		return 0;
+	if (rc == -EEXIST)
+		fprintf(stderr, "weft-osd: %s is already running (pid %ld)\n", osd->name,
+			(long)holder);
+	else if (rc != 0)
+		fprintf(stderr, "weft-osd: %s: cannot lock %s: %s\n", osd->name, path,
+			strerror(-rc));
+	return rc;
 }
 
 static void osd_mkfs_cb(void *arg, int rc)
@@ -278,6 +308,7 @@ int main(int argc, char **argv)
 	const char *file = NULL, *id = NULL, *uuid_text = NULL;
 	enum weft_log_level level;
 	struct store_opts so;
+	int lock_fd = -1;
 	bool mkfs = false;
 	char *end;
 	int c, rc;
@@ -337,6 +368,12 @@ int main(int argc, char **argv)
 	/* file first, then env; flags were applied above and keep their precedence */
 	if ((file != NULL && conf_load_file(osd.conf, file) != 0) || conf_apply_env(osd.conf) != 0)
 		return 2;
+	/* before the first log line: a second start answers with one line */
+	rc = osd_lock(&osd, &lock_fd);
+	if (rc != 0) {
+		conf_destroy(osd.conf);
+		return 1;
+	}
 	if (weft_log_level_parse(conf_get_str(osd.conf, CONF_LOG_LEVEL), &level) != 0)
 		level = WEFT_LOG_INFO;
 	weft_log_open(osd.name, level, conf_get_str(osd.conf, CONF_LOG_FILE));
@@ -346,6 +383,7 @@ int main(int argc, char **argv)
 		if (rc != 0)
 			fprintf(stderr, "weft-osd: mkfs of %s failed: %s\n", osd.name,
 				weft_strerror(rc));
+		weft_pidfile_unlock(lock_fd);
 		conf_destroy(osd.conf);
 		return rc != 0;
 	}
@@ -354,6 +392,7 @@ int main(int argc, char **argv)
 	osd.op_timeout_ms = conf_get_duration_us(osd.conf, CONF_OSD_OP_TIMEOUT) / 1000;
 	if (osd.ring_size < osd.max_op + OSD_REC_HDR_MAX + OSD_REC_ALIGN) {
 		fprintf(stderr, "weft-osd: osd_repl_ring_size must exceed osd_max_op_size\n");
+		weft_pidfile_unlock(lock_fd);
 		return 2;
 	}
 	mon_map_init(&osd.map);
@@ -437,5 +476,6 @@ out_store:
 out_conf:
 	mon_map_free(&osd.map);
 	conf_destroy(osd.conf);
+	weft_pidfile_unlock(lock_fd);
 	return rc != 0 || osd.fatal != 0;
 }
