@@ -15,6 +15,7 @@
 #include "common/crc32c.h"
 #include "common/le.h"
 #include "common/log.h"
+#include "common/name.h"
 #include "proto/codec.h"
 
 #define VOL_HDR_MAGIC	  0x4c4f5657u /* "WVOL" */
@@ -24,24 +25,12 @@
 
 int vol_name_check(const char *name)
 {
-	size_t n = name ? strlen(name) : 0;
+	char err[256];
+	int rc = weft_name_check("volume", name, WEFT_VOL_NAME_MAX, err, sizeof(err));
 
-	if (n == 0 || n > WEFT_VOL_NAME_MAX || name[0] == '.') {
-		log_error("vol",
-			  "volume name '%s': must be 1..%u characters, not starting with '.'",
-			  name ? name : "", WEFT_VOL_NAME_MAX);
-		return -EINVAL;
-	}
-	for (size_t i = 0; i < n; i++) {
-		char c = name[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '.' || c == '_' || c == '-')) {
-			log_error("vol", "volume name '%s': only [A-Za-z0-9._-] allowed", name);
-			return -EINVAL;
-		}
-	}
-	return 0;
+	if (rc != 0)
+		log_error("vol", "%s", err);
+	return rc;
 }
 
 void vol_hdr_obj_name(const char *name, char *out, size_t cap)

@@ -21,10 +21,25 @@
 #define LOG_LINE_MAX   4096
 #define LOG_ENTITY_MAX 64
 
+#define LOG_PATH_MAX   4096
+#define LOG_SUBSYS_MAX 16
+
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static int log_fd = -1; /* -1 = stderr */
 static char log_entity[LOG_ENTITY_MAX];
+static char log_path[LOG_PATH_MAX]; /* what weft_log_reopen() opens again; "" = stderr */
 static atomic_int log_level = WEFT_LOG_INFO;
+static atomic_bool log_muted;
+
+/*
+ * Per-subsystem thresholds (debug_osd = debug). Set rarely, read on every
+ * line: the count is published last, so a reader sees only filled slots.
+ */
+static struct {
+	char name[16];
+	atomic_int level; /* -1: the global level */
+} log_subsys[LOG_SUBSYS_MAX];
+static atomic_uint log_nsubsys;
 
 static const char *const log_level_names[] = {"error", "warn", "info", "debug"};
 static const char *const log_level_tags[] = {"ERROR", "WARN", "INFO", "DEBUG"};
@@ -65,6 +80,81 @@ enum weft_log_level weft_log_get_level(void)
 	return (enum weft_log_level)atomic_load(&log_level);
 }
 
+void weft_log_mute(bool mute)
+{
+	atomic_store(&log_muted, mute);
+}
+
+int weft_log_set_subsys_level(const char *subsys, int level)
+{
+	unsigned int n;
+
+	if (subsys == NULL || strlen(subsys) >= sizeof(log_subsys[0].name))
+		return -EINVAL;
+	if (level > WEFT_LOG_DEBUG)
+		level = WEFT_LOG_DEBUG;
+	if (level < -1)
+		level = -1;
+	pthread_mutex_lock(&log_lock);
+	n = atomic_load(&log_nsubsys);
+	for (unsigned int i = 0; i < n; i++) {
+		if (!strcmp(log_subsys[i].name, subsys)) {
+			atomic_store(&log_subsys[i].level, level);
+			pthread_mutex_unlock(&log_lock);
+			return 0;
+		}
+	}
+	if (n == LOG_SUBSYS_MAX) {
+		pthread_mutex_unlock(&log_lock);
+		return -ENOSPC;
+	}
+	snprintf(log_subsys[n].name, sizeof(log_subsys[n].name), "%s", subsys);
+	atomic_store(&log_subsys[n].level, level);
+	atomic_store(&log_nsubsys, n + 1);
+	pthread_mutex_unlock(&log_lock);
+	return 0;
+}
+
+/* The threshold for a line of subsys: its own when set, else the global one. */
+static int log_threshold(const char *subsys)
+{
+	unsigned int n = atomic_load(&log_nsubsys);
+
+	for (unsigned int i = 0; subsys != NULL && i < n; i++) {
+		if (!strcmp(log_subsys[i].name, subsys)) {
+			int l = atomic_load(&log_subsys[i].level);
+
+			return l >= 0 ? l : atomic_load(&log_level);
+		}
+	}
+	return atomic_load(&log_level);
+}
+
+int weft_log_reopen(void)
+{
+	int fd, old;
+
+	pthread_mutex_lock(&log_lock);
+	if (log_path[0] == '\0') {
+		pthread_mutex_unlock(&log_lock);
+		return 0;
+	}
+	fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		int rc = -errno;
+
+		/* keep writing to the old file: a log moved away beats no log */
+		pthread_mutex_unlock(&log_lock);
+		return rc;
+	}
+	old = log_fd;
+	log_fd = fd;
+	pthread_mutex_unlock(&log_lock);
+	if (old >= 0)
+		close(old);
+	return 0;
+}
+
 int weft_log_open(const char *entity, enum weft_log_level level, const char *path)
 {
 	int rc = 0;
@@ -81,6 +171,7 @@ int weft_log_open(const char *entity, enum weft_log_level level, const char *pat
 	if (log_fd >= 0)
 		close(log_fd);
 	log_fd = fd;
+	snprintf(log_path, sizeof(log_path), "%s", fd >= 0 ? path : "");
 	pthread_mutex_unlock(&log_lock);
 	weft_log_set_level(level);
 	return rc;
@@ -92,6 +183,7 @@ void weft_log_close(void)
 	if (log_fd >= 0)
 		close(log_fd);
 	log_fd = -1;
+	log_path[0] = '\0';
 	pthread_mutex_unlock(&log_lock);
 }
 
@@ -118,7 +210,7 @@ void weft_vlog(enum weft_log_level level, const char *subsys, const char *fmt, v
 	size_t len, msg_start;
 	int n;
 
-	if ((int)level > atomic_load(&log_level))
+	if (atomic_load(&log_muted) || (int)level > log_threshold(subsys))
 		return;
 	if ((unsigned int)level > WEFT_LOG_DEBUG)
 		level = WEFT_LOG_DEBUG;

@@ -9,6 +9,7 @@
 #define WEFT_COMMON_LOG_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 
 enum weft_log_level {
 	WEFT_LOG_ERROR = 0,
@@ -24,6 +25,19 @@ enum weft_log_level {
  */
 int weft_log_open(const char *entity, enum weft_log_level level, const char *path);
 void weft_log_close(void);
+/*
+ * Open the log file again by the path weft_log_open() was given (SIGHUP
+ * after logrotate moved it): 0, or -errno with logging left on the old file.
+ * No-op when logging to stderr.
+ */
+int weft_log_reopen(void);
+/* Drop every line (the CLI without --verbose: its errors are its own one-liners). */
+void weft_log_mute(bool mute);
+/*
+ * A threshold for one subsystem ("osd", "fab", ...) above or below the
+ * global one; level -1 follows the global level again. -ENOSPC past 16.
+ */
+int weft_log_set_subsys_level(const char *subsys, int level);
 void weft_log_set_level(enum weft_log_level level);
 enum weft_log_level weft_log_get_level(void);
 /* "error", "warn", "info", "debug" (or 0..3) -> level; -EINVAL otherwise. */

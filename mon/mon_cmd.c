@@ -13,7 +13,10 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/name.h"
 #include "mon/mon_priv.h"
+#include "placement/plc_map.h"
+#include "placement/plc_tree.h"
 
 static const char *const mon_write_cmds[] = {
 	"osd down", "osd out", "osd in", "osd set", "osd unset",
@@ -315,6 +318,35 @@ static int mon_pool_check(struct mon_job *job, const struct mon_pool *p)
 	return 0;
 }
 
+/*
+ * A pool with more replicas than failure domains (under its root, holding
+ * an in OSD, up or down) would keep replicas in one host, which size was to
+ * avoid: refused unless forced. A map without OSDs yet (a cluster being
+ * built, pools made before the OSDs) has nothing to count and is let be.
+ */
+static int mon_pool_domain_check(struct mon *mon, struct mon_job *job, json_t *root,
+				 const struct mon_pool *p)
+{
+	const struct plc_tree *t = plc_map_tree(&mon->map);
+	uint32_t total, up, in;
+	struct plc_rule rule;
+	unsigned int nd;
+
+	mon_map_osd_counts(&mon->map, &total, &up, &in);
+	if (json_is_true(json_object_get(root, "force")) || total == 0 || t == NULL ||
+	    plc_map_rule(t, &mon->map, p, &rule) != 0)
+		return 0;
+	nd = t->ndom_in[(size_t)rule.root * PLC_TREE_TYPES + rule.domain];
+	if (p->size <= nd)
+		return 0;
+	mon_job_refuse(job, "pool '%s': size %u exceeds the %u %s(s) under '%s' that hold an in "
+		       "OSD, so replicas would share a %s; add %ss, lower the size, or pass "
+		       "--force", p->name, p->size, nd, mon_crush_type_str(rule.domain),
+		       t->nodes[rule.root].name, mon_crush_type_str(rule.domain),
+		       mon_crush_type_str(rule.domain));
+	return -EINVAL;
+}
+
 /* failure_domain TYPE and root BUCKET of a pool's rule, when given. */
 static int mon_pool_rule(struct mon *mon, struct mon_job *job, json_t *root, struct mon_pool *p)
 {
@@ -355,8 +387,15 @@ static int mon_build_pool(struct mon *mon, struct mon_job *job, json_t *root, co
 	const char *name = json_string_value(json_object_get(root, "name"));
 	const struct mon_pool *cur;
 	struct mon_op op = { 0 };
+	char err[256];
 	int rc;
 
+	/* a new pool follows the naming rule; an old one is named as it is */
+	if (!strcmp(prefix, "pool create") &&
+	    weft_name_check("pool", name, MON_NAME_MAX, err, sizeof(err)) != 0) {
+		mon_job_refuse(job, "%s", err);
+		return -EINVAL;
+	}
 	if (name == NULL || name[0] == '\0' || strlen(name) > MON_NAME_MAX) {
 		mon_job_refuse(job, "a pool name of 1..%d characters is required", MON_NAME_MAX);
 		return -EINVAL;
@@ -391,6 +430,8 @@ static int mon_build_pool(struct mon *mon, struct mon_job *job, json_t *root, co
 			op.pool.min_size = op.pool.size;
 		if (rc == 0)
 			rc = mon_pool_check(job, &op.pool);
+		if (rc == 0)
+			rc = mon_pool_domain_check(mon, job, root, &op.pool);
 		if (rc == 0 && mon->map.npools >= MON_POOL_MAX) {
 			mon_job_refuse(job, "too many pools (max %u)", MON_POOL_MAX);
 			rc = -ENOSPC;
@@ -405,6 +446,20 @@ static int mon_build_pool(struct mon *mon, struct mon_job *job, json_t *root, co
 		return -ENOENT;
 	}
 	if (!strcmp(prefix, "pool rm")) {
+		const char *name2 = json_string_value(json_object_get(root, "name2"));
+
+		/* as Ceph: the mons must allow it, and the command says it twice */
+		if (!conf_get_bool(mon->conf, CONF_MON_ALLOW_POOL_DELETE)) {
+			mon_job_refuse(job, "pool deletion is disabled on the monitors; set "
+				       "mon_allow_pool_delete = true in their [mon] section first");
+			return -EPERM;
+		}
+		if (name2 == NULL || strcmp(name, name2) != 0 ||
+		    !json_is_true(json_object_get(root, "yes_i_really_really_mean_it"))) {
+			mon_job_refuse(job, "this deletes pool '%s' and all its data; give its name "
+				       "twice and --yes-i-really-really-mean-it", name);
+			return -EPERM;
+		}
 		op.kind = MON_OP_POOL_RM;
 		op.pool_id = cur->id;
 		snprintf(inc->reason, sizeof(inc->reason), "pool rm '%s'", name);
@@ -422,6 +477,8 @@ static int mon_build_pool(struct mon *mon, struct mon_job *job, json_t *root, co
 
 			rc = mon_pool_rule(mon, job, args, &op.pool);
 			json_decref(args);
+			if (rc == 0)
+				rc = mon_pool_domain_check(mon, job, root, &op.pool);
 			if (rc != 0)
 				return rc;
 			if (!memcmp(&op.pool, cur, sizeof(*cur)))
@@ -444,6 +501,8 @@ static int mon_build_pool(struct mon *mon, struct mon_job *job, json_t *root, co
 				 field == &op.pool.pg_num ? 65536 : 10, field);
 		if (rc == 0)
 			rc = mon_pool_check(job, &op.pool);
+		if (rc == 0 && field == &op.pool.size && op.pool.size > cur->size)
+			rc = mon_pool_domain_check(mon, job, root, &op.pool);
 		if (rc != 0)
 			return rc;
 		if (field == &op.pool.pg_num && op.pool.pg_num < cur->pg_num) {

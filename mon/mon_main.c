@@ -318,18 +318,30 @@ int main(int argc, char **argv)
 	enum weft_log_level level;
 	char entity[80];
 	bool mkfs = false, loop_open = false;
-	int c, rc;
+	static char **flags_argv; /* static: reachable, not a leak, on an early return */
+	int c, rc, flags_argc;
 
 	if (weft_version_arg(argc, argv, "weft-mon"))
 		return 0;
 
 	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * The flags are applied twice: once to check them before getopt (which
+	 * must not see them), and again to the conf of mon.ID once the id is
+	 * known; the second pass needs them back, so it works on a copy.
+	 */
+	flags_argc = argc;
+	flags_argv = calloc((size_t)argc + 1, sizeof(*flags_argv));
+	if (flags_argv == NULL)
+		return 1;
+	memcpy(flags_argv, argv, (size_t)argc * sizeof(*argv));
 	rc = conf_create("mon", &mon.conf);
 	if (rc != 0)
 		return 1;
 	/* --KEY=VALUE flags first; then our own options. */
 	if (conf_apply_args(mon.conf, &argc, argv) != 0)
 		return 2;
+	opterr = 0; /* one line of ours instead of getopt's */
 	while ((c = getopt_long(argc, argv, "i:c:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
@@ -345,7 +357,8 @@ int main(int argc, char **argv)
 			mon_usage(stdout);
 			return 0;
 		default:
-			mon_usage(stderr);
+			fprintf(stderr, "weft-mon: unknown or incomplete option '%s' (see --help)\n",
+				argv[optind - 1]);
 			return 2;
 		}
 	}
@@ -361,8 +374,9 @@ int main(int argc, char **argv)
 	if (file == NULL && access("/etc/weft/weft.conf", F_OK) == 0)
 		file = "/etc/weft/weft.conf";
 	if ((file != NULL && conf_load_file(mon.conf, file) != 0) ||
-	    conf_apply_env(mon.conf) != 0 || conf_apply_args(mon.conf, &argc, argv) != 0)
+	    conf_apply_env(mon.conf) != 0 || conf_apply_args(mon.conf, &flags_argc, flags_argv) != 0)
 		return 2;
+	free(flags_argv);
 	if (weft_log_level_parse(conf_get_str(mon.conf, CONF_LOG_LEVEL), &level) != 0)
 		level = WEFT_LOG_INFO;
 	weft_log_open(entity, level, conf_get_str(mon.conf, CONF_LOG_FILE));

@@ -338,6 +338,7 @@ int main(int argc, char **argv)
 		return 2;
 	if (conf_apply_args(osd.conf, &argc, argv) != 0)
 		return 2;
+	opterr = 0; /* one line of ours instead of getopt's */
 	while ((c = getopt_long(argc, argv, "i:c:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
@@ -355,7 +356,8 @@ int main(int argc, char **argv)
 			osd_usage(stdout);
 			return 0;
 		default:
-			osd_usage(stderr);
+			fprintf(stderr, "weft-osd: unknown or incomplete option '%s' (see --help)\n",
+				argv[optind - 1]);
 			return 2;
 		}
 	}

@@ -53,7 +53,8 @@ CL_CONF_EXTRA='[global]
 	ms_msg_size = 1K
 [mon]
 	mon_osd_down_out_interval = 6s
-	mon_osd_min_down_reporters = 2'
+	mon_osd_min_down_reporters = 2
+	mon_allow_pool_delete = true'
 # shellcheck source=../scripts/cluster-lib.sh
 . "$(dirname "$0")/../scripts/cluster-lib.sh"
 write_conf
@@ -90,7 +91,7 @@ quorum)
 	[ "$(echo "$out" | wc -l)" = 1 ] || fail "error is not one line: $out"
 	log "duplicate: $out"
 	w osd down 42 2> /dev/null && fail "osd down of a missing osd succeeded"
-	w pool rm p1 || fail "pool rm"
+	w pool rm p1 p1 --yes-i-really-really-mean-it || fail "pool rm"
 	# majority down: writes fail cleanly within the timeout, reads say no quorum
 	OTHER=""
 	for m in a b c; do [ -n "${PIDS[mon.$m]:-}" ] && OTHER=$m; done

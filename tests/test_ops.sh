@@ -42,6 +42,9 @@ cli)
 	NOSD=1 POOL_SIZE=1 POOL_MIN_SIZE=1 PG_NUM=8
 	. "$here/test_ops_cli.sh"
 	;;
+guard)
+	. "$here/test_ops_guard.sh"
+	;;
 *) fail "unknown case $OCASE" ;;
 esac
 log "PASS ops $OCASE"

@@ -3,6 +3,19 @@
 #ifndef WEFT_TOOLS_CLI_H
 #define WEFT_TOOLS_CLI_H
 
+#include <stdbool.h>
+
+/* The command being run (argv[1] of weft: "pool", "osd"), for per-command --help. */
+extern const char *cli_cmd_name;
+/* --verbose anywhere on the line: library log lines go to stderr (muted otherwise). */
+extern bool cli_verbose;
+/*
+ * --format VALUE, one word everywhere: "plain" or "json" ("text" is taken
+ * for plain, "json-pretty" for json). 0 and *json_out, or -1 after one
+ * line on stderr naming what ("weft pool ls").
+ */
+int cli_format_parse(const char *what, const char *value, bool *json_out);
+
 /*
  * Each command gets argv with argv[0] = its own name ("config",
  * "fabric-bench") and returns the process exit code:

@@ -15,6 +15,8 @@ struct cli_mon_args {
 	bool json;
 	unsigned int timeout_ms;
 	long size, min_size, pg_num; /* pool create; 0 = not given */
+	bool force;		     /* --force: pool size above the failure domains */
+	bool sure;		     /* --yes-i-really-really-mean-it: pool rm */
 	const char *words[CLI_MON_WORDS_MAX];
 	int nwords;
 	char *rest[CLI_MON_WORDS_MAX]; /* --KEY=VALUE conf overrides */

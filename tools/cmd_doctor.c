@@ -36,7 +36,7 @@
 #define DOC_EXIT_TCP_ONLY 3
 
 static const char doc_usage[] =
-	"usage: weft doctor [-c CONF] [--name ENTITY] [--format text|json]\n"
+	"usage: weft doctor [-c CONF] [--name ENTITY] [--format plain|json]\n"
 	"\n"
 	"Check this node for Weft: RDMA devices, ports (state, link layer, active MTU,\n"
 	"speed), GIDs (RoCE v1/v2, netdev, IP), NUMA node of each NIC, memlock limit,\n"
@@ -45,7 +45,7 @@ static const char doc_usage[] =
 	"\n"
 	"  -c, --conf PATH   conf file to check against (section of --name)\n"
 	"  --name ENTITY     conf entity (default osd)\n"
-	"  --format F        text (default) or json\n"
+	"  --format F        plain (default) or json\n"
 	"  -h, --help        this text\n"
 	"\n"
 	"Exit: 0 ok, 1 problems found, 2 bad usage,\n"
@@ -390,12 +390,8 @@ static int doc_parse(int argc, char **argv, const char **conf_out, const char **
 			*name_out = optarg;
 			break;
 		case 'F':
-			if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
-				fprintf(stderr, "doctor: unknown --format '%s' (text or json)\n",
-					optarg);
+			if (cli_format_parse("weft doctor", optarg, json_out) != 0)
 				return DOC_EXIT_USAGE;
-			}
-			*json_out = !strcmp(optarg, "json");
 			break;
 		case 'h':
 			fputs(doc_usage, stdout);

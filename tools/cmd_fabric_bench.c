@@ -28,7 +28,7 @@ static const char fb_usage[] =
 	"usage: weft fabric-bench --server [--addr IP:PORT] [--persist] [OPTIONS]\n"
 	"       weft fabric-bench --connect IP:PORT [--op write|read|send] [-s SIZE]\n"
 	"                         [-n ITERS | -D SECONDS] [-q OUTSTANDING] [--lat] [--verify]\n"
-	"                         [--format text|json] [OPTIONS]\n"
+	"                         [--format plain|json] [OPTIONS]\n"
 	"\n"
 	"Point-to-point fabric benchmark, like perftest's ib_write_bw / ib_read_bw /\n"
 	"ib_send_lat. Start the server, then the client; the client prints the result.\n"
@@ -47,7 +47,7 @@ static const char fb_usage[] =
 	"                       write_imm, like ib_write_lat; read: one read at a time)\n"
 	"  --verify             fill every operation with a pattern and check it at the end\n"
 	"  --backend B          tcp, ucx, verbs or auto (overrides ms_type)\n"
-	"  --format F           text (default) or json\n"
+	"  --format F           plain (default) or json\n"
 	"  -c, --conf PATH      conf file ([client] section); --ms_* / WEFT_MS_* also apply\n"
 	"  -v, --verbose        keep the fabric's info logs\n"
 	"  -h, --help           this text\n"
@@ -255,10 +255,8 @@ static int fb_parse_args(int argc, char **argv, struct fb_opts *o)
 			backend = optarg;
 			break;
 		case OPT_FORMAT:
-			if (!strcmp(optarg, "json"))
-				o->json = true;
-			else if (strcmp(optarg, "text"))
-				return fb_usage_err("unknown --format '%s' (text or json)", optarg);
+			if (cli_format_parse("weft fabric-bench", optarg, &o->json) != 0)
+				return 2;
 			break;
 		case 'c':
 			break; /* loaded before getopt: fb_find_conf_arg */

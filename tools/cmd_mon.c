@@ -20,24 +20,47 @@
 
 #define CLI_MON_DEFAULT_FILE "/etc/weft/weft.conf"
 
+/* Usage lines by command: 'weft pool --help' prints the pool lines only. */
+static const struct {
+	const char *cmd, *line;
+} cli_mon_usage_lines[] = {
+	{ "status", "status" },
+	{ "health", "health" },
+	{ "mon", "mon stat" },
+	{ "osd", "osd tree | osd dump | osd down|out|in ID | osd set|unset noout|pause" },
+	{ "osd", "osd crush add-bucket NAME TYPE [TYPE=NAME ...]" },
+	{ "osd", "osd crush move NAME TYPE=NAME ... | osd crush rm NAME" },
+	{ "osd", "osd crush set-location osd.ID TYPE=NAME ..." },
+	{ "osd", "osd create | activate | list-devices   (see 'weft osd create --help')" },
+	{ "pool", "pool ls | pool create NAME [--size N] [--min-size M] [--pg-num P] [--force]" },
+	{ "pool", "pool rm NAME NAME --yes-i-really-really-mean-it" },
+	{ "pool", "pool set NAME size|min_size|pg_num VALUE [--force]" },
+	{ "pool", "pool set NAME failure_domain TYPE | pool set NAME root BUCKET" },
+	{ "balancer", "balancer status | eval | on | off" },
+};
+
 static void cli_mon_usage(FILE *out)
 {
+	const char *cmd = cli_cmd_name;
+	bool any = false, first = true;
+
+	for (size_t i = 0; i < sizeof(cli_mon_usage_lines) / sizeof(cli_mon_usage_lines[0]); i++)
+		any |= !strcmp(cli_mon_usage_lines[i].cmd, cmd);
+	for (size_t i = 0; i < sizeof(cli_mon_usage_lines) / sizeof(cli_mon_usage_lines[0]); i++) {
+		if (any && strcmp(cli_mon_usage_lines[i].cmd, cmd) != 0)
+			continue;
+		fprintf(out, "%s weft [OPTIONS] %s\n", first ? "usage:" : "      ",
+			cli_mon_usage_lines[i].line);
+		first = false;
+	}
 	fprintf(out,
-		"usage: weft [OPTIONS] status | health | mon stat\n"
-		"       weft [OPTIONS] osd tree | osd dump | osd down|out|in ID | osd set|unset noout|pause\n"
-		"       weft [OPTIONS] pool ls | pool create NAME [--size N] [--min-size M] [--pg-num P]\n"
-		"       weft [OPTIONS] pool rm NAME | pool set NAME size|min_size|pg_num VALUE\n"
-		"       weft [OPTIONS] pool set NAME failure_domain TYPE | pool set NAME root BUCKET\n"
-		"       weft [OPTIONS] osd crush add-bucket NAME TYPE [TYPE=NAME ...]\n"
-		"       weft [OPTIONS] osd crush move NAME TYPE=NAME ... | osd crush rm NAME\n"
-		"       weft [OPTIONS] osd crush set-location osd.ID TYPE=NAME ...\n"
-		"       weft [OPTIONS] balancer status | eval | on | off\n"
 		"\n"
 		"options (anywhere on the line):\n"
 		"  -c, --conf FILE     configuration (default " CLI_MON_DEFAULT_FILE ")\n"
 		"  -n, --name ENTITY   who we are (default client.admin)\n"
 		"  -f, --format FMT    plain (default) or json\n"
 		"  --timeout SECONDS   give up after this long (default 15)\n"
+		"  --verbose           show the libraries' log lines on stderr\n"
 		"  --KEY=VALUE         any configuration option (--mon_host=...)\n");
 }
 
@@ -57,6 +80,10 @@ int cli_mon_parse(int argc, char **argv, struct cli_mon_args *a)
 		if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
 			cli_mon_usage(stdout);
 			return 1;
+		}
+		if (!strcmp(s, "--force") || !strcmp(s, "--yes-i-really-really-mean-it")) {
+			*(s[2] == 'f' ? &a->force : &a->sure) = true;
+			continue;
 		}
 		if (takes) {
 			if (i + 1 >= argc) {
@@ -89,11 +116,8 @@ int cli_mon_parse(int argc, char **argv, struct cli_mon_args *a)
 		} else if (!strcmp(s, "-n") || !strcmp(s, "--name")) {
 			a->name = v;
 		} else if (!strcmp(s, "-f") || !strcmp(s, "--format")) {
-			if (strcmp(v, "json") != 0 && strcmp(v, "plain") != 0) {
-				fprintf(stderr, "weft: --format must be plain or json, not '%s'\n", v);
+			if (cli_format_parse("weft", v, &a->json) != 0)
 				return -1;
-			}
-			a->json = !strcmp(v, "json");
 		} else if (!strcmp(s, "--timeout")) {
 			char *end;
 			double t = strtod(v, &end);
@@ -145,7 +169,7 @@ int cli_mon_open(struct cli_mon_args *a, const char *what, struct cli_mon_sess *
 		fprintf(stderr, "weft %s: unknown option '%s'\n", what, argv[1]);
 		goto fail;
 	}
-	weft_log_set_level(WEFT_LOG_ERROR);
+	weft_log_set_level(cli_verbose ? WEFT_LOG_INFO : WEFT_LOG_ERROR);
 	if (monc_create(s->conf, a->name, &s->mc) != 0) {
 		fprintf(stderr, "weft %s: cannot set up a mon client (is mon_host set?)\n", what);
 		cli_mon_close(s);
@@ -434,30 +458,44 @@ int cli_pool_main(int argc, char **argv)
 		return cli_cmd_simple(&a, prefix, json_pack("{s:s}", "prefix", prefix),
 				      cli_render_pool_ls);
 	if (!strcmp(sub, "create") && a.nwords == 2) {
-		cmd = json_pack("{s:s, s:s}", "prefix", prefix, "name", a.words[1]);
+		cmd = json_pack("{s:s, s:s, s:b}", "prefix", prefix, "name", a.words[1], "force",
+				a.force);
 		if (a.size)
 			json_object_set_new(cmd, "size", json_integer(a.size));
 		if (a.min_size)
 			json_object_set_new(cmd, "min_size", json_integer(a.min_size));
 		if (a.pg_num)
 			json_object_set_new(cmd, "pg_num", json_integer(a.pg_num));
-	} else if (!strcmp(sub, "rm") && a.nwords == 2) {
-		cmd = json_pack("{s:s, s:s}", "prefix", prefix, "name", a.words[1]);
+	} else if (!strcmp(sub, "rm") && a.nwords >= 2) {
+		/* as Ceph: the name twice and the long flag; the mons check them again */
+		if (a.nwords != 3 || strcmp(a.words[1], a.words[2]) != 0 || !a.sure) {
+			fprintf(stderr, "weft pool rm: this deletes pool '%s' and all its data; to "
+				"do it, give its name twice and --yes-i-really-really-mean-it\n",
+				a.words[1]);
+			return 2;
+		}
+		cmd = json_pack("{s:s, s:s, s:s, s:b}", "prefix", prefix, "name", a.words[1],
+				"name2", a.words[2], "yes_i_really_really_mean_it", true);
 	} else if (!strcmp(sub, "set") && a.nwords == 4 &&
 		   (!strcmp(a.words[2], "failure_domain") || !strcmp(a.words[2], "root"))) {
 		cmd = json_pack("{s:s, s:s, s:s, s:s}", "prefix", prefix, "name", a.words[1], "key",
 				a.words[2], "value", a.words[3]);
+	} else if (!strcmp(sub, "set") && a.nwords == 4 && strcmp(a.words[2], "size") &&
+		   strcmp(a.words[2], "min_size") && strcmp(a.words[2], "pg_num")) {
+		fprintf(stderr, "weft pool set: unknown pool property '%s' (size, min_size, "
+			"pg_num, failure_domain, root)\n", a.words[2]);
+		return 2;
 	} else if (!strcmp(sub, "set") && a.nwords == 4) {
 		char *end;
 		long v = strtol(a.words[3], &end, 10);
 
 		if (*end != '\0' || v < 1 || v > 65536) {
-			fprintf(stderr, "weft pool set: '%s' is not a positive integer\n",
-				a.words[3]);
+			fprintf(stderr, "weft pool set: %s must be a positive integer, not '%s'\n",
+				a.words[2], a.words[3]);
 			return 2;
 		}
-		cmd = json_pack("{s:s, s:s, s:s, s:i}", "prefix", prefix, "name", a.words[1],
-				"key", a.words[2], "value", v);
+		cmd = json_pack("{s:s, s:s, s:s, s:i, s:b}", "prefix", prefix, "name", a.words[1],
+				"key", a.words[2], "value", v, "force", a.force);
 	} else {
 		fprintf(stderr, "weft pool: bad arguments for '%s' (try 'weft pool --help')\n", sub);
 		return 2;

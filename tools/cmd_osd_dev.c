@@ -79,6 +79,7 @@ static int dev_parse(int argc, char **argv, struct dev_args *a)
 	a->id = -1;
 	a->timeout_ms = 10000;
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
@@ -113,7 +114,8 @@ static int dev_parse(int argc, char **argv, struct dev_args *a)
 			dev_usage(stdout);
 			return 1;
 		default:
-			dev_usage(stderr);
+			fprintf(stderr, "weft osd: unknown or incomplete option '%s' (see --help)\n",
+				argv[optind - 1]);
 			return -1;
 		}
 	}

@@ -6,6 +6,7 @@
  * it ([global], [osd], [osd.N], then WEFT_* variables).
  */
 #include <getopt.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +28,35 @@ static void cli_perf_usage(FILE *out)
 		"  -c, --conf FILE     conf file (default %s) giving admin_socket\n"
 		"  --asok PATH         the admin socket itself\n"
 		"  --timeout SECS      wait at most this long for the reply (default 10)\n"
-		"  --format json       accepted; the reply is always JSON\n",
+		"  --format FMT        json (default: the daemon's reply as it is) or plain\n"
+		"                      (one 'key.sub.key value' line per number or string)\n",
 		CLI_PERF_DEFAULT_FILE);
+}
+
+/* plain: every leaf of the reply on a line of its own, its path dotted. */
+static void cli_perf_plain(const char *path, json_t *v)
+{
+	char sub[512];
+	const char *k;
+	size_t i;
+	json_t *c;
+
+	if (json_is_object(v)) {
+		json_object_foreach(v, k, c) {
+			snprintf(sub, sizeof(sub), "%s%s%s", path, path[0] ? "." : "", k);
+			cli_perf_plain(sub, c);
+		}
+	} else if (json_is_array(v)) {
+		json_array_foreach(v, i, c) {
+			snprintf(sub, sizeof(sub), "%s%s%zu", path, path[0] ? "." : "", i);
+			cli_perf_plain(sub, c);
+		}
+	} else {
+		char *text = json_is_string(v) ? NULL : json_dumps(v, JSON_ENCODE_ANY);
+
+		printf("%s %s\n", path, text != NULL ? text : json_string_value(v));
+		free(text);
+	}
 }
 
 int cli_perf_main(int argc, char **argv)
@@ -42,10 +70,12 @@ int cli_perf_main(int argc, char **argv)
 	const char *file = NULL, *asok = NULL, *who;
 	char cmd[256] = "", *reply = NULL, *end;
 	double timeout = 10;
+	bool json = true;
 	struct conf *conf = NULL;
 	int c, rc, first;
 
 	/* GNU getopt permutes: options may follow the words, which end up last */
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
@@ -62,17 +92,16 @@ int cli_perf_main(int argc, char **argv)
 			}
 			break;
 		case 'f':
-			if (strcmp(optarg, "json") != 0) {
-				fprintf(stderr, "weft %s: only --format json is supported\n",
-					argv[0]);
+			if (cli_format_parse(daemon_cmd ? "weft daemon" : "weft perf", optarg,
+					     &json) != 0)
 				return 2;
-			}
 			break;
 		case 'h':
 			cli_perf_usage(stdout);
 			return 0;
 		default:
-			cli_perf_usage(stderr);
+			fprintf(stderr, "weft %s: unknown or incomplete option '%s' (see --help)\n",
+				argv[0], argv[optind - 1]);
 			return 2;
 		}
 	}
@@ -127,8 +156,25 @@ int cli_perf_main(int argc, char **argv)
 		conf_destroy(conf);
 		return 1;
 	}
-	printf("%s\n", reply);
 	rc = strncmp(reply, "{\"error\": ", 10) == 0 ? 1 : 0;
+	if (rc != 0) {
+		/* a failed command is an error: one line on stderr */
+		json_t *e = json_loads(reply, 0, NULL);
+		const char *msg = json_string_value(json_object_get(e, "error"));
+
+		fprintf(stderr, "weft %s: %s: %s\n", argv[0], who, msg != NULL ? msg : reply);
+		json_decref(e);
+	} else if (json) {
+		printf("%s\n", reply);
+	} else {
+		json_t *v = json_loads(reply, JSON_DECODE_ANY, NULL);
+
+		if (v != NULL)
+			cli_perf_plain("", v);
+		else
+			printf("%s\n", reply);
+		json_decref(v);
+	}
 	free(reply);
 	conf_destroy(conf);
 	return rc;

@@ -13,8 +13,41 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/proto.h"
+#include "proto/proto_pg.h"
 #include "tools/cli.h"
 #include "tools/cli_mon.h"
+
+/*
+ * --state S: S is state words joined by '+' ("active+clean"), each one the
+ * proto names (every bit set prints them all), "unknown" or "stale". An
+ * unknown word is a usage error, not an empty list.
+ */
+static int cli_pg_state_check(const char *state)
+{
+	char known[512], want[128], *save = NULL;
+
+	proto_pg_state_str(UINT32_MAX, known, sizeof(known));
+	snprintf(known + strlen(known), sizeof(known) - strlen(known), "+unknown+stale");
+	if (state[0] == '\0' || strlen(state) >= sizeof(want)) {
+		fprintf(stderr, "weft pg ls: --state needs a state (%s)\n", known);
+		return -1;
+	}
+	snprintf(want, sizeof(want), "%s", state);
+	for (char *w = strtok_r(want, "+", &save); w != NULL; w = strtok_r(NULL, "+", &save)) {
+		char pat[136], list[520];
+
+		snprintf(pat, sizeof(pat), "+%s+", w);
+		snprintf(list, sizeof(list), "+%s+", known);
+		if (strstr(list, pat) == NULL) {
+			for (char *c = known; *c; c++)
+				*c = *c == '+' ? ',' : *c;
+			fprintf(stderr, "weft pg ls: unknown PG state '%s' (known: %s)\n", w, known);
+			return -1;
+		}
+	}
+	return 0;
+}
 
 static void cli_pg_usage(FILE *out)
 {
@@ -24,7 +57,8 @@ static void cli_pg_usage(FILE *out)
 		     "           compare every copy of every object of the PGs (version, size, digest\n"
 		     "           of the stored checksums) once they are clean, and wait for the answer\n"
 		     "           (default 300 s); exit 1 if a copy differs or a PG was not verified\n"
-		     "options as for 'weft status --help' (-c FILE, --format json, --timeout S)\n");
+		     "options as for 'weft status --help' (-c FILE, --format plain|json, --timeout S,\n"
+		     "--verbose)\n");
 }
 
 static void cli_render_pg_ls(json_t *out)
@@ -113,6 +147,8 @@ int cli_pg_main(int argc, char **argv)
 			state = "inconsistent";
 		} else if (!strcmp(argv[i], "--state") && i + 1 < argc) {
 			state = argv[++i];
+		} else if (!strncmp(argv[i], "--state=", 8)) {
+			state = argv[i] + 8;
 		} else if (!strcmp(argv[i], "--all")) {
 			all = true;
 		} else if (!strcmp(argv[i], "--wait") && i + 1 < argc) {
@@ -133,6 +169,8 @@ int cli_pg_main(int argc, char **argv)
 	rc = cli_mon_parse(n, args, &a);
 	if (rc != 0)
 		return rc > 0 ? 0 : 2;
+	if (state != NULL && cli_pg_state_check(state) != 0)
+		return 2;
 	if (a.nwords == 1 && !strcmp(a.words[0], "ls")) {
 		json_t *cmd = json_pack("{s:s}", "prefix", "pg ls");
 

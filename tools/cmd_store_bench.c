@@ -293,6 +293,7 @@ int cli_store_bench_main(int argc, char **argv)
 	struct store *st;
 	int opt, fd, rc;
 
+	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "d:s:w:h", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
@@ -317,7 +318,8 @@ int cli_store_bench_main(int argc, char **argv)
 			sb_usage(stdout);
 			return 0;
 		default:
-			sb_usage(stderr);
+			fprintf(stderr, "weft store-bench: unknown or incomplete option '%s' (see "
+				"--help)\n", argv[optind - 1]);
 			return 2;
 		}
 	}

@@ -15,6 +15,7 @@
 
 #include "common/conf.h"
 #include "common/log.h"
+#include "common/name.h"
 #include "tools/cli.h"
 #include "tools/cli_vol.h"
 #include "weft/volume.h"
@@ -265,6 +266,12 @@ static int cli_vol_run(const struct cli_vol_args *a)
 		snprintf(pool, sizeof(pool), "%s", spec);
 	} else if (cli_vol_split(spec, pool, sizeof(pool), &name) != 0) {
 		return cli_vol_usage_err("'%s' is not POOL/NAME", spec ? spec : "");
+	} else {
+		/* the rule's reason here: the library's own log line is muted */
+		char err[256];
+
+		if (weft_name_check("volume", name, WEFT_VOL_NAME_MAX, err, sizeof(err)) != 0)
+			return cli_vol_usage_err("%s", err);
 	}
 	if (a->nwords > want)
 		return cli_vol_usage_err("unexpected argument '%s'", a->words[want]);
@@ -437,9 +444,8 @@ int cli_vol_main(int argc, char **argv)
 			return cli_vol_usage_err("too many arguments%s", "");
 		a.words[a.nwords++] = s;
 	}
-	if (format && strcmp(format, "json") && strcmp(format, "plain"))
-		return cli_vol_usage_err("--format must be plain or json, not '%s'", format);
-	a.json = format && !strcmp(format, "json");
+	if (format && cli_format_parse("weft vol", format, &a.json) != 0)
+		return 2;
 	if (a.timeout) {
 		char *end;
 		double t = strtod(a.timeout, &end);

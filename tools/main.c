@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "common/version.h"
 #include "tools/cli.h"
 
@@ -45,11 +46,58 @@ static void cli_usage(FILE *out)
 	for (size_t i = 0; i < sizeof(cli_cmds) / sizeof(cli_cmds[0]); i++)
 		fprintf(out, "  %-14s %s\n", cli_cmds[i].name, cli_cmds[i].summary);
 	fprintf(out, "\n'weft COMMAND --help' describes one command; 'weft --version' prints\n"
-		     "the version and the git commit of this build.\n");
+		     "the version and the git commit of this build. Every command that prints\n"
+		     "takes --format plain|json; --verbose shows the libraries' log lines.\n");
+}
+
+const char *cli_cmd_name = "";
+bool cli_verbose;
+
+int cli_format_parse(const char *what, const char *value, bool *json_out)
+{
+	if (!strcmp(value, "plain") || !strcmp(value, "text")) {
+		*json_out = false;
+		return 0;
+	}
+	if (!strcmp(value, "json") || !strcmp(value, "json-pretty")) {
+		*json_out = true;
+		return 0;
+	}
+	fprintf(stderr, "%s: --format must be plain or json, not '%s'\n", what, value);
+	return -1;
+}
+
+/*
+ * --verbose, anywhere: taken out of argv (fabric-bench keeps it: it has its
+ * own) and without it every log line is dropped, so a failing command says
+ * one line of its own on stderr, not the libraries' log lines before it.
+ */
+static void cli_verbose_take(int *argc, char **argv)
+{
+	bool keep = *argc > 1 && !strcmp(argv[1], "fabric-bench");
+	int n = 1;
+
+	for (int i = 1; i < *argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			while (i < *argc)
+				argv[n++] = argv[i++];
+			break;
+		}
+		if (!strcmp(argv[i], "--verbose")) {
+			cli_verbose = true;
+			if (!keep)
+				continue;
+		}
+		argv[n++] = argv[i];
+	}
+	*argc = n;
+	argv[n] = NULL;
+	weft_log_mute(!cli_verbose);
 }
 
 int main(int argc, char **argv)
 {
+	cli_verbose_take(&argc, argv);
 	if (argc < 2) {
 		fprintf(stderr, "weft: no command given (try 'weft --help')\n");
 		return 2;
@@ -63,8 +111,10 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(cli_cmds) / sizeof(cli_cmds[0]); i++) {
-		if (!strcmp(argv[1], cli_cmds[i].name))
+		if (!strcmp(argv[1], cli_cmds[i].name)) {
+			cli_cmd_name = cli_cmds[i].name;
 			return cli_cmds[i].main(argc - 1, argv + 1);
+		}
 	}
 	fprintf(stderr, "weft: unknown command '%s' (try 'weft --help')\n", argv[1]);
 	return 2;

@@ -71,8 +71,7 @@ __attribute__((format(printf, 1, 0))) static int mount_bad_usage(const char *fmt
 {
 	fprintf(stderr, "weft-mount: ");
 	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n");
-	mount_usage(stderr);
+	fprintf(stderr, " (see --help)\n");
 	return 2;
 }
 
@@ -354,7 +353,6 @@ int main(int argc, char **argv)
 	fuse_opt_free_args(&fargs);
 	if (m.se == NULL) {
 		fprintf(stderr, "weft-mount: bad FUSE options (-o)\n");
-		mount_usage(stderr);
 		return 2;
 	}
 	if (mount_check_mountpoint(a.mountpoint) != 0) {
