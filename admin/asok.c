@@ -2,6 +2,7 @@
 /* Admin socket: see asok.h. One request per connection, bounded buffers. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "admin/asok.h"
 #include "common/clock.h"
 #include "common/conf.h"
+#include "common/conf_runtime.h"
 #include "common/log.h"
 #include "weft/weft.h"
 
@@ -42,7 +44,10 @@ struct asok_conn {
 	size_t out_off;
 };
 
+struct asok_conf_set;
+
 struct asok {
+	struct asok_conf_set *conf_set; /* "config set", when registered */
 	int fd;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char who[32];
@@ -187,6 +192,95 @@ int asok_register_conf(struct asok *asok, const struct conf *conf)
 {
 	return asok_register(asok, "config show", "every option: value and where it came from",
 			     asok_conf_cb, (void *)conf);
+}
+
+struct asok_conf_set {
+	struct conf *conf;
+	asok_conf_applied_cb applied_cb;
+	void *arg;
+};
+
+/* An error reply with our own words; the callback then returns 0. */
+static void asok_fail(struct asok_out *out, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void asok_fail(struct asok_out *out, int status, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	free(out->buf);
+	memset(out, 0, sizeof(*out));
+	asok_printf(out, "{\"error\": ");
+	asok_put_str(out, msg);
+	asok_printf(out, ", \"status\": %d}", status);
+}
+
+static int asok_conf_set_cb(void *arg, const char *args, struct asok_out *out)
+{
+	struct asok_conf_set *cs = arg;
+	char key[96];
+	const char *value;
+	enum conf_key k;
+	size_t klen;
+
+	while (*args == ' ')
+		args++;
+	klen = strcspn(args, " ");
+	value = args + klen;
+	while (*value == ' ')
+		value++;
+	if (klen == 0 || *value == '\0' || klen >= sizeof(key)) {
+		asok_fail(out, -EINVAL, "usage: config set KEY VALUE");
+		return 0;
+	}
+	memcpy(key, args, klen);
+	key[klen] = '\0';
+	if (conf_key_lookup(key, &k) != 0) {
+		asok_fail(out, -ENOENT, "unknown option '%s' (see 'weft config help')", key);
+		return 0;
+	}
+	if (!conf_is_runtime(k)) {
+		asok_fail(out, -EPERM, "%s is read at start only: set it in the conf file and restart "
+			  "the daemon", conf_opt_table[k].name);
+		return 0;
+	}
+	if (conf_set(cs->conf, key, value, "admin socket") != 0) {
+		asok_fail(out, -EINVAL, "bad value '%s' for %s (see 'weft config help')", value,
+			  conf_opt_table[k].name);
+		return 0;
+	}
+	if (cs->applied_cb != NULL)
+		cs->applied_cb(cs->arg, (int)k);
+	log_info("admin", "config set %s = %s", conf_opt_table[k].name, conf_get_str(cs->conf, k));
+	asok_printf(out, "{\"set\": ");
+	asok_put_str(out, conf_opt_table[k].name);
+	asok_printf(out, ", \"value\": ");
+	asok_put_str(out, conf_get_str(cs->conf, k));
+	asok_printf(out, "}");
+	return 0;
+}
+
+int asok_register_conf_set(struct asok *asok, struct conf *conf, asok_conf_applied_cb applied_cb,
+			   void *arg)
+{
+	struct asok_conf_set *cs;
+
+	if (asok->conf_set != NULL)
+		return -EEXIST;
+	cs = calloc(1, sizeof(*cs));
+	if (cs == NULL)
+		return -ENOMEM;
+	cs->conf = conf;
+	cs->applied_cb = applied_cb;
+	cs->arg = arg;
+	asok->conf_set = cs;
+	return asok_register_args(asok, "config set",
+				  "KEY VALUE: change an option marked runtime-changeable", asok_conf_set_cb,
+				  cs);
 }
 
 /* Is something answering at path? Then it is not ours to replace. */
@@ -445,6 +539,7 @@ void asok_destroy(struct asok *asok)
 		free(asok->cmds[i].prefix);
 		free(asok->cmds[i].help);
 	}
+	free(asok->conf_set);
 	free(asok);
 }
 

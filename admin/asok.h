@@ -49,6 +49,14 @@ int asok_register_args(struct asok *asok, const char *prefix, const char *help, 
 		       void *arg);
 /* "config show": every option with its value and origin. */
 int asok_register_conf(struct asok *asok, const struct conf *conf);
+/*
+ * "config set KEY VALUE": options marked runtime-changeable (conf_runtime.h)
+ * only; applied_cb (may be NULL) runs after each change so the daemon puts
+ * the new value in force. Single-threaded like the rest of the socket.
+ */
+typedef void (*asok_conf_applied_cb)(void *arg, int key);
+int asok_register_conf_set(struct asok *asok, struct conf *conf, asok_conf_applied_cb applied_cb,
+			   void *arg);
 /* The listening fd, for poll(POLLIN) or uv_poll. */
 int asok_fd(const struct asok *asok);
 /* Accept, read, answer and write what can be done without blocking: >= 0 requests served. */

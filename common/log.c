@@ -210,7 +210,9 @@ void weft_vlog(enum weft_log_level level, const char *subsys, const char *fmt, v
 	size_t len, msg_start;
 	int n;
 
-	if (atomic_load(&log_muted) || (int)level > log_threshold(subsys))
+	/* muted, a bad conf file still says why: it is the command's own error */
+	if ((atomic_load(&log_muted) && (subsys == NULL || strcmp(subsys, "conf") != 0)) ||
+	    (int)level > log_threshold(subsys))
 		return;
 	if ((unsigned int)level > WEFT_LOG_DEBUG)
 		level = WEFT_LOG_DEBUG;

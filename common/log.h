@@ -31,7 +31,10 @@ void weft_log_close(void);
  * No-op when logging to stderr.
  */
 int weft_log_reopen(void);
-/* Drop every line (the CLI without --verbose: its errors are its own one-liners). */
+/*
+ * Drop every line but the conf parser's, which name the bad file, line and
+ * value (the CLI without --verbose: its errors are its own one-liners).
+ */
 void weft_log_mute(bool mute);
 /*
  * A threshold for one subsystem ("osd", "fab", ...) above or below the

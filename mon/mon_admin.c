@@ -7,6 +7,7 @@
 #include <inttypes.h>
 
 #include "admin/asok.h"
+#include "common/conf_runtime.h"
 #include "common/log.h"
 #include "mon/mon_priv.h"
 #include "weft/weft.h"
@@ -33,6 +34,14 @@ static void mon_admin_poll_cb(uv_poll_t *p, int status, int events)
 		asok_progress(mon->asok);
 }
 
+/* A runtime option changed: the mons read theirs at each use; the log thresholds are set here. */
+static void mon_admin_conf_applied_cb(void *arg, int key)
+{
+	struct mon *mon = arg;
+
+	weft_log_conf_apply(mon->conf);
+}
+
 void mon_admin_start(struct mon *mon)
 {
 	const char *path = conf_get_str(mon->conf, CONF_ADMIN_SOCKET);
@@ -48,6 +57,8 @@ void mon_admin_start(struct mon *mon)
 	if ((rc = asok_register(mon->asok, "perf dump", "rank, map epoch, leader, queue",
 				mon_admin_perf_cb, mon)) != 0 ||
 	    (rc = asok_register_conf(mon->asok, mon->conf)) != 0 ||
+	    (rc = asok_register_conf_set(mon->asok, mon->conf, mon_admin_conf_applied_cb, mon)) !=
+		    0 ||
 	    (rc = uv_poll_init(&mon->loop, &mon->asok_poll, asok_fd(mon->asok))) != 0) {
 		/* libuv errors are negative errno values on Linux */
 		log_error("mon", "%s: admin socket: %s", mon->name, weft_strerror(rc));

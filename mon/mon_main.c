@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/conf_runtime.h"
 #include "common/log.h"
 #include "common/pidfile.h"
 #include "common/version.h"
@@ -223,6 +224,7 @@ static void mon_stop(struct mon *mon)
 	uv_close((uv_handle_t *)&mon->poll, mon_handle_close_cb);
 	uv_close((uv_handle_t *)&mon->sigterm, mon_handle_close_cb);
 	uv_close((uv_handle_t *)&mon->sigint, mon_handle_close_cb);
+	uv_close((uv_handle_t *)&mon->sighup, mon_handle_close_cb);
 	mon_admin_stop(mon);
 	mon_jobs_fail(mon, -ESHUTDOWN, "the monitor is shutting down");
 	raft_close(&mon->raft, mon_raft_close_cb);
@@ -230,7 +232,20 @@ static void mon_stop(struct mon *mon)
 
 static void mon_signal_cb(uv_signal_t *s, int signum)
 {
-	mon_stop(s->data);
+	struct mon *mon = s->data;
+	int rc;
+
+	if (signum != SIGHUP) {
+		mon_stop(mon);
+		return;
+	}
+	/* logrotate moved log_file: write on in a new one at the same path */
+	rc = weft_log_reopen();
+	if (rc != 0)
+		log_error("mon", "%s: SIGHUP: cannot reopen %s: %s", mon->name,
+			  conf_get_str(mon->conf, CONF_LOG_FILE), strerror(-rc));
+	else
+		log_info("mon", "%s: SIGHUP: log file reopened", mon->name);
 }
 
 /* One monitor per data directory: a second start says who holds it and exits. */
@@ -291,9 +306,11 @@ static int mon_run(struct mon *mon)
 	uv_timer_start(&mon->tick, mon_tick_cb, MON_TICK_MS, MON_TICK_MS);
 	uv_signal_init(&mon->loop, &mon->sigterm);
 	uv_signal_init(&mon->loop, &mon->sigint);
-	mon->sigterm.data = mon->sigint.data = mon;
+	uv_signal_init(&mon->loop, &mon->sighup);
+	mon->sigterm.data = mon->sigint.data = mon->sighup.data = mon;
 	uv_signal_start(&mon->sigterm, mon_signal_cb, SIGTERM);
 	uv_signal_start(&mon->sigint, mon_signal_cb, SIGINT);
+	uv_signal_start(&mon->sighup, mon_signal_cb, SIGHUP);
 	mon_admin_start(mon);
 	log_info("mon", "%s: rank %u of %u, election timeout %u ms, map epoch %u", mon->name,
 		 mon->self, mon->npeers, mon->election_ms, mon->map.epoch);
@@ -380,6 +397,7 @@ int main(int argc, char **argv)
 	if (weft_log_level_parse(conf_get_str(mon.conf, CONF_LOG_LEVEL), &level) != 0)
 		level = WEFT_LOG_INFO;
 	weft_log_open(entity, level, conf_get_str(mon.conf, CONF_LOG_FILE));
+	weft_log_conf_apply(mon.conf); /* debug_mon, debug_fabric, ... */
 	log_info("mon", "%s: weft-mon %s", entity, weft_version_full());
 	mon.name = conf_entity(mon.conf);
 	snprintf(mon.data_dir, sizeof(mon.data_dir), "%s", conf_get_str(mon.conf, CONF_MON_DATA));

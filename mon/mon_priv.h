@@ -98,7 +98,7 @@ struct mon {
 	uv_loop_t loop;
 	uv_timer_t tick;
 	uv_poll_t poll;
-	uv_signal_t sigterm, sigint;
+	uv_signal_t sigterm, sigint, sighup;
 	bool stopping;
 	struct asok *asok; /* admin socket (mon_admin.c); NULL when off */
 	uv_poll_t asok_poll;

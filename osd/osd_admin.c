@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/conf_runtime.h"
 #include "common/log.h"
 #include "osd/osd.h"
 #include "osd/osd_perf.h"
@@ -166,6 +167,14 @@ static int osd_admin_locate_cb(void *arg, const char *args, struct asok_out *out
 	return 0;
 }
 
+/* A runtime option changed: the log thresholds are the ones the OSD applies itself. */
+static void osd_admin_conf_applied_cb(void *arg, int key)
+{
+	struct osd *osd = arg;
+
+	weft_log_conf_apply(osd->conf);
+}
+
 void osd_admin_start(struct osd *osd)
 {
 	const char *path = conf_get_str(osd->conf, CONF_ADMIN_SOCKET);
@@ -189,7 +198,9 @@ void osd_admin_start(struct osd *osd)
 				     "object's runs on the data device (debugging)",
 				     osd_admin_locate_cb, osd)) != 0 ||
 	    (rc = osd_pg_query_register(osd)) != 0 ||
-	    (rc = asok_register_conf(osd->asok, osd->conf)) != 0) {
+	    (rc = asok_register_conf(osd->asok, osd->conf)) != 0 ||
+	    (rc = asok_register_conf_set(osd->asok, osd->conf, osd_admin_conf_applied_cb, osd)) !=
+		    0) {
 		log_error("osd", "%s: admin socket commands: %s", osd->name, weft_strerror(rc));
 		asok_destroy(osd->asok);
 		osd->asok = NULL;

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/conf_runtime.h"
 #include "common/log.h"
 #include "common/pidfile.h"
 #include "common/version.h"
@@ -31,11 +32,30 @@
 #define OSD_META_OBJ	    "osd_superblock"
 #define OSD_BOOT_TIMEOUT_MS 30000u
 
-static volatile sig_atomic_t osd_stop_sig;
+static volatile sig_atomic_t osd_stop_sig, osd_hup_sig;
 
 static void osd_sig(int sig)
 {
 	osd_stop_sig = 1;
+}
+
+/* SIGHUP: logrotate moved log_file; the loop opens it again (not signal-safe here). */
+static void osd_hup(int sig)
+{
+	osd_hup_sig = 1;
+}
+
+static void osd_log_reopen(struct osd *osd)
+{
+	int rc;
+
+	osd_hup_sig = 0;
+	rc = weft_log_reopen();
+	if (rc != 0)
+		log_error("osd", "%s: SIGHUP: cannot reopen %s: %s", osd->name,
+			  conf_get_str(osd->conf, CONF_LOG_FILE), strerror(-rc));
+	else
+		log_info("osd", "%s: SIGHUP: log file reopened", osd->name);
 }
 
 static void osd_usage(FILE *out)
@@ -250,6 +270,8 @@ static int osd_run(struct osd *osd)
 		}
 		monc_progress(osd->monc);
 		osd_pg_kick_pending(osd); /* ops the PG machines let go meanwhile */
+		if (osd_hup_sig)
+			osd_log_reopen(osd);
 		now = clock_now_ms();
 		if (osd->booted && now >= next_beacon) {
 			next_beacon = now + beacon_ms;
@@ -379,6 +401,7 @@ int main(int argc, char **argv)
 	if (weft_log_level_parse(conf_get_str(osd.conf, CONF_LOG_LEVEL), &level) != 0)
 		level = WEFT_LOG_INFO;
 	weft_log_open(osd.name, level, conf_get_str(osd.conf, CONF_LOG_FILE));
+	weft_log_conf_apply(osd.conf); /* debug_osd, debug_fabric, ... */
 	log_info("osd", "%s: weft-osd %s", osd.name, weft_version_full());
 	if (mkfs) {
 		rc = osd_mkfs(&osd, uuid_text);
@@ -461,6 +484,7 @@ int main(int argc, char **argv)
 	monc_subscribe(osd.monc, osd_map_cb, &osd);
 	signal(SIGTERM, osd_sig);
 	signal(SIGINT, osd_sig);
+	signal(SIGHUP, osd_hup);
 	rc = osd_boot(&osd);
 	if (rc == 0)
 		rc = osd_run(&osd);

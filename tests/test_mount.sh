@@ -24,13 +24,15 @@ if [ "$CASE" = args ]; then
 	bad() { echo "FAIL: $*"; exit 1; }
 	"$MOUNT" --help > "$T/out" 2>&1 || bad "--help exited $?"
 	grep -q "^usage: weft-mount -c CONF" "$T/out" || bad "--help prints no usage"
-	# bad arguments: exit 2, the usage on stderr, nothing on stdout
+	# bad arguments: exit 2, one line on stderr pointing at --help, nothing on stdout
 	while read -r line; do
 		# shellcheck disable=SC2086
 		"$MOUNT" $line > "$T/out" 2> "$T/err" < /dev/null
 		rc=$?
 		[ $rc = 2 ] || bad "'weft-mount $line' exited $rc, not 2: $(cat "$T/err")"
-		grep -q "^usage: weft-mount" "$T/err" || bad "'weft-mount $line': no usage on stderr"
+		[ "$(wc -l < "$T/err")" = 1 ] || bad "'weft-mount $line': stderr is not one line"
+		# a bad -o is libfuse's to name: "fuse: unknown option(s): ..."
+		grep -qE "^(weft-mount|fuse): " "$T/err" || bad "'weft-mount $line': no reason on stderr"
 		[ -s "$T/out" ] && bad "'weft-mount $line' wrote to stdout"
 		echo "ok: 'weft-mount $line' -> 2: $(head -n 1 "$T/err")"
 	done <<EOF

@@ -45,6 +45,10 @@ cli)
 guard)
 	. "$here/test_ops_guard.sh"
 	;;
+sighup)
+	NOSD=1 POOL_SIZE=1 POOL_MIN_SIZE=1 PG_NUM=8
+	. "$here/test_ops_sighup.sh"
+	;;
 *) fail "unknown case $OCASE" ;;
 esac
 log "PASS ops $OCASE"

@@ -336,7 +336,6 @@ int main(int argc, char **argv)
 		return rc == 1 ? 0 : rc;
 	if (mount_conf_load(&a, &op_timeout_us) != 0)
 		return 1;
-	fuse_set_log_func(mount_fuse_log);
 	m.pool_name = a.pool;
 	m.vol_flags = a.shared ? 0 : WEFT_VOL_EXCLUSIVE;
 	m.client_name = a.name;
@@ -352,9 +351,14 @@ int main(int argc, char **argv)
 	m.se = fuse_session_new(&fargs, &mount_fuse_ops, sizeof(mount_fuse_ops), &m);
 	fuse_opt_free_args(&fargs);
 	if (m.se == NULL) {
-		fprintf(stderr, "weft-mount: bad FUSE options (-o)\n");
+		/*
+		 * libfuse said which option, on one line of its own to stderr
+		 * ("fuse: unknown option(s): ..."): its log goes to ours only
+		 * from here on, as ours would split that line in three.
+		 */
 		return 2;
 	}
+	fuse_set_log_func(mount_fuse_log);
 	if (mount_check_mountpoint(a.mountpoint) != 0) {
 		rc = 1;
 		goto out_session;
