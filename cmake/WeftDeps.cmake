@@ -25,6 +25,8 @@ elseif(WEFT_WITH_NBD AND NOT NBDKIT_INCLUDE_DIR)
 endif()
 # weft osd create: signatures on a device (util-linux's libblkid)
 pkg_check_modules(BLKID REQUIRED IMPORTED_TARGET blkid)
+# /metrics for Prometheus in every daemon (metrics/): an HTTP server library
+pkg_check_modules(MHD REQUIRED IMPORTED_TARGET libmicrohttpd)
 
 # weft_backend_detect(VAR pkg...) resolves AUTO to ON/OFF by whether the
 # pkg-config modules exist; ON without them stops the configure.

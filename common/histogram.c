@@ -150,3 +150,8 @@ double hist_stddev(const struct hist *h)
 	var = h->sumsq / (double)h->count - mean * mean;
 	return var > 0.0 ? sqrt(var) : 0.0;
 }
+
+uint64_t hist_bucket_low_value(unsigned int idx)
+{
+	return hist_bucket_low(idx);
+}

@@ -34,6 +34,8 @@ void hist_merge(struct hist *dst, const struct hist *src);
  */
 uint64_t hist_quantile(const struct hist *h, double q);
 double hist_mean(const struct hist *h);
+/* The smallest value bucket idx (< HIST_BUCKETS) holds: exporters map buckets to bounds. */
+uint64_t hist_bucket_low_value(unsigned int idx);
 double hist_stddev(const struct hist *h);
 
 #endif

@@ -601,3 +601,8 @@ void mon_cmd_handle(struct mon *mon, struct msgr_conn *conn, uint64_t tid, const
 out:
 	json_decref(root);
 }
+
+json_t *mon_cmd_status_json(struct mon *mon, const char *prefix)
+{
+	return mon_cmd_status(mon, prefix);
+}

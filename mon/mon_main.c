@@ -207,6 +207,7 @@ static void mon_tick_cb(uv_timer_t *t)
 	mon_svc_tick(mon);
 	mon_raft_tick(mon);
 	mon_admin_tick(mon);
+	mon_metrics_tick(mon);
 }
 
 static void mon_handle_close_cb(uv_handle_t *h)
@@ -226,6 +227,7 @@ static void mon_stop(struct mon *mon)
 	uv_close((uv_handle_t *)&mon->sigint, mon_handle_close_cb);
 	uv_close((uv_handle_t *)&mon->sighup, mon_handle_close_cb);
 	mon_admin_stop(mon);
+	mon_metrics_stop(mon);
 	mon_jobs_fail(mon, -ESHUTDOWN, "the monitor is shutting down");
 	raft_close(&mon->raft, mon_raft_close_cb);
 }
@@ -312,6 +314,7 @@ static int mon_run(struct mon *mon)
 	uv_signal_start(&mon->sigint, mon_signal_cb, SIGINT);
 	uv_signal_start(&mon->sighup, mon_signal_cb, SIGHUP);
 	mon_admin_start(mon);
+	mon_metrics_start(mon);
 	log_info("mon", "%s: rank %u of %u, election timeout %u ms, map epoch %u", mon->name,
 		 mon->self, mon->npeers, mon->election_ms, mon->map.epoch);
 	uv_run(&mon->loop, UV_RUN_DEFAULT);

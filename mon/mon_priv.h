@@ -85,6 +85,8 @@ struct mon_live {
 	uint8_t nreporters;
 };
 
+struct metrics_srv;
+
 struct mon {
 	struct conf *conf;
 	const char *name; /* "mon.a" */
@@ -103,6 +105,8 @@ struct mon {
 	struct asok *asok; /* admin socket (mon_admin.c); NULL when off */
 	uv_poll_t asok_poll;
 	unsigned int asok_ticks;
+	struct metrics_srv *metrics; /* /metrics (mon_metrics.c); NULL when off */
+	uv_poll_t metrics_poll;
 
 	struct raft raft;
 	struct raft_io io;
@@ -162,6 +166,12 @@ void mon_svc_tick(struct mon *mon);
 void mon_admin_start(struct mon *mon);
 void mon_admin_tick(struct mon *mon);
 void mon_admin_stop(struct mon *mon);
+/* mon_metrics.c: /metrics on metrics_addr, when set; failing to open it is logged */
+void mon_metrics_start(struct mon *mon);
+void mon_metrics_tick(struct mon *mon);
+void mon_metrics_stop(struct mon *mon);
+/* mon_cmd.c: the answer to a read ("status", "health", "mon stat"), as the CLI gets it */
+struct json_t *mon_cmd_status_json(struct mon *mon, const char *prefix);
 void mon_reply(struct mon *mon, uint64_t conn_id, uint64_t tid, int status, const char *out,
 	       const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 

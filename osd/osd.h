@@ -45,6 +45,7 @@ struct osd_op;
 struct osd_peer;
 struct osd_perf;
 struct asok;
+struct metrics_srv;
 
 /* What a connection is: set from the listener that accepted it or by connect. */
 enum osd_conn_kind {
@@ -202,6 +203,7 @@ struct osd {
 	struct fab_ep_stats closed_pub, closed_clu; /* of connections already gone */
 	struct osd_perf *perf; /* histograms, memory, NUMA (osd_perf.h) */
 	struct asok *asok;     /* admin socket; NULL when disabled or unavailable */
+	struct metrics_srv *metrics; /* /metrics (osd_metrics.c); NULL when off */
 	struct osd_recovery *rec; /* pushes in flight, throttle (osd_push.c) */
 	struct osd_pg *kicks;	  /* PGs whose ops move once the current event is handled */
 	bool scrub_busy;	  /* one scrub at a time (pg_env.scrub_slot) */

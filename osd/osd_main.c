@@ -238,14 +238,15 @@ static int osd_run(struct osd *osd)
 {
 	uint64_t beacon_ms = conf_get_duration_us(osd->conf, CONF_OSD_HEARTBEAT_INTERVAL) / 1000;
 	uint64_t next_beacon = 0, next_tick = 0;
-	struct pollfd pfd[4];
+	struct pollfd pfd[5];
 	int idle = 0;
 
 	pfd[0].fd = fab_domain_fd(osd->dom);
 	pfd[1].fd = monc_fd(osd->monc);
 	pfd[2].fd = osd->asok ? asok_fd(osd->asok) : -1; /* poll ignores -1 */
 	pfd[3].fd = store_event_fd(osd->store);
-	for (int i = 0; i < 4; i++) {
+	pfd[4].fd = osd_metrics_fd(osd);
+	for (int i = 0; i < 5; i++) {
 		pfd[i].events = POLLIN;
 		pfd[i].revents = 0;
 	}
@@ -283,6 +284,7 @@ static int osd_run(struct osd *osd)
 			osd_repl_tick(osd);
 			osd_pg_tick(osd);
 			osd_admin_poll(osd); /* answers even when the loop never sleeps */
+			osd_metrics_poll(osd);
 			osd_mem_tick(osd);
 			pfd[1].fd = monc_fd(osd->monc);
 		}
@@ -305,11 +307,13 @@ static int osd_run(struct osd *osd)
 			continue;
 		}
 		/* every slot is passed: a negative fd is ignored by poll */
-		if (poll(pfd, 4, 10) > 0) {
+		if (poll(pfd, 5, 10) > 0) {
 			uint64_t v;
 
 			if (pfd[2].revents)
 				osd_admin_poll(osd);
+			if (pfd[4].revents)
+				osd_metrics_poll(osd);
 			if (pfd[3].revents && read(pfd[3].fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 				log_warn("osd", "%s: store eventfd read: %s", osd->name,
 					 strerror(errno));
@@ -458,6 +462,7 @@ int main(int argc, char **argv)
 		goto out_net;
 	}
 	osd_admin_start(&osd);
+	osd_metrics_start(&osd);
 	rc = osd_pg_init(&osd);
 	if (rc != 0)
 		goto out_net;
@@ -491,6 +496,7 @@ int main(int argc, char **argv)
 	log_info("osd", "%s: stopping", osd.name);
 	monc_destroy(osd.monc);
 out_net:
+	osd_metrics_stop(&osd);
 	osd_admin_stop(&osd);
 	osd_net_stop(&osd);
 	osd_pg_fini(&osd);

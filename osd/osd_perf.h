@@ -60,6 +60,12 @@ void osd_admin_start(struct osd *osd);
 void osd_admin_poll(struct osd *osd);
 void osd_admin_stop(struct osd *osd);
 
+/* osd_metrics.c: /metrics on metrics_addr, when set; a failure is logged, not fatal */
+void osd_metrics_start(struct osd *osd);
+int osd_metrics_fd(const struct osd *osd); /* -1 when off */
+void osd_metrics_poll(struct osd *osd);
+void osd_metrics_stop(struct osd *osd);
+
 /* osd_perf_mem.c */
 int osd_numa_setup(struct osd *osd); /* before the registered pools exist */
 int osd_mem_check(struct osd *osd);  /* after osd_net_start: refuse if over the target */

@@ -27,6 +27,8 @@ PKGS=(
 	nbdkit nbdkit-plugin-dev libnbd-bin qemu-utils
 	# weft osd create (device signatures), man pages from dist/man/*.scd
 	libblkid-dev scdoc
+	# /metrics in the daemons (metrics/) and its test against a real Prometheus server
+	libmicrohttpd-dev prometheus
 	# packages (debian/, tests/test_packages.sh): build, check, logrotate file
 	debhelper devscripts lintian fakeroot bash-completion logrotate
 	# mount_postgres: PostgreSQL (server, psql, pgbench, amcheck) on a mounted volume

@@ -49,6 +49,10 @@ sighup)
 	NOSD=1 POOL_SIZE=1 POOL_MIN_SIZE=1 PG_NUM=8
 	. "$here/test_ops_sighup.sh"
 	;;
+metrics)
+	NOSD=1 POOL_SIZE=1 POOL_MIN_SIZE=1 PG_NUM=8
+	. "$here/test_ops_metrics.sh"
+	;;
 *) fail "unknown case $OCASE" ;;
 esac
 log "PASS ops $OCASE"
