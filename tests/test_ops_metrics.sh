@@ -92,4 +92,13 @@ python3 -c "import sys; v = float('$p99'); sys.exit(0 if 0 < v < 10 else 1)" || 
 [ "$(q 'weft_mon_have_quorum')" = 1 ] || fail "Prometheus: weft_mon_have_quorum is not 1"
 [ "$(q 'weft_osdmap_epoch')" -ge 1 ] 2> /dev/null || fail "Prometheus: no weft_osdmap_epoch"
 log "ok: latency histogram (p99 ${p99}s), quorum and map epoch through Prometheus's API"
+# the sample Grafana dashboard (docs/grafana-weft.json): every query it makes is one
+# this Prometheus accepts, and the stat panels have data
+jq -r '.panels[].targets[].expr' "$here/../docs/grafana-weft.json" > "$DIR/dash.exprs" ||
+	fail "docs/grafana-weft.json: no panel queries"
+while read -r e; do
+	v=$(q "$e") || fail "dashboard query refused by Prometheus: $e"
+	case $e in max\(*) [ -n "$v" ] || fail "dashboard stat has no data: $e" ;; esac
+done < "$DIR/dash.exprs"
+log "ok: the $(wc -l < "$DIR/dash.exprs") queries of docs/grafana-weft.json run on Prometheus"
 cl_stop prometheus TERM
