@@ -74,6 +74,7 @@ daemon help|daemon osd.0 help -c $CONF
 daemon mon|daemon mon.a perf dump -c $CONF
 vol ls|vol ls $POOL -c $CONF
 vol info|vol info $POOL/v1 -c $CONF
+osd list-devices|osd list-devices -c $CONF
 EOT
 # doctor exits 3 on a node without RDMA devices; its JSON is still a report
 "$WEFT" doctor --format json > "$DIR/o" 2> "$DIR/e"
@@ -100,6 +101,7 @@ must be plain or json, not 'xml'|$WEFT perf dump osd.0 --format xml -c $CONF
 must be plain or json, not 'xml'|$WEFT vol ls $POOL --format xml -c $CONF
 must be plain or json, not 'xml'|$WEFT doctor --format xml
 must be plain or json, not 'xml'|$WEFT fabric-bench --format xml
+must be plain or json, not 'xml'|$WEFT osd list-devices --format xml
 unknown pool property 'colour'|$WEFT pool set $POOL colour blue -c $CONF
 size must be a positive integer, not 'blue'|$WEFT pool set $POOL size blue -c $CONF
 unknown PG state 'bogus'|$WEFT pg ls --state bogus -c $CONF

@@ -44,6 +44,7 @@ struct dev_args {
 	const char *data, *wal, *db;
 	long id; /* -1: allocate (create) / every OSD (activate --all) */
 	bool all, no_start;
+	bool json; /* list-devices --format json */
 	unsigned int timeout_ms;
 };
 
@@ -54,7 +55,7 @@ static void dev_usage(FILE *out)
 	    "usage: weft osd create --data DEV [--wal DEV] [--db DIR] [--id N] [--no-start] [-c "
 	    "CONF]\n"
 	    "       weft osd activate --all | --id N [--no-start] [-c CONF]\n"
-	    "       weft osd list-devices [-c CONF]\n"
+	    "       weft osd list-devices [-c CONF] [--format plain|json]\n"
 	    "create: check DEV is unused (no partition table, filesystem or label, not open),\n"
 	    "  pick the lowest free OSD id (or N), make the store (weft-osd --mkfs), write the\n"
 	    "  OSD label (id, uuid, cluster fsid, db path) and the OSD's directory, and start\n"
@@ -70,6 +71,7 @@ static int dev_parse(int argc, char **argv, struct dev_args *a)
 	    {"db", required_argument, NULL, 'b'},   {"id", required_argument, NULL, 'i'},
 	    {"all", no_argument, NULL, 'a'},	    {"no-start", no_argument, NULL, 'n'},
 	    {"conf", required_argument, NULL, 'c'}, {"timeout", required_argument, NULL, 't'},
+	    {"format", required_argument, NULL, 'f'},
 	    {"help", no_argument, NULL, 'h'},	    {NULL, 0, NULL, 0},
 	};
 	char *end;
@@ -100,6 +102,10 @@ static int dev_parse(int argc, char **argv, struct dev_args *a)
 			break;
 		case 'a':
 			a->all = true;
+			break;
+		case 'f':
+			if (cli_format_parse("weft osd", optarg, &a->json) != 0)
+				return -1;
 			break;
 		case 'n':
 			a->no_start = true;
@@ -590,6 +596,7 @@ static int dev_activate(const struct dev_args *a, bool list_only)
 {
 	static struct dev_found found[DEV_MAX];
 	char dir[PATH_MAX], dbdef[PATH_MAX], fsid[64];
+	json_t *list = list_only && a->json ? json_array() : NULL;
 	int n, done = 0, failed = 0;
 
 	if (!list_only && !a->all && a->id < 0) {
@@ -599,6 +606,7 @@ static int dev_activate(const struct dev_args *a, bool list_only)
 	n = dev_scan(found, DEV_MAX);
 	if (n < 0) {
 		fprintf(stderr, "weft osd: reading /proc/partitions: %s\n", strerror(-n));
+		json_decref(list);
 		return 1;
 	}
 	for (int i = 0; i < n; i++) {
@@ -618,8 +626,14 @@ static int dev_activate(const struct dev_args *a, bool list_only)
 			char u[37];
 
 			mon_uuid_str(d->label.osd_uuid, u);
-			printf("osd.%u %s uuid %s fsid %s db %s\n", d->label.osd_id, d->path, u,
-			       d->label.fsid, d->label.db_path);
+			if (list != NULL)
+				json_array_append_new(
+				    list, json_pack("{s:i, s:s, s:s, s:s, s:s}", "id",
+						    (int)d->label.osd_id, "path", d->path, "uuid", u,
+						    "fsid", d->label.fsid, "db", d->label.db_path));
+			else
+				printf("osd.%u %s uuid %s fsid %s db %s\n", d->label.osd_id,
+				       d->path, u, d->label.fsid, d->label.db_path);
 			continue;
 		}
 		if (a->id >= 0 && d->label.osd_id != (uint32_t)a->id)
@@ -666,8 +680,16 @@ static int dev_activate(const struct dev_args *a, bool list_only)
 		dev_start(d->label.osd_id, a);
 		done++;
 	}
-	if (list_only)
+	if (list_only) {
+		if (list != NULL) {
+			char *text = json_dumps(list, JSON_INDENT(2));
+
+			printf("%s\n", text != NULL ? text : "[]");
+			free(text);
+			json_decref(list);
+		}
 		return 0;
+	}
 	if (a->id >= 0 && done == 0 && failed == 0) {
 		fprintf(stderr, "weft osd activate: no device labelled osd.%ld of this cluster\n",
 			a->id);
