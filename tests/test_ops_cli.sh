@@ -76,6 +76,10 @@ vol ls|vol ls $POOL -c $CONF
 vol info|vol info $POOL/v1 -c $CONF
 osd list-devices|osd list-devices -c $CONF
 EOT
+# the placement simulator, small: its metrics as one object
+run 0 "sim --format json" "$WEFT" sim --racks 1 --hosts 3 --osds-per-host 2 --pgs 64 --format json
+is_json "sim"
+[ "$(jq '.metrics.osds.value' "$DIR/o")" = 6 ] || fail "sim --format json: osds is not 6"
 # doctor exits 3 on a node without RDMA devices; its JSON is still a report
 "$WEFT" doctor --format json > "$DIR/o" 2> "$DIR/e"
 is_json "doctor"
@@ -102,6 +106,7 @@ must be plain or json, not 'xml'|$WEFT vol ls $POOL --format xml -c $CONF
 must be plain or json, not 'xml'|$WEFT doctor --format xml
 must be plain or json, not 'xml'|$WEFT fabric-bench --format xml
 must be plain or json, not 'xml'|$WEFT osd list-devices --format xml
+must be plain or json, not 'xml'|$WEFT sim --format xml
 unknown pool property 'colour'|$WEFT pool set $POOL colour blue -c $CONF
 size must be a positive integer, not 'blue'|$WEFT pool set $POOL size blue -c $CONF
 unknown PG state 'bogus'|$WEFT pg ls --state bogus -c $CONF

@@ -14,6 +14,8 @@
 
 #include "mon/map.h"
 
+struct json_t;
+
 struct sim_args {
 	unsigned int racks, hosts, per_host; /* per rack, per host */
 	unsigned int pg_num, size, min_size;
@@ -25,6 +27,7 @@ struct sim_args {
 	bool check, plot, quiet;
 	unsigned int fanout;   /* --fanout N: measure the mons' fan-out instead */
 	const char *conf_file; /* the cluster's conf for --fanout */
+	bool json;	       /* --format json: the metrics as one object, no text */
 };
 
 struct sim {
@@ -35,6 +38,7 @@ struct sim {
 	int32_t *sets_bal;	 /* acting sets of balanced */
 	uint32_t nosd;
 	FILE *summary; /* summary.csv, or NULL */
+	struct json_t *metrics; /* --format json: name -> {value, unit} */
 	unsigned int failures;
 };
 

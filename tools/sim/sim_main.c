@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,9 @@ void sim_metric(struct sim *s, const char *name, double value, const char *unit)
 		printf("  %-34s %14.3f %s\n", name, value, unit);
 	if (s->summary != NULL)
 		fprintf(s->summary, "%s,%.6f,%s\n", name, value, unit);
+	if (s->metrics != NULL)
+		json_object_set_new(s->metrics, name,
+				    json_pack("{s:f, s:s}", "value", value, "unit", unit));
 }
 
 void sim_expect(struct sim *s, bool ok, const char *fmt, ...)
@@ -72,7 +76,7 @@ static void sim_usage(FILE *out)
 	    "usage: weft sim [--racks R] [--hosts H] [--osds-per-host O] [--pgs P] [--size N]\n"
 	    "                [--min-size M] [--domain host|rack] [--osd-gb G] [--fill F]\n"
 	    "                [--recovery-mbs B] [--max-dev D] [--out DIR] [--plot] [--check]\n"
-	    "                [--quiet]\n"
+	    "                [--quiet] [--format plain|json]\n"
 	    "Builds a map of R racks x H hosts x O OSDs (default 40 x 25 x 10 = 10,000) and one\n"
 	    "pool of P PGs (default: a power of two near 100 replicas per OSD) with the mons'\n"
 	    "increments, places it with the daemons' placement code and reports: placement cost,\n"
@@ -137,6 +141,7 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
 	    {"help", 0, NULL, 'h'},
 	    {"fanout", 1, NULL, 'F'},
 	    {"conf", 1, NULL, 'C'},
+	    {"format", 1, NULL, 'J'},
 	    {NULL, 0, NULL, 0},
 	};
 	int c, rc = 0;
@@ -187,6 +192,10 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
 			break;
 		case 'q':
 			a->quiet = true;
+			break;
+		case 'J':
+			rc = cli_format_parse("weft sim", optarg, &a->json) != 0 ? -1 : 0;
+			a->quiet |= a->json;
 			break;
 		case 'F':
 			rc = sim_parse_uint("fanout", optarg, 1, 100000, &a->fanout);
@@ -298,6 +307,7 @@ int cli_sim_main(int argc, char **argv)
 		return rc == 0 ? 0 : 1;
 	}
 	s.summary = sim_csv(&s, "summary.csv", "metric,value,unit");
+	s.metrics = s.a.json ? json_object() : NULL;
 	if (!s.a.quiet)
 		printf("weft sim: %u racks x %u hosts x %u OSDs, pool of %u PGs, size %u, failure "
 		       "domain %s\n",
@@ -334,6 +344,20 @@ int cli_sim_main(int argc, char **argv)
 		    "\nrecovery: see recovery.csv (%.0f GB per OSD at %.0f%% full, %.0f MB/s per "
 		    "OSD)\nweft sim: done in %.1f s\n",
 		    s.a.osd_gb, s.a.fill * 100, s.a.recovery_mbs, sim_now() - t0);
+	if (rc == 0 && s.metrics != NULL) {
+		json_t *o = json_pack("{s:{s:i, s:i, s:i, s:i, s:i, s:s}, s:O, s:i}", "args",
+				      "racks", s.a.racks, "hosts", s.a.hosts, "osds_per_host",
+				      s.a.per_host, "pgs", s.a.pg_num, "size", s.a.size, "domain",
+				      mon_crush_type_str(s.a.domain), "metrics", s.metrics,
+				      "failed_checks", s.failures);
+		char *text = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);
+
+		if (text != NULL)
+			printf("%s\n", text);
+		free(text);
+		json_decref(o);
+	}
+	json_decref(s.metrics);
 	free(s.sets0);
 	free(s.sets_bal);
 	mon_map_free(&s.map);
