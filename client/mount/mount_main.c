@@ -26,6 +26,7 @@
 
 #include "client/mount/mount.h"
 #include "common/conf.h"
+#include "common/conf_runtime.h"
 #include "common/log.h"
 #include "common/version.h"
 
@@ -193,6 +194,7 @@ static int mount_conf_load(const struct mount_args *a, uint64_t *op_timeout_us_o
 	if (weft_log_open(a->name, level, conf_get_str(conf, CONF_LOG_FILE)) != 0)
 		fprintf(stderr, "weft-mount: cannot open log_file %s: logging to stderr\n",
 			conf_get_str(conf, CONF_LOG_FILE));
+	weft_log_conf_apply(conf); /* debug_client, debug_fabric, ... */
 	*op_timeout_us_out = conf_get_duration_us(conf, CONF_CLIENT_OP_TIMEOUT);
 	conf_destroy(conf);
 	return 0;

@@ -31,6 +31,7 @@
 
 #include "client/nbd/nbd.h"
 #include "common/conf.h"
+#include "common/conf_runtime.h"
 #include "common/log.h"
 
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
@@ -166,6 +167,7 @@ static int nbdw_log_setup(void)
 	if (weft_log_open(nbw.name, level, conf_get_str(conf, CONF_LOG_FILE)) != 0)
 		nbdkit_error("cannot open log_file %s: libweft logs to stderr",
 			     conf_get_str(conf, CONF_LOG_FILE));
+	weft_log_conf_apply(conf); /* debug_client, debug_fabric, ... */
 	conf_destroy(conf);
 	return 0;
 }
