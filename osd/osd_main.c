@@ -230,6 +230,7 @@ static int osd_run(struct osd *osd)
 			osd_op_tick(osd);
 			osd_repl_tick(osd);
 			osd_pg_tick(osd);
+			osd_hb_tick(osd);
 			osd_admin_poll(osd); /* answers even when the loop never sleeps */
 			osd_mem_tick(osd);
 			pfd[1].fd = monc_fd(osd->monc);
@@ -435,6 +436,7 @@ out_store:
 	osd_perf_fini(&osd);
 	store_umount(osd.store);
 out_conf:
+	osd_hb_free(&osd);
 	mon_map_free(&osd.map);
 	conf_destroy(osd.conf);
 	return rc != 0 || osd.fatal != 0;

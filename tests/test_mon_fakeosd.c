@@ -7,7 +7,9 @@
  *
  *   weft-fake-osd -c CONF --uuid UUID [--host H] [--public ADDR] [--cluster ADDR]
  *                 [--want-id N] [--beacon-ms MS] [--stop-beacon-after S]
- *                 [--report-failed ID]... [--run S]
+ *                 [--report-failed ID]... [--report-when FILE] [--run S]
+ *
+ * --report-when: report only once FILE exists (the test marks the fake out first).
  *
  * Prints "booted osd.N epoch E" once registered and "epoch E" for every new map.
  */
@@ -16,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/clock.h"
 #include "common/conf.h"
@@ -68,7 +71,7 @@ int main(int argc, char **argv)
 	struct proto_msg boot = { .type = PROTO_OSD_BOOT };
 	struct proto_osd_boot *b = &boot.osd_boot;
 	const char *file = NULL, *uuid = NULL, *host = "localhost", *pub = "127.1.0.100:6800";
-	const char *cl = "";
+	const char *cl = "", *report_when = NULL;
 	uint32_t reports[16], nreports = 0;
 	double run_s = 60, stop_after = -1;
 	unsigned int beacon_ms = 500;
@@ -105,6 +108,8 @@ int main(int argc, char **argv)
 			stop_after = strtod(v, NULL);
 		else if (!strcmp(a, "--run"))
 			run_s = strtod(v, NULL);
+		else if (!strcmp(a, "--report-when"))
+			report_when = v;
 		else if (!strcmp(a, "--report-failed") && nreports < 16)
 			reports[nreports++] = (uint32_t)strtoul(v, NULL, 10);
 		else {
@@ -162,7 +167,8 @@ int main(int argc, char **argv)
 			memcpy(m.osd_beacon.uuid, b->uuid, PROTO_UUID_LEN);
 			monc_send(mc, &m);
 		}
-		for (uint32_t i = 0; i < nreports; i++) {
+		for (uint32_t i = 0; i < nreports && (report_when == NULL || !access(report_when, F_OK));
+		     i++) {
 			struct proto_msg m = { .type = PROTO_OSD_FAILURE };
 
 			if (reports[i] == f.id)
