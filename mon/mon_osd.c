@@ -344,7 +344,14 @@ static int mon_job_build_boot(struct mon *mon, struct mon_job *job, struct mon_i
 	snprintf(o.cluster_addr, sizeof(o.cluster_addr), "%s", b->cluster_addr);
 	if (b->weight != 0 || cur == NULL)
 		o.weight = b->weight != 0 ? b->weight : MON_WEIGHT_ONE;
-	o.state = MON_OSD_EXISTS | MON_OSD_UP | MON_OSD_IN;
+	/*
+	 * A boot marks the OSD in, unless an operator marked it out (Ceph's
+	 * auto-mark-in of an OSD that only the down-out interval took out).
+	 */
+	if (cur != NULL && (cur->state & MON_OSD_KEEP_OUT))
+		o.state = MON_OSD_EXISTS | MON_OSD_UP | MON_OSD_KEEP_OUT;
+	else
+		o.state = MON_OSD_EXISTS | MON_OSD_UP | MON_OSD_IN;
 	job->result_id = id;
 	mon_live_grow(mon, id + 1);
 	if (id < mon->nlive) {

@@ -47,6 +47,7 @@ export WEFT_TEST_LOG_TAIL=${WEFT_TEST_LOG_TAIL:-30}
 if [ "$RCASE" = peerdown ]; then # only peer reports can mark an OSD down quickly
 	export WEFT_TEST_OSDS=4 WEFT_TEST_HEARTBEAT_GRACE=60s
 	export CL_CONF_EXTRA='[mon]
+	mon_osd_min_down_reporters = 2
 	mon_osd_report_markdown_max = 3'
 fi
 if [ "$RCASE" = pastint ]; then # two OSDs, size 2, min_size 1: one OSD acks alone
@@ -105,7 +106,7 @@ writer_wait() {
 up_count() { wj status | jq -r '.osdmap.num_up_osds'; }
 osd_is() { [ "$(wj osd dump | jq ".osds[] | select(.id == $1) | .$2")" = "$3" ]; } # osd_is ID FIELD VALUE
 markdowns_of() { # markdowns_of ID N: the mons marked osd.ID down on peer reports N times or more
-	[ "$(grep -h "epoch [0-9]*: osd.$1: reported failed by" "$DIR"/mon.*.log | wc -l)" -ge "$2" ]
+	[ "$(grep -hE "epoch [0-9]+: osd\.$1 [a-z,]+ -> down.*osd\.$1: reported failed by" "$DIR"/mon.*.log | wc -l)" -ge "$2" ]
 }
 
 case $RCASE in
@@ -153,7 +154,7 @@ peerdown)
 	stop_osd 1
 	log "osd.1 killed (beacon grace 60 s)"
 	wait_for 20 "osd.1 marked down" osd_is 1 up false
-	L=$(grep -h "epoch [0-9]*: osd.1: reported failed by [0-9]* peers on [0-9]* hosts" "$DIR"/mon.*.log | head -n 1)
+	L=$(grep -hE "epoch [0-9]+: osd\.1 [a-z,]+ -> down.*osd\.1: reported failed by [0-9]+ peers on [0-9]+ hosts" "$DIR"/mon.*.log | head -n 1)
 	[ -n "$L" ] || fail "osd.1 was not marked down by peer reports"
 	T_DOWN=$(date -d "$(echo "$L" | cut -d' ' -f1)" +%s.%N)
 	DT=$(echo "$T_DOWN - $T_KILL" | bc)
@@ -161,23 +162,31 @@ peerdown)
 	[ "$(echo "$DT < 5" | bc)" = 1 ] || fail "marked down $DT s after the kill (want < 5 s, far below the 60 s grace)"
 	writer_wait
 	start_osd 1
+	wait_for 60 "osd.1 up again" osd_is 1 up true
 	wait_clean 120 "osd.1 back"
 	check_data 3
-	# a live OSD reported by peers: two fake OSDs on two more hosts, marked
-	# out before they start reporting, so no PG maps to them
+	# a live OSD reported by peers: two fake OSDs on two more hosts, with a
+	# weight of 1/65536 (no PG maps to them, so no PG waits for them), marked
+	# out before they start reporting
 	FAKE=$(dirname "$RIO")/weft-fake-osd
 	for k in 0 1; do
 		"$FAKE" -c "$CONF" --uuid "f00dfeed-0000-4000-8000-00000000000$k" --host "liar$k" \
-			--public "127.1.0.$((40 + k)):$((RPORT + 90 + k))" --run 150 \
-			--report-failed 2 --report-when "$DIR/lie" > "$DIR/fake$k.out" 2>&1 &
+			--public "127.1.0.$((40 + k)):$((RPORT + 90 + k))" --run 150 --weight 1 \
+			--report-failed 2 --report-when "$DIR/lie" --reboot > "$DIR/fake$k.out" 2>&1 &
 		PIDS[fake$k]=$!
 	done
 	wait_for 30 "the fake OSDs booted" sh -c "grep -q booted '$DIR/fake0.out' && grep -q booted '$DIR/fake1.out'"
+	FAKES=""
 	for k in 0 1; do
-		F=$(sed -n 's/^booted osd\.\([0-9]*\) .*/\1/p' "$DIR/fake$k.out")
+		F=$(sed -n 's/^booted osd\.\([0-9]*\) .*/\1/p' "$DIR/fake$k.out" | head -n 1)
 		w osd out "$F" > /dev/null || fail "osd out $F"
+		FAKES="$FAKES $F"
 	done
 	wait_clean 120 "the fake OSDs out"
+	# should a real OSD try them anyway, it reports them (nothing listens at
+	# their addresses) and they boot again; an operator's out is sticky:
+	# both are up and stay out
+	wait_for 30 "the fake OSDs up and still out" sh -c "[ \$($RWEFT osd dump -c $CONF --format json | jq '[.osds[] | select(.host | startswith(\"liar\")) | select(.up and (.in | not))] | length') = 2 ]"
 	UP_FROM=$(wj osd dump | jq '.osds[] | select(.id == 2) | .up_from')
 	touch "$DIR/lie"
 	wait_for 60 "osd.2 marked down by the false reports 3 times" markdowns_of 2 3
@@ -189,6 +198,8 @@ peerdown)
 	[ "$(wj osd dump | jq '.osds[] | select(.id == 2) | .up_from')" -gt "$UP_FROM" ] || fail "osd.2 never booted again"
 	grep -q "marks us down; booting again" "$DIR/osd.2.log" || fail "osd.2 did not say it is alive"
 	for k in 0 1; do kill "${PIDS[fake$k]}"; unset "PIDS[fake$k]"; done
+	# gone: down at once (the check's client would wait for them otherwise)
+	for F in $FAKES; do w osd down "$F" > /dev/null || fail "osd down $F"; done
 	wait_clean 120 "after the false reports"
 	check_data 3
 	;;
