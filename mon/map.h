@@ -47,7 +47,9 @@
 #define MON_OSD_EXISTS 0x1u
 #define MON_OSD_UP 0x2u
 #define MON_OSD_IN 0x4u
-#define MON_OSD_STATE_KNOWN (MON_OSD_EXISTS | MON_OSD_UP | MON_OSD_IN)
+/* marked out by an operator: a boot does not mark it in (only `osd in` does) */
+#define MON_OSD_KEEP_OUT 0x80u
+#define MON_OSD_STATE_KNOWN (MON_OSD_EXISTS | MON_OSD_UP | MON_OSD_IN | MON_OSD_KEEP_OUT)
 
 struct mon_osd {
 	uint32_t id;

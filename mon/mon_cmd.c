@@ -278,10 +278,13 @@ static int mon_build_osd(struct mon *mon, struct mon_job *job, json_t *root, con
 			op.osd.down_stamp = (uint64_t)clock_wall_s();
 		}
 	} else if (!strcmp(prefix, "osd out")) {
+		/* an operator's drain survives restarts of the OSD (sticky until `osd in`) */
 		op.osd.state &= (uint8_t)~MON_OSD_IN;
+		op.osd.state |= MON_OSD_KEEP_OUT;
 	} else {
 		/* An operator's "in" wins over the automatic down -> out: cancel it. */
 		op.osd.state |= MON_OSD_IN;
+		op.osd.state &= (uint8_t)~MON_OSD_KEEP_OUT;
 		op.osd.down_stamp = 0;
 	}
 	if (op.osd.state == state)

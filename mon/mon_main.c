@@ -407,6 +407,11 @@ int main(int argc, char **argv)
 	mon.grace_ms = conf_get_duration_us(mon.conf, CONF_OSD_HEARTBEAT_GRACE) / 1000;
 	mon.down_out_s = conf_get_duration_us(mon.conf, CONF_MON_OSD_DOWN_OUT_INTERVAL) / 1000000;
 	mon.min_reporters = (unsigned int)conf_get_int(mon.conf, CONF_MON_OSD_MIN_DOWN_REPORTERS);
+	mon.markdown_max = (unsigned int)conf_get_int(mon.conf, CONF_MON_OSD_REPORT_MARKDOWN_MAX);
+	if (mon.markdown_max > MON_MARKDOWNS_MAX)
+		mon.markdown_max = MON_MARKDOWNS_MAX;
+	mon.markdown_period_ms =
+	    conf_get_duration_us(mon.conf, CONF_MON_OSD_REPORT_MARKDOWN_PERIOD) / 1000;
 	mon.election_ms =
 		(unsigned int)(conf_get_duration_us(mon.conf, CONF_MON_ELECTION_TIMEOUT) / 1000);
 	mon_map_init(&mon.map);

@@ -132,6 +132,79 @@ void mon_live_reset(struct mon *mon)
 		mon->peer_seen_ms[i] = clock_now_ms();
 }
 
+/*
+ * Reports standing against OSD id: each reporter up in the map and heard
+ * within the grace, counted once per host. mon_osd_min_down_reporters
+ * counts hosts (Ceph's reporter subtree level "host"): the OSDs of one host
+ * share its network and its troubles. Stale reports are dropped here.
+ */
+static unsigned int mon_live_reports(struct mon *mon, uint32_t id, uint64_t now)
+{
+	struct mon_live *l = &mon->live[id];
+	const char *hosts[MON_REPORTERS_MAX];
+	unsigned int nhosts = 0;
+
+	for (unsigned int i = 0; i < l->nreporters;) {
+		const struct mon_osd *r = mon_map_osd(&mon->map, l->reporters[i]);
+		unsigned int k;
+
+		if (r == NULL || !(r->state & MON_OSD_UP) || now - l->report_ms[i] > mon->grace_ms) {
+			l->nreporters--;
+			l->reporters[i] = l->reporters[l->nreporters];
+			l->report_ms[i] = l->report_ms[l->nreporters];
+			continue;
+		}
+		for (k = 0; k < nhosts && strcmp(hosts[k], r->host) != 0; k++)
+			;
+		if (k == nhosts)
+			hosts[nhosts++] = r->host;
+		i++;
+	}
+	return nhosts;
+}
+
+/*
+ * Flap damping: an OSD that peer reports marked down mon_osd_report_markdown_max
+ * times within the period (a peer or a link that keeps failing, an OSD
+ * that hangs and recovers) is marked down by its beacons only, until the
+ * period has passed since the oldest of those markdowns.
+ */
+static bool mon_live_damped(struct mon *mon, uint32_t id, uint64_t now)
+{
+	struct mon_live *l = &mon->live[id];
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < MON_MARKDOWNS_MAX; i++)
+		if (l->markdown_ms[i] != 0 && now - l->markdown_ms[i] < mon->markdown_period_ms)
+			n++;
+	if (n < mon->markdown_max) {
+		l->damped = false;
+		return false;
+	}
+	if (!l->damped)
+		log_warn("mon", "%s: osd.%u was marked down by peer reports %u times in %llu s: "
+				"ignoring its peers' reports (beacon grace only)",
+			 mon->name, id, n, (unsigned long long)(mon->markdown_period_ms / 1000));
+	l->damped = true;
+	return true;
+}
+
+static bool mon_live_reported(struct mon *mon, uint32_t id, uint64_t now)
+{
+	return mon->live[id].nreporters > 0 && mon_live_reports(mon, id, now) >= mon->min_reporters &&
+	       !mon_live_damped(mon, id, now);
+}
+
+static void mon_live_markdown_note(struct mon_live *l, uint64_t now)
+{
+	unsigned int oldest = 0;
+
+	for (unsigned int i = 1; i < MON_MARKDOWNS_MAX; i++)
+		if (l->markdown_ms[i] < l->markdown_ms[oldest])
+			oldest = i;
+	l->markdown_ms[oldest] = now;
+}
+
 static int mon_job_build_live(struct mon *mon, struct mon_job *job, struct mon_inc *inc)
 {
 	uint64_t now = clock_now_ms(), wall = (uint64_t)clock_wall_s();
@@ -150,10 +223,12 @@ static int mon_job_build_live(struct mon *mon, struct mon_job *job, struct mon_i
 				mon_reason_add(inc, "osd.%u: no beacon for %.1f s (grace %.1f s)",
 					       id, (now - l->last_beacon_ms) / 1000.0,
 					       mon->grace_ms / 1000.0);
-			else if (l->nreporters >= mon->min_reporters)
-				mon_reason_add(inc, "osd.%u: reported failed by %u peers (min %u)",
-					       id, l->nreporters, mon->min_reporters);
-			else
+			else if (mon_live_reported(mon, id, now)) {
+				mon_reason_add(inc, "osd.%u: reported failed by %u peers on %u hosts (min %u)",
+					       id, l->nreporters, mon_live_reports(mon, id, now),
+					       mon->min_reporters);
+				mon_live_markdown_note(l, now);
+			} else
 				continue;
 			o.state &= (uint8_t)~MON_OSD_UP;
 			o.down_at = inc->epoch;
@@ -194,7 +269,7 @@ void mon_live_check(struct mon *mon)
 		return;
 	mon->last_check_ms = now;
 	mon_live_grow(mon, mon->map.max_osd);
-	for (uint32_t id = 0; id < mon->map.max_osd && !due; id++) {
+	for (uint32_t id = 0; id < mon->map.max_osd && id < mon->nlive && !due; id++) {
 		const struct mon_osd *o = &mon->map.osds[id];
 		const struct mon_live *l = &mon->live[id];
 
@@ -202,7 +277,7 @@ void mon_live_check(struct mon *mon)
 			continue;
 		if (o->state & MON_OSD_UP)
 			due = now - l->last_beacon_ms > mon->grace_ms ||
-			      l->nreporters >= mon->min_reporters;
+			      mon_live_reported(mon, id, now);
 		else
 			due = (o->state & MON_OSD_IN) && !(mon->map.flags & MON_FLAG_NOOUT) &&
 			      mon->down_out_s > 0 && o->down_stamp != 0 &&
@@ -269,7 +344,14 @@ static int mon_job_build_boot(struct mon *mon, struct mon_job *job, struct mon_i
 	snprintf(o.cluster_addr, sizeof(o.cluster_addr), "%s", b->cluster_addr);
 	if (b->weight != 0 || cur == NULL)
 		o.weight = b->weight != 0 ? b->weight : MON_WEIGHT_ONE;
-	o.state = MON_OSD_EXISTS | MON_OSD_UP | MON_OSD_IN;
+	/*
+	 * A boot marks the OSD in, unless an operator marked it out (Ceph's
+	 * auto-mark-in of an OSD that only the down-out interval took out).
+	 */
+	if (cur != NULL && (cur->state & MON_OSD_KEEP_OUT))
+		o.state = MON_OSD_EXISTS | MON_OSD_UP | MON_OSD_KEEP_OUT;
+	else
+		o.state = MON_OSD_EXISTS | MON_OSD_UP | MON_OSD_IN;
 	job->result_id = id;
 	mon_live_grow(mon, id + 1);
 	if (id < mon->nlive) {
@@ -333,13 +415,24 @@ void mon_osd_failure(struct mon *mon, const struct proto_osd_failure *f)
 	for (i = 0; i < l->nreporters && l->reporters[i] != f->reporter; i++)
 		;
 	if (f->flags & PROTO_FAIL_F_ALIVE) {
-		if (i < l->nreporters)
-			l->reporters[i] = l->reporters[--l->nreporters];
+		if (i < l->nreporters) {
+			l->nreporters--;
+			l->reporters[i] = l->reporters[l->nreporters];
+			l->report_ms[i] = l->report_ms[l->nreporters];
+		}
 		return;
 	}
-	if (i == l->nreporters && l->nreporters < MON_REPORTERS_MAX)
+	if (i == l->nreporters) {
+		if (l->nreporters == MON_REPORTERS_MAX)
+			return;
 		l->reporters[l->nreporters++] = f->reporter;
-	log_info("mon", "%s: osd.%u reported failed by osd.%u after %u ms (%u of %u reporters)",
-		 mon->name, f->target, f->reporter, f->failed_ms, l->nreporters,
-		 mon->min_reporters);
+		log_info("mon", "%s: osd.%u reported failed by osd.%u (host %s) after %u ms "
+				"(%u reporters, %u hosts needed)",
+			 mon->name, f->target, f->reporter, r->host, f->failed_ms, l->nreporters,
+			 mon->min_reporters);
+	}
+	l->report_ms[i] = clock_now_ms(); /* reporters repeat while it stays unreachable */
+	/* mark it down now, not at the next liveness tick */
+	mon->last_check_ms = 0;
+	mon_live_check(mon);
 }

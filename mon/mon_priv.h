@@ -30,6 +30,7 @@
 #define MON_FWD_TIMEOUT_MS 10000
 #define MON_QUEUE_MAX 1024	/* proposals waiting on the leader */
 #define MON_REPORTERS_MAX 16
+#define MON_MARKDOWNS_MAX 32 /* mon_osd_report_markdown_max is capped here */
 
 struct mon_peer {
 	raft_id id; /* rank + 1 */
@@ -82,7 +83,11 @@ struct mon_hist {
 struct mon_live {
 	uint64_t last_beacon_ms;
 	uint32_t reporters[MON_REPORTERS_MAX];
+	uint64_t report_ms[MON_REPORTERS_MAX]; /* newest report of each, for expiry */
 	uint8_t nreporters;
+	/* flap damping: when peer reports marked it down, newest first */
+	uint64_t markdown_ms[MON_MARKDOWNS_MAX];
+	bool damped; /* reports ignored (logged once per damping) */
 };
 
 struct metrics_srv;
@@ -95,6 +100,8 @@ struct mon {
 	struct mon_peer peers[MON_PEERS_MAX];
 	uint64_t grace_ms, down_out_s;
 	unsigned int min_reporters;
+	unsigned int markdown_max;
+	uint64_t markdown_period_ms;
 	unsigned int election_ms;
 
 	uv_loop_t loop;

@@ -6,6 +6,7 @@
  *
  *   osd_main.c   arguments, mkfs/mount, boot, beacons, the reactor loop
  *   osd_net.c    addresses, listeners, connections, frames, events
+ *   osd_hb.c     peer failure reports (a broken or refused peer connection)
  *   osd_op.c     client ops on the primary: ordering, pull, commit, reply
  *   osd_repl.c   replication: per-peer rings, records, acks (both sides)
  *   osd_wire.c   cluster-network message and ring record codec
@@ -52,6 +53,7 @@ enum osd_conn_kind {
 	OSD_CONN_CLIENT = 1, /* public network: client ops */
 	OSD_CONN_REPLICA,    /* cluster network, accepted: we are a replica of the peer */
 	OSD_CONN_PEER,	     /* cluster network, connected by us: we are the primary */
+	OSD_CONN_PROBE,	     /* cluster network, connected by us: is a peer alive (osd_hb.c) */
 };
 
 struct osd_conn {
@@ -68,6 +70,10 @@ struct osd_conn {
 	void *ring;
 	uint64_t ring_size;
 	uint32_t peer_id;
+	bool peer_known; /* peer_id is set (PEER: at connect; REPLICA: at its ring request) */
+	bool peer_lost;	 /* the peer broke or refused the connection (not we): osd_hb.c */
+	bool probe_ok;	 /* PROBE: connected */
+	uint32_t probe_up_from; /* PROBE: the peer's up_from when the probe started */
 	uint64_t gen; /* REPLICA: tells a commit callback its connection is still the same */
 	struct osd_peer *peer; /* PEER */
 	uint32_t ops_inflight; /* CLIENT: ops holding this conn */
@@ -209,7 +215,17 @@ struct osd {
 	bool scrub_busy;	  /* one scrub at a time (pg_env.scrub_slot) */
 	struct pg_env pgenv;	  /* the environment every PG state machine runs in */
 	uint64_t rec_objects, rec_bytes; /* objects/bytes this OSD pushed for recovery */
+	struct osd_hb_ent *hb;		 /* peer failure reports by OSD id (osd_hb.c) */
+	uint32_t nhb;
 };
+
+/* osd_hb.c: peer failure reports to the monitors */
+struct osd_hb_ent;
+void osd_hb_peer_lost(struct osd *osd, uint32_t id);
+void osd_hb_peer_alive(struct osd *osd, uint32_t id);
+void osd_hb_probe_end(struct osd *osd, struct osd_conn *conn);
+void osd_hb_tick(struct osd *osd);
+void osd_hb_free(struct osd *osd);
 
 /* osd_net.c */
 int osd_net_start(struct osd *osd);

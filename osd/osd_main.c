@@ -283,6 +283,7 @@ static int osd_run(struct osd *osd)
 			osd_op_tick(osd);
 			osd_repl_tick(osd);
 			osd_pg_tick(osd);
+			osd_hb_tick(osd);
 			osd_admin_poll(osd); /* answers even when the loop never sleeps */
 			osd_metrics_poll(osd);
 			osd_mem_tick(osd);
@@ -506,6 +507,7 @@ out_store:
 	osd_perf_fini(&osd);
 	store_umount(osd.store);
 out_conf:
+	osd_hb_free(&osd);
 	mon_map_free(&osd.map);
 	conf_destroy(osd.conf);
 	weft_pidfile_unlock(lock_fd);

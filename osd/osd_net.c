@@ -314,7 +314,10 @@ static void osd_jsonf(char *buf, size_t cap, size_t *off, const char *fmt, ...)
 
 static const char *osd_kind_name(enum osd_conn_kind k)
 {
-	return k == OSD_CONN_CLIENT ? "client" : k == OSD_CONN_REPLICA ? "replica" : "peer";
+	return k == OSD_CONN_CLIENT	 ? "client"
+	       : k == OSD_CONN_REPLICA ? "replica"
+	       : k == OSD_CONN_PROBE   ? "probe"
+				       : "peer";
 }
 
 /*
@@ -387,6 +390,10 @@ static void osd_client_recv(struct osd_conn *conn, const struct fab_cqe *cqe)
 
 static void osd_conn_fail(struct osd *osd, struct osd_conn *conn)
 {
+	if (conn->kind == OSD_CONN_PROBE)
+		osd_hb_probe_end(osd, conn);
+	else if (conn->kind != OSD_CONN_CLIENT && conn->peer_known && conn->peer_lost)
+		osd_hb_peer_lost(osd, conn->peer_id);
 	if (conn->kind == OSD_CONN_CLIENT)
 		osd_op_conn_failed(osd, conn);
 	else if (conn->kind == OSD_CONN_PEER && conn->peer)
@@ -418,8 +425,15 @@ static void osd_cqe_handle(struct osd *osd, struct fab_cqe *cqe)
 			fab_ep_close(cqe->ep);
 		break;
 	case FAB_EV_CONNECTED:
-		if (cqe->status != 0 && conn != NULL)
+		if (cqe->status != 0 && conn != NULL) {
 			conn->failed = true;
+			conn->peer_lost = true; /* refused or unreachable */
+		} else if (conn != NULL && conn->kind == OSD_CONN_PROBE) {
+			conn->probe_ok = true; /* it lives: closed at once (osd_hb_probe_end) */
+			conn->failed = true;
+		} else if (conn != NULL && conn->kind == OSD_CONN_PEER && conn->peer_known) {
+			osd_hb_peer_alive(osd, conn->peer_id);
+		}
 		break;
 	case FAB_EV_RECV:
 		if (conn == NULL && cqe->ep != NULL)
@@ -459,8 +473,10 @@ static void osd_cqe_handle(struct osd *osd, struct fab_cqe *cqe)
 			osd_op_fab_done((struct osd_op *)cqe->ctx, cqe);
 		break;
 	case FAB_EV_PEER_FAILED:
-		if (conn != NULL)
+		if (conn != NULL) {
 			conn->failed = true;
+			conn->peer_lost = true;
+		}
 		break;
 	}
 }

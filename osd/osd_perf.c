@@ -195,7 +195,8 @@ int osd_perf_dump(struct osd *osd, struct asok_out *out)
 	for (struct osd_conn *k = osd->conns; k; k = k->next) {
 		fab_ep_stats(k->ep, &s);
 		osd_perf_ep_add(k->kind == OSD_CONN_CLIENT ? &pub : &clu, &s);
-		nconn[k->kind & 3]++;
+		if (k->kind <= OSD_CONN_PEER) /* probes are not counted */
+			nconn[k->kind]++;
 	}
 	asok_printf(out, "{\"osd\": %u, \"map_epoch\": %u, \"booted\": %s, ", osd->id,
 		    osd->map.epoch, osd->booted ? "true" : "false");

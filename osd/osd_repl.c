@@ -112,6 +112,7 @@ int osd_peer_connect(struct osd *osd, struct osd_peer *p)
 	}
 	p->conn->peer = p;
 	p->conn->peer_id = p->id;
+	p->conn->peer_known = true;
 	p->connect_ms = now;
 	log_info("osd", "%s: connecting to osd.%u at %s for replication (map epoch %u)", osd->name,
 		 p->id, addr, osd->map.epoch);
@@ -345,6 +346,8 @@ static void osd_replica_ring_req(struct osd_conn *conn, const struct osd_wire_ms
 		return;
 	}
 	conn->peer_id = m->osd_id;
+	conn->peer_known = true;
+	osd_hb_peer_alive(osd, m->osd_id);
 	conn->gen = osd_conn_gen_next++;
 	fab_mr_rkey(conn->ring_mr, &g.ring);
 	log_info("osd", "%s: replica ring of %llu MiB for osd.%u (%s)", osd->name,

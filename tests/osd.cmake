@@ -69,6 +69,7 @@ if(TARGET weft-osd AND TARGET weft_client)
 	weft_recovery_test(scrub 19400 600)
 	weft_recovery_test(monkill 19500 600)
 	weft_recovery_test(pastint 25100 600)
+	weft_recovery_test(peerdown 25200 600)
 endif()
 
 # Past intervals of a PG (osd/pg/pg_pi.c): the prior-set rule peering applies.

@@ -6,8 +6,11 @@
  * tests/test_mon_cluster.sh; every wait is bounded by --run.
  *
  *   weft-fake-osd -c CONF --uuid UUID [--host H] [--public ADDR] [--cluster ADDR]
- *                 [--want-id N] [--beacon-ms MS] [--stop-beacon-after S]
- *                 [--report-failed ID]... [--run S]
+ *                 [--want-id N] [--weight W16] [--beacon-ms MS] [--stop-beacon-after S]
+ *                 [--report-failed ID]... [--report-when FILE] [--reboot] [--run S]
+ *
+ * --report-when: report only once FILE exists (the test marks the fake out first).
+ * --reboot: boot again when a map marks this fake down (as weft-osd does).
  *
  * Prints "booted osd.N epoch E" once registered and "epoch E" for every new map.
  */
@@ -16,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/clock.h"
 #include "common/conf.h"
@@ -34,12 +38,20 @@ struct fake {
 	bool booted;
 	int boot_status;
 	bool boot_done;
+	bool reboot;	   /* --reboot: boot again when a map marks us down, as weft-osd does */
+	bool boot_pending; /* a boot request is in flight */
+	bool want_boot;
 };
 
 static void fake_map_cb(struct monc *mc, const struct mon_map *map, void *arg)
 {
+	struct fake *f = arg;
+	const struct mon_osd *me = f->booted ? mon_map_osd(map, f->id) : NULL;
+
 	printf("epoch %u\n", map->epoch);
 	fflush(stdout);
+	if (f->reboot && !f->boot_pending && me != NULL && !(me->state & MON_OSD_UP))
+		f->want_boot = true;
 }
 
 static void fake_boot_cb(struct monc *mc, int status, const char *out, size_t out_len,
@@ -48,6 +60,7 @@ static void fake_boot_cb(struct monc *mc, int status, const char *out, size_t ou
 	struct fake *f = arg;
 	const char *p;
 
+	f->boot_pending = false;
 	f->boot_done = true;
 	f->boot_status = status;
 	if (status != 0) {
@@ -68,7 +81,7 @@ int main(int argc, char **argv)
 	struct proto_msg boot = { .type = PROTO_OSD_BOOT };
 	struct proto_osd_boot *b = &boot.osd_boot;
 	const char *file = NULL, *uuid = NULL, *host = "localhost", *pub = "127.1.0.100:6800";
-	const char *cl = "";
+	const char *cl = "", *report_when = NULL;
 	uint32_t reports[16], nreports = 0;
 	double run_s = 60, stop_after = -1;
 	unsigned int beacon_ms = 500;
@@ -82,6 +95,10 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
+		if (!strcmp(a, "--reboot")) {
+			f.reboot = true;
+			continue;
+		}
 		if (v == NULL) {
 			fprintf(stderr, "weft-fake-osd: %s needs a value\n", a);
 			return 2;
@@ -97,6 +114,8 @@ int main(int argc, char **argv)
 			pub = v;
 		else if (!strcmp(a, "--cluster"))
 			cl = v;
+		else if (!strcmp(a, "--weight")) /* 16.16 fixed point; 1 keeps PGs away */
+			b->weight = (uint32_t)strtoul(v, NULL, 10);
 		else if (!strcmp(a, "--want-id"))
 			b->want_id = (uint32_t)strtoul(v, NULL, 10);
 		else if (!strcmp(a, "--beacon-ms"))
@@ -105,6 +124,8 @@ int main(int argc, char **argv)
 			stop_after = strtod(v, NULL);
 		else if (!strcmp(a, "--run"))
 			run_s = strtod(v, NULL);
+		else if (!strcmp(a, "--report-when"))
+			report_when = v;
 		else if (!strcmp(a, "--report-failed") && nreports < 16)
 			reports[nreports++] = (uint32_t)strtoul(v, NULL, 10);
 		else {
@@ -138,12 +159,19 @@ int main(int argc, char **argv)
 		goto out_conf;
 	monc_subscribe(mc, fake_map_cb, &f);
 	start = clock_now_ms();
+	f.boot_pending = true;
 	if (monc_request(mc, &boot, (unsigned int)(run_s * 1000), fake_boot_cb, &f) != 0)
 		goto out_monc;
 	while (!fake_stop && clock_now_ms() - start < run_s * 1000) {
 		uint64_t now = clock_now_ms();
 
 		monc_wait(mc, 20);
+		if (f.want_boot && !f.boot_pending) {
+			f.want_boot = false;
+			f.boot_pending = true;
+			if (monc_request(mc, &boot, 10000, fake_boot_cb, &f) != 0)
+				goto out_monc;
+		}
 		if (f.boot_done && f.boot_status != 0)
 			goto out_monc;
 		if (f.booted && f.boot_done) {
@@ -162,7 +190,8 @@ int main(int argc, char **argv)
 			memcpy(m.osd_beacon.uuid, b->uuid, PROTO_UUID_LEN);
 			monc_send(mc, &m);
 		}
-		for (uint32_t i = 0; i < nreports; i++) {
+		for (uint32_t i = 0; i < nreports && (report_when == NULL || !access(report_when, F_OK));
+		     i++) {
 			struct proto_msg m = { .type = PROTO_OSD_FAILURE };
 
 			if (reports[i] == f.id)

@@ -3,7 +3,7 @@
 # Failure and recovery with real weft-mon and weft-osd processes (docs/recovery.md).
 #
 #   test_recovery.sh CASE MS_TYPE PORT WEFT_MON WEFT_OSD WEFT TEST_RECOVERY_IO
-#   CASE: thrash | killprimary | outin | scrub | monkill | pastint
+#   CASE: thrash | killprimary | outin | scrub | monkill | peerdown | pastint
 #
 # The cluster start-up (conf, mkfs, start/stop, bounded waits, cleanup) comes
 # from tests/test_osd_cluster.sh, sourced as a library (WEFT_CLUSTER_LIB=1);
@@ -23,6 +23,13 @@
 #              reads were right all along.
 # monkill:     3 mons; an OSD comes back with objects to recover and the mon
 #              leader is killed meanwhile: recovery finishes, states come back.
+# peerdown:    failure detection (docs/osd.md): 4 OSDs, a 60 s beacon grace; an
+#              OSD killed under a writer is marked down from its peers' reports
+#              within seconds (the mon log's timestamp of that map change against
+#              the kill), the writer sees no error. Then two fake OSDs (outside
+#              the placement) keep reporting a live OSD: it is marked down, boots
+#              again, is marked up, and after mon_osd_report_markdown_max such
+#              markdowns their reports are ignored; every write reads back.
 # pastint:     past intervals. 2 OSDs, size 2, min_size 1: writes with both up;
 #              osd.1 killed; writes acknowledged by osd.0 alone; osd.0 killed;
 #              osd.1 restarted alone: every PG must stay down waiting for osd.0
@@ -37,6 +44,12 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 RCASE=$1 RMS=$2 RPORT=$3 RMON=$4 ROSD=$5 RWEFT=$6 RIO=$7
 export WEFT_TEST_LOG_TAIL=${WEFT_TEST_LOG_TAIL:-30}
 [ "$RCASE" = outin ] && export WEFT_TEST_OSDS=4
+if [ "$RCASE" = peerdown ]; then # only peer reports can mark an OSD down quickly
+	export WEFT_TEST_OSDS=4 WEFT_TEST_HEARTBEAT_GRACE=60s
+	export CL_CONF_EXTRA='[mon]
+	mon_osd_min_down_reporters = 2
+	mon_osd_report_markdown_max = 3'
+fi
 if [ "$RCASE" = pastint ]; then # two OSDs, size 2, min_size 1: one OSD acks alone
 	export WEFT_TEST_OSDS=2 POOL_SIZE=2 POOL_MIN_SIZE=1 PG_NUM=8
 	# every client write is "slow" against 1 us: the p99 feedback must show in perf dump
@@ -91,6 +104,10 @@ writer_wait() {
 	[ $rc = 0 ] || { tail -n 5 "$DIR/writer.out"; fail "writer"; }
 }
 up_count() { wj status | jq -r '.osdmap.num_up_osds'; }
+osd_is() { [ "$(wj osd dump | jq ".osds[] | select(.id == $1) | .$2")" = "$3" ]; } # osd_is ID FIELD VALUE
+markdowns_of() { # markdowns_of ID N: the mons marked osd.ID down on peer reports N times or more
+	[ "$(grep -hE "epoch [0-9]+: osd\.$1 [a-z,]+ -> down.*osd\.$1: reported failed by" "$DIR"/mon.*.log | wc -l)" -ge "$2" ]
+}
 
 case $RCASE in
 thrash)
@@ -128,6 +145,63 @@ thrash)
 	grep -q "recovering [0-9]* objects" "$DIR"/osd.*.log || fail "no PG ever recovered an object"
 	ACKED=$(grep -c '^A ' "$JOURNAL")
 	log "thrash: ${SECS}s, $KILLS kills, $ACKED acknowledged writes; every object checked against its last one; clean $((T_C - T_W))s after the writer stopped"
+	;;
+peerdown)
+	cluster_up
+	writer_start 20 16 200 65536
+	sleep 4
+	T_KILL=$(date +%s.%N)
+	stop_osd 1
+	log "osd.1 killed (beacon grace 60 s)"
+	wait_for 20 "osd.1 marked down" osd_is 1 up false
+	L=$(grep -hE "epoch [0-9]+: osd\.1 [a-z,]+ -> down.*osd\.1: reported failed by [0-9]+ peers on [0-9]+ hosts" "$DIR"/mon.*.log | head -n 1)
+	[ -n "$L" ] || fail "osd.1 was not marked down by peer reports"
+	T_DOWN=$(date -d "$(echo "$L" | cut -d' ' -f1)" +%s.%N)
+	DT=$(echo "$T_DOWN - $T_KILL" | bc)
+	log "osd.1 marked down $DT s after the kill: $(echo "$L" | sed 's/.*: epoch/epoch/')"
+	[ "$(echo "$DT < 5" | bc)" = 1 ] || fail "marked down $DT s after the kill (want < 5 s, far below the 60 s grace)"
+	writer_wait
+	start_osd 1
+	wait_for 60 "osd.1 up again" osd_is 1 up true
+	wait_clean 120 "osd.1 back"
+	check_data 3
+	# a live OSD reported by peers: two fake OSDs on two more hosts, with a
+	# weight of 1/65536 (no PG maps to them, so no PG waits for them), marked
+	# out before they start reporting
+	FAKE=$(dirname "$RIO")/weft-fake-osd
+	for k in 0 1; do
+		"$FAKE" -c "$CONF" --uuid "f00dfeed-0000-4000-8000-00000000000$k" --host "liar$k" \
+			--public "127.1.0.$((40 + k)):$((RPORT + 90 + k))" --run 150 --weight 1 \
+			--report-failed 2 --report-when "$DIR/lie" --reboot > "$DIR/fake$k.out" 2>&1 &
+		PIDS[fake$k]=$!
+	done
+	wait_for 30 "the fake OSDs booted" sh -c "grep -q booted '$DIR/fake0.out' && grep -q booted '$DIR/fake1.out'"
+	FAKES=""
+	for k in 0 1; do
+		F=$(sed -n 's/^booted osd\.\([0-9]*\) .*/\1/p' "$DIR/fake$k.out" | head -n 1)
+		w osd out "$F" > /dev/null || fail "osd out $F"
+		FAKES="$FAKES $F"
+	done
+	wait_clean 120 "the fake OSDs out"
+	# should a real OSD try them anyway, it reports them (nothing listens at
+	# their addresses) and they boot again; an operator's out is sticky:
+	# both are up and stay out
+	wait_for 30 "the fake OSDs up and still out" sh -c "[ \$($RWEFT osd dump -c $CONF --format json | jq '[.osds[] | select(.host | startswith(\"liar\")) | select(.up and (.in | not))] | length') = 2 ]"
+	UP_FROM=$(wj osd dump | jq '.osds[] | select(.id == 2) | .up_from')
+	touch "$DIR/lie"
+	wait_for 60 "osd.2 marked down by the false reports 3 times" markdowns_of 2 3
+	wait_for 30 "flap damping: reports against osd.2 ignored" grep -q "osd.2 was marked down by peer reports 3 times" "$DIR"/mon.*.log
+	wait_for 30 "osd.2 up again" osd_is 2 up true
+	sleep 3 # reports keep coming: damped, osd.2 stays up
+	osd_is 2 up true || fail "osd.2 marked down though damped"
+	markdowns_of 2 4 && fail "osd.2 marked down a 4th time though damped"
+	[ "$(wj osd dump | jq '.osds[] | select(.id == 2) | .up_from')" -gt "$UP_FROM" ] || fail "osd.2 never booted again"
+	grep -q "marks us down; booting again" "$DIR/osd.2.log" || fail "osd.2 did not say it is alive"
+	for k in 0 1; do kill "${PIDS[fake$k]}"; unset "PIDS[fake$k]"; done
+	# gone: down at once (the check's client would wait for them otherwise)
+	for F in $FAKES; do w osd down "$F" > /dev/null || fail "osd down $F"; done
+	wait_clean 120 "after the false reports"
+	check_data 3
 	;;
 killprimary)
 	cluster_up
