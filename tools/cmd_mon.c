@@ -23,9 +23,12 @@
 static void cli_mon_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: weft [OPTIONS] status | health | mon stat\n"
+		"usage: weft [OPTIONS] status | health [detail] | mon stat\n"
 		"       weft [OPTIONS] osd tree | osd dump | osd down|out|in ID | osd set|unset noout|pause\n"
-		"       weft [OPTIONS] pool ls | pool create NAME [--size N] [--min-size M] [--pg-num P]\n"
+		"       weft [OPTIONS] df | osd df\n"
+		"       weft [OPTIONS] osd set-nearfull-ratio|set-backfillfull-ratio|set-full-ratio R\n"
+		"       weft [OPTIONS] pool ls [detail] | pool create NAME [--size N] [--min-size M] [--pg-num P]\n"
+		"       weft [OPTIONS] pool set-quota NAME max_bytes|max_objects N (10G; 0 removes it)\n"
 		"       weft [OPTIONS] pool rm NAME | pool set NAME size|min_size|pg_num VALUE\n"
 		"       weft [OPTIONS] pool set NAME failure_domain TYPE | pool set NAME root BUCKET\n"
 		"       weft [OPTIONS] osd crush add-bucket NAME TYPE [TYPE=NAME ...]\n"
@@ -243,12 +246,16 @@ int cli_status_main(int argc, char **argv)
 
 	if (rc != 0)
 		return rc > 0 ? 0 : 2;
-	if (a.nwords != 0) {
+	if (a.nwords != 0 && !(a.nwords == 1 && !strcmp(prefix, "health") &&
+				!strcmp(a.words[0], "detail"))) {
 		fprintf(stderr, "weft %s: unexpected argument '%s'\n", prefix, a.words[0]);
 		return 2;
 	}
+	/* the answer always has the detail lines; plain text shows them for "health detail" */
 	return cli_cmd_simple(&a, prefix, json_pack("{s:s}", "prefix", prefix),
-			      !strcmp(prefix, "status") ? cli_render_status : cli_render_health);
+			      !strcmp(prefix, "status") ? cli_render_status
+			      : a.nwords == 1		? cli_render_health_detail
+							: cli_render_health);
 }
 
 int cli_mon_main(int argc, char **argv)
@@ -387,6 +394,9 @@ int cli_osd_main(int argc, char **argv)
 	}
 	sub = a.words[0];
 	snprintf(prefix, sizeof(prefix), "osd %s", sub);
+	rc = cli_osd_cap(&a); /* osd df, osd set-*-ratio (cmd_df.c) */
+	if (rc >= 0)
+		return rc;
 	if ((!strcmp(sub, "tree") || !strcmp(sub, "dump")) && a.nwords == 1)
 		return cli_cmd_simple(&a, prefix, json_pack("{s:s}", "prefix", prefix),
 				      !strcmp(sub, "tree") ? cli_render_osd_tree
@@ -430,9 +440,11 @@ int cli_pool_main(int argc, char **argv)
 	}
 	sub = a.words[0];
 	snprintf(prefix, sizeof(prefix), "pool %s", sub);
-	if (!strcmp(sub, "ls") && a.nwords == 1)
+	if (!strcmp(sub, "ls") && (a.nwords == 1 || (a.nwords == 2 && !strcmp(a.words[1], "detail"))))
 		return cli_cmd_simple(&a, prefix, json_pack("{s:s}", "prefix", prefix),
-				      cli_render_pool_ls);
+				      a.nwords == 2 ? cli_render_pool_detail : cli_render_pool_ls);
+	if (!strcmp(sub, "set-quota"))
+		return cli_pool_quota(&a);
 	if (!strcmp(sub, "create") && a.nwords == 2) {
 		cmd = json_pack("{s:s, s:s}", "prefix", prefix, "name", a.words[1]);
 		if (a.size)
