@@ -1,0 +1,179 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Capacity on the monitors with real weft-mon and weft-osd processes
+# (docs/capacity.md): 1 mon, 3 OSDs with small sparse stores, pool rbd of
+# size 3.
+#
+#   test_capacity.sh CASE MS_TYPE PORT WEFT_MON WEFT_OSD WEFT CAPACITY_IO
+#   CASE: monitor
+#
+# monitor: objects of a known size are written and removed; weft df must say
+#   exactly that many objects and bytes stored (the PGs' live counts), used =
+#   stored x 3, raw use grown by at least the replicas' bytes; osd df a row
+#   per OSD with its size, use, PGs and variance. The full ratios: refused
+#   when out of order or out of (0, 1) (the map does not move), and lowered
+#   under the OSDs' use they set nearfull, backfillfull and full in the map
+#   and OSD_NEARFULL / OSD_BACKFILLFULL / OSD_FULL / POOL_FULL in health
+#   detail, naming every OSD; raised again, every bit and check clears. Pool
+#   quotas: POOL_QUOTA near max_objects, the pool's full flag in the map at
+#   the quota and cleared after removes; a max_bytes quota under the use is
+#   full at once; bad arguments get one line and change nothing.
+# Every wait is bounded.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+CCASE=$1 CMS=$2 CPORT=$3 CMON=$4 COSD=$5 CWEFT=$6 CIO=$7
+export WEFT_TEST_LOG_TAIL=${WEFT_TEST_LOG_TAIL:-30}
+export PG_NUM=16
+CL_DATA_SIZE=${CL_DATA_SIZE:-256M}
+WEFT_CLUSTER_LIB=1
+# shellcheck source=tests/test_osd_cluster.sh
+. "$HERE/test_osd_cluster.sh" "$CCASE" "$CMS" "$CPORT" "$CMON" "$COSD" "$CWEFT" "$CIO"
+unset WEFT_CLUSTER_LIB
+command -v jq > /dev/null || { echo "SKIP: jq not installed"; exit 77; }
+IOC=("$CIO" -c "$CONF" -p rbd)
+OBJ=65536 # bytes per object
+
+df_pool() { wj df | jq -r ".pools[] | select(.name == \"rbd\") | .stats.$1"; }
+pool_full() { wj pool ls | jq -e '.pools[] | select(.name == "rbd") | .full' > /dev/null; }
+pool_not_full() { wj pool ls | jq -e '.pools[] | select(.name == "rbd") | .full | not' > /dev/null; }
+df_objects_is() { [ "$(df_pool objects)" = "$1" ]; }
+df_osds_is() { [ "$(wj df | jq .stats.num_osds)" = "$1" ]; }
+# every OSD's fullness in the map is $1 ("" = none)
+osds_fullness() { [ "$(wj osd dump | jq -r "[.osds[] | select(.fullness == \"$1\")] | length")" = "$NOSD" ]; }
+health_has() { wj health | jq -e --arg c "$1" '.checks[] | select(.code == $c)' > /dev/null; }
+health_lacks() { ! health_has "$1"; }
+no_capacity_checks() {
+	wj health | jq -e '[.checks[] | select(.code | test("FULL|QUOTA"))] | length == 0' > /dev/null
+}
+fill() { # fill FIRST COUNT
+	"${IOC[@]}" fill obj "$1" "$2" "$OBJ" > "$DIR/fill.out" 2>&1 ||
+		{ cat "$DIR/fill.out"; fail "writing objects $1.. ($2)"; }
+}
+rmobj() { # rmobj FIRST COUNT
+	"${IOC[@]}" rm obj "$1" "$2" > "$DIR/rm.out" 2>&1 || { cat "$DIR/rm.out"; fail "removing objects"; }
+}
+# refused CMD...: exit 1 or 2 with one line on stderr, and the map epoch unchanged
+refused() {
+	local e0 e1 rc
+	e0=$(map_epoch)
+	w "$@" > "$DIR/refused.out" 2> "$DIR/refused.err"
+	rc=$?
+	[ "$rc" = 1 ] || [ "$rc" = 2 ] || { cat "$DIR/refused.err"; fail "'weft $*' exit $rc, wanted a refusal"; }
+	[ "$(wc -l < "$DIR/refused.err")" = 1 ] || { cat "$DIR/refused.err"; fail "'weft $*': not one error line"; }
+	e1=$(map_epoch)
+	[ "$e0" = "$e1" ] || fail "'weft $*' was refused but the map moved from $e0 to $e1"
+	log "ok: refused 'weft $*': $(cat "$DIR/refused.err")"
+}
+
+case $CCASE in
+monitor)
+	cluster_up
+	wait_for 120 "cluster ready" cl_ready
+	# ---- df and osd df against known data
+	wait_for 20 "every OSD reports its space" df_osds_is "$NOSD"
+	fill 0 100
+	wait_for 20 "df counts 100 objects" df_objects_is 100
+	stored=$(df_pool stored) used=$(df_pool used)
+	[ "$stored" = $((100 * OBJ)) ] || fail "df stored $stored, wrote $((100 * OBJ))"
+	[ "$used" = $((3 * stored)) ] || fail "df used $used, want stored x 3 = $((3 * stored))"
+	raw_used=$(wj df | jq .stats.total_used_bytes)
+	[ "$raw_used" -ge $((3 * 100 * OBJ)) ] || fail "raw used $raw_used < 3 x the stored bytes"
+	wj df > "$DIR/df.json"
+	w df | tee "$DIR/df.txt"
+	grep -q "^TOTAL" "$DIR/df.txt" && grep -q "^rbd " "$DIR/df.txt" || fail "df text lacks TOTAL or rbd"
+	# max avail: positive, and at most the room under the full ratio of the OSDs / 3
+	room=$(wj osd df | jq '[.nodes[] | (.size * 0.95 - .used)] | add / 3 | floor')
+	ma=$(df_pool max_avail)
+	[ "$ma" -gt 0 ] && [ "$ma" -le "$room" ] || fail "max_avail $ma not in (0, $room]"
+	wj osd df > "$DIR/osd_df.json"
+	w osd df | tee "$DIR/osd_df.txt"
+	[ "$(jq '[.nodes[] | select(.reported and .size > 0 and .used > 0 and .pgs > 0)] | length' \
+		"$DIR/osd_df.json")" = "$NOSD" ] || fail "osd df: not a full row for each of $NOSD OSDs"
+	[ "$(jq '[.nodes[] | .pgs] | add' "$DIR/osd_df.json")" = $((PG_NUM * 3)) ] ||
+		fail "osd df: PGs do not add up to pg_num x size = $((PG_NUM * 3))"
+	jq -e '.summary.min_var > 0 and .summary.max_var >= .summary.min_var' "$DIR/osd_df.json" \
+		> /dev/null || fail "osd df: no MIN/MAX VAR"
+	grep -q "^MIN/MAX VAR" "$DIR/osd_df.txt" || fail "osd df text has no MIN/MAX VAR line"
+	w status | tee "$DIR/status.txt" | grep -q "usage: .* stored in 100 objects" ||
+		{ cat "$DIR/status.txt"; fail "status shows no usage"; }
+	log "ok: df stored $stored bytes in 100 objects, used $used, max avail $ma; osd df $NOSD rows"
+
+	# ---- the ratios: validation
+	refused osd set-nearfull-ratio 0.96
+	refused osd set-full-ratio 0.8
+	refused osd set-full-ratio 1.5
+	refused osd set-backfillfull-ratio 0
+	refused osd set-full-ratio abc
+	[ "$(wj osd dump | jq -c '[.nearfull_ratio, .backfillfull_ratio, .full_ratio]')" = \
+		"[0.85,0.9,0.95]" ] || fail "ratios changed by refused commands"
+	# ---- under the OSDs' use: nearfull, then backfillfull, then full
+	low=$(wj osd df | jq '[.nodes[] | .utilization] | min / 100 / 2')
+	log "OSDs at $(wj osd df | jq -c '[.nodes[] | .utilization]')%, ratios go to ~$low"
+	w osd set-nearfull-ratio "$low" > /dev/null || fail "set-nearfull-ratio $low"
+	wait_for 20 "every OSD nearfull in the map" osds_fullness nearfull
+	wait_for 10 "health OSD_NEARFULL" health_has OSD_NEARFULL
+	wait_for 10 "health POOL_NEARFULL" health_has POOL_NEARFULL
+	w osd set-backfillfull-ratio "$low" > /dev/null || fail "set-backfillfull-ratio"
+	wait_for 20 "every OSD backfillfull" osds_fullness backfillfull
+	health_has OSD_BACKFILLFULL && health_lacks OSD_NEARFULL || fail "health: not OSD_BACKFILLFULL alone"
+	w osd set-full-ratio "$low" > /dev/null || fail "set-full-ratio"
+	wait_for 20 "every OSD full" osds_fullness full
+	wait_for 10 "health OSD_FULL" health_has OSD_FULL
+	w health detail | tee "$DIR/health.txt"
+	for i in $(seq 0 $((NOSD - 1))); do
+		grep -q "osd.$i is full at" "$DIR/health.txt" || fail "health detail does not name osd.$i"
+	done
+	grep -q "^HEALTH_ERR" "$DIR/health.txt" || fail "full OSDs are not HEALTH_ERR"
+	grep -q "POOL_FULL: " "$DIR/health.txt" && grep -q "pool 'rbd' maps to full osd" "$DIR/health.txt" ||
+		fail "health detail does not say pool rbd maps to a full OSD"
+	# back up, in the order the rule allows: full first
+	w osd set-full-ratio 0.95 > /dev/null && w osd set-backfillfull-ratio 0.9 > /dev/null &&
+		w osd set-nearfull-ratio 0.85 > /dev/null || fail "raising the ratios again"
+	wait_for 20 "no OSD full any more" osds_fullness ""
+	wait_for 10 "no capacity check in health" no_capacity_checks
+	log "ok: ratios: nearfull, backfillfull, full set and cleared on all $NOSD OSDs"
+
+	# ---- quotas
+	refused pool set-quota rbd max_foo 10
+	refused pool set-quota rbd max_objects 12x
+	refused pool set-quota nosuchpool max_bytes 10G
+	w pool set-quota rbd max_bytes 10G > /dev/null || fail "set-quota max_bytes 10G"
+	[ "$(df_pool quota_max_bytes)" = $((10 << 30)) ] || fail "df: quota_max_bytes $(df_pool quota_max_bytes)"
+	w pool set-quota rbd max_bytes 0 > /dev/null || fail "set-quota max_bytes 0"
+	[ "$(df_pool quota_max_bytes)" = 0 ] || fail "quota_max_bytes not removed"
+	w pool set-quota rbd max_objects 150 > /dev/null || fail "set-quota max_objects 150"
+	w pool ls detail | grep -q "max_objects 150" || fail "pool ls detail does not show the quota"
+	health_lacks POOL_QUOTA || fail "POOL_QUOTA at 100 of 150 objects"
+	fill 100 40
+	wait_for 20 "health POOL_QUOTA at 140 of 150 objects" health_has POOL_QUOTA
+	w health detail | grep -q "pool 'rbd' holds 140 objects of its max_objects quota 150" ||
+		{ w health detail; fail "health detail does not name the pool near its quota"; }
+	pool_not_full || fail "pool full below its quota"
+	fill 140 10
+	wait_for 20 "pool rbd full in the map at 150 objects" pool_full
+	wait_for 10 "health POOL_FULL" health_has POOL_FULL
+	w health detail | grep -q "pool 'rbd' reached its quota" || fail "health detail: no quota line"
+	health_lacks POOL_QUOTA || fail "POOL_QUOTA beside POOL_FULL"
+	rmobj 130 20
+	wait_for 20 "pool rbd not full after removes" pool_not_full
+	wait_for 10 "no POOL_FULL" health_lacks POOL_FULL
+	# a byte quota under what is stored is full at once (130 x 64 KiB > 8 MiB)
+	w pool set-quota rbd max_objects 0 > /dev/null || fail "set-quota max_objects 0"
+	w pool set-quota rbd max_bytes 8M > /dev/null || fail "set-quota max_bytes 8M"
+	pool_full || fail "max_bytes 8M under 130 x 64 KiB stored is not full at once"
+	[ "$(df_pool max_avail)" = 0 ] || fail "max_avail $(df_pool max_avail) past a reached quota"
+	w pool set-quota rbd max_bytes 0 > /dev/null || fail "set-quota max_bytes 0"
+	pool_not_full || fail "pool still full without quotas"
+	log "ok: quotas: POOL_QUOTA, full at the quota, cleared after removes, bad input refused"
+
+	# ---- everything removed: df back to nothing stored
+	rmobj 0 130
+	wait_for 20 "df counts 0 objects" df_objects_is 0
+	[ "$(df_pool stored)" = 0 ] || fail "df stored $(df_pool stored) after every remove"
+	log "ok: df back to 0 objects, 0 bytes stored"
+	;;
+*)
+	fail "unknown case '$CCASE'"
+	;;
+esac
+log "PASS: capacity $CCASE"
