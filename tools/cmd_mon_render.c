@@ -206,12 +206,17 @@ void cli_render_osd_dump(json_t *d)
 	json_t *o;
 
 	printf("epoch %lld\nflags %s\n", cli_int(d, "epoch"), cli_str(d, "flags"));
+	printf("full_ratio %g\nbackfillfull_ratio %g\nnearfull_ratio %g\n",
+	       json_number_value(json_object_get(d, "full_ratio")),
+	       json_number_value(json_object_get(d, "backfillfull_ratio")),
+	       json_number_value(json_object_get(d, "nearfull_ratio")));
 	cli_render_pools(json_object_get(d, "pools"));
 	json_array_foreach(json_object_get(d, "osds"), i, o)
-		printf("osd.%lld %s %s weight %.5f up_from %lld down_at %lld public %s cluster %s "
+		printf("osd.%lld %s %s%s%s weight %.5f up_from %lld down_at %lld public %s cluster %s "
 		       "host %s uuid %s\n",
 		       cli_int(o, "id"), json_is_true(json_object_get(o, "up")) ? "up" : "down",
 		       json_is_true(json_object_get(o, "in")) ? "in" : "out",
+		       cli_str(o, "fullness")[0] ? " " : "", cli_str(o, "fullness"),
 		       json_real_value(json_object_get(o, "weight")), cli_int(o, "up_from"),
 		       cli_int(o, "down_at"), cli_str(o, "public_addr"), cli_str(o, "cluster_addr"),
 		       cli_str(o, "host"), cli_str(o, "uuid"));
