@@ -290,7 +290,8 @@ int main(int argc, char **argv)
 	enum weft_log_level level;
 	char entity[80];
 	bool mkfs = false;
-	int c, rc;
+	char *sargv[64];
+	int c, rc, sargc;
 
 	if (weft_version_arg(argc, argv, "weft-mon"))
 		return 0;
@@ -299,7 +300,13 @@ int main(int argc, char **argv)
 	rc = conf_create("mon", &mon.conf);
 	if (rc != 0)
 		return 1;
-	/* --KEY=VALUE flags first; then our own options. */
+	/*
+	 * --KEY=VALUE flags first; then our own options. The flags are applied
+	 * again to the entity's conf below, from a copy of the arguments (the
+	 * first pass removes them from argv).
+	 */
+	sargc = argc < 64 ? argc : 64;
+	memcpy(sargv, argv, sizeof(*sargv) * (size_t)sargc);
 	if (conf_apply_args(mon.conf, &argc, argv) != 0)
 		return 2;
 	while ((c = getopt_long(argc, argv, "i:c:h", opts, NULL)) != -1) {
@@ -333,7 +340,7 @@ int main(int argc, char **argv)
 	if (file == NULL && access("/etc/weft/weft.conf", F_OK) == 0)
 		file = "/etc/weft/weft.conf";
 	if ((file != NULL && conf_load_file(mon.conf, file) != 0) ||
-	    conf_apply_env(mon.conf) != 0 || conf_apply_args(mon.conf, &argc, argv) != 0)
+	    conf_apply_env(mon.conf) != 0 || conf_apply_args(mon.conf, &sargc, sargv) != 0)
 		return 2;
 	if (weft_log_level_parse(conf_get_str(mon.conf, CONF_LOG_LEVEL), &level) != 0)
 		level = WEFT_LOG_INFO;
@@ -350,8 +357,7 @@ int main(int argc, char **argv)
 		char err[160];
 
 		if (mon_cap_conf_ratios(mon.conf, &mon.conf_ratios, err, sizeof(err)) != 0) {
-			log_error("mon", "%s: %s", entity, err);
-			fprintf(stderr, "weft-mon: %s\n", err);
+			log_error("mon", "%s: %s", entity, err); /* stderr without log_file */
 			conf_destroy(mon.conf);
 			weft_log_close();
 			return 2;

@@ -11,3 +11,13 @@ if(TARGET weft-osd AND TARGET weft_client)
 	set_tests_properties(capacity_func_df_ratios_quota PROPERTIES LABELS "func;capacity"
 		TIMEOUT 600 SKIP_RETURN_CODE 77)
 endif()
+# The monitors' rules against fake OSDs whose reported space the test sets
+# (tests/test_mon_fakeosd.c --usage-file): exact max avail and VAR, the
+# hysteresis, conf ratios, a restart without reports. Ports 31100-31199.
+if(TARGET weft-fake-osd)
+	add_test(NAME capacity_func_mon_rules
+		COMMAND ${CMAKE_CURRENT_LIST_DIR}/test_capacity.sh fake tcp 31100
+			$<TARGET_FILE:weft-mon> $<TARGET_FILE:weft-fake-osd> $<TARGET_FILE:weft> -)
+	set_tests_properties(capacity_func_mon_rules PROPERTIES LABELS "func;capacity"
+		TIMEOUT 300 SKIP_RETURN_CODE 77)
+endif()

@@ -5,7 +5,7 @@
 # size 3.
 #
 #   test_capacity.sh CASE MS_TYPE PORT WEFT_MON WEFT_OSD WEFT CAPACITY_IO
-#   CASE: monitor
+#   CASE: monitor | fake (WEFT_OSD is then weft-fake-osd, CAPACITY_IO unused)
 #
 # monitor: objects of a known size are written and removed; weft df must say
 #   exactly that many objects and bytes stored (the PGs' live counts), used =
@@ -18,6 +18,12 @@
 #   quotas: POOL_QUOTA near max_objects, the pool's full flag in the map at
 #   the quota and cleared after removes; a max_bytes quota under the use is
 #   full at once; bad arguments get one line and change nothing.
+# fake: 3 fake OSDs (tests/test_mon_fakeosd.c) report space chosen by the
+#   test; the first map's ratios come from mon_osd_*_ratio (a bad one stops
+#   weft-mon with one line); df's max avail and osd df's %USE/VAR are checked
+#   to the byte; the hysteresis (full at the ratio, still full 0.2 % under it,
+#   cleared 0.6 % under it); an OSD that restarts without reporting keeps its
+#   bit, and health detail says its report is missing.
 # Every wait is bounded.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -25,6 +31,13 @@ CCASE=$1 CMS=$2 CPORT=$3 CMON=$4 COSD=$5 CWEFT=$6 CIO=$7
 export WEFT_TEST_LOG_TAIL=${WEFT_TEST_LOG_TAIL:-30}
 export PG_NUM=16
 CL_DATA_SIZE=${CL_DATA_SIZE:-256M}
+if [ "$CCASE" = fake ]; then
+	export WEFT_TEST_OSDS=0
+	CL_CONF_EXTRA='[mon]
+	mon_osd_nearfull_ratio = 0.80
+	mon_osd_backfillfull_ratio = 0.88
+	mon_osd_full_ratio = 0.93'
+fi
 WEFT_CLUSTER_LIB=1
 # shellcheck source=tests/test_osd_cluster.sh
 . "$HERE/test_osd_cluster.sh" "$CCASE" "$CMS" "$CPORT" "$CMON" "$COSD" "$CWEFT" "$CIO"
@@ -171,6 +184,82 @@ monitor)
 	wait_for 20 "df counts 0 objects" df_objects_is 0
 	[ "$(df_pool stored)" = 0 ] || fail "df stored $(df_pool stored) after every remove"
 	log "ok: df back to 0 objects, 0 bytes stored"
+	;;
+fake)
+	FAKE=$COSD
+	MIB=1048576
+	U=00000000-0000-4000-8000-0000000000
+	cluster_up
+	# the first map's ratios are the conf's
+	[ "$(wj osd dump | jq -c '[.nearfull_ratio, .backfillfull_ratio, .full_ratio]')" = \
+		"[0.8,0.88,0.93]" ] || fail "first map ratios $(wj osd dump | jq -c '[.full_ratio]')"
+	"$CMON" -i a -c "$CONF" --mon_osd_full_ratio=1.2 > "$DIR/badmon.out" 2>&1
+	rc=$?
+	[ $rc = 2 ] && [ "$(grep -c ERROR "$DIR/badmon.out")" = 1 ] &&
+		grep -q "mon_osd_full_ratio: '1.2' is not a number between 0 and 1" "$DIR/badmon.out" ||
+		{ cat "$DIR/badmon.out"; fail "weft-mon with mon_osd_full_ratio=1.2: exit $rc"; }
+	"$CMON" -i a -c "$CONF" --mon_osd_nearfull_ratio=0.9 > "$DIR/badmon.out" 2>&1
+	[ $? = 2 ] && grep -q "must hold" "$DIR/badmon.out" ||
+		{ cat "$DIR/badmon.out"; fail "weft-mon with nearfull 0.9 > backfillfull 0.88 started"; }
+	log "ok: first map ratios from the conf; bad ones stop weft-mon with one line"
+	usage() { echo "$2 $3" > "$DIR/usage.$1"; } # usage OSD TOTAL USED
+	fake_start() { # fake_start I [--usage-file F]
+		local i=$1
+		shift
+		"$FAKE" -c "$CONF" --uuid "${U}0$i" --host "node$i" --public "127.1.0.$((10 + i)):6800" \
+			--cluster "127.2.0.$((10 + i)):6800" --want-id "$i" --beacon-ms 300 --run 300 "$@" \
+			> "$DIR/fake$i.out" 2>&1 &
+		PIDS[fake$i]=$!
+	}
+	for i in 0 1 2; do
+		usage $i $(((i + 1) * 1000 * MIB)) $(((i + 1) * 100 * MIB))
+		fake_start $i --usage-file "$DIR/usage.$i"
+	done
+	wait_for 30 "3 fake OSDs up" cl_num_up_is 3
+	wait_for 20 "3 OSDs report" df_osds_is 3
+	# every PG on all three (size 3): max avail = the smallest room under 0.93
+	want=$(awk -v m=$MIB 'BEGIN { printf "%d", 1000 * m * 0.93 - 100 * m }')
+	ma=$(df_pool max_avail)
+	[ $((ma - want)) -le 1 ] && [ $((want - ma)) -le 1 ] || fail "max_avail $ma, want $want"
+	wj osd df > "$DIR/osd_df.json"
+	jq -e 'def near(a; b): (a - b) | fabs < 0.0001;
+		all(.nodes[]; near(.utilization; 10) and near(.var; 1)) and (.nodes | length) == 3
+		and near(.summary.dev; 0) and .summary.total_size == 6000 * 1048576' "$DIR/osd_df.json" \
+		> /dev/null || { cat "$DIR/osd_df.json"; fail "osd df numbers"; }
+	# osd.2 twice as used as the mean: its VAR is 2 (of 3000 MiB: 1200 MiB; mean 1500/6000)
+	usage 2 $((3000 * MIB)) $((1200 * MIB))
+	var2() { wj osd df | jq -e '.nodes[2].var - 1.6 | fabs < 0.0001' > /dev/null; }
+	wait_for 10 "osd.2 VAR 1.6 (40% vs 25% mean)" var2
+	log "ok: df max avail $ma (the smallest room), osd df %USE and VAR exact"
+	# hysteresis on osd.0 (1000 MiB): full at 93%, kept at 92.8%, cleared at 92.4%
+	osd0_is() { [ "$(wj osd dump | jq -r '.osds[0].fullness')" = "$1" ]; }
+	usage 0 $((1000 * MIB)) $((1000 * MIB * 931 / 1000))
+	wait_for 10 "osd.0 full at 93.1%" osd0_is full
+	usage 0 $((1000 * MIB)) $((1000 * MIB * 928 / 1000))
+	sleep 3
+	osd0_is full || fail "osd.0 at 92.8% left full: the hysteresis is 0.5%"
+	usage 0 $((1000 * MIB)) $((1000 * MIB * 924 / 1000))
+	wait_for 10 "osd.0 backfillfull at 92.4%" osd0_is backfillfull
+	usage 0 $((1000 * MIB)) $((1000 * MIB * 500 / 1000))
+	wait_for 10 "osd.0 not full at 50%" osd0_is ""
+	log "ok: hysteresis: full at the ratio, kept 0.2% under, cleared 0.6% under"
+	# a restart keeps the bit; without reports it stays, and health says so
+	usage 0 $((1000 * MIB)) $((1000 * MIB * 960 / 1000))
+	wait_for 10 "osd.0 full at 96%" osd0_is full
+	kill "${PIDS[fake0]}"
+	wait "${PIDS[fake0]}" 2> /dev/null
+	unset "PIDS[fake0]"
+	e0=$(map_epoch)
+	fake_start 0
+	wait_for 20 "fake osd.0 booted again" grep -q "booted osd.0" "$DIR/fake0.out"
+	[ "$(map_epoch)" -gt "$e0" ] || fail "no boot epoch"
+	osd0_is full || fail "osd.0 lost its full bit at its boot"
+	sleep 6 # past the 5 s a report counts for
+	osd0_is full || fail "osd.0 without reports lost its full bit"
+	w health detail | tee "$DIR/health.txt" | grep -q "osd.0 is full (no recent report)" ||
+		fail "health detail does not say osd.0's report is missing"
+	wj osd df | jq -e '.nodes[0].reported == false' > /dev/null || fail "osd df: osd.0 reported"
+	log "ok: a restarted OSD keeps its full bit until it reports"
 	;;
 *)
 	fail "unknown case '$CCASE'"
