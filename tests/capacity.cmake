@@ -10,6 +10,13 @@ if(TARGET weft-osd AND TARGET weft_client)
 			$<TARGET_FILE:capacity_io>)
 	set_tests_properties(capacity_func_df_ratios_quota PROPERTIES LABELS "func;capacity"
 		TIMEOUT 600 SKIP_RETURN_CODE 77)
+	# filled until refused: needs the OSDs' enforcement (skips without it). Ports 31200-31299.
+	add_test(NAME capacity_func_fill
+		COMMAND ${CMAKE_CURRENT_LIST_DIR}/test_capacity.sh fill tcp 31200
+			$<TARGET_FILE:weft-mon> $<TARGET_FILE:weft-osd> $<TARGET_FILE:weft>
+			$<TARGET_FILE:capacity_io>)
+	set_tests_properties(capacity_func_fill PROPERTIES LABELS "func;capacity"
+		TIMEOUT 600 SKIP_RETURN_CODE 77)
 endif()
 # The monitors' rules against fake OSDs whose reported space the test sets
 # (tests/test_mon_fakeosd.c --usage-file): exact max avail and VAR, the

@@ -5,7 +5,7 @@
 # size 3.
 #
 #   test_capacity.sh CASE MS_TYPE PORT WEFT_MON WEFT_OSD WEFT CAPACITY_IO
-#   CASE: monitor | fake (WEFT_OSD is then weft-fake-osd, CAPACITY_IO unused)
+#   CASE: monitor | fill | fake (WEFT_OSD is then weft-fake-osd, CAPACITY_IO unused)
 #
 # monitor: objects of a known size are written and removed; weft df must say
 #   exactly that many objects and bytes stored (the PGs' live counts), used =
@@ -18,6 +18,12 @@
 #   quotas: POOL_QUOTA near max_objects, the pool's full flag in the map at
 #   the quota and cleared after removes; a max_bytes quota under the use is
 #   full at once; bad arguments get one line and change nothing.
+# fill: the pool filled until the OSDs refuse (ratios 0.5 / 0.6 / 0.7 on
+#   160 MiB stores): OSD_NEARFULL, then OSD_FULL, each only once the OSDs'
+#   reported use is past its ratio; the write past full refused with ENOSPC,
+#   every daemon alive; removes pass, the full bits clear, writes resume;
+#   every object reads back and its 3 copies are identical. Needs OSDs that
+#   enforce the full ratio (a 'capacity' section in perf dump), else skips.
 # fake: 3 fake OSDs (tests/test_mon_fakeosd.c) report space chosen by the
 #   test; the first map's ratios come from mon_osd_*_ratio (a bad one stops
 #   weft-mon with one line); df's max avail and osd df's %USE/VAR are checked
@@ -31,6 +37,7 @@ CCASE=$1 CMS=$2 CPORT=$3 CMON=$4 COSD=$5 CWEFT=$6 CIO=$7
 export WEFT_TEST_LOG_TAIL=${WEFT_TEST_LOG_TAIL:-30}
 export PG_NUM=16
 CL_DATA_SIZE=${CL_DATA_SIZE:-256M}
+[ "$CCASE" = fill ] && CL_DATA_SIZE=160M
 if [ "$CCASE" = fake ]; then
 	export WEFT_TEST_OSDS=0
 	CL_CONF_EXTRA='[mon]
@@ -184,6 +191,64 @@ monitor)
 	wait_for 20 "df counts 0 objects" df_objects_is 0
 	[ "$(df_pool stored)" = 0 ] || fail "df stored $(df_pool stored) after every remove"
 	log "ok: df back to 0 objects, 0 bytes stored"
+	;;
+fill)
+	cluster_up
+	wait_for 120 "cluster ready" cl_ready
+	"$WEFT" perf dump osd.0 -c "$CONF" --timeout 10 | jq -e .capacity > /dev/null || {
+		echo "SKIP: these OSDs do not enforce the full ratio (no capacity section in perf dump)"
+		exit 77; }
+	w osd set-nearfull-ratio 0.5 > /dev/null && w osd set-backfillfull-ratio 0.6 > /dev/null &&
+		w osd set-full-ratio 0.7 > /dev/null || fail "setting the ratios"
+	BIG=262144
+	# every OSD the map marks (fullness $1) has a reported use of at least $2 %
+	bits_follow_use() {
+		wj osd df | jq -e --arg f "$1" --argjson r "$2" \
+			'all(.nodes[]; (.fullness | contains($f)) | not or (.utilization >= $r))' > /dev/null
+	}
+	k=0 near_at="" refused=""
+	while [ -z "$refused" ]; do
+		"${IOC[@]}" fill big "$k" 16 "$BIG" > "$DIR/fill.out" 2>&1
+		rc=$?
+		n=$(sed -n 's/^fill: \([0-9]*\) of .*/\1/p' "$DIR/fill.out")
+		k=$((k + ${n:-0}))
+		if [ $rc != 0 ]; then
+			refused=$(grep -m 1 "^error:" "$DIR/fill.out")
+			break
+		fi
+		sleep 1
+		bits_follow_use nearfull 49.99 && bits_follow_use full 69.99 ||
+			{ wj osd df; fail "a fullness bit is set under its ratio"; }
+		if [ -z "$near_at" ] && health_has OSD_NEARFULL; then
+			near_at=$k
+			health_lacks OSD_FULL || fail "OSD_FULL together with the first OSD_NEARFULL"
+			log "ok: OSD_NEARFULL after $k objects at $(wj osd df | jq -c '[.nodes[].utilization | floor]')%"
+		fi
+		[ "$k" -lt 2000 ] || fail "2000 objects of 256 KiB and no write refused"
+	done
+	[ -n "$near_at" ] || fail "no OSD_NEARFULL before the first refused write"
+	log "ok: write $k refused: $refused"
+	echo "$refused" | grep -q "(-28)" || fail "the refused write is not ENOSPC"
+	wait_for 10 "health OSD_FULL" health_has OSD_FULL
+	w health detail | tee "$DIR/health.txt" | grep -q "osd.[0-9] is full at" ||
+		fail "health detail names no full OSD"
+	bits_follow_use full 69.99 || fail "an OSD marked full under the full ratio"
+	cl_check_alive
+	# removes pass on full OSDs; the space comes back and writes resume
+	half=$((k / 2))
+	"${IOC[@]}" rm big 0 "$half" > "$DIR/rm.out" 2>&1 || { cat "$DIR/rm.out"; fail "removes on full OSDs"; }
+	wait_for 30 "no OSD full after removing $half objects" osds_fullness ""
+	wait_for 10 "OSD_FULL gone" health_lacks OSD_FULL
+	"${IOC[@]}" fill big "$k" 8 "$BIG" > "$DIR/fill.out" 2>&1 ||
+		{ cat "$DIR/fill.out"; fail "writes do not resume after removes"; }
+	log "ok: removes passed, full cleared, writes resumed"
+	# what is left reads back, 3 identical copies each (the refused one: absent or whole)
+	"${IOC[@]}" verify big "$half" $((k - half)) "$BIG" 3 > "$DIR/verify.out" 2>&1 ||
+		{ grep -m 20 FAIL "$DIR/verify.out"; fail "verify after the fill"; }
+	"${IOC[@]}" verify big "$((k + 1))" 7 "$BIG" 3 > "$DIR/verify2.out" 2>&1 ||
+		{ grep -m 20 FAIL "$DIR/verify2.out"; fail "verify of the writes after the removes"; }
+	cl_check_alive
+	log "ok: $(tail -n 1 "$DIR/verify.out"); no daemon died"
 	;;
 fake)
 	FAKE=$COSD

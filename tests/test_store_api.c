@@ -149,7 +149,7 @@ static void test_usage(void **state)
 	assert_int_equal(store_mount(&u.o, &st), 0);
 	assert_int_equal(store_usage_get(st, &us), 0);
 	assert_true(us.total > 0 && us.total <= u.o.data_size);
-	assert_int_equal(us.used, us.data_used + us.wal_bytes + us.kv_bytes);
+	assert_int_equal(us.used, us.data_used + us.kv_bytes);
 	assert_int_equal(us.avail, us.total - us.used);
 	store_pg_usage_get(st, 1, &pu);
 	assert_int_equal(pu.objects, 0);

@@ -120,7 +120,7 @@ int store_usage_get(struct store *st, struct store_usage *u_out)
 	rocksdb_property_int(st->kv->db, "rocksdb.total-sst-files-size", &sst);
 	rocksdb_property_int(st->kv->db, "rocksdb.size-all-mem-tables", &mem);
 	u.kv_bytes = sst + mem;
-	u.used = u.data_used + u.wal_bytes + u.kv_bytes;
+	u.used = u.data_used + u.kv_bytes; /* the WAL's region is fixed: not in used */
 	u.avail = u.used < u.total ? u.total - u.used : 0;
 	*u_out = u;
 	return 0;
