@@ -204,10 +204,8 @@ fill)
 	# every OSD the map marks has a reported use past the ratio of its bit (less the
 	# 0.5 % hysteresis: the use only grows here, but a report may fall between the two)
 	bits_follow_use() {
-		wj osd df | jq -e 'all(.nodes[]; .fullness == "" or .utilization >= 49.5) and
-			all(.nodes[]; (.fullness == "backfillfull" or .fullness == "full") | not
-				or .utilization >= 59.5) and
-			all(.nodes[]; .fullness != "full" or .utilization >= 69.5)' > /dev/null
+		wj osd df | jq -e '{"": 0, nearfull: 49.5, backfillfull: 59.5, full: 69.5} as $min |
+			all(.nodes[]; .utilization >= $min[.fullness])' > /dev/null
 	}
 	k=0 near_at="" refused=""
 	while [ -z "$refused" ]; do
