@@ -24,9 +24,9 @@
 #include "mon/mon_priv.h"
 #include "placement/plc_map.h"
 
-#define MON_CAP_FRESH_MS 5000u	      /* an older report says nothing any more */
-#define MON_CAP_TICK_MS 1000u	      /* reports come once a second */
-#define MON_CAP_HYST_PPM 5000u	      /* a bit set at ratio r is cleared below r - 0.5% */
+#define MON_CAP_FRESH_MS       5000u   /* an older report says nothing any more */
+#define MON_CAP_TICK_MS	       1000u   /* reports come once a second */
+#define MON_CAP_HYST_PPM       5000u   /* a bit set at ratio r is cleared below r - 0.5% */
 #define MON_CAP_QUOTA_WARN_PPM 900000u /* POOL_QUOTA from 90% of a quota */
 
 struct mon_capent {
@@ -70,9 +70,10 @@ int mon_cap_conf_ratios(const struct conf *conf, struct mon_ratios *out, char *e
 				cap) != 0)
 		return -EINVAL;
 	if (!mon_ratios_valid(&r)) {
-		snprintf(err, cap, "mon_osd_nearfull_ratio <= mon_osd_backfillfull_ratio <= "
-			 "mon_osd_full_ratio must hold (%g, %g, %g)", r.nearfull / 1e6,
-			 r.backfillfull / 1e6, r.full / 1e6);
+		snprintf(err, cap,
+			 "mon_osd_nearfull_ratio <= mon_osd_backfillfull_ratio <= "
+			 "mon_osd_full_ratio must hold (%g, %g, %g)",
+			 r.nearfull / 1e6, r.backfillfull / 1e6, r.full / 1e6);
 		return -EINVAL;
 	}
 	*out = r;
@@ -123,8 +124,8 @@ static double mon_cap_pct(uint64_t ppm)
 /* The fullness bits an OSD at ppm should have, given those it has (the hysteresis). */
 static uint8_t mon_cap_bits(const struct mon_map *map, uint8_t cur, uint64_t ppm)
 {
-	const uint32_t ratio[3] = { map->nearfull_ratio, map->backfillfull_ratio, map->full_ratio };
-	const uint8_t bit[3] = { MON_OSD_NEARFULL, MON_OSD_BACKFILLFULL, MON_OSD_FULL };
+	const uint32_t ratio[3] = {map->nearfull_ratio, map->backfillfull_ratio, map->full_ratio};
+	const uint8_t bit[3] = {MON_OSD_NEARFULL, MON_OSD_BACKFILLFULL, MON_OSD_FULL};
 	uint8_t out = 0;
 
 	for (int i = 0; i < 3; i++)
@@ -144,7 +145,8 @@ static uint8_t mon_cap_osd_want(const struct mon_map *map, const struct mon_osd 
 
 	if (s == NULL || s->total == 0)
 		return o->state;
-	return (uint8_t)((o->state & ~MON_OSD_FULLNESS) | mon_cap_bits(map, o->state, mon_cap_ppm(s)));
+	return (uint8_t)((o->state & ~MON_OSD_FULLNESS) |
+			 mon_cap_bits(map, o->state, mon_cap_ppm(s)));
 }
 
 /*
@@ -167,7 +169,7 @@ static uint32_t mon_cap_pool_want(struct mon *mon, const struct mon_pool *p)
 }
 
 static void mon_cap_reason(struct mon_inc *inc, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 static void mon_cap_reason(struct mon_inc *inc, const char *fmt, ...)
 {
 	size_t n = strlen(inc->reason);
@@ -190,7 +192,7 @@ static int mon_cap_build_auto(struct mon *mon, struct mon_job *job, struct mon_i
 	mon_cap.queued = false;
 	for (uint32_t i = 0; i < mon->map.max_osd && rc == 0; i++) {
 		const struct mon_osd *o = mon_map_osd(&mon->map, i);
-		struct mon_op op = { .kind = MON_OP_OSD_SET };
+		struct mon_op op = {.kind = MON_OP_OSD_SET};
 		uint8_t want;
 
 		if (o == NULL || (want = mon_cap_osd_want(&mon->map, o)) == o->state)
@@ -204,7 +206,7 @@ static int mon_cap_build_auto(struct mon *mon, struct mon_job *job, struct mon_i
 	}
 	for (uint32_t i = 0; i < mon->map.npools && rc == 0; i++) {
 		const struct mon_pool *p = &mon->map.pools[i];
-		struct mon_op op = { .kind = MON_OP_POOL_SET };
+		struct mon_op op = {.kind = MON_OP_POOL_SET};
 		uint32_t want = mon_cap_pool_want(mon, p);
 
 		if (want == p->flags)
@@ -249,11 +251,11 @@ void mon_cap_tick(struct mon *mon)
 
 /* ------------------------------------------------------------- commands */
 
-static int mon_cap_ratio_job(struct mon *mon, struct mon_job *job, json_t *root,
-			     const char *prefix, struct mon_inc *inc)
+static int mon_cap_ratio_job(struct mon *mon, struct mon_job *job, json_t *root, const char *prefix,
+			     struct mon_inc *inc)
 {
 	json_t *v = json_object_get(root, "ratio");
-	struct mon_op op = { .kind = MON_OP_FULL_RATIOS };
+	struct mon_op op = {.kind = MON_OP_FULL_RATIOS};
 	struct mon_ratios *r = &op.ratios;
 	const char *which = prefix + strlen("osd set-");
 	double x = json_number_value(v);
@@ -268,8 +270,8 @@ static int mon_cap_ratio_job(struct mon *mon, struct mon_job *job, json_t *root,
 		mon_job_refuse(job, "the ratio %g rounds to %s", x, ppm == 0 ? "0" : "1");
 		return -EINVAL;
 	}
-	*r = (struct mon_ratios){ mon->map.nearfull_ratio, mon->map.backfillfull_ratio,
-				  mon->map.full_ratio };
+	*r = (struct mon_ratios){mon->map.nearfull_ratio, mon->map.backfillfull_ratio,
+				 mon->map.full_ratio};
 	if (!strcmp(which, "nearfull-ratio"))
 		r->nearfull = ppm;
 	else if (!strcmp(which, "backfillfull-ratio"))
@@ -277,13 +279,14 @@ static int mon_cap_ratio_job(struct mon *mon, struct mon_job *job, json_t *root,
 	else
 		r->full = ppm;
 	if (!mon_ratios_valid(r)) {
-		mon_job_refuse(job, "ratios must be ordered nearfull <= backfillfull <= full: that "
-			       "would make them %g <= %g <= %g", r->nearfull / 1e6,
-			       r->backfillfull / 1e6, r->full / 1e6);
+		mon_job_refuse(job,
+			       "ratios must be ordered nearfull <= backfillfull <= full: that "
+			       "would make them %g <= %g <= %g",
+			       r->nearfull / 1e6, r->backfillfull / 1e6, r->full / 1e6);
 		return -EINVAL;
 	}
-	if (r->nearfull == mon->map.nearfull_ratio && r->backfillfull == mon->map.backfillfull_ratio &&
-	    r->full == mon->map.full_ratio)
+	if (r->nearfull == mon->map.nearfull_ratio &&
+	    r->backfillfull == mon->map.backfillfull_ratio && r->full == mon->map.full_ratio)
 		return 1;
 	snprintf(inc->reason, sizeof(inc->reason), "'%s %g' by an operator", prefix, x);
 	return mon_inc_add(inc, &op);
@@ -296,7 +299,7 @@ static int mon_cap_quota_job(struct mon *mon, struct mon_job *job, json_t *root,
 	const char *field = json_string_value(json_object_get(root, "field"));
 	json_t *v = json_object_get(root, "value");
 	const struct mon_pool *cur = name != NULL ? mon_map_pool_by_name(&mon->map, name) : NULL;
-	struct mon_op op = { .kind = MON_OP_POOL_SET };
+	struct mon_op op = {.kind = MON_OP_POOL_SET};
 
 	if (cur == NULL) {
 		mon_job_refuse(job, "pool '%s' does not exist", name ? name : "");
@@ -331,8 +334,8 @@ int mon_cap_job(struct mon *mon, struct mon_job *job, json_t *root, const char *
 {
 	if (!strcmp(prefix, "pool set-quota"))
 		return mon_cap_quota_job(mon, job, root, inc);
-	if (!strcmp(prefix, "osd set-nearfull-ratio") || !strcmp(prefix, "osd set-backfillfull-ratio") ||
-	    !strcmp(prefix, "osd set-full-ratio"))
+	if (!strcmp(prefix, "osd set-nearfull-ratio") ||
+	    !strcmp(prefix, "osd set-backfillfull-ratio") || !strcmp(prefix, "osd set-full-ratio"))
 		return mon_cap_ratio_job(mon, job, root, prefix, inc);
 	mon_job_refuse(job, "unknown command '%s'", prefix);
 	return -EINVAL;
@@ -390,8 +393,9 @@ static uint64_t mon_cap_max_avail(struct mon *mon, const struct mon_pool *p, uin
 	}
 	out = raw > 0 ? (uint64_t)(raw / p->size) : 0;
 	if (p->quota_max_bytes != 0)
-		out = stored >= p->quota_max_bytes ? 0
-			: (p->quota_max_bytes - stored < out ? p->quota_max_bytes - stored : out);
+		out = stored >= p->quota_max_bytes
+			  ? 0
+			  : (p->quota_max_bytes - stored < out ? p->quota_max_bytes - stored : out);
 	return out;
 }
 
@@ -401,7 +405,8 @@ static void mon_cap_raw(struct mon *mon, uint64_t *total, uint64_t *used, uint64
 	*total = *used = *avail = *purging = 0;
 	*n = 0;
 	for (uint32_t i = 0; i < mon->map.max_osd; i++) {
-		const struct proto_osd_stat *s = mon_map_osd(&mon->map, i) ? mon_cap_fresh(i) : NULL;
+		const struct proto_osd_stat *s =
+		    mon_map_osd(&mon->map, i) ? mon_cap_fresh(i) : NULL;
 
 		if (s == NULL)
 			continue;
@@ -436,26 +441,28 @@ json_t *mon_cap_df(struct mon *mon)
 		mon_pg_pool_usage(mon, p, &objects, &bytes, &complete);
 		max_avail = mon_cap_max_avail(mon, p, counts, bytes);
 		json_array_append_new(
-			pools,
-			json_pack("{s:s, s:i, s:i, s:{s:I, s:I, s:I, s:f, s:I, s:I, s:I, s:b, s:b}}",
-				  "name", p->name, "id", p->id, "size", p->size, "stats", "stored",
-				  (json_int_t)bytes, "objects", (json_int_t)objects, "used",
-				  (json_int_t)(bytes * p->size), "percent_used",
-				  mon_cap_div_pct((double)bytes * p->size,
-						  (double)bytes * p->size + (double)max_avail * p->size),
-				  "max_avail", (json_int_t)max_avail, "quota_max_bytes",
-				  (json_int_t)p->quota_max_bytes, "quota_max_objects",
-				  (json_int_t)p->quota_max_objects, "full",
-				  (p->flags & MON_POOL_F_FULL) != 0, "complete", complete));
+		    pools,
+		    json_pack(
+			"{s:s, s:i, s:i, s:{s:I, s:I, s:I, s:f, s:I, s:I, s:I, s:b, s:b}}", "name",
+			p->name, "id", p->id, "size", p->size, "stats", "stored", (json_int_t)bytes,
+			"objects", (json_int_t)objects, "used", (json_int_t)(bytes * p->size),
+			"percent_used",
+			mon_cap_div_pct((double)bytes * p->size,
+					(double)bytes * p->size + (double)max_avail * p->size),
+			"max_avail", (json_int_t)max_avail, "quota_max_bytes",
+			(json_int_t)p->quota_max_bytes, "quota_max_objects",
+			(json_int_t)p->quota_max_objects, "full", (p->flags & MON_POOL_F_FULL) != 0,
+			"complete", complete));
 	}
 	free(counts);
-	out = json_pack("{s:i, s:{s:I, s:I, s:I, s:f, s:i, s:I}, s:o, s:{s:f, s:f, s:f}}", "epoch",
-			mon->map.epoch, "stats", "total_bytes", (json_int_t)total,
-			"total_used_bytes", (json_int_t)used, "total_avail_bytes",
-			(json_int_t)avail, "percent_used", mon_cap_div_pct((double)used, (double)total),
-			"num_osds", n, "purging_objects", (json_int_t)purging, "pools", pools,
-			"ratios", "nearfull", mon->map.nearfull_ratio / 1e6, "backfillfull",
-			mon->map.backfillfull_ratio / 1e6, "full", mon->map.full_ratio / 1e6);
+	out =
+	    json_pack("{s:i, s:{s:I, s:I, s:I, s:f, s:i, s:I}, s:o, s:{s:f, s:f, s:f}}", "epoch",
+		      mon->map.epoch, "stats", "total_bytes", (json_int_t)total, "total_used_bytes",
+		      (json_int_t)used, "total_avail_bytes", (json_int_t)avail, "percent_used",
+		      mon_cap_div_pct((double)used, (double)total), "num_osds", n,
+		      "purging_objects", (json_int_t)purging, "pools", pools, "ratios", "nearfull",
+		      mon->map.nearfull_ratio / 1e6, "backfillfull",
+		      mon->map.backfillfull_ratio / 1e6, "full", mon->map.full_ratio / 1e6);
 	return out;
 }
 
@@ -467,7 +474,8 @@ json_t *mon_cap_osd_df(struct mon *mon)
 	uint32_t n = 0;
 
 	for (uint32_t i = 0; i < mon->map.max_osd; i++) {
-		const struct proto_osd_stat *s = mon_map_osd(&mon->map, i) ? mon_cap_fresh(i) : NULL;
+		const struct proto_osd_stat *s =
+		    mon_map_osd(&mon->map, i) ? mon_cap_fresh(i) : NULL;
 
 		if (s == NULL || s->total == 0)
 			continue;
@@ -480,7 +488,7 @@ json_t *mon_cap_osd_df(struct mon *mon)
 	for (uint32_t i = 0; i < mon->map.max_osd; i++) {
 		const struct mon_osd *o = mon_map_osd(&mon->map, i);
 		const struct proto_osd_stat *s = o ? mon_cap_fresh(i) : NULL;
-		struct proto_osd_stat z = { 0 };
+		struct proto_osd_stat z = {0};
 		double util, var;
 
 		if (o == NULL)
@@ -493,18 +501,18 @@ json_t *mon_cap_osd_df(struct mon *mon)
 			sum2 += (util - mean) * (util - mean);
 		}
 		json_array_append_new(
-			nodes,
-			json_pack("{s:i, s:s, s:b, s:b, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:f, "
-				  "s:f, s:i}",
-				  "id", i, "host", o->host, "up", (o->state & MON_OSD_UP) != 0, "in",
-				  (o->state & MON_OSD_IN) != 0, "fullness",
-				  mon_osd_fullness_str(o->state), "reported", s != NULL, "size",
-				  (json_int_t)(s ? s : &z)->total, "used",
-				  (json_int_t)(s ? s : &z)->used, "data", (json_int_t)(s ? s : &z)->data_used,
-				  "wal", (json_int_t)(s ? s : &z)->wal_bytes, "kv",
-				  (json_int_t)(s ? s : &z)->kv_bytes, "avail",
-				  (json_int_t)(s ? s : &z)->avail, "utilization", util, "var", var,
-				  "pgs", (s ? s : &z)->num_pgs));
+		    nodes,
+		    json_pack(
+			"{s:i, s:s, s:b, s:b, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:f, "
+			"s:f, s:i}",
+			"id", i, "host", o->host, "up", (o->state & MON_OSD_UP) != 0, "in",
+			(o->state & MON_OSD_IN) != 0, "fullness", mon_osd_fullness_str(o->state),
+			"reported", s != NULL, "size", (json_int_t)(s ? s : &z)->total, "used",
+			(json_int_t)(s ? s : &z)->used, "data", (json_int_t)(s ? s : &z)->data_used,
+			"wal", (json_int_t)(s ? s : &z)->wal_bytes, "kv",
+			(json_int_t)(s ? s : &z)->kv_bytes, "avail",
+			(json_int_t)(s ? s : &z)->avail, "utilization", util, "var", var, "pgs",
+			(s ? s : &z)->num_pgs));
 	}
 	return json_pack("{s:i, s:o, s:{s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:i}}", "epoch",
 			 mon->map.epoch, "nodes", nodes, "summary", "total_size", (json_int_t)total,
@@ -543,17 +551,17 @@ json_t *mon_cap_status(struct mon *mon)
 static void mon_cap_health_osds(struct mon *mon, json_t *checks, const char **status)
 {
 	static const struct {
-		uint8_t bit, not;
+		uint8_t bit, unless; /* counted under a higher bit instead */
 		const char *code, *what;
 		bool error;
 	} lv[] = {
-		{ MON_OSD_FULL, 0, "OSD_FULL", "full", true },
-		{ MON_OSD_BACKFILLFULL, MON_OSD_FULL, "OSD_BACKFILLFULL", "backfillfull", false },
-		{ MON_OSD_NEARFULL, MON_OSD_BACKFILLFULL | MON_OSD_FULL, "OSD_NEARFULL", "nearfull",
-		  false },
+	    {MON_OSD_FULL, 0, "OSD_FULL", "full", true},
+	    {MON_OSD_BACKFILLFULL, MON_OSD_FULL, "OSD_BACKFILLFULL", "backfillfull", false},
+	    {MON_OSD_NEARFULL, MON_OSD_BACKFILLFULL | MON_OSD_FULL, "OSD_NEARFULL", "nearfull",
+	     false},
 	};
-	const uint32_t ratio[3] = { mon->map.full_ratio, mon->map.backfillfull_ratio,
-				    mon->map.nearfull_ratio };
+	const uint32_t ratio[3] = {mon->map.full_ratio, mon->map.backfillfull_ratio,
+				   mon->map.nearfull_ratio};
 
 	for (int l = 0; l < 3; l++) {
 		json_t *d = json_array();
@@ -563,18 +571,19 @@ static void mon_cap_health_osds(struct mon *mon, json_t *checks, const char **st
 			const struct mon_osd *o = mon_map_osd(&mon->map, i);
 			const struct proto_osd_stat *s = mon_cap_fresh(i);
 
-			if (o == NULL || !(o->state & lv[l].bit) || (o->state & lv[l].not))
+			if (o == NULL || !(o->state & lv[l].bit) || (o->state & lv[l].unless))
 				continue;
 			n++;
 			if (s != NULL)
-				json_array_append_new(d, json_sprintf("osd.%u is %s at %.1f%% (%s ratio "
-								      "%.1f%%)", i, lv[l].what,
-								      mon_cap_pct(mon_cap_ppm(s)),
-								      lv[l].what,
-								      mon_cap_pct(ratio[l])));
+				json_array_append_new(
+				    d, json_sprintf("osd.%u is %s at %.1f%% (%s ratio "
+						    "%.1f%%)",
+						    i, lv[l].what, mon_cap_pct(mon_cap_ppm(s)),
+						    lv[l].what, mon_cap_pct(ratio[l])));
 			else
-				json_array_append_new(d, json_sprintf("osd.%u is %s (no recent report)",
-								      i, lv[l].what));
+				json_array_append_new(
+				    d,
+				    json_sprintf("osd.%u is %s (no recent report)", i, lv[l].what));
 		}
 		if (n == 0) {
 			json_decref(d);
@@ -582,9 +591,9 @@ static void mon_cap_health_osds(struct mon *mon, json_t *checks, const char **st
 		}
 		mon_health_add(checks, status, lv[l].code, lv[l].error, d,
 			       l == 0 ? "%u full osd(s): writes that allocate are refused in their "
-				        "PGs (remove data, add OSDs or raise the full ratio)"
+					"PGs (remove data, add OSDs or raise the full ratio)"
 			       : l == 1 ? "%u backfillfull osd(s): no backfill or recovery goes to "
-				          "them"
+					  "them"
 					: "%u nearfull osd(s)",
 			       n);
 	}
@@ -615,35 +624,45 @@ static void mon_cap_health_pools(struct mon *mon, json_t *checks, const char **s
 		}
 		if (p->flags & MON_POOL_F_FULL) {
 			nfull++;
-			json_array_append_new(dfull, json_sprintf(
-				"pool '%s' reached its quota (%llu objects of max %llu, %llu bytes of max "
-				"%llu): writes that allocate get EDQUOT", p->name,
-				(unsigned long long)objects, (unsigned long long)p->quota_max_objects,
-				(unsigned long long)bytes, (unsigned long long)p->quota_max_bytes));
+			json_array_append_new(dfull,
+					      json_sprintf("pool '%s' reached its quota (%llu "
+							   "objects of max %llu, %llu bytes of max "
+							   "%llu): writes that allocate get EDQUOT",
+							   p->name, (unsigned long long)objects,
+							   (unsigned long long)p->quota_max_objects,
+							   (unsigned long long)bytes,
+							   (unsigned long long)p->quota_max_bytes));
 		} else if (wbits & MON_OSD_FULL) {
 			nfull++;
-			json_array_append_new(dfull, json_sprintf("pool '%s' maps to full osd.%u",
-								  p->name, worst));
+			json_array_append_new(
+			    dfull, json_sprintf("pool '%s' maps to full osd.%u", p->name, worst));
 		} else if (wbits != 0) {
 			nnear++;
-			json_array_append_new(dnear, json_sprintf("pool '%s' maps to %s osd.%u",
-								  p->name, mon_osd_fullness_str(wbits),
-								  worst));
+			json_array_append_new(dnear,
+					      json_sprintf("pool '%s' maps to %s osd.%u", p->name,
+							   mon_osd_fullness_str(wbits), worst));
 		}
 		if (p->flags & MON_POOL_F_FULL)
 			continue;
 		if (p->quota_max_objects != 0 &&
-		    objects * (double)MON_RATIO_ONE >= (double)p->quota_max_objects * MON_CAP_QUOTA_WARN_PPM) {
+		    objects * (double)MON_RATIO_ONE >=
+			(double)p->quota_max_objects * MON_CAP_QUOTA_WARN_PPM) {
 			nquota++;
-			json_array_append_new(dquota, json_sprintf(
-				"pool '%s' holds %llu objects of its max_objects quota %llu", p->name,
-				(unsigned long long)objects, (unsigned long long)p->quota_max_objects));
+			json_array_append_new(
+			    dquota,
+			    json_sprintf(
+				"pool '%s' holds %llu objects of its max_objects quota %llu",
+				p->name, (unsigned long long)objects,
+				(unsigned long long)p->quota_max_objects));
 		} else if (p->quota_max_bytes != 0 &&
-			   bytes * (double)MON_RATIO_ONE >= (double)p->quota_max_bytes * MON_CAP_QUOTA_WARN_PPM) {
+			   bytes * (double)MON_RATIO_ONE >=
+			       (double)p->quota_max_bytes * MON_CAP_QUOTA_WARN_PPM) {
 			nquota++;
-			json_array_append_new(dquota, json_sprintf(
-				"pool '%s' holds %llu bytes of its max_bytes quota %llu", p->name,
-				(unsigned long long)bytes, (unsigned long long)p->quota_max_bytes));
+			json_array_append_new(
+			    dquota,
+			    json_sprintf("pool '%s' holds %llu bytes of its max_bytes quota %llu",
+					 p->name, (unsigned long long)bytes,
+					 (unsigned long long)p->quota_max_bytes));
 		}
 	}
 	free(counts);

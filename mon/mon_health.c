@@ -26,10 +26,10 @@ void mon_health_add(json_t *checks, const char **status, const char *code, bool 
 		*status = "HEALTH_ERR";
 	else if (strcmp(*status, "HEALTH_ERR") != 0)
 		*status = "HEALTH_WARN";
-	json_array_append_new(checks, json_pack("{s:s, s:s, s:s, s:o}", "code", code, "severity",
-						error ? "HEALTH_ERR" : "HEALTH_WARN", "summary",
-						summary, "detail",
-						detail != NULL ? detail : json_array()));
+	json_array_append_new(checks,
+			      json_pack("{s:s, s:s, s:s, s:o}", "code", code, "severity",
+					error ? "HEALTH_ERR" : "HEALTH_WARN", "summary", summary,
+					"detail", detail != NULL ? detail : json_array()));
 }
 
 json_t *mon_json_health(struct mon *mon, bool have_quorum, unsigned int nq)
@@ -43,7 +43,8 @@ json_t *mon_json_health(struct mon *mon, bool have_quorum, unsigned int nq)
 	if (!have_quorum) {
 		mon_health_add(checks, &status, "MON_NO_QUORUM", true, NULL,
 			       "no monitor quorum: %s sees no leader (a majority of monitors is "
-			       "down or partitioned); the map cannot change", mon->name);
+			       "down or partitioned); the map cannot change",
+			       mon->name);
 	} else if (mon_is_leader(mon) && nq < mon->npeers) {
 		uint64_t now = clock_now_ms();
 
@@ -51,9 +52,10 @@ json_t *mon_json_health(struct mon *mon, bool have_quorum, unsigned int nq)
 		for (unsigned int i = 0; i < mon->npeers; i++)
 			if (mon->peers[i].id != mon_raft_leader(mon) &&
 			    now - mon->peer_seen_ms[i] >= 2ull * mon->election_ms)
-				json_array_append_new(detail, json_sprintf("mon rank %u (%s) is not "
-									   "in quorum", i,
-									   mon->peers[i].addr));
+				json_array_append_new(detail,
+						      json_sprintf("mon rank %u (%s) is not "
+								   "in quorum",
+								   i, mon->peers[i].addr));
 		mon_health_add(checks, &status, "MON_DOWN", false, detail, "%u/%u mons down",
 			       mon->npeers - nq, mon->npeers);
 	}
@@ -65,12 +67,11 @@ json_t *mon_json_health(struct mon *mon, bool have_quorum, unsigned int nq)
 			const struct mon_osd *o = mon_map_osd(&mon->map, i);
 
 			if (o != NULL && !(o->state & MON_OSD_UP))
-				json_array_append_new(detail, json_sprintf("osd.%u (host %s) is down "
-									   "since epoch %u%s", i,
-									   o->host, o->down_at,
-									   (o->state & MON_OSD_IN)
-										   ? ""
-										   : ", out"));
+				json_array_append_new(
+				    detail, json_sprintf("osd.%u (host %s) is down "
+							 "since epoch %u%s",
+							 i, o->host, o->down_at,
+							 (o->state & MON_OSD_IN) ? "" : ", out"));
 		}
 		mon_health_add(checks, &status, "OSD_DOWN", false, detail, "%u/%u osds down",
 			       total - up, total);

@@ -36,8 +36,8 @@ static int verify_one(struct weft_cluster *cl, uint32_t pool, const char *name, 
 	int rc = weft_read(cl, pool, name, buf, size + 1, 0, &got);
 
 	if (rc != 0 || got != size || memcmp(buf, want, size) != 0) {
-		printf("FAIL: %s reads wrong (%s, %zu of %zu bytes)\n", name, weft_strerror(rc), got,
-		       size);
+		printf("FAIL: %s reads wrong (%s, %zu of %zu bytes)\n", name, weft_strerror(rc),
+		       got, size);
 		return 1;
 	}
 	for (unsigned int k = 0; k < nosd; k++) {
@@ -75,9 +75,10 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "-p"))
 			poolname = argv[i + 1];
 	}
-	if (argc - i < 4 || (strcmp(argv[i], "fill") && strcmp(argv[i], "rm") &&
-			     strcmp(argv[i], "verify")) ||
-	    (!strcmp(argv[i], "fill") && argc - i < 5) || (!strcmp(argv[i], "verify") && argc - i < 6)) {
+	if (argc - i < 4 ||
+	    (strcmp(argv[i], "fill") && strcmp(argv[i], "rm") && strcmp(argv[i], "verify")) ||
+	    (!strcmp(argv[i], "fill") && argc - i < 5) ||
+	    (!strcmp(argv[i], "verify") && argc - i < 6)) {
 		fprintf(stderr, "usage: capacity_io -c CONF -p POOL fill PREFIX FIRST COUNT SIZE | "
 				"rm PREFIX FIRST COUNT | verify PREFIX FIRST COUNT SIZE COPIES\n");
 		return 2;
@@ -114,7 +115,8 @@ int main(int argc, char **argv)
 		snprintf(name, sizeof(name), "%s.%lu", prefix, k);
 		if (copies > 0) {
 			fill_pattern(buf, size, k);
-			bad += verify_one(cl, pool, name, buf, size, nosd, (unsigned int)copies, rbuf);
+			bad +=
+			    verify_one(cl, pool, name, buf, size, nosd, (unsigned int)copies, rbuf);
 			done++;
 			continue;
 		}

@@ -28,7 +28,7 @@ static double cli_df_num(json_t *o, const char *key)
 /* "1.5 GiB" into buf (powers of 1024, like ceph df). */
 const char *cli_bytes_str(unsigned long long v, char *buf, size_t cap)
 {
-	static const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	static const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
 	double d = (double)v;
 	int i = 0;
 
@@ -61,14 +61,15 @@ static void cli_render_df(json_t *df)
 		       cli_df_int(st, "purging_objects"));
 	printf("\n--- POOLS ---\n%-16s %5s %10s %10s %10s %6s %10s %s\n", "POOL", "ID", "STORED",
 	       "OBJECTS", "USED", "%USED", "MAX AVAIL", "QUOTA");
-	json_array_foreach(json_object_get(df, "pools"), i, p) {
+	json_array_foreach(json_object_get(df, "pools"), i, p)
+	{
 		json_t *s = json_object_get(p, "stats");
 		char q[96] = "";
 
 		if (cli_df_int(s, "quota_max_bytes") > 0)
 			snprintf(q, sizeof(q), "%s bytes",
-				 cli_bytes_str((unsigned long long)cli_df_int(s, "quota_max_bytes"), d,
-					       sizeof(d)));
+				 cli_bytes_str((unsigned long long)cli_df_int(s, "quota_max_bytes"),
+					       d, sizeof(d)));
 		if (cli_df_int(s, "quota_max_objects") > 0)
 			snprintf(q + strlen(q), sizeof(q) - strlen(q), "%s%lld objects",
 				 q[0] ? ", " : "", cli_df_int(s, "quota_max_objects"));
@@ -91,9 +92,10 @@ static void cli_render_osd_df(json_t *df)
 	char a[32], b[32], c[32], d[32], e[32], f[32];
 	size_t i;
 
-	printf("%4s %-12s %9s %9s %9s %9s %9s %9s %6s %5s %4s %s\n", "ID", "HOST", "SIZE", "RAW USE",
-	       "DATA", "WAL", "KV", "AVAIL", "%USE", "VAR", "PGS", "STATUS");
-	json_array_foreach(json_object_get(df, "nodes"), i, n) {
+	printf("%4s %-12s %9s %9s %9s %9s %9s %9s %6s %5s %4s %s\n", "ID", "HOST", "SIZE",
+	       "RAW USE", "DATA", "WAL", "KV", "AVAIL", "%USE", "VAR", "PGS", "STATUS");
+	json_array_foreach(json_object_get(df, "nodes"), i, n)
+	{
 		const char *full = json_string_value(json_object_get(n, "fullness"));
 		char status[48];
 
@@ -102,13 +104,14 @@ static void cli_render_osd_df(json_t *df)
 			 json_is_true(json_object_get(n, "in")) ? "" : ",out",
 			 full != NULL && full[0] ? "," : "", full != NULL ? full : "");
 		if (!json_is_true(json_object_get(n, "reported"))) {
-			printf("%4lld %-12s %9s %9s %9s %9s %9s %9s %6s %5s %4s %s (no recent report)\n",
-			       cli_df_int(n, "id"), json_string_value(json_object_get(n, "host")), "-",
-			       "-", "-", "-", "-", "-", "-", "-", "-", status);
+			printf("%4lld %-12s %9s %9s %9s %9s %9s %9s %6s %5s %4s %s (no recent "
+			       "report)\n",
+			       cli_df_int(n, "id"), json_string_value(json_object_get(n, "host")),
+			       "-", "-", "-", "-", "-", "-", "-", "-", "-", status);
 			continue;
 		}
-		printf("%4lld %-12s %9s %9s %9s %9s %9s %9s %6.2f %5.2f %4lld %s\n", cli_df_int(n, "id"),
-		       json_string_value(json_object_get(n, "host")),
+		printf("%4lld %-12s %9s %9s %9s %9s %9s %9s %6.2f %5.2f %4lld %s\n",
+		       cli_df_int(n, "id"), json_string_value(json_object_get(n, "host")),
 		       cli_bytes_str((unsigned long long)cli_df_int(n, "size"), a, sizeof(a)),
 		       cli_bytes_str((unsigned long long)cli_df_int(n, "used"), b, sizeof(b)),
 		       cli_bytes_str((unsigned long long)cli_df_int(n, "data"), c, sizeof(c)),
@@ -121,7 +124,8 @@ static void cli_render_osd_df(json_t *df)
 	printf("%4s %-12s %9s %9s %9s %9s %9s %9s %6.2f\n", "", "TOTAL",
 	       cli_bytes_str((unsigned long long)cli_df_int(sum, "total_size"), a, sizeof(a)),
 	       cli_bytes_str((unsigned long long)cli_df_int(sum, "total_used"), b, sizeof(b)), "",
-	       "", "", cli_bytes_str((unsigned long long)cli_df_int(sum, "total_avail"), c, sizeof(c)),
+	       "", "",
+	       cli_bytes_str((unsigned long long)cli_df_int(sum, "total_avail"), c, sizeof(c)),
 	       cli_df_num(sum, "average_utilization"));
 	printf("MIN/MAX VAR: %.2f/%.2f  STDDEV: %.2f\n", cli_df_num(sum, "min_var"),
 	       cli_df_num(sum, "max_var"), cli_df_num(sum, "dev"));
@@ -185,14 +189,15 @@ int cli_pool_quota(struct cli_mon_args *a)
 	uint64_t v = 0;
 	int rc;
 
-	if (a->nwords != 4 || (strcmp(a->words[2], "max_bytes") && strcmp(a->words[2], "max_objects"))) {
+	if (a->nwords != 4 ||
+	    (strcmp(a->words[2], "max_bytes") && strcmp(a->words[2], "max_objects"))) {
 		fprintf(stderr, "weft pool set-quota: want POOL max_bytes|max_objects N\n");
 		return 2;
 	}
 	if (strcmp(a->words[3], "0") != 0 &&
 	    (cli_vol_parse_size(a->words[3], &v) != 0 || v > (uint64_t)INT64_MAX ||
-	     (!strcmp(a->words[2], "max_objects") && strspn(a->words[3], "0123456789") !=
-							  strlen(a->words[3])))) {
+	     (!strcmp(a->words[2], "max_objects") &&
+	      strspn(a->words[3], "0123456789") != strlen(a->words[3])))) {
 		fprintf(stderr, "weft pool set-quota: '%s' is not %s\n", a->words[3],
 			!strcmp(a->words[2], "max_bytes") ? "a size (10G, 512M, 4096)"
 							  : "a whole number of objects");
@@ -203,7 +208,8 @@ int cli_pool_quota(struct cli_mon_args *a)
 				      a->words[1], "field", a->words[2], "value", (json_int_t)v),
 			    cli_render_none);
 	if (rc == 0 && !a->json && v != 0)
-		printf("pool '%s' %s quota %llu\n", a->words[1], a->words[2], (unsigned long long)v);
+		printf("pool '%s' %s quota %llu\n", a->words[1], a->words[2],
+		       (unsigned long long)v);
 	else if (rc == 0 && !a->json)
 		printf("pool '%s' %s quota removed\n", a->words[1], a->words[2]);
 	return rc;
