@@ -37,7 +37,6 @@ struct mon_capent {
 static struct {
 	struct mon_capent *o; /* by OSD id */
 	uint32_t n;
-	bool queued; /* an automatic capacity job is waiting */
 	uint64_t next_ms;
 } mon_cap;
 
@@ -189,19 +188,21 @@ static int mon_cap_build_auto(struct mon *mon, struct mon_job *job, struct mon_i
 	int rc = 0;
 
 	(void)job;
-	mon_cap.queued = false;
+	mon->cap_job_queued = false;
 	for (uint32_t i = 0; i < mon->map.max_osd && rc == 0; i++) {
 		const struct mon_osd *o = mon_map_osd(&mon->map, i);
+		const struct proto_osd_stat *s = mon_cap_fresh(i);
 		struct mon_op op = {.kind = MON_OP_OSD_SET};
 		uint8_t want;
 
-		if (o == NULL || (want = mon_cap_osd_want(&mon->map, o)) == o->state)
+		/* without a fresh report the OSD keeps its bits (mon_cap_osd_want) */
+		if (o == NULL || s == NULL || (want = mon_cap_osd_want(&mon->map, o)) == o->state)
 			continue;
 		op.osd = *o;
 		op.osd.state = want;
 		mon_cap_reason(inc, "osd.%u %s at %.1f%%", i,
 			       (want & MON_OSD_FULLNESS) ? mon_osd_fullness_str(want) : "not full",
-			       mon_cap_pct(mon_cap_ppm(mon_cap_fresh(i))));
+			       mon_cap_pct(mon_cap_ppm(s)));
 		rc = mon_inc_add(inc, &op);
 	}
 	for (uint32_t i = 0; i < mon->map.npools && rc == 0; i++) {
@@ -229,7 +230,7 @@ void mon_cap_tick(struct mon *mon)
 	struct mon_job *job;
 	bool due = false;
 
-	if (now < mon_cap.next_ms || mon_cap.queued)
+	if (now < mon_cap.next_ms || mon->cap_job_queued)
 		return;
 	mon_cap.next_ms = now + MON_CAP_TICK_MS;
 	for (uint32_t i = 0; i < mon->map.max_osd && !due; i++) {
@@ -244,9 +245,9 @@ void mon_cap_tick(struct mon *mon)
 	job = mon_job_alloc(NULL, 0, mon_cap_build_auto);
 	if (job == NULL)
 		return;
-	mon_cap.queued = true; /* first: the submit may build the job at once */
+	mon->cap_job_queued = true; /* first: the submit may build the job at once */
 	if (mon_job_submit(mon, job) != 0)
-		mon_cap.queued = false;
+		mon->cap_job_queued = false;
 }
 
 /* ------------------------------------------------------------- commands */

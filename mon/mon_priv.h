@@ -124,6 +124,7 @@ struct mon {
 	struct mon_job *inflight;
 	struct raft_apply apply_req;
 	bool live_job_queued;
+	bool cap_job_queued; /* mon_cap.c: an automatic capacity job waits */
 	struct mon_live *live;
 	uint32_t nlive;
 	uint64_t last_check_ms;

@@ -300,7 +300,10 @@ void mon_jobs_fail(struct mon *mon, int status, const char *msg)
 	}
 	mon->q_tail = NULL;
 	mon->q_len = 0;
+	/* the automatic jobs were dropped unbuilt: their next check queues them again */
 	mon->live_job_queued = false;
+	mon->cap_job_queued = false;
+	mon->bal_queued = false;
 }
 
 static void mon_propose_next(struct mon *mon);
