@@ -290,8 +290,7 @@ int main(int argc, char **argv)
 	enum weft_log_level level;
 	char entity[80];
 	bool mkfs = false;
-	char *sargv[64];
-	int c, rc, sargc;
+	int c, rc;
 
 	if (weft_version_arg(argc, argv, "weft-mon"))
 		return 0;
@@ -300,13 +299,7 @@ int main(int argc, char **argv)
 	rc = conf_create("mon", &mon.conf);
 	if (rc != 0)
 		return 1;
-	/*
-	 * --KEY=VALUE flags first; then our own options. The flags are applied
-	 * again to the entity's conf below, from a copy of the arguments (the
-	 * first pass removes them from argv).
-	 */
-	sargc = argc < 64 ? argc : 64;
-	memcpy(sargv, argv, sizeof(*sargv) * (size_t)sargc);
+	/* --KEY=VALUE flags first; then our own options. */
 	if (conf_apply_args(mon.conf, &argc, argv) != 0)
 		return 2;
 	while ((c = getopt_long(argc, argv, "i:c:h", opts, NULL)) != -1) {
@@ -340,7 +333,7 @@ int main(int argc, char **argv)
 	if (file == NULL && access("/etc/weft/weft.conf", F_OK) == 0)
 		file = "/etc/weft/weft.conf";
 	if ((file != NULL && conf_load_file(mon.conf, file) != 0) ||
-	    conf_apply_env(mon.conf) != 0 || conf_apply_args(mon.conf, &sargc, sargv) != 0)
+	    conf_apply_env(mon.conf) != 0 || conf_apply_args(mon.conf, &argc, argv) != 0)
 		return 2;
 	if (weft_log_level_parse(conf_get_str(mon.conf, CONF_LOG_LEVEL), &level) != 0)
 		level = WEFT_LOG_INFO;

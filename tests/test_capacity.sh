@@ -258,12 +258,13 @@ fake)
 	# the first map's ratios are the conf's
 	[ "$(wj osd dump | jq -c '[.nearfull_ratio, .backfillfull_ratio, .full_ratio]')" = \
 		"[0.8,0.88,0.93]" ] || fail "first map ratios $(wj osd dump | jq -c '[.full_ratio]')"
-	"$CMON" -i a -c "$CONF" --mon_osd_full_ratio=1.2 > "$DIR/badmon.out" 2>&1
+	# (by the environment: WEFT_<KEY> reaches the mon's conf whatever its argument handling)
+	WEFT_MON_OSD_FULL_RATIO=1.2 "$CMON" -i a -c "$CONF" > "$DIR/badmon.out" 2>&1
 	rc=$?
 	[ $rc = 2 ] && [ "$(grep -c ERROR "$DIR/badmon.out")" = 1 ] &&
 		grep -q "mon_osd_full_ratio: '1.2' is not a number between 0 and 1" "$DIR/badmon.out" ||
 		{ cat "$DIR/badmon.out"; fail "weft-mon with mon_osd_full_ratio=1.2: exit $rc"; }
-	"$CMON" -i a -c "$CONF" --mon_osd_nearfull_ratio=0.9 > "$DIR/badmon.out" 2>&1
+	WEFT_MON_OSD_NEARFULL_RATIO=0.9 "$CMON" -i a -c "$CONF" > "$DIR/badmon.out" 2>&1
 	[ $? = 2 ] && grep -q "must hold" "$DIR/badmon.out" ||
 		{ cat "$DIR/badmon.out"; fail "weft-mon with nearfull 0.9 > backfillfull 0.88 started"; }
 	log "ok: first map ratios from the conf; bad ones stop weft-mon with one line"
