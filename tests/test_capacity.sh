@@ -254,7 +254,8 @@ fake)
 	FAKE=$COSD
 	MIB=1048576
 	U=00000000-0000-4000-8000-0000000000
-	cluster_up
+	write_conf
+	mons_up
 	# the first map's ratios are the conf's
 	[ "$(wj osd dump | jq -c '[.nearfull_ratio, .backfillfull_ratio, .full_ratio]')" = \
 		"[0.8,0.88,0.93]" ] || fail "first map ratios $(wj osd dump | jq -c '[.full_ratio]')"
@@ -282,6 +283,8 @@ fake)
 		fake_start $i --usage-file "$DIR/usage.$i"
 	done
 	wait_for 30 "3 fake OSDs up" cl_num_up_is 3
+	# the pool after its 3 hosts exist (a pool wider than its failure domains may be refused)
+	w pool create rbd --size 3 --min-size 2 --pg-num "$PG_NUM" > /dev/null || fail "pool create rbd"
 	wait_for 20 "3 OSDs report" df_osds_is 3
 	# every PG on all three (size 3): max avail = the smallest room under 0.93
 	want=$(awk -v m=$MIB 'BEGIN { printf "%d", 1000 * m * 0.93 - 100 * m }')
