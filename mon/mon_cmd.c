@@ -21,7 +21,9 @@
 static const char *const mon_write_cmds[] = {
 	"osd down", "osd out", "osd in", "osd set", "osd unset",
 	"pool create", "pool rm", "pool set", "osd crush add-bucket", "osd crush move",
-	"osd crush set-location", "osd crush rm", "balancer on", "balancer off", NULL,
+	"osd crush set-location", "osd crush rm", "balancer on", "balancer off",
+	"osd set-nearfull-ratio", "osd set-backfillfull-ratio", "osd set-full-ratio",
+	"pool set-quota", NULL,
 };
 
 static bool mon_prefix_in(const char *json, size_t len, const char *const *list)
@@ -48,12 +50,12 @@ static json_t *mon_json_osd(const struct mon_osd *o)
 	char uuid[37];
 
 	mon_uuid_str(o->uuid, uuid);
-	return json_pack("{s:i, s:s, s:s, s:b, s:b, s:f, s:s, s:s, s:s, s:i, s:i}", "id", o->id,
-			 "uuid", uuid, "host", o->host, "up", (o->state & MON_OSD_UP) != 0, "in",
-			 (o->state & MON_OSD_IN) != 0, "weight", o->weight / 65536.0,
+	return json_pack("{s:i, s:s, s:s, s:b, s:b, s:f, s:s, s:s, s:s, s:i, s:i, s:s}", "id",
+			 o->id, "uuid", uuid, "host", o->host, "up", (o->state & MON_OSD_UP) != 0,
+			 "in", (o->state & MON_OSD_IN) != 0, "weight", o->weight / 65536.0,
 			 "public_addr", o->public_addr, "cluster_addr", o->cluster_addr, "state",
 			 mon_osd_state_str(o->state), "up_from", o->up_from, "down_at",
-			 o->down_at);
+			 o->down_at, "fullness", mon_osd_fullness_str(o->state));
 }
 
 static json_t *mon_json_pools(const struct mon_map *map)
@@ -66,11 +68,14 @@ static json_t *mon_json_pools(const struct mon_map *map)
 		const struct mon_bucket *r = p->root ? mon_map_bucket(map, p->root) : NULL;
 
 		json_array_append_new(
-			a, json_pack("{s:i, s:s, s:i, s:i, s:i, s:s, s:s}", "id", p->id, "name",
-				     p->name, "size", p->size, "min_size", p->min_size, "pg_num",
-				     p->pg_num, "failure_domain",
+			a, json_pack("{s:i, s:s, s:i, s:i, s:i, s:s, s:s, s:I, s:I, s:b}", "id", p->id,
+				     "name", p->name, "size", p->size, "min_size", p->min_size,
+				     "pg_num", p->pg_num, "failure_domain",
 				     mon_crush_type_str(p->domain ? p->domain : MON_CT_HOST), "root",
-				     r != NULL ? r->name : "default"));
+				     r != NULL ? r->name : "default", "quota_max_bytes",
+				     (json_int_t)p->quota_max_bytes, "quota_max_objects",
+				     (json_int_t)p->quota_max_objects, "full",
+				     (p->flags & MON_POOL_F_FULL) != 0));
 	}
 	return a;
 }
@@ -119,46 +124,6 @@ static json_t *mon_json_quorum(struct mon *mon, bool *have_out, unsigned int *nq
 	return o;
 }
 
-static json_t *mon_json_health(struct mon *mon, bool have_quorum, unsigned int nq)
-{
-	json_t *checks = json_array();
-	const char *status = "HEALTH_OK";
-	uint32_t total, up, in;
-	char f[32];
-
-	mon_map_osd_counts(&mon->map, &total, &up, &in);
-	if (!have_quorum) {
-		status = "HEALTH_ERR";
-		json_array_append_new(checks, json_sprintf("no monitor quorum: %s sees no leader "
-							   "(a majority of monitors is down or "
-							   "partitioned); the map cannot change",
-							   mon->name));
-	} else if (mon_is_leader(mon) && nq < mon->npeers) {
-		status = "HEALTH_WARN";
-		json_array_append_new(checks, json_sprintf("%u/%u mons down", mon->npeers - nq,
-							   mon->npeers));
-	}
-	if (mon->map.epoch == 0) {
-		status = have_quorum ? "HEALTH_WARN" : status;
-		json_array_append_new(checks, json_string("no cluster map yet"));
-	}
-	if (up < total) {
-		if (strcmp(status, "HEALTH_ERR") != 0)
-			status = "HEALTH_WARN";
-		json_array_append_new(checks, json_sprintf("%u/%u osds down", total - up, total));
-	}
-	if (mon->map.flags != 0) {
-		if (strcmp(status, "HEALTH_ERR") != 0)
-			status = "HEALTH_WARN";
-		json_array_append_new(checks, json_sprintf("%s flag(s) set",
-							   mon_flags_str(mon->map.flags, f,
-									 sizeof(f))));
-	}
-	mon_pg_health(mon, checks, &status);
-	mon_crush_health(mon, checks, &status);
-	return json_pack("{s:s, s:o}", "status", status, "checks", checks);
-}
-
 static json_t *mon_cmd_status(struct mon *mon, const char *prefix)
 {
 	uint32_t total, up, in;
@@ -183,6 +148,7 @@ static json_t *mon_cmd_status(struct mon *mon, const char *prefix)
 			total, "num_up_osds", up, "num_in_osds", in, "flags",
 			mon_flags_str(mon->map.flags, f, sizeof(f)), "pools",
 			mon_json_pools(&mon->map), "pgmap", mon_pg_json_summary(mon));
+	json_object_set_new(out, "usage", mon_cap_status(mon));
 	return out;
 }
 
@@ -224,9 +190,11 @@ static json_t *mon_cmd_osd_dump(struct mon *mon)
 		if (o != NULL)
 			json_array_append_new(osds, mon_json_osd(o));
 	}
-	return json_pack("{s:i, s:s, s:o, s:o}", "epoch", mon->map.epoch, "flags",
+	return json_pack("{s:i, s:s, s:o, s:o, s:f, s:f, s:f}", "epoch", mon->map.epoch, "flags",
 			 mon_flags_str(mon->map.flags, f, sizeof(f)), "osds", osds, "pools",
-			 mon_json_pools(&mon->map));
+			 mon_json_pools(&mon->map), "nearfull_ratio", mon->map.nearfull_ratio / 1e6,
+			 "backfillfull_ratio", mon->map.backfillfull_ratio / 1e6, "full_ratio",
+			 mon->map.full_ratio / 1e6);
 }
 
 /* ----------------------------------------------------------------- writes */
@@ -529,6 +497,8 @@ static int mon_job_build_cmd(struct mon *mon, struct mon_job *job, struct mon_in
 	if (prefix == NULL) {
 		rc = -EINVAL;
 		mon_job_refuse(job, "command is not a JSON object with a prefix");
+	} else if (!strncmp(prefix, "osd set-", 8) || !strcmp(prefix, "pool set-quota")) {
+		rc = mon_cap_job(mon, job, root, prefix, inc);
 	} else if (!strncmp(prefix, "osd crush ", 10) || !strncmp(prefix, "balancer ", 9)) {
 		rc = mon_crush_job(mon, job, root, prefix, inc);
 	} else if (!strncmp(prefix, "osd set", 7) || !strncmp(prefix, "osd unset", 9)) {
@@ -579,6 +549,10 @@ void mon_cmd_handle(struct mon *mon, struct msgr_conn *conn, uint64_t tid, const
 		out = mon_cmd_osd_tree(mon);
 	else if (!strcmp(prefix, "osd dump"))
 		out = mon_cmd_osd_dump(mon);
+	else if (!strcmp(prefix, "df"))
+		out = mon_cap_df(mon);
+	else if (!strcmp(prefix, "osd df"))
+		out = mon_cap_osd_df(mon);
 	else if (!strcmp(prefix, "pool ls"))
 		out = json_pack("{s:i, s:o}", "epoch", mon->map.epoch, "pools",
 				mon_json_pools(&mon->map));

@@ -74,25 +74,19 @@ void mon_crush_health(struct mon *mon, json_t *checks, const char **status)
 		unsigned int nd;
 
 		if (plc_map_rule(t, &mon->map, p, &rule) != 0) {
-			*status = "HEALTH_ERR";
-			json_array_append_new(checks, json_sprintf("pool '%s': its rule's root is "
-								   "not in the map",
-								   p->name));
+			mon_health_add(checks, status, "POOL_RULE_ROOT_MISSING", true, NULL,
+				       "pool '%s': its rule's root is not in the map", p->name);
 			continue;
 		}
 		nd = plc_tree_domains(t, &rule);
 		if (nd >= rule.size)
 			continue;
-		if (strcmp(*status, "HEALTH_ERR") != 0)
-			*status = "HEALTH_WARN";
-		json_array_append_new(
-		    checks,
-		    json_sprintf("PG_UNDERSIZED_DOMAIN: pool '%s' puts %u replicas in "
-				 "distinct %ss under '%s' but only %u %s(s) have an "
-				 "up+in OSD: replicas share a %s",
-				 p->name, rule.size, mon_crush_type_str(rule.domain),
-				 t->nodes[rule.root].name, nd, mon_crush_type_str(rule.domain),
-				 mon_crush_type_str(rule.domain)));
+		mon_health_add(checks, status, "PG_UNDERSIZED_DOMAIN", false, NULL,
+			       "pool '%s' puts %u replicas in distinct %ss under '%s' but only %u "
+			       "%s(s) have an up+in OSD: replicas share a %s",
+			       p->name, rule.size, mon_crush_type_str(rule.domain),
+			       t->nodes[rule.root].name, nd, mon_crush_type_str(rule.domain),
+			       mon_crush_type_str(rule.domain));
 	}
 }
 

@@ -414,6 +414,16 @@ int main(int argc, char **argv)
 	    conf_get_duration_us(mon.conf, CONF_MON_OSD_REPORT_MARKDOWN_PERIOD) / 1000;
 	mon.election_ms =
 		(unsigned int)(conf_get_duration_us(mon.conf, CONF_MON_ELECTION_TIMEOUT) / 1000);
+	{
+		char err[160];
+
+		if (mon_cap_conf_ratios(mon.conf, &mon.conf_ratios, err, sizeof(err)) != 0) {
+			log_error("mon", "%s: %s", entity, err); /* stderr without log_file */
+			conf_destroy(mon.conf);
+			weft_log_close();
+			return 2;
+		}
+	}
 	mon_map_init(&mon.map);
 	rc = mon_peers_load(&mon);
 	if (rc == 0) {

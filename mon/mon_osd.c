@@ -76,16 +76,32 @@ void mon_map_log_changes(struct mon *mon, const struct mon_map *old, const struc
 		switch (op->kind) {
 		case MON_OP_OSD_SET:
 			prev = mon_map_osd(old, op->osd.id);
-			if (prev != NULL && prev->state == op->osd.state)
+			if (prev != NULL && ((prev->state ^ op->osd.state) & MON_OSD_FULLNESS))
+				log_info("mon", "%s: epoch %u: osd.%u %s -> %s (%s)", mon->name,
+					 inc->epoch, op->osd.id,
+					 (prev->state & MON_OSD_FULLNESS) ? mon_osd_fullness_str(prev->state)
+									  : "not full",
+					 (op->osd.state & MON_OSD_FULLNESS)
+						 ? mon_osd_fullness_str(op->osd.state)
+						 : "not full",
+					 inc->reason);
+			if (prev != NULL && ((prev->state ^ op->osd.state) & ~MON_OSD_FULLNESS) == 0)
 				break;
 			log_info("mon", "%s: epoch %u: osd.%u %s -> %s (%s)", mon->name, inc->epoch,
 				 op->osd.id, prev != NULL ? mon_osd_state_str(prev->state) : "new",
 				 mon_osd_state_str(op->osd.state), inc->reason);
 			break;
 		case MON_OP_POOL_SET:
-			log_info("mon", "%s: epoch %u: pool %u '%s' size %u min_size %u pg_num %u (%s)",
+			log_info("mon", "%s: epoch %u: pool %u '%s' size %u min_size %u pg_num %u%s%s (%s)",
 				 mon->name, inc->epoch, op->pool.id, op->pool.name, op->pool.size,
-				 op->pool.min_size, op->pool.pg_num, inc->reason);
+				 op->pool.min_size, op->pool.pg_num,
+				 op->pool.quota_max_bytes || op->pool.quota_max_objects ? " quota" : "",
+				 (op->pool.flags & MON_POOL_F_FULL) ? " full" : "", inc->reason);
+			break;
+		case MON_OP_FULL_RATIOS:
+			log_info("mon", "%s: epoch %u: full ratios %.3f/%.3f/%.3f (%s)", mon->name,
+				 inc->epoch, op->ratios.nearfull / 1e6, op->ratios.backfillfull / 1e6,
+				 op->ratios.full / 1e6, inc->reason);
 			break;
 		case MON_OP_POOL_RM:
 			log_info("mon", "%s: epoch %u: pool %u removed (%s)", mon->name, inc->epoch,
@@ -346,12 +362,15 @@ static int mon_job_build_boot(struct mon *mon, struct mon_job *job, struct mon_i
 		o.weight = b->weight != 0 ? b->weight : MON_WEIGHT_ONE;
 	/*
 	 * A boot marks the OSD in, unless an operator marked it out (Ceph's
-	 * auto-mark-in of an OSD that only the down-out interval took out).
+	 * auto-mark-in of an OSD that only the down-out interval took out). A
+	 * restart does not empty the store: its fullness stays until its next
+	 * report.
 	 */
 	if (cur != NULL && (cur->state & MON_OSD_KEEP_OUT))
 		o.state = MON_OSD_EXISTS | MON_OSD_UP | MON_OSD_KEEP_OUT;
 	else
 		o.state = MON_OSD_EXISTS | MON_OSD_UP | MON_OSD_IN;
+	o.state |= cur != NULL ? (cur->state & MON_OSD_FULLNESS) : 0;
 	job->result_id = id;
 	mon_live_grow(mon, id + 1);
 	if (id < mon->nlive) {

@@ -151,6 +151,7 @@ void mon_pg_report(struct mon *mon, struct msgr_conn *conn, uint64_t tid,
 	size_t off = 0;
 	char *text;
 
+	mon_cap_report(mon, m->osd, &m->osd_stat);
 	while (proto_pg_stat_next(m, &off, &s)) {
 		struct mon_pgent *e = mon_pg_slot(((uint64_t)s.pool << 32) | s.pg, true);
 
@@ -285,41 +286,59 @@ static json_t *mon_pg_blocked_json(const struct proto_pg_stat *s)
 	return a;
 }
 
-/* Down PGs that wait for OSDs of a past interval: one line each (a few), then a count. */
-static void mon_pg_health_blocked(struct mon *mon, json_t *checks)
+/* PGs matching want (a state bit, or 0 for "inactive"), one detail line each, at most 50. */
+static json_t *mon_pg_detail(struct mon *mon, uint32_t want, bool stale)
 {
-	unsigned int shown = 0, more = 0;
+	json_t *d = json_array();
+	unsigned int n = 0, more = 0;
 
 	for (uint32_t p = 0; p < mon->map.npools; p++) {
 		const struct mon_pool *pool = &mon->map.pools[p];
 
 		for (uint32_t g = 0; g < pool->pg_num; g++) {
 			int32_t acting[PLC_MAX_REPLICAS];
-			int n;
-			const struct mon_pgent *e = mon_pg_current(mon, pool, g, acting, &n);
-			char who[PROTO_PG_BLOCKED_MAX * 12] = "";
+			int na;
+			const struct mon_pgent *e = mon_pg_current(mon, pool, g, acting, &na);
+			char name[128], who[PROTO_PG_BLOCKED_MAX * 12] = "";
+			bool hit;
 
-			if (e == NULL || !(e->s.state & PROTO_PGS_DOWN) || e->s.nblocked == 0)
+			if (stale)
+				hit = mon_pg_stale(e);
+			else if (want == 0)
+				hit = e == NULL || !(e->s.state & PROTO_PGS_ACTIVE);
+			else
+				hit = e != NULL && (e->s.state & PROTO_PGS_ACTIVE) && (e->s.state & want);
+			if (!hit)
 				continue;
-			if (shown == 5) {
+			if (n++ >= 50) {
 				more++;
 				continue;
 			}
-			for (unsigned int i = 0; i < e->s.nblocked && i < PROTO_PG_BLOCKED_MAX; i++)
+			mon_pg_state_name(e, name, sizeof(name));
+			for (unsigned int i = 0; e != NULL && i < e->s.nblocked &&
+						 i < PROTO_PG_BLOCKED_MAX; i++)
 				snprintf(who + strlen(who), sizeof(who) - strlen(who), "%sosd.%u",
 					 i ? ", " : "", e->s.blocked[i]);
-			json_array_append_new(checks, json_sprintf(
-				"pg %u.%x is down: waiting for %s (a past interval may hold "
-				"acknowledged writes only they have)", pool->id, g, who));
-			shown++;
+			if (who[0] != '\0' && (e->s.state & PROTO_PGS_DOWN))
+				json_array_append_new(d, json_sprintf(
+					"pg %u.%x is down: waiting for %s (a past interval may hold "
+					"acknowledged writes only they have)", pool->id, g, who));
+			else if (e != NULL && e->s.unfound > 0 && want == 0)
+				json_array_append_new(d, json_sprintf("pg %u.%x is %s, %u unfound",
+								      pool->id, g, name, e->s.unfound));
+			else
+				json_array_append_new(d, json_sprintf("pg %u.%x is %s, acting on %s%d",
+								      pool->id, g, name,
+								      na > 0 ? "osd." : "none ",
+								      na > 0 ? acting[0] : -1));
 		}
 	}
 	if (more > 0)
-		json_array_append_new(checks, json_sprintf("%u more pgs down waiting for OSDs "
-							   "(weft pg ls --state down)", more));
+		json_array_append_new(d, json_sprintf("%u more pgs (weft pg ls)", more));
+	return d;
 }
 
-/* Checks for `health`: inactive, degraded and inconsistent PGs. */
+/* Checks for `health`: inactive, stale, degraded, unfound and inconsistent PGs. */
 void mon_pg_health(struct mon *mon, json_t *checks, const char **status)
 {
 	json_t *sum = mon_pg_json_summary(mon), *states = json_object_get(sum, "states");
@@ -328,50 +347,74 @@ void mon_pg_health(struct mon *mon, json_t *checks, const char **status)
 	json_int_t bad = json_integer_value(json_object_get(sum, "inconsistent_pgs"));
 	json_int_t unfound = json_integer_value(json_object_get(sum, "unfound_objects"));
 	json_int_t stale = json_integer_value(json_object_get(sum, "stale_pgs"));
-	json_int_t ndeg = 0;
+	json_int_t ndeg = 0, toofull = 0;
 	const char *k;
 	json_t *v;
 
-	json_object_foreach(states, k, v)
+	json_object_foreach(states, k, v) {
 		if (strstr(k, "degraded"))
 			ndeg += json_integer_value(v);
-	if (inactive > 0 && mon->map.npools > 0) {
-		if (strcmp(*status, "HEALTH_ERR") != 0)
-			*status = "HEALTH_WARN";
-		json_array_append_new(checks, json_sprintf("%lld pgs inactive (peering, down or "
-							   "unknown)", (long long)inactive));
-		mon_pg_health_blocked(mon, checks);
+		if (strstr(k, "backfill_toofull"))
+			toofull += json_integer_value(v);
 	}
-	if (stale > 0) {
-		if (strcmp(*status, "HEALTH_ERR") != 0)
-			*status = "HEALTH_WARN";
-		json_array_append_new(checks, json_sprintf(
-			"%lld pgs stale: their primary has not reported for %u s (down, or "
-			"blocked; the mons mark a silent OSD down after its grace)",
-			(long long)stale, MON_PG_STALE_MS / 1000));
-	}
-	if (ndeg > 0) {
-		if (strcmp(*status, "HEALTH_ERR") != 0)
-			*status = "HEALTH_WARN";
-		json_array_append_new(checks, json_sprintf("%lld pgs degraded, %lld objects to "
-							   "recover", (long long)ndeg,
-							   (long long)degraded));
-	}
-	if (unfound > 0) {
-		if (strcmp(*status, "HEALTH_ERR") != 0)
-			*status = "HEALTH_WARN";
-		json_array_append_new(checks, json_sprintf(
-			"%lld objects unfound in %lld pgs: no complete copy is up (bring back the "
-			"OSDs that held them; weft pg ls shows which pgs)", (long long)unfound,
-			json_integer_value(json_object_get(sum, "unfound_pgs"))));
-	}
-	if (bad > 0) {
-		*status = "HEALTH_ERR";
-		json_array_append_new(checks, json_sprintf("%lld pgs inconsistent (weft pg ls "
-							   "--inconsistent; weft pg repair PGID)",
-							   (long long)bad));
-	}
+	if (inactive > 0 && mon->map.npools > 0)
+		mon_health_add(checks, status, "PG_AVAILABILITY", false, mon_pg_detail(mon, 0, false),
+			       "%lld pgs inactive (peering, down or unknown)", (long long)inactive);
+	if (stale > 0)
+		mon_health_add(checks, status, "PG_STALE", false, mon_pg_detail(mon, 0, true),
+			       "%lld pgs stale: their primary has not reported for %u s (down, or "
+			       "blocked; the mons mark a silent OSD down after its grace)",
+			       (long long)stale, MON_PG_STALE_MS / 1000);
+	if (ndeg > 0)
+		mon_health_add(checks, status, "PG_DEGRADED", false,
+			       mon_pg_detail(mon, PROTO_PGS_DEGRADED, false),
+			       "%lld pgs degraded, %lld objects to recover", (long long)ndeg,
+			       (long long)degraded);
+	if (toofull > 0)
+		mon_health_add(checks, status, "PG_BACKFILL_FULL", false,
+			       mon_pg_detail(mon, PROTO_PGS_BACKFILL_TOOFULL, false),
+			       "%lld pgs backfill_toofull: the OSD they backfill to is past the "
+			       "backfillfull ratio (weft osd df; free space or add OSDs)",
+			       (long long)toofull);
+	if (unfound > 0)
+		mon_health_add(checks, status, "OBJECT_UNFOUND", false, NULL,
+			       "%lld objects unfound in %lld pgs: no complete copy is up (bring back "
+			       "the OSDs that held them; weft pg ls shows which pgs)",
+			       (long long)unfound,
+			       (long long)json_integer_value(json_object_get(sum, "unfound_pgs")));
+	if (bad > 0)
+		mon_health_add(checks, status, "PG_DAMAGED", true,
+			       mon_pg_detail(mon, PROTO_PGS_INCONSISTENT, false),
+			       "%lld pgs inconsistent (weft pg ls --inconsistent; weft pg repair PGID)",
+			       (long long)bad);
 	json_decref(sum);
+}
+
+/*
+ * A pool's objects and logical bytes: the sum of the newest report of each
+ * of its PGs (whatever the epoch: a PG between primaries still holds what
+ * it held). *complete: every PG has a report younger than the stale bound.
+ */
+void mon_pg_pool_usage(struct mon *mon, const struct mon_pool *pool, uint64_t *objects_out,
+		       uint64_t *bytes_out, bool *complete_out)
+{
+	uint64_t objects = 0, bytes = 0;
+	bool complete = true;
+
+	for (uint32_t g = 0; g < pool->pg_num; g++) {
+		const struct mon_pgent *e = mon_pg_slot(((uint64_t)pool->id << 32) | g, false);
+
+		if (e == NULL || mon_pg_stale(e)) {
+			complete = false;
+			if (e == NULL)
+				continue;
+		}
+		objects += e->s.objects;
+		bytes += e->s.bytes;
+	}
+	*objects_out = objects;
+	*bytes_out = bytes;
+	*complete_out = complete;
 }
 
 static int mon_pg_parse(const char *s, uint32_t *pool, uint32_t *pg)

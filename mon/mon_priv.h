@@ -103,6 +103,7 @@ struct mon {
 	unsigned int markdown_max;
 	uint64_t markdown_period_ms;
 	unsigned int election_ms;
+	struct mon_ratios conf_ratios; /* mon_osd_*_ratio: the first map's full ratios */
 
 	uv_loop_t loop;
 	uv_timer_t tick;
@@ -134,6 +135,7 @@ struct mon {
 	struct mon_job *inflight;
 	struct raft_apply apply_req;
 	bool live_job_queued;
+	bool cap_job_queued; /* mon_cap.c: an automatic capacity job waits */
 	struct mon_live *live;
 	uint32_t nlive;
 	uint64_t last_check_ms;
@@ -195,6 +197,27 @@ struct json_t *mon_pg_json_summary(struct mon *mon);
 void mon_pg_health(struct mon *mon, struct json_t *checks, const char **status);
 struct json_t *mon_pg_cmd(struct mon *mon, const char *prefix, struct json_t *root, int *rc_out,
 			  char *err, size_t errcap);
+/* A pool's objects and bytes from its PGs' newest reports; complete: every PG reported lately. */
+void mon_pg_pool_usage(struct mon *mon, const struct mon_pool *pool, uint64_t *objects_out,
+		       uint64_t *bytes_out, bool *complete_out);
+
+/* mon_cap.c: capacity (docs/capacity.md) */
+/* The mon_osd_*_ratio options: 0, or -EINVAL with one line in err. */
+int mon_cap_conf_ratios(const struct conf *conf, struct mon_ratios *out, char *err, size_t cap);
+void mon_cap_report(struct mon *mon, uint32_t osd, const struct proto_osd_stat *s);
+void mon_cap_tick(struct mon *mon);
+int mon_cap_job(struct mon *mon, struct mon_job *job, struct json_t *root, const char *prefix,
+		struct mon_inc *inc);
+struct json_t *mon_cap_df(struct mon *mon);
+struct json_t *mon_cap_osd_df(struct mon *mon);
+struct json_t *mon_cap_status(struct mon *mon);
+void mon_cap_health(struct mon *mon, struct json_t *checks, const char **status);
+
+/* mon_health.c: checks with stable codes */
+/* Add a check (detail: a JSON array of lines, consumed; NULL = none); raise *status. */
+void mon_health_add(struct json_t *checks, const char **status, const char *code, bool error,
+		    struct json_t *detail, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+struct json_t *mon_json_health(struct mon *mon, bool have_quorum, unsigned int nq);
 
 /* mon_crush.c: topology commands, osd tree, the balancer */
 struct json_t *mon_crush_tree_json(struct mon *mon);

@@ -300,7 +300,10 @@ void mon_jobs_fail(struct mon *mon, int status, const char *msg)
 	}
 	mon->q_tail = NULL;
 	mon->q_len = 0;
+	/* the automatic jobs were dropped unbuilt: their next check queues them again */
 	mon->live_job_queued = false;
+	mon->cap_job_queued = false;
+	mon->bal_queued = false;
 }
 
 static void mon_propose_next(struct mon *mon);
@@ -416,8 +419,17 @@ int mon_job_submit(struct mon *mon, struct mon_job *job)
 
 static int mon_job_build_init(struct mon *mon, struct mon_job *job, struct mon_inc *inc)
 {
+	const struct mon_ratios *r = &mon->conf_ratios;
+	struct mon_op op = { .kind = MON_OP_FULL_RATIOS, .ratios = *r };
+
 	snprintf(inc->reason, sizeof(inc->reason), "cluster map created");
-	return mon->map.epoch == 0 ? 0 : 1;
+	if (mon->map.epoch != 0)
+		return 1;
+	/* the mon_osd_*_ratio options count once, here; later `weft osd set-*-ratio` */
+	if (r->nearfull != mon->map.nearfull_ratio || r->backfillfull != mon->map.backfillfull_ratio ||
+	    r->full != mon->map.full_ratio)
+		return mon_inc_add(inc, &op);
+	return 0;
 }
 
 static void mon_barrier_cb(struct raft_barrier *req, int status)
@@ -465,5 +477,6 @@ void mon_raft_tick(struct mon *mon)
 	if (leader && mon->leader_ready) {
 		mon_live_check(mon);
 		mon_balancer_tick(mon);
+		mon_cap_tick(mon);
 	}
 }

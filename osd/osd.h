@@ -217,6 +217,7 @@ struct osd {
 	uint64_t rec_objects, rec_bytes; /* objects/bytes this OSD pushed for recovery */
 	struct osd_hb_ent *hb;		 /* peer failure reports by OSD id (osd_hb.c) */
 	uint32_t nhb;
+	uint64_t purging_objects; /* objects of removed pools still to delete (PG_STATS) */
 };
 
 /* osd_hb.c: peer failure reports to the monitors */

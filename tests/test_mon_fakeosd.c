@@ -7,12 +7,16 @@
  *
  *   weft-fake-osd -c CONF --uuid UUID [--host H] [--public ADDR] [--cluster ADDR]
  *                 [--want-id N] [--weight W16] [--beacon-ms MS] [--stop-beacon-after S]
- *                 [--report-failed ID]... [--report-when FILE] [--reboot] [--run S]
+ *                 [--report-failed ID]... [--report-when FILE] [--reboot]
+ *                 [--usage-file FILE] [--run S]
  *
  * --report-when: report only once FILE exists (the test marks the fake out first).
  * --reboot: boot again when a map marks this fake down (as weft-osd does).
  *
  * Prints "booted osd.N epoch E" once registered and "epoch E" for every new map.
+ * --usage-file: every second, PG_STATS with no PGs and the space read from
+ * FILE ("TOTAL USED" in bytes; the report skipped while FILE is unreadable),
+ * for tests/test_capacity.sh.
  */
 #include <errno.h>
 #include <signal.h>
@@ -42,6 +46,35 @@ struct fake {
 	bool boot_pending; /* a boot request is in flight */
 	bool want_boot;
 };
+
+static void fake_stats_cb(struct monc *mc, int status, const char *out, size_t out_len,
+			  const char *errmsg, void *arg)
+{
+	(void)mc, (void)status, (void)out, (void)out_len, (void)errmsg, (void)arg;
+}
+
+/* One PG_STATS with the space FILE holds; nothing if it cannot be read. */
+static void fake_report_usage(struct monc *mc, uint32_t id, const char *file)
+{
+	struct proto_msg m = { .type = PROTO_PG_STATS };
+	unsigned long long total, used;
+	FILE *f = fopen(file, "r");
+	int n;
+
+	if (f == NULL)
+		return;
+	n = fscanf(f, "%llu %llu", &total, &used);
+	fclose(f);
+	if (n != 2)
+		return;
+	m.pg_stats.osd = id;
+	m.pg_stats.epoch = monc_map(mc)->epoch;
+	m.pg_stats.osd_stat.total = total;
+	m.pg_stats.osd_stat.used = used;
+	m.pg_stats.osd_stat.avail = used < total ? total - used : 0;
+	m.pg_stats.osd_stat.data_used = used;
+	monc_request(mc, &m, 2000, fake_stats_cb, NULL);
+}
 
 static void fake_map_cb(struct monc *mc, const struct mon_map *map, void *arg)
 {
@@ -81,14 +114,14 @@ int main(int argc, char **argv)
 	struct proto_msg boot = { .type = PROTO_OSD_BOOT };
 	struct proto_osd_boot *b = &boot.osd_boot;
 	const char *file = NULL, *uuid = NULL, *host = "localhost", *pub = "127.1.0.100:6800";
-	const char *cl = "", *report_when = NULL;
+	const char *cl = "", *report_when = NULL, *usage = NULL;
 	uint32_t reports[16], nreports = 0;
 	double run_s = 60, stop_after = -1;
 	unsigned int beacon_ms = 500;
 	struct fake f = { 0 };
 	struct conf *conf;
 	struct monc *mc;
-	uint64_t start, next_beacon = 0;
+	uint64_t start, next_beacon = 0, next_usage = 0;
 	int ret = 1;
 
 	b->want_id = PROTO_OSD_ID_NONE;
@@ -122,6 +155,8 @@ int main(int argc, char **argv)
 			beacon_ms = (unsigned int)strtoul(v, NULL, 10);
 		else if (!strcmp(a, "--stop-beacon-after"))
 			stop_after = strtod(v, NULL);
+		else if (!strcmp(a, "--usage-file"))
+			usage = v;
 		else if (!strcmp(a, "--run"))
 			run_s = strtod(v, NULL);
 		else if (!strcmp(a, "--report-when"))
@@ -178,6 +213,10 @@ int main(int argc, char **argv)
 			printf("booted osd.%u epoch %u\n", f.id, monc_map(mc)->epoch);
 			fflush(stdout);
 			f.boot_done = false;
+		}
+		if (f.booted && usage != NULL && now >= next_usage) {
+			next_usage = now + 1000;
+			fake_report_usage(mc, f.id, usage);
 		}
 		if (!f.booted || now < next_beacon)
 			continue;

@@ -353,9 +353,9 @@ pastint)
 		> /dev/null || fail "a PG went active with osd.1's older copy"
 	tail -n +"$((L1 + 1))" "$DIR/osd.1.log" | grep -q ": active" &&
 		fail "osd.1 logged a PG active without osd.0"
-	w health | grep -q "waiting for osd.0" || { w health; fail "health does not name osd.0"; }
+	w health detail | grep -q "waiting for osd.0" || { w health detail; fail "health does not name osd.0"; }
 	w pg ls | grep -q "osd.0" || fail "pg ls does not show what the PGs wait for"
-	log "ok: osd.1 alone keeps every PG down: $(w health | grep -m 1 'waiting for')"
+	log "ok: osd.1 alone keeps every PG down: $(w health detail | grep -m 1 'waiting for')"
 	start_osd 0
 	wait_for 60 "osd.0 back up" osd_up 0 true
 	wait_clean 120 "osd.0 back"

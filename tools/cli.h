@@ -34,6 +34,8 @@ int cli_osd_dev_main(int argc, char **argv); /* osd create | activate | list-dev
 int cli_pool_main(int argc, char **argv);
 int cli_pg_main(int argc, char **argv);
 int cli_balancer_main(int argc, char **argv);
+/* Capacity (cmd_df.c): weft df. */
+int cli_df_main(int argc, char **argv);
 /* Admin socket (cmd_perf.c): argv[0] is "perf" or "daemon". */
 int cli_perf_main(int argc, char **argv);
 /* The placement simulator (sim/). */

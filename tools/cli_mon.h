@@ -28,6 +28,7 @@ int cli_mon_parse(int argc, char **argv, struct cli_mon_args *a);
 
 void cli_render_status(json_t *out);
 void cli_render_health(json_t *out);
+void cli_render_health_detail(json_t *out);
 void cli_render_mon_stat(json_t *out);
 void cli_render_osd_tree(json_t *out);
 void cli_render_osd_dump(json_t *out);
@@ -52,6 +53,11 @@ void cli_mon_close(struct cli_mon_sess *s);
 int cli_cmd_simple(struct cli_mon_args *a, const char *what, json_t *cmd, void (*render)(json_t *));
 void cli_render_pgmap(json_t *pgmap);
 void cli_print_json(json_t *out);
+/* Capacity (cmd_df.c): osd df and the ratios (-1: words[0] is none of them), pool set-quota. */
+int cli_osd_cap(struct cli_mon_args *a);
+int cli_pool_quota(struct cli_mon_args *a);
+const char *cli_bytes_str(unsigned long long v, char *buf, size_t cap);
+void cli_render_pool_detail(json_t *out);
 /* weft pg verify (cmd_pg_verify.c): words[0] = "verify", then PGIDs unless all. */
 int cli_pg_verify(struct cli_mon_args *a, bool all, unsigned int wait_s);
 

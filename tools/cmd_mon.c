@@ -25,14 +25,17 @@ static const struct {
 	const char *cmd, *line;
 } cli_mon_usage_lines[] = {
 	{ "status", "status" },
-	{ "health", "health" },
+	{ "health", "health [detail]" },
+	{ "df", "df" },
 	{ "mon", "mon stat" },
 	{ "osd", "osd tree | osd dump | osd down|out|in ID | osd set|unset noout|pause" },
+	{ "osd", "osd df | osd set-nearfull-ratio|set-backfillfull-ratio|set-full-ratio R" },
 	{ "osd", "osd crush add-bucket NAME TYPE [TYPE=NAME ...]" },
 	{ "osd", "osd crush move NAME TYPE=NAME ... | osd crush rm NAME" },
 	{ "osd", "osd crush set-location osd.ID TYPE=NAME ..." },
 	{ "osd", "osd create | activate | list-devices   (see 'weft osd create --help')" },
-	{ "pool", "pool ls | pool create NAME [--size N] [--min-size M] [--pg-num P] [--force]" },
+	{ "pool", "pool ls [detail] | pool create NAME [--size N] [--min-size M] [--pg-num P] [--force]" },
+	{ "pool", "pool set-quota NAME max_bytes|max_objects N (10G; 0 removes it)" },
 	{ "pool", "pool rm NAME NAME --yes-i-really-really-mean-it" },
 	{ "pool", "pool set NAME size|min_size|pg_num VALUE [--force]" },
 	{ "pool", "pool set NAME failure_domain TYPE | pool set NAME root BUCKET" },
@@ -267,12 +270,16 @@ int cli_status_main(int argc, char **argv)
 
 	if (rc != 0)
 		return rc > 0 ? 0 : 2;
-	if (a.nwords != 0) {
+	if (a.nwords != 0 && !(a.nwords == 1 && !strcmp(prefix, "health") &&
+				!strcmp(a.words[0], "detail"))) {
 		fprintf(stderr, "weft %s: unexpected argument '%s'\n", prefix, a.words[0]);
 		return 2;
 	}
+	/* the answer always has the detail lines; plain text shows them for "health detail" */
 	return cli_cmd_simple(&a, prefix, json_pack("{s:s}", "prefix", prefix),
-			      !strcmp(prefix, "status") ? cli_render_status : cli_render_health);
+			      !strcmp(prefix, "status") ? cli_render_status
+			      : a.nwords == 1		? cli_render_health_detail
+							: cli_render_health);
 }
 
 int cli_mon_main(int argc, char **argv)
@@ -411,6 +418,9 @@ int cli_osd_main(int argc, char **argv)
 	}
 	sub = a.words[0];
 	snprintf(prefix, sizeof(prefix), "osd %s", sub);
+	rc = cli_osd_cap(&a); /* osd df, osd set-*-ratio (cmd_df.c) */
+	if (rc >= 0)
+		return rc;
 	if ((!strcmp(sub, "tree") || !strcmp(sub, "dump")) && a.nwords == 1)
 		return cli_cmd_simple(&a, prefix, json_pack("{s:s}", "prefix", prefix),
 				      !strcmp(sub, "tree") ? cli_render_osd_tree
@@ -454,9 +464,11 @@ int cli_pool_main(int argc, char **argv)
 	}
 	sub = a.words[0];
 	snprintf(prefix, sizeof(prefix), "pool %s", sub);
-	if (!strcmp(sub, "ls") && a.nwords == 1)
+	if (!strcmp(sub, "ls") && (a.nwords == 1 || (a.nwords == 2 && !strcmp(a.words[1], "detail"))))
 		return cli_cmd_simple(&a, prefix, json_pack("{s:s}", "prefix", prefix),
-				      cli_render_pool_ls);
+				      a.nwords == 2 ? cli_render_pool_detail : cli_render_pool_ls);
+	if (!strcmp(sub, "set-quota"))
+		return cli_pool_quota(&a);
 	if (!strcmp(sub, "create") && a.nwords == 2) {
 		cmd = json_pack("{s:s, s:s, s:b}", "prefix", prefix, "name", a.words[1], "force",
 				a.force);

@@ -23,14 +23,31 @@ void cli_render_none(json_t *out)
 	(void)out;
 }
 
+/* One line per check, "CODE: summary", then its detail lines when asked. */
+static void cli_render_checks(json_t *h, const char *indent, bool detail)
+{
+	size_t i, j;
+	json_t *c, *d;
+
+	json_array_foreach(json_object_get(h, "checks"), i, c) {
+		printf("%s%s: %s\n", indent, cli_str(c, "code"), cli_str(c, "summary"));
+		if (!detail)
+			continue;
+		json_array_foreach(json_object_get(c, "detail"), j, d)
+			printf("%s    %s\n", indent, json_string_value(d));
+	}
+}
+
 void cli_render_health(json_t *h)
 {
-	size_t i;
-	json_t *c;
-
 	printf("%s\n", cli_str(h, "status"));
-	json_array_foreach(json_object_get(h, "checks"), i, c)
-		printf("    %s\n", json_string_value(c));
+	cli_render_checks(h, "    ", false);
+}
+
+void cli_render_health_detail(json_t *h)
+{
+	printf("%s\n", cli_str(h, "status"));
+	cli_render_checks(h, "    ", true);
 }
 
 static void cli_quorum_line(json_t *m, char *buf, size_t cap)
@@ -46,17 +63,44 @@ static void cli_quorum_line(json_t *m, char *buf, size_t cap)
 		snprintf(buf, cap, "none");
 }
 
+static void cli_render_usage(json_t *u)
+{
+	char a[32], b[32], t[32];
+	size_t i, n = 0;
+	json_t *p;
+
+	if (u == NULL)
+		return;
+	printf("    usage: %s used, %s / %s avail; %s stored in %lld objects\n",
+	       cli_bytes_str((unsigned long long)cli_int(u, "used_bytes"), a, sizeof(a)),
+	       cli_bytes_str((unsigned long long)cli_int(u, "avail_bytes"), b, sizeof(b)),
+	       cli_bytes_str((unsigned long long)cli_int(u, "total_bytes"), t, sizeof(t)),
+	       cli_bytes_str((unsigned long long)cli_int(u, "stored_bytes"), a, sizeof(a)),
+	       cli_int(u, "objects"));
+	json_array_foreach(json_object_get(u, "pools"), i, p) {
+		if (n++ == 8) { /* a short view: weft df has them all */
+			printf("           ... %zu more pools (weft df)\n",
+			       json_array_size(json_object_get(u, "pools")) - 8);
+			break;
+		}
+		printf("           pool %-16s %s, %lld objects\n", cli_str(p, "name"),
+		       cli_bytes_str((unsigned long long)cli_int(p, "stored"), a, sizeof(a)),
+		       cli_int(p, "objects"));
+	}
+	if (cli_int(u, "purging_objects") > 0)
+		printf("    purge: %lld objects of removed pools still to delete\n",
+		       cli_int(u, "purging_objects"));
+}
+
 void cli_render_status(json_t *s)
 {
 	json_t *h = json_object_get(s, "health"), *m = json_object_get(s, "monmap");
-	json_t *o = json_object_get(s, "osdmap"), *pools = json_object_get(s, "pools"), *c;
+	json_t *o = json_object_get(s, "osdmap"), *pools = json_object_get(s, "pools");
 	char q[64];
-	size_t i;
 
 	cli_quorum_line(m, q, sizeof(q));
 	printf("  cluster:\n    health: %s\n", cli_str(h, "status"));
-	json_array_foreach(json_object_get(h, "checks"), i, c)
-		printf("            %s\n", json_string_value(c));
+	cli_render_checks(h, "            ", false);
 	printf("\n  services:\n");
 	if (json_is_true(json_object_get(m, "have_quorum")))
 		printf("    mon: %zu daemons, quorum %s, leader rank %lld (%s), term %lld\n",
@@ -71,6 +115,7 @@ void cli_render_status(json_t *s)
 	printf("\n  data:\n    map:   epoch %lld\n    pools: %zu pools, %lld pgs\n",
 	       cli_int(o, "epoch"), json_array_size(pools),
 	       cli_int(json_object_get(s, "pgmap"), "num_pgs"));
+	cli_render_usage(json_object_get(s, "usage"));
 	cli_render_pgmap(json_object_get(s, "pgmap"));
 }
 
@@ -161,15 +206,41 @@ void cli_render_osd_dump(json_t *d)
 	json_t *o;
 
 	printf("epoch %lld\nflags %s\n", cli_int(d, "epoch"), cli_str(d, "flags"));
+	printf("full_ratio %g\nbackfillfull_ratio %g\nnearfull_ratio %g\n",
+	       json_number_value(json_object_get(d, "full_ratio")),
+	       json_number_value(json_object_get(d, "backfillfull_ratio")),
+	       json_number_value(json_object_get(d, "nearfull_ratio")));
 	cli_render_pools(json_object_get(d, "pools"));
 	json_array_foreach(json_object_get(d, "osds"), i, o)
-		printf("osd.%lld %s %s weight %.5f up_from %lld down_at %lld public %s cluster %s "
+		printf("osd.%lld %s %s%s%s weight %.5f up_from %lld down_at %lld public %s cluster %s "
 		       "host %s uuid %s\n",
 		       cli_int(o, "id"), json_is_true(json_object_get(o, "up")) ? "up" : "down",
 		       json_is_true(json_object_get(o, "in")) ? "in" : "out",
+		       cli_str(o, "fullness")[0] ? " " : "", cli_str(o, "fullness"),
 		       json_real_value(json_object_get(o, "weight")), cli_int(o, "up_from"),
 		       cli_int(o, "down_at"), cli_str(o, "public_addr"), cli_str(o, "cluster_addr"),
 		       cli_str(o, "host"), cli_str(o, "uuid"));
+}
+
+void cli_render_pool_detail(json_t *l)
+{
+	char b[32];
+	size_t i;
+	json_t *p;
+
+	json_array_foreach(json_object_get(l, "pools"), i, p) {
+		printf("pool %lld '%s' size %lld min_size %lld pg_num %lld failure_domain %s root %s",
+		       cli_int(p, "id"), cli_str(p, "name"), cli_int(p, "size"),
+		       cli_int(p, "min_size"), cli_int(p, "pg_num"), cli_str(p, "failure_domain"),
+		       cli_str(p, "root"));
+		if (cli_int(p, "quota_max_bytes") > 0)
+			printf(" max_bytes %s",
+			       cli_bytes_str((unsigned long long)cli_int(p, "quota_max_bytes"), b,
+					     sizeof(b)));
+		if (cli_int(p, "quota_max_objects") > 0)
+			printf(" max_objects %lld", cli_int(p, "quota_max_objects"));
+		printf("%s\n", json_is_true(json_object_get(p, "full")) ? " full" : "");
+	}
 }
 
 void cli_render_pool_ls(json_t *l)

@@ -28,6 +28,7 @@ static const struct cli_cmd cli_cmds[] = {
 	{ "osd", cli_osd_main,
 	  "osd tree | dump | down|out|in ID | set|unset noout|pause | crush ... | create | activate | "
 	  "list-devices" },
+	{ "df", cli_df_main, "df: raw space and each pool's stored bytes, objects, max avail" },
 	{ "balancer", cli_balancer_main, "balancer status | eval | on | off: the upmap balancer" },
 	{ "pg", cli_pg_main,
 	  "pg ls [--inconsistent | --state S] | scrub | deep-scrub | repair PGID | verify PGID... | --all" },

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * `health`: every check has a stable code (OSD_DOWN, PG_DEGRADED,
+ * OSD_FULL, ...), a severity, a one-line summary and detail lines naming
+ * the OSDs, PGs or pools concerned (`weft health detail`). Codes are listed
+ * in docs/mon.md; scripts match on them, never on the wording.
+ */
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "mon/mon_priv.h"
+
+void mon_health_add(json_t *checks, const char **status, const char *code, bool error,
+		    json_t *detail, const char *fmt, ...)
+{
+	char summary[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(summary, sizeof(summary), fmt, ap);
+	va_end(ap);
+	if (error)
+		*status = "HEALTH_ERR";
+	else if (strcmp(*status, "HEALTH_ERR") != 0)
+		*status = "HEALTH_WARN";
+	json_array_append_new(checks,
+			      json_pack("{s:s, s:s, s:s, s:o}", "code", code, "severity",
+					error ? "HEALTH_ERR" : "HEALTH_WARN", "summary", summary,
+					"detail", detail != NULL ? detail : json_array()));
+}
+
+json_t *mon_json_health(struct mon *mon, bool have_quorum, unsigned int nq)
+{
+	json_t *checks = json_array(), *detail;
+	const char *status = "HEALTH_OK";
+	uint32_t total, up, in;
+	char f[32];
+
+	mon_map_osd_counts(&mon->map, &total, &up, &in);
+	if (!have_quorum) {
+		mon_health_add(checks, &status, "MON_NO_QUORUM", true, NULL,
+			       "no monitor quorum: %s sees no leader (a majority of monitors is "
+			       "down or partitioned); the map cannot change",
+			       mon->name);
+	} else if (mon_is_leader(mon) && nq < mon->npeers) {
+		uint64_t now = clock_now_ms();
+
+		detail = json_array();
+		for (unsigned int i = 0; i < mon->npeers; i++)
+			if (mon->peers[i].id != mon_raft_leader(mon) &&
+			    now - mon->peer_seen_ms[i] >= 2ull * mon->election_ms)
+				json_array_append_new(detail,
+						      json_sprintf("mon rank %u (%s) is not "
+								   "in quorum",
+								   i, mon->peers[i].addr));
+		mon_health_add(checks, &status, "MON_DOWN", false, detail, "%u/%u mons down",
+			       mon->npeers - nq, mon->npeers);
+	}
+	if (mon->map.epoch == 0 && have_quorum)
+		mon_health_add(checks, &status, "MON_NO_MAP", false, NULL, "no cluster map yet");
+	if (up < total) {
+		detail = json_array();
+		for (uint32_t i = 0; i < mon->map.max_osd; i++) {
+			const struct mon_osd *o = mon_map_osd(&mon->map, i);
+
+			if (o != NULL && !(o->state & MON_OSD_UP))
+				json_array_append_new(
+				    detail, json_sprintf("osd.%u (host %s) is down "
+							 "since epoch %u%s",
+							 i, o->host, o->down_at,
+							 (o->state & MON_OSD_IN) ? "" : ", out"));
+		}
+		mon_health_add(checks, &status, "OSD_DOWN", false, detail, "%u/%u osds down",
+			       total - up, total);
+	}
+	if (mon->map.flags != 0)
+		mon_health_add(checks, &status, "OSDMAP_FLAGS", false, NULL, "%s flag(s) set",
+			       mon_flags_str(mon->map.flags, f, sizeof(f)));
+	mon_pg_health(mon, checks, &status);
+	mon_crush_health(mon, checks, &status);
+	mon_cap_health(mon, checks, &status);
+	return json_pack("{s:s, s:o}", "status", status, "checks", checks);
+}
