@@ -29,6 +29,7 @@ void store_opts_init(struct store_opts *o)
 	o->direct_io = true;
 	o->onode_cache_bytes = STORE_ONODE_CACHE_DEFAULT;
 	o->batch_data = 64ull << 20;
+	o->reserve_pct = 2;
 }
 
 int store_opts_from_conf(const struct conf *conf, struct store_opts *o)
@@ -47,6 +48,7 @@ int store_opts_from_conf(const struct conf *conf, struct store_opts *o)
 	o->large_write = (uint32_t)conf_get_size(conf, CONF_OSD_STORE_LARGE_WRITE);
 	o->direct_io = conf_get_bool(conf, CONF_OSD_STORE_DIRECT_IO);
 	o->batch_data = conf_get_size(conf, CONF_OSD_STORE_BATCH_DATA);
+	o->reserve_pct = (uint32_t)conf_get_int(conf, CONF_OSD_STORE_RESERVE_PCT);
 	sync = conf_get_str(conf, CONF_OSD_STORE_WAL_SYNC);
 	if (strcmp(sync, "inline") == 0) {
 		o->sync = STORE_SYNC_INLINE;
@@ -458,6 +460,7 @@ void store_info_get(const struct store *st, struct store_info *info_out)
 
 	i.units_total = st->sb.nunits;
 	i.units_free = st->live.nfree;
+	i.units_reserved = st->reserve_units;
 	i.unit = st->sb.unit;
 	i.wal_size = st->sb.wal_size;
 	i.wal_used = st->vhead - st->vtail;
