@@ -155,6 +155,9 @@ struct osd_op {
 	uint64_t result_len;
 	int status;
 	bool replied;
+	/* an error's detail for the reply (PROTO_REPLY_F_MAYBE / _OSD, reply_osd) */
+	uint16_t reply_flags;
+	int32_t reply_osd;
 };
 
 /* ctx of a record write to a replica */

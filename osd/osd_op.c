@@ -20,6 +20,7 @@
 #include "osd/osd.h"
 #include "osd/osd_perf.h"
 #include "placement/plc_map.h"
+#include "proto/hello.h"
 
 static bool osd_op_is_write(uint16_t op)
 {
@@ -90,6 +91,11 @@ static void osd_op_finish(struct osd_op *op, int status)
 		if (status == 0) {
 			r.version = op->version;
 			r.length = op->result_len;
+		} else if (op->reply_flags != 0 &&
+			   (op->conn->peer_features & PROTO_FEAT_REPLY_OSD)) {
+			r.flags = op->reply_flags;
+			if (op->reply_flags & PROTO_REPLY_F_OSD)
+				r.version = (uint64_t)op->reply_osd;
 		}
 		osd_conn_send_reply(op->conn, op->tid, &r);
 		op->conn->ops_inflight--;
@@ -647,11 +653,18 @@ void osd_op_repl_acked(struct osd *osd, uint32_t peer_id, uint32_t pool, uint32_
 				return osd_op_finish(op, status);
 			}
 			if (status != 0) {
-				/* not a fence: its copy must be repaired (docs/recovery.md) */
+				/*
+				 * Not a fence: our copy (and maybe others) has the write, this
+				 * one does not. The PG peers again and recovery brings the
+				 * write to it (docs/recovery.md "A replica that fails a
+				 * write"), so the client hears "failed, may have been applied".
+				 */
 				osd_pg_repl_failed(osd, pg, peer_id, version, status);
 				log_warn("osd", "%s pg %u.%x: osd.%u failed %s v%llx: %s", osd->name,
 					 pool, pgid, peer_id, op->name, (unsigned long long)version,
 					 weft_strerror(status));
+				op->reply_flags = PROTO_REPLY_F_MAYBE | PROTO_REPLY_F_OSD;
+				op->reply_osd = (int32_t)peer_id;
 				return osd_op_finish(op, status);
 			}
 			if (op->repl_wait & (1u << i))

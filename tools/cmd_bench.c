@@ -79,6 +79,34 @@ static void bench_op_error(struct bench *b, uint64_t index, const char *what, co
 		fprintf(stderr, "weft bench: further errors are counted, not shown\n");
 }
 
+/* One line for a write refused for space: which OSD is full, or the pool's quota. */
+static void bench_full_reason(struct weft_cluster *cl, uint32_t pool,
+			      const struct weft_result *res, char *buf, size_t cap)
+{
+	(void)cl;
+	(void)pool;
+	if (res->rc == -EDQUOT)
+		snprintf(buf, cap, "the pool is at its quota (weft df)");
+	else if (res->flags & WEFT_RESULT_F_OSD)
+		snprintf(buf, cap, "the pool is full (osd.%d is full)", res->osd);
+	else
+		snprintf(buf, cap, "the pool is full (%s)", weft_strerror(res->rc));
+}
+
+/*
+ * A write refused for space: the first one stops the run with one line
+ * naming the full OSD (from the error, or the map's full bits) instead of
+ * an error per op until the time is up; the ops still in flight are counted.
+ */
+static void bench_full(struct bench *b, const struct weft_result *res)
+{
+	b->s.full_refused++;
+	if (b->s.full[0])
+		return;
+	bench_full_reason(b->cl, b->pool, res, b->s.full, sizeof(b->s.full));
+	fprintf(stderr, "weft bench: %s: stopping\n", b->s.full);
+}
+
 static void bench_op_cb(const struct weft_result *res, void *arg)
 {
 	struct bench_slot *sl = arg;
@@ -100,9 +128,14 @@ static void bench_op_cb(const struct weft_result *res, void *arg)
 	}
 	b->s.finished++;
 	b->s.t_end_ns = now;
+	if (rc != 0 && b->a.mode == BENCH_WRITE && (rc == -ENOSPC || rc == -EDQUOT)) {
+		b->s.errors++;
+		bench_full(b, res);
+		return;
+	}
 	if (rc != 0) {
 		bench_op_error(b, sl->index, b->a.mode == BENCH_WRITE ? "write" : "read",
-			       weft_strerror(rc));
+			       weft_result_describe(res, why, sizeof(why)));
 		return;
 	}
 	if (b->a.mode != BENCH_WRITE &&
@@ -223,7 +256,7 @@ static int bench_run(struct bench *b)
 			b->s.aborted = true;
 			fprintf(stderr, "weft bench: %u errors: stopping\n", BENCH_ERRORS_ABORT);
 		}
-		if (now >= end || b->s.interrupted || b->s.aborted)
+		if (now >= end || b->s.interrupted || b->s.aborted || b->s.full[0])
 			more = false;
 		for (unsigned int i = 0; more && i < b->a.inflight; i++)
 			if (!b->slots[i].busy)
@@ -549,6 +582,8 @@ int cli_bench_main(int argc, char **argv)
 		ex = bench_explain_begin(conf, b.a.conf_file, b.a.name, b.cl);
 	sigaction(SIGINT, &sa, NULL);
 	rc = bench_run(&b);
+	if (ex != NULL && b.s.full[0])
+		bench_explain_full(ex, b.s.full);
 	if (ex != NULL)
 		bench_explain_end(ex, (double)(b.s.t_end_ns - b.s.t0_ns) / 1e9, b.s.bytes);
 	if (rc == 0 && b.a.mode == BENCH_WRITE && b.a.no_cleanup && bench_meta_write(&b) != 0)

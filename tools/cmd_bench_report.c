@@ -147,6 +147,9 @@ void bench_report_summary(const struct bench_args *a, const struct bench_stats *
 		fprintf(out, "%-24s%" PRIu64 "\n", "Objects verified:", s->finished - s->errors);
 	fprintf(out, "%-24s%" PRIu64 "%s\n", "Errors:", s->errors,
 		s->aborted ? " (stopped early: too many)" : "");
+	if (s->full[0])
+		fprintf(out, "Stopped early: %s; %" PRIu64 " writes refused for space\n", s->full,
+			s->full_refused);
 }
 
 static json_t *bench_dist_json(struct bench_dist d)
@@ -194,5 +197,8 @@ json_t *bench_report_json(const struct bench_args *a, const char *run, const str
 	if (a->mode != BENCH_WRITE)
 		json_object_set_new(o, "verified",
 				    json_integer((json_int_t)(s->finished - s->errors)));
+	if (s->full[0])
+		json_object_set_new(o, "full", json_pack("{s:s, s:I}", "why", s->full, "refused",
+							 (json_int_t)s->full_refused));
 	return o;
 }
