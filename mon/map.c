@@ -21,6 +21,9 @@ void mon_map_init(struct mon_map *map)
 {
 	memset(map, 0, sizeof(*map));
 	map->next_pool_id = 1;
+	map->nearfull_ratio = MON_NEARFULL_RATIO_DEFAULT;
+	map->backfillfull_ratio = MON_BACKFILLFULL_RATIO_DEFAULT;
+	map->full_ratio = MON_FULL_RATIO_DEFAULT;
 }
 
 static void mon_map_cache_drop(struct mon_map *map)
@@ -125,8 +128,9 @@ static void mon_osd_put(struct proto_enc *enc, const struct mon_osd *o)
 	proto_enc_put_str16(enc, o->cluster_addr, strlen(o->cluster_addr));
 }
 
-static int mon_osd_get(struct proto_dec *dec, struct mon_osd *o)
+static int mon_osd_get(struct proto_dec *dec, struct mon_osd *o, uint8_t version)
 {
+	uint8_t known = MON_OSD_STATE_KNOWN | (version >= 3 ? MON_OSD_FULLNESS : 0);
 	size_t n;
 
 	memset(o, 0, sizeof(*o));
@@ -146,7 +150,7 @@ static int mon_osd_get(struct proto_dec *dec, struct mon_osd *o)
 		return dec->err;
 	if (o->id >= MON_OSD_MAX)
 		return proto_dec_fail(dec, "osd.id: %u exceeds max %u", o->id, MON_OSD_MAX - 1);
-	if ((o->state & ~MON_OSD_STATE_KNOWN) != 0 || !(o->state & MON_OSD_EXISTS))
+	if ((o->state & ~known) != 0 || !(o->state & MON_OSD_EXISTS))
 		return proto_dec_fail(dec, "osd.state: bad bits 0x%02x", o->state);
 	return 0;
 }
@@ -161,6 +165,11 @@ static void mon_pool_put(struct proto_enc *enc, const struct mon_pool *p, uint8_
 	if (version >= 2) {
 		proto_enc_put_u8(enc, p->domain);
 		proto_enc_put_u32(enc, (uint32_t)p->root);
+	}
+	if (version >= 3) {
+		proto_enc_put_u64(enc, p->quota_max_bytes);
+		proto_enc_put_u64(enc, p->quota_max_objects);
+		proto_enc_put_u32(enc, p->flags);
 	}
 }
 
@@ -180,8 +189,15 @@ static int mon_pool_get(struct proto_dec *dec, struct mon_pool *p, uint8_t versi
 		proto_dec_get_u32(dec, "pool.root", &root);
 		p->root = (int32_t)root;
 	}
+	if (version >= 3) {
+		proto_dec_get_u64(dec, "pool.quota_max_bytes", &p->quota_max_bytes);
+		proto_dec_get_u64(dec, "pool.quota_max_objects", &p->quota_max_objects);
+		proto_dec_get_u32(dec, "pool.flags", &p->flags);
+	}
 	if (dec->err != 0)
 		return dec->err;
+	if (p->flags & ~MON_POOL_FLAGS_KNOWN)
+		return proto_dec_fail(dec, "pool %u: unknown flags 0x%x", p->id, p->flags);
 	if (p->domain >= MON_CT_ROOT || p->root > 0)
 		return proto_dec_fail(dec, "pool %u: domain %u root %d", p->id, p->domain, p->root);
 	if (n == 0 || p->id == 0)
@@ -192,11 +208,50 @@ static int mon_pool_get(struct proto_dec *dec, struct mon_pool *p, uint8_t versi
 	return 0;
 }
 
+/* -------------------------------------------------------------- versions */
+
+bool mon_ratios_valid(const struct mon_ratios *r)
+{
+	return r->nearfull > 0 && r->nearfull <= r->backfillfull && r->backfillfull <= r->full &&
+	       r->full < MON_RATIO_ONE;
+}
+
+static bool mon_pool_needs_v3(const struct mon_pool *p)
+{
+	return p->quota_max_bytes != 0 || p->quota_max_objects != 0 || p->flags != 0;
+}
+
+/* The lowest encoding version that can carry op. */
+static uint8_t mon_op_version(const struct mon_op *op)
+{
+	if (op->kind == MON_OP_FULL_RATIOS ||
+	    (op->kind == MON_OP_OSD_SET && (op->osd.state & MON_OSD_FULLNESS)) ||
+	    (op->kind == MON_OP_POOL_SET && mon_pool_needs_v3(&op->pool)))
+		return 3;
+	return mon_op_needs_v2(op) ? 2 : 1;
+}
+
+/* The lowest encoding version that can carry map. */
+static uint8_t mon_map_version(const struct mon_map *map)
+{
+	bool v3 = map->nearfull_ratio != MON_NEARFULL_RATIO_DEFAULT ||
+		  map->backfillfull_ratio != MON_BACKFILLFULL_RATIO_DEFAULT ||
+		  map->full_ratio != MON_FULL_RATIO_DEFAULT;
+
+	for (uint32_t i = 0; i < map->max_osd && !v3; i++)
+		v3 = (map->osds[i].state & MON_OSD_EXISTS) && (map->osds[i].state & MON_OSD_FULLNESS);
+	for (uint32_t i = 0; i < map->npools && !v3; i++)
+		v3 = mon_pool_needs_v3(&map->pools[i]);
+	if (v3)
+		return 3;
+	return mon_map_needs_v2(map) ? 2 : 1;
+}
+
 /* -------------------------------------------------------------------- map */
 
 static void mon_map_put(struct proto_enc *enc, const struct mon_map *map)
 {
-	uint8_t version = mon_map_needs_v2(map) ? 2 : 1;
+	uint8_t version = mon_map_version(map);
 	uint32_t n = 0;
 
 	for (uint32_t i = 0; i < map->max_osd; i++)
@@ -214,6 +269,11 @@ static void mon_map_put(struct proto_enc *enc, const struct mon_map *map)
 		mon_pool_put(enc, &map->pools[i], version);
 	if (version >= 2)
 		mon_map_topo_put(enc, map);
+	if (version >= 3) {
+		proto_enc_put_u32(enc, map->nearfull_ratio);
+		proto_enc_put_u32(enc, map->backfillfull_ratio);
+		proto_enc_put_u32(enc, map->full_ratio);
+	}
 }
 
 static int mon_encode_alloc(void (*put)(struct proto_enc *, const void *), const void *obj,
@@ -275,7 +335,7 @@ int mon_map_decode(const void *buf, size_t len, struct proto_err *err, struct mo
 		proto_dec_fail(&dec, "flags: unknown bits 0x%x", m.flags & ~MON_FLAGS_KNOWN);
 	proto_dec_get_count(&dec, "osds", MON_OSD_MAX, MON_OSD_WIRE_MIN, &nosd);
 	for (i = 0; i < nosd && dec.err == 0; i++) {
-		if (mon_osd_get(&dec, &o) != 0)
+		if (mon_osd_get(&dec, &o, version) != 0)
 			break;
 		/* canonical: ascending ids, so one map has one encoding */
 		if (o.id < m.max_osd) {
@@ -317,10 +377,24 @@ int mon_map_decode(const void *buf, size_t len, struct proto_err *err, struct mo
 			if (m.pools[i].root != 0 && mon_map_bucket(&m, m.pools[i].root) == NULL)
 				proto_dec_fail(&dec, "pool %u: root %d unknown", m.pools[i].id,
 					       m.pools[i].root);
-		/* canonical: what version 1 can say is said in version 1 */
-		if (dec.err == 0 && !mon_map_needs_v2(&m))
-			proto_dec_fail(&dec, "version: 2 for a map without version-2 content");
 	}
+	if (version >= 3 && dec.err == 0) {
+		struct mon_ratios r = {0};
+
+		proto_dec_get_u32(&dec, "nearfull_ratio", &r.nearfull);
+		proto_dec_get_u32(&dec, "backfillfull_ratio", &r.backfillfull);
+		proto_dec_get_u32(&dec, "full_ratio", &r.full);
+		if (dec.err == 0 && !mon_ratios_valid(&r))
+			proto_dec_fail(&dec, "ratios: %u/%u/%u not ordered in (0, %u)", r.nearfull,
+				       r.backfillfull, r.full, MON_RATIO_ONE);
+		m.nearfull_ratio = r.nearfull;
+		m.backfillfull_ratio = r.backfillfull;
+		m.full_ratio = r.full;
+	}
+	/* canonical: what a lower version can say is said in it */
+	if (dec.err == 0 && version > 1 && mon_map_version(&m) != version)
+		proto_dec_fail(&dec, "version: %u for a map that needs version %u", version,
+			       mon_map_version(&m));
 	if (proto_dec_finish(&dec) != 0)
 		goto out;
 	mon_map_free(map);
@@ -364,8 +438,8 @@ static void mon_inc_put(struct proto_enc *enc, const void *obj)
 	uint8_t version = 1;
 
 	for (uint32_t i = 0; i < inc->nops; i++)
-		if (mon_op_needs_v2(&inc->ops[i]))
-			version = 2;
+		if (mon_op_version(&inc->ops[i]) > version)
+			version = mon_op_version(&inc->ops[i]);
 	proto_enc_put_u8(enc, version);
 	proto_enc_put_u32(enc, inc->epoch);
 	proto_enc_put_u64(enc, inc->stamp);
@@ -403,6 +477,11 @@ static void mon_inc_put(struct proto_enc *enc, const void *obj)
 			break;
 		case MON_OP_BALANCER:
 			proto_enc_put_u8(enc, op->balancer);
+			break;
+		case MON_OP_FULL_RATIOS:
+			proto_enc_put_u32(enc, op->ratios.nearfull);
+			proto_enc_put_u32(enc, op->ratios.backfillfull);
+			proto_enc_put_u32(enc, op->ratios.full);
 			break;
 		}
 	}
@@ -444,7 +523,7 @@ int mon_inc_decode(const void *buf, size_t len, struct proto_err *err, struct mo
 			break;
 		switch (op->kind) {
 		case MON_OP_OSD_SET:
-			mon_osd_get(&dec, &op->osd);
+			mon_osd_get(&dec, &op->osd, version);
 			break;
 		case MON_OP_POOL_SET:
 			mon_pool_get(&dec, &op->pool, version);
@@ -477,20 +556,32 @@ int mon_inc_decode(const void *buf, size_t len, struct proto_err *err, struct mo
 		case MON_OP_BALANCER:
 			proto_dec_get_u8(&dec, "op.balancer", &op->balancer);
 			break;
+		case MON_OP_FULL_RATIOS:
+			proto_dec_get_u32(&dec, "op.nearfull_ratio", &op->ratios.nearfull);
+			proto_dec_get_u32(&dec, "op.backfillfull_ratio", &op->ratios.backfillfull);
+			proto_dec_get_u32(&dec, "op.full_ratio", &op->ratios.full);
+			if (dec.err == 0 && !mon_ratios_valid(&op->ratios))
+				proto_dec_fail(&dec, "op.ratios: %u/%u/%u not ordered in (0, %u)",
+					       op->ratios.nearfull, op->ratios.backfillfull,
+					       op->ratios.full, MON_RATIO_ONE);
+			break;
 		default:
 			proto_dec_fail(&dec, "op.kind: unknown %u", op->kind);
 			break;
 		}
-		if (dec.err == 0 && version < 2 && mon_op_needs_v2(op))
-			proto_dec_fail(&dec, "op.kind: %u needs version 2", op->kind);
+		if (dec.err == 0 && mon_op_version(op) > version)
+			proto_dec_fail(&dec, "op.kind: %u needs version %u", op->kind,
+				       mon_op_version(op));
 	}
 	if (dec.err == 0 && version >= 2) {
-		bool v2 = false;
+		uint8_t need = 1;
 
 		for (uint32_t i = 0; i < inc.nops; i++)
-			v2 |= mon_op_needs_v2(&inc.ops[i]);
-		if (!v2)
-			proto_dec_fail(&dec, "version: 2 for an increment without version-2 ops");
+			if (mon_op_version(&inc.ops[i]) > need)
+				need = mon_op_version(&inc.ops[i]);
+		if (need != version)
+			proto_dec_fail(&dec, "version: %u for an increment that needs version %u",
+				       version, need);
 	}
 	if (proto_dec_finish(&dec) != 0) {
 		mon_inc_free(&inc);
@@ -551,15 +642,20 @@ int mon_map_apply(struct mon_map *map, const struct mon_inc *inc)
 		const struct mon_op *op = &inc->ops[i];
 
 		if (op->kind == MON_OP_OSD_SET) {
-			if (op->osd.id >= MON_OSD_MAX || !(op->osd.state & MON_OSD_EXISTS))
+			if (op->osd.id >= MON_OSD_MAX || !(op->osd.state & MON_OSD_EXISTS) ||
+			    (op->osd.state & ~(MON_OSD_STATE_KNOWN | MON_OSD_FULLNESS)))
 				return -EINVAL;
 			if (op->osd.id >= max_osd)
 				max_osd = op->osd.id + 1;
 		} else if (op->kind == MON_OP_POOL_SET) {
 			if (op->pool.id == 0 || map->npools >= MON_POOL_MAX ||
-			    op->pool.domain >= MON_CT_ROOT || op->pool.root > 0)
+			    op->pool.domain >= MON_CT_ROOT || op->pool.root > 0 ||
+			    (op->pool.flags & ~MON_POOL_FLAGS_KNOWN))
 				return -EINVAL;
-		} else if (op->kind < MON_OP_POOL_SET || op->kind > MON_OP_BALANCER) {
+		} else if (op->kind == MON_OP_FULL_RATIOS) {
+			if (!mon_ratios_valid(&op->ratios))
+				return -EINVAL;
+		} else if (op->kind < MON_OP_POOL_SET || op->kind > MON_OP_FULL_RATIOS) {
 			return -EINVAL;
 		}
 	}
@@ -598,6 +694,11 @@ int mon_map_apply(struct mon_map *map, const struct mon_inc *inc)
 		case MON_OP_FLAGS:
 			next.flags = op->flags;
 			break;
+		case MON_OP_FULL_RATIOS:
+			next.nearfull_ratio = op->ratios.nearfull;
+			next.backfillfull_ratio = op->ratios.backfillfull;
+			next.full_ratio = op->ratios.full;
+			break;
 		default:
 			/* ops in order: a bucket made by one op can hold the next */
 			rc = mon_map_topo_apply(&next, op);
@@ -623,6 +724,15 @@ const char *mon_osd_state_str(uint8_t state)
 	if (!(state & MON_OSD_EXISTS))
 		return "dne";
 	return names[((state & MON_OSD_UP) ? 1 : 0) | ((state & MON_OSD_IN) ? 2 : 0)];
+}
+
+const char *mon_osd_fullness_str(uint8_t state)
+{
+	if (state & MON_OSD_FULL)
+		return "full";
+	if (state & MON_OSD_BACKFILLFULL)
+		return "backfillfull";
+	return (state & MON_OSD_NEARFULL) ? "nearfull" : "";
 }
 
 const char *mon_flags_str(uint32_t flags, char *buf, size_t cap)

@@ -24,10 +24,12 @@
 /*
  * Version 1: epoch, flags, OSDs, pools. Version 2 adds the topology
  * (buckets, OSD locations), pool rules, upmap items and the balancer mode.
- * A map or increment that uses nothing of version 2 is encoded as version 1
- * (so older decoders still read it and each map has one encoding).
+ * Version 3 adds capacity: the full ratios, the OSDs' fullness bits, pool
+ * quotas and pool flags. A map or increment is encoded in the lowest
+ * version that can say what it holds (so older decoders still read it and
+ * each map has one encoding); an older map decodes with the default ratios.
  */
-#define MON_MAP_VERSION 2
+#define MON_MAP_VERSION 3
 #define MON_MAP_VERSION_MIN 1
 #define MON_BUCKET_MAX 16384 /* buckets in one map */
 #define MON_UPMAP_MAX (1u << 20)
@@ -48,6 +50,25 @@
 #define MON_OSD_UP 0x2u
 #define MON_OSD_IN 0x4u
 #define MON_OSD_STATE_KNOWN (MON_OSD_EXISTS | MON_OSD_UP | MON_OSD_IN)
+/*
+ * Version 3: the OSD's reported use against the map's ratios, set and
+ * cleared by the leader (mon_cap.c). FULL implies BACKFILLFULL implies
+ * NEARFULL. docs/capacity.md.
+ */
+#define MON_OSD_NEARFULL 0x8u
+#define MON_OSD_BACKFILLFULL 0x10u
+#define MON_OSD_FULL 0x20u
+#define MON_OSD_FULLNESS (MON_OSD_NEARFULL | MON_OSD_BACKFILLFULL | MON_OSD_FULL)
+
+/* Full ratios, in parts per million of an OSD's size. */
+#define MON_RATIO_ONE 1000000u
+#define MON_NEARFULL_RATIO_DEFAULT 850000u
+#define MON_BACKFILLFULL_RATIO_DEFAULT 900000u
+#define MON_FULL_RATIO_DEFAULT 950000u
+
+/* pool flags (version 3) */
+#define MON_POOL_F_FULL 0x1u /* a quota is reached: primaries refuse allocating writes (-EDQUOT) */
+#define MON_POOL_FLAGS_KNOWN MON_POOL_F_FULL
 
 struct mon_osd {
 	uint32_t id;
@@ -90,6 +111,10 @@ struct mon_pool {
 	/* rule (version 2): replicas in distinct `domain` buckets under `root` */
 	uint8_t domain;	   /* MON_CT_*; MON_CT_NONE = host */
 	int32_t root;	   /* bucket id; 0 = the bucket named "default" */
+	/* capacity (version 3) */
+	uint64_t quota_max_bytes;   /* 0 = none */
+	uint64_t quota_max_objects; /* 0 = none */
+	uint32_t flags;		    /* MON_POOL_F_* */
 };
 
 /* A bucket of the topology (weights are not stored: a bucket weighs its OSDs). */
@@ -140,6 +165,8 @@ struct mon_map {
 	uint32_t nupmaps;
 	struct mon_upmap *upmaps; /* sorted by (pool, pg, from) */
 	uint8_t balancer;	  /* MON_BALANCER_* */
+	/* version 3: parts per million, 0 < nearfull <= backfillfull <= full < MON_RATIO_ONE */
+	uint32_t nearfull_ratio, backfillfull_ratio, full_ratio;
 	/*
 	 * Not encoded: built on first use by a reader of this exact map (atomic
 	 * pointer), dropped by copy/apply/decode/free. Maps change only through
@@ -160,6 +187,12 @@ enum mon_op_kind {
 	MON_OP_UPMAP_SET = 8,  /* add or replace (pool, pg, from) */
 	MON_OP_UPMAP_RM = 9,   /* remove (pool, pg, from) */
 	MON_OP_BALANCER = 10,  /* the balancer mode */
+	/* version 3 */
+	MON_OP_FULL_RATIOS = 11, /* the three full ratios at once */
+};
+
+struct mon_ratios {
+	uint32_t nearfull, backfillfull, full; /* parts per million */
 };
 
 struct mon_op {
@@ -174,6 +207,7 @@ struct mon_op {
 		struct mon_osd_loc loc;
 		struct mon_upmap upmap;
 		uint8_t balancer;
+		struct mon_ratios ratios;
 	};
 };
 
@@ -228,8 +262,43 @@ uint8_t mon_crush_type_parse(const char *name);
 struct mon_map_cache *mon_map_cache_get(const struct mon_map *map);
 bool mon_map_cache_set(const struct mon_map *map, struct mon_map_cache *cache);
 
+/* 0 < nearfull <= backfillfull <= full < MON_RATIO_ONE */
+bool mon_ratios_valid(const struct mon_ratios *r);
+
+/* An OSD's fullness as the map says (false for an OSD the map does not have). */
+static inline bool mon_map_osd_state_has(const struct mon_map *map, uint32_t osd, uint8_t bit)
+{
+	return osd < map->max_osd && (map->osds[osd].state & MON_OSD_EXISTS) &&
+	       (map->osds[osd].state & bit);
+}
+
+static inline bool mon_map_osd_full(const struct mon_map *map, uint32_t osd)
+{
+	return mon_map_osd_state_has(map, osd, MON_OSD_FULL);
+}
+
+static inline bool mon_map_osd_backfillfull(const struct mon_map *map, uint32_t osd)
+{
+	return mon_map_osd_state_has(map, osd, MON_OSD_BACKFILLFULL | MON_OSD_FULL);
+}
+
+static inline bool mon_map_osd_nearfull(const struct mon_map *map, uint32_t osd)
+{
+	return mon_map_osd_state_has(map, osd, MON_OSD_FULLNESS);
+}
+
+/* The pool reached a quota (MON_POOL_F_FULL); false for an unknown pool. */
+static inline bool mon_map_pool_full(const struct mon_map *map, uint32_t pool)
+{
+	const struct mon_pool *p = mon_map_pool(map, pool);
+
+	return p != NULL && (p->flags & MON_POOL_F_FULL);
+}
+
 /* "up,in", "down,out", ...: for logs and the CLI. */
 const char *mon_osd_state_str(uint8_t state);
+/* "full", "backfillfull", "nearfull" or "" (the highest bit set). */
+const char *mon_osd_fullness_str(uint8_t state);
 /* "noout,pause" or "" into buf. */
 const char *mon_flags_str(uint32_t flags, char *buf, size_t cap);
 /* Parse a flag name; 0 if unknown. */

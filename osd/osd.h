@@ -210,6 +210,7 @@ struct osd {
 	bool scrub_busy;	  /* one scrub at a time (pg_env.scrub_slot) */
 	struct pg_env pgenv;	  /* the environment every PG state machine runs in */
 	uint64_t rec_objects, rec_bytes; /* objects/bytes this OSD pushed for recovery */
+	uint64_t purging_objects; /* objects of removed pools still to delete (PG_STATS) */
 };
 
 /* osd_net.c */

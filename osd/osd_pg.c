@@ -686,9 +686,10 @@ static int osd_pg_stats_send(struct osd *osd)
 {
 	struct proto_msg msg = {.type = PROTO_PG_STATS};
 	struct proto_enc enc;
+	struct store_usage u;
 	uint8_t *buf = NULL;
 	size_t cap = 0, len;
-	uint32_t n = 0;
+	uint32_t n = 0, held = 0;
 	int rc;
 
 	if (osd_stats_inflight)
@@ -700,15 +701,20 @@ static int osd_pg_stats_send(struct osd *osd)
 			for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext) {
 				struct pg *m = pg->m;
 				struct proto_pg_stat s = {0};
+				struct store_pg_usage pu;
 
+				held += pass == 0 && m != NULL;
 				if (m == NULL || !m->primary || n == PROTO_PG_ENTRIES_MAX)
 					continue;
+				/* live counts of our copy (the store keeps them), not the last scrub's */
+				store_pg_usage_get(osd->store, osd_pg_key(pg->pool, pg->pg), &pu);
 				s.pool = pg->pool;
 				s.pg = pg->pg;
 				s.state = m->state;
 				s.same_since = m->same_since;
 				s.last_update = m->info.lu;
-				s.objects = m->objects;
+				s.objects = pu.objects;
+				s.bytes = pu.bytes;
 				s.missing = pg_missing_count(m);
 				s.missing_bytes =
 				    s.missing && pass == 1 ? osd_pg_missing_bytes(osd, m, s.missing) : 0;
@@ -739,6 +745,16 @@ static int osd_pg_stats_send(struct osd *osd)
 	}
 	msg.pg_stats.osd = osd->id;
 	msg.pg_stats.epoch = osd->map.epoch;
+	if (store_usage_get(osd->store, &u) == 0) {
+		msg.pg_stats.osd_stat.total = u.total;
+		msg.pg_stats.osd_stat.used = u.used;
+		msg.pg_stats.osd_stat.avail = u.avail;
+		msg.pg_stats.osd_stat.data_used = u.data_used;
+		msg.pg_stats.osd_stat.wal_bytes = u.wal_bytes;
+		msg.pg_stats.osd_stat.kv_bytes = u.kv_bytes;
+	}
+	msg.pg_stats.osd_stat.purging_objects = osd->purging_objects;
+	msg.pg_stats.osd_stat.num_pgs = held;
 	msg.pg_stats.count = n;
 	msg.pg_stats.entries = buf;
 	msg.pg_stats.entries_len = (uint32_t)len;

@@ -19,7 +19,7 @@
 
 #define PG_LOG_ENTRY_MIN 13u  /* u64 version, u16 op, u16 len, 1 byte of name */
 #define PG_SCAN_ENTRY_MIN 23u /* u16 len, 1 byte, u64 version, u64 size, u32 crc */
-#define PG_STAT_MIN 77u	 /* ... u32 unfound, u8 nblocked */
+#define PG_STAT_MIN 85u	 /* ... u32 unfound, u8 nblocked */
 #define PG_INTERVAL_MIN 10u /* u32 first, u32 last, u8 flags, u8 n */
 
 static bool proto_pg_is_log_op(uint16_t op)
@@ -84,6 +84,7 @@ void proto_pg_stat_put(struct proto_enc *enc, const struct proto_pg_stat *s)
 	proto_enc_put_u32(enc, s->same_since);
 	proto_enc_put_u64(enc, s->last_update);
 	proto_enc_put_u64(enc, s->objects);
+	proto_enc_put_u64(enc, s->bytes);
 	proto_enc_put_u64(enc, s->missing);
 	proto_enc_put_u64(enc, s->missing_bytes);
 	proto_enc_put_u64(enc, s->recovered_objects);
@@ -142,6 +143,7 @@ static int proto_pg_stat_get(struct proto_dec *dec, struct proto_pg_stat *s)
 	proto_dec_get_u32(dec, "stat.same_since", &s->same_since);
 	proto_dec_get_u64(dec, "stat.last_update", &s->last_update);
 	proto_dec_get_u64(dec, "stat.objects", &s->objects);
+	proto_dec_get_u64(dec, "stat.bytes", &s->bytes);
 	proto_dec_get_u64(dec, "stat.missing", &s->missing);
 	proto_dec_get_u64(dec, "stat.missing_bytes", &s->missing_bytes);
 	proto_dec_get_u64(dec, "stat.recovered_objects", &s->recovered_objects);
@@ -454,11 +456,42 @@ int proto_pg_decode(uint16_t type, const void *buf, size_t len, struct proto_err
 	return 0;
 }
 
+static void proto_osd_stat_put(struct proto_enc *enc, const struct proto_osd_stat *o)
+{
+	proto_enc_put_u64(enc, o->total);
+	proto_enc_put_u64(enc, o->used);
+	proto_enc_put_u64(enc, o->avail);
+	proto_enc_put_u64(enc, o->data_used);
+	proto_enc_put_u64(enc, o->wal_bytes);
+	proto_enc_put_u64(enc, o->kv_bytes);
+	proto_enc_put_u64(enc, o->purging_objects);
+	proto_enc_put_u32(enc, o->num_pgs);
+}
+
+static int proto_osd_stat_get(struct proto_dec *dec, struct proto_osd_stat *o)
+{
+	proto_dec_get_u64(dec, "osd_stat.total", &o->total);
+	proto_dec_get_u64(dec, "osd_stat.used", &o->used);
+	proto_dec_get_u64(dec, "osd_stat.avail", &o->avail);
+	proto_dec_get_u64(dec, "osd_stat.data_used", &o->data_used);
+	proto_dec_get_u64(dec, "osd_stat.wal_bytes", &o->wal_bytes);
+	proto_dec_get_u64(dec, "osd_stat.kv_bytes", &o->kv_bytes);
+	proto_dec_get_u64(dec, "osd_stat.purging_objects", &o->purging_objects);
+	proto_dec_get_u32(dec, "osd_stat.num_pgs", &o->num_pgs);
+	if (dec->err != 0)
+		return dec->err;
+	if (o->avail > o->total)
+		return proto_dec_fail(dec, "osd_stat: avail %llu > total %llu",
+				      (unsigned long long)o->avail, (unsigned long long)o->total);
+	return 0;
+}
+
 int proto_pg_stats_encode(struct proto_enc *enc, const struct proto_pg_stats *m)
 {
 	PG_ENC_CHECK(m->count > PROTO_PG_ENTRIES_MAX ? -EINVAL : 0);
 	proto_enc_put_u32(enc, m->osd);
 	proto_enc_put_u32(enc, m->epoch);
+	proto_osd_stat_put(enc, &m->osd_stat);
 	proto_enc_put_u32(enc, m->count);
 	proto_enc_put_bytes(enc, m->entries, m->entries_len);
 	return 0;
@@ -474,6 +507,7 @@ int proto_pg_stats_decode(const void *buf, size_t len, struct proto_err *err,
 	proto_dec_init(&dec, buf, len, "pg_stats", err);
 	proto_dec_get_u32(&dec, "osd", &m.osd);
 	proto_dec_get_u32(&dec, "epoch", &m.epoch);
+	proto_osd_stat_get(&dec, &m.osd_stat);
 	proto_dec_get_count(&dec, "count", PROTO_PG_ENTRIES_MAX, PG_STAT_MIN, &m.count);
 	if (dec.err == 0) {
 		m.entries = (const uint8_t *)buf + dec.off;
@@ -499,6 +533,7 @@ const char *proto_pg_state_str(uint32_t state, char *buf, size_t cap)
 	    {PROTO_PGS_CLEAN, "clean"},
 	    {PROTO_PGS_RECOVERING, "recovering"},
 	    {PROTO_PGS_BACKFILLING, "backfilling"},
+	    {PROTO_PGS_BACKFILL_TOOFULL, "backfill_toofull"},
 	    {PROTO_PGS_DEGRADED, "degraded"},
 	    {PROTO_PGS_UNDERSIZED, "undersized"},
 	    {PROTO_PGS_SCRUBBING, "scrubbing"},

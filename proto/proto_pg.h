@@ -107,7 +107,8 @@ struct proto_pg_scan_entry {
 #define PROTO_PGS_DOWN 0x0100u	    /* cannot peer: too few members answer */
 #define PROTO_PGS_SCRUBBING 0x0200u
 #define PROTO_PGS_INCOMPLETE 0x0400u /* no member can give a complete history */
-#define PROTO_PGS_KNOWN 0x07ffu
+#define PROTO_PGS_BACKFILL_TOOFULL 0x0800u /* backfill waits: its target is past backfillfull */
+#define PROTO_PGS_KNOWN 0x0fffu
 
 #define PROTO_PG_BLOCKED_MAX 8u
 struct proto_pg_stat {
@@ -116,6 +117,7 @@ struct proto_pg_stat {
 	uint32_t same_since; /* epoch the acting set started */
 	uint64_t last_update;
 	uint64_t objects;	    /* objects of the PG on the primary */
+	uint64_t bytes;		    /* their logical bytes (sum of object sizes) */
 	uint64_t missing;	    /* object copies still to recover (all members) */
 	uint64_t missing_bytes;	    /* their bytes, as far as known */
 	uint64_t recovered_objects; /* since the OSD started */
@@ -129,10 +131,23 @@ struct proto_pg_stat {
 	uint32_t blocked[PROTO_PG_BLOCKED_MAX];
 };
 
-/* OSD -> monitor, every second: the PGs it is primary of. */
+/*
+ * The reporting OSD's own space (docs/capacity.md): its store's usage
+ * (store_usage_get), the objects it still has to delete for removed pools,
+ * and how many PGs it holds a copy of (primary or not).
+ */
+struct proto_osd_stat {
+	uint64_t total, used, avail;
+	uint64_t data_used, wal_bytes, kv_bytes;
+	uint64_t purging_objects;
+	uint32_t num_pgs;
+};
+
+/* OSD -> monitor, every second: its space and the PGs it is primary of. */
 struct proto_pg_stats {
 	uint32_t osd;
 	uint32_t epoch; /* the OSD's map epoch */
+	struct proto_osd_stat osd_stat;
 	uint32_t count;
 	const void *entries; /* view into the input */
 	uint32_t entries_len;

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "mon/map.h"
+#include "proto/codec.h"
 #include "proto/proto.h"
 
 static struct mon_osd mk_osd(uint32_t id, uint8_t state)
@@ -116,6 +117,206 @@ static void test_map_apply_and_roundtrip(void **state)
 	mon_map_free(&map);
 }
 
+static void put_le32(uint8_t *p, uint32_t v) /* the codec's byte order */
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint8_t enc_version(const struct mon_map *map)
+{
+	void *buf;
+	size_t len;
+	uint8_t v;
+
+	assert_int_equal(mon_map_encode(map, &buf, &len), 0);
+	v = ((uint8_t *)buf)[0];
+	free(buf);
+	return v;
+}
+
+/* Version 3: ratios, fullness bits, quotas and pool flags; defaults; canonical encodings. */
+static void test_map_capacity(void **state)
+{
+	struct mon_map map, back;
+	struct mon_inc inc, iback;
+	struct proto_err err;
+	struct mon_op op;
+	void *buf, *buf2;
+	size_t len, len2;
+
+	build_map(&map);
+	/* a map without capacity content is still version 1, with the default ratios */
+	assert_int_equal(enc_version(&map), 1);
+	assert_int_equal(map.nearfull_ratio, MON_NEARFULL_RATIO_DEFAULT);
+	assert_int_equal(map.backfillfull_ratio, MON_BACKFILLFULL_RATIO_DEFAULT);
+	assert_int_equal(map.full_ratio, MON_FULL_RATIO_DEFAULT);
+	assert_int_equal(mon_map_encode(&map, &buf, &len), 0);
+	mon_map_init(&back);
+	back.full_ratio = 1; /* replaced by the decode */
+	assert_int_equal(mon_map_decode(buf, len, &err, &back), 0);
+	assert_int_equal(back.full_ratio, MON_FULL_RATIO_DEFAULT);
+	assert_int_equal(back.nearfull_ratio, MON_NEARFULL_RATIO_DEFAULT);
+	free(buf);
+	assert_false(mon_map_osd_nearfull(&map, 0));
+	assert_false(mon_map_pool_full(&map, 1));
+	assert_false(mon_map_pool_full(&map, 99));
+	assert_false(mon_map_osd_full(&map, 99));
+
+	mon_inc_init(&inc);
+	inc.epoch = 4;
+	memset(&op, 0, sizeof(op));
+	op.kind = MON_OP_FULL_RATIOS;
+	op.ratios = (struct mon_ratios){ 800000, 880000, 920000 };
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+	op.kind = MON_OP_OSD_SET;
+	op.osd = *mon_map_osd(&map, 2);
+	op.osd.state |= MON_OSD_FULLNESS;
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+	op.osd = *mon_map_osd(&map, 0);
+	op.osd.state |= MON_OSD_NEARFULL;
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+	memset(&op, 0, sizeof(op));
+	op.kind = MON_OP_POOL_SET;
+	op.pool = *mon_map_pool(&map, 1);
+	op.pool.quota_max_bytes = 10ull << 30;
+	op.pool.quota_max_objects = 5000000000ull; /* past 32 bits */
+	op.pool.flags = MON_POOL_F_FULL;
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+
+	/* the increment round-trips as version 3 */
+	assert_int_equal(mon_inc_encode(&inc, &buf, &len), 0);
+	assert_int_equal(((uint8_t *)buf)[0], 3);
+	assert_int_equal(mon_inc_decode(buf, len, &err, &iback), 0);
+	assert_int_equal(iback.nops, 4);
+	assert_int_equal(iback.ops[0].ratios.full, 920000);
+	assert_int_equal(iback.ops[1].osd.state & MON_OSD_FULLNESS, MON_OSD_FULLNESS);
+	assert_int_equal(iback.ops[3].pool.quota_max_objects, 5000000000ull);
+	assert_int_equal(iback.ops[3].pool.flags, MON_POOL_F_FULL);
+	mon_inc_free(&iback);
+	free(buf);
+
+	assert_int_equal(mon_map_apply(&map, &inc), 0);
+	mon_inc_free(&inc);
+	assert_int_equal(map.nearfull_ratio, 800000);
+	assert_int_equal(map.backfillfull_ratio, 880000);
+	assert_int_equal(map.full_ratio, 920000);
+	assert_true(mon_map_osd_full(&map, 2));
+	assert_true(mon_map_osd_backfillfull(&map, 2));
+	assert_true(mon_map_osd_nearfull(&map, 2));
+	assert_false(mon_map_osd_full(&map, 0));
+	assert_false(mon_map_osd_backfillfull(&map, 0));
+	assert_true(mon_map_osd_nearfull(&map, 0));
+	assert_false(mon_map_osd_nearfull(&map, 1));
+	assert_true(mon_map_pool_full(&map, 1));
+	assert_string_equal(mon_osd_fullness_str(mon_map_osd(&map, 2)->state), "full");
+	assert_string_equal(mon_osd_fullness_str(mon_map_osd(&map, 0)->state), "nearfull");
+	assert_string_equal(mon_osd_state_str(mon_map_osd(&map, 2)->state), "up,in");
+
+	/* the map round-trips as version 3, byte for byte; every prefix is refused */
+	assert_int_equal(mon_map_encode(&map, &buf, &len), 0);
+	assert_int_equal(((uint8_t *)buf)[0], 3);
+	assert_int_equal(mon_map_decode(buf, len, &err, &back), 0);
+	assert_int_equal(back.full_ratio, 920000);
+	assert_int_equal(mon_map_pool(&back, 1)->quota_max_bytes, 10ull << 30);
+	assert_true(mon_map_osd_full(&back, 2));
+	assert_int_equal(mon_map_encode(&back, &buf2, &len2), 0);
+	assert_int_equal(len, len2);
+	assert_memory_equal(buf, buf2, len);
+	free(buf2);
+	for (size_t n = 0; n < len; n++)
+		assert_int_equal(mon_map_decode(buf, n, &err, &back), -EBADMSG);
+	free(buf);
+
+	/* ratios out of order are refused by apply, and the map does not change */
+	mon_inc_init(&inc);
+	inc.epoch = 5;
+	memset(&op, 0, sizeof(op));
+	op.kind = MON_OP_FULL_RATIOS;
+	op.ratios = (struct mon_ratios){ 900000, 880000, 950000 };
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+	assert_int_equal(mon_map_apply(&map, &inc), -EINVAL);
+	op.ratios = (struct mon_ratios){ 0, 880000, 950000 };
+	inc.ops[0] = op;
+	assert_int_equal(mon_map_apply(&map, &inc), -EINVAL);
+	op.ratios = (struct mon_ratios){ 800000, 880000, MON_RATIO_ONE };
+	inc.ops[0] = op;
+	assert_int_equal(mon_map_apply(&map, &inc), -EINVAL);
+	assert_int_equal(map.epoch, 4);
+	assert_int_equal(map.full_ratio, 920000);
+	/* ... and by the decoder: the op is the last 12 bytes of the increment */
+	op.ratios = (struct mon_ratios){ 800000, 880000, 950000 };
+	inc.ops[0] = op;
+	assert_int_equal(mon_inc_encode(&inc, &buf, &len), 0);
+	assert_int_equal(mon_inc_decode(buf, len, &err, &iback), 0);
+	mon_inc_free(&iback);
+	put_le32((uint8_t *)buf + len - 12, 960000);
+	assert_int_equal(mon_inc_decode(buf, len, &err, &iback), -EBADMSG);
+	free(buf);
+	mon_inc_free(&inc);
+
+	/* unknown pool flags and OSD state bits are refused */
+	mon_inc_init(&inc);
+	inc.epoch = 5;
+	memset(&op, 0, sizeof(op));
+	op.kind = MON_OP_POOL_SET;
+	op.pool = *mon_map_pool(&map, 1);
+	op.pool.flags = 0x80;
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+	assert_int_equal(mon_map_apply(&map, &inc), -EINVAL);
+	mon_inc_free(&inc);
+
+	/* back to defaults and no bits: the encoding drops to version 1 again */
+	mon_inc_init(&inc);
+	inc.epoch = 5;
+	memset(&op, 0, sizeof(op));
+	op.kind = MON_OP_FULL_RATIOS;
+	op.ratios = (struct mon_ratios){ MON_NEARFULL_RATIO_DEFAULT, MON_BACKFILLFULL_RATIO_DEFAULT,
+					 MON_FULL_RATIO_DEFAULT };
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+	op.kind = MON_OP_OSD_SET;
+	for (uint32_t i = 0; i < 3; i++) {
+		op.osd = *mon_map_osd(&map, i);
+		op.osd.state &= (uint8_t)~MON_OSD_FULLNESS;
+		assert_int_equal(mon_inc_add(&inc, &op), 0);
+	}
+	memset(&op, 0, sizeof(op));
+	op.kind = MON_OP_POOL_SET;
+	op.pool = *mon_map_pool(&map, 1);
+	op.pool.quota_max_bytes = op.pool.quota_max_objects = 0;
+	op.pool.flags = 0;
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+	assert_int_equal(mon_map_apply(&map, &inc), 0);
+	mon_inc_free(&inc);
+	assert_int_equal(enc_version(&map), 1);
+	assert_false(mon_map_osd_nearfull(&map, 2));
+	assert_false(mon_map_pool_full(&map, 1));
+
+	/* canonical: version 3 saying only what version 1 can say is refused */
+	mon_inc_init(&inc);
+	inc.epoch = 6;
+	memset(&op, 0, sizeof(op));
+	op.kind = MON_OP_FULL_RATIOS;
+	op.ratios = (struct mon_ratios){ 700000, 800000, 900000 };
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+	assert_int_equal(mon_map_apply(&map, &inc), 0);
+	mon_inc_free(&inc);
+	assert_int_equal(mon_map_encode(&map, &buf, &len), 0);
+	assert_int_equal(((uint8_t *)buf)[0], 3);
+	assert_int_equal(mon_map_decode(buf, len, &err, &back), 0);
+	put_le32((uint8_t *)buf + len - 12, MON_NEARFULL_RATIO_DEFAULT);
+	put_le32((uint8_t *)buf + len - 8, MON_BACKFILLFULL_RATIO_DEFAULT);
+	put_le32((uint8_t *)buf + len - 4, MON_FULL_RATIO_DEFAULT);
+	assert_int_equal(mon_map_decode(buf, len, &err, &back), -EBADMSG);
+	assert_non_null(strstr(err.msg, "version"));
+	put_le32((uint8_t *)buf + len - 12, 950000); /* out of order */
+	assert_int_equal(mon_map_decode(buf, len, &err, &back), -EBADMSG);
+	assert_int_equal(back.nearfull_ratio, 700000); /* the last good decode */
+	free(buf);
+	mon_map_free(&back);
+	mon_map_free(&map);
+}
+
 static void test_inc_order(void **state)
 {
 	struct mon_map map;
@@ -193,6 +394,52 @@ static void roundtrip(const struct proto_msg *m)
 				 -EBADMSG);
 }
 
+/* PG_STATS: the OSD's stat block and a PG's bytes survive the round trip; avail > total is refused. */
+static void test_pg_stats_capacity(void **state)
+{
+	uint8_t ent[512], buf[4096];
+	struct proto_enc enc;
+	struct proto_pg_stat s = { .pool = 2, .pg = 0x1f, .state = PROTO_PGS_ACTIVE |
+					   PROTO_PGS_CLEAN | PROTO_PGS_BACKFILL_TOOFULL,
+				   .same_since = 9, .objects = 12, .bytes = 12345678901ull };
+	struct proto_pg_stat back_s;
+	struct proto_msg m = { .type = PROTO_PG_STATS }, back;
+	struct proto_hdr hdr;
+	struct proto_err err;
+	size_t len, off = 0;
+	char name[128];
+
+	proto_enc_init(&enc, ent, sizeof(ent));
+	proto_pg_stat_put(&enc, &s);
+	assert_int_equal(proto_enc_finish(&enc, &len), 0);
+	m.pg_stats.osd = 3;
+	m.pg_stats.epoch = 77;
+	m.pg_stats.osd_stat = (struct proto_osd_stat){ .total = 64ull << 20, .used = 40ull << 20,
+						      .avail = 24ull << 20, .data_used = 36ull << 20,
+						      .wal_bytes = 1ull << 20, .kv_bytes = 3ull << 20,
+						      .purging_objects = 5, .num_pgs = 33 };
+	m.pg_stats.count = 1;
+	m.pg_stats.entries = ent;
+	m.pg_stats.entries_len = (uint32_t)len;
+	roundtrip(&m);
+	assert_int_equal(proto_frame_encode(&m, 7, buf, sizeof(buf), &len), 0);
+	assert_int_equal(proto_frame_decode(buf, len, PROTO_PAYLOAD_MAX, NULL, &err, &hdr, &back), 0);
+	assert_int_equal(back.pg_stats.osd_stat.total, 64ull << 20);
+	assert_int_equal(back.pg_stats.osd_stat.kv_bytes, 3ull << 20);
+	assert_int_equal(back.pg_stats.osd_stat.purging_objects, 5);
+	assert_int_equal(back.pg_stats.osd_stat.num_pgs, 33);
+	assert_int_equal(proto_pg_stat_next(&back.pg_stats, &off, &back_s), 1);
+	assert_int_equal(back_s.bytes, 12345678901ull);
+	assert_int_equal(back_s.objects, 12);
+	assert_string_equal(proto_pg_state_str(back_s.state, name, sizeof(name)),
+			    "active+clean+backfill_toofull");
+	m.pg_stats.osd_stat.avail = m.pg_stats.osd_stat.total + 1;
+	assert_int_equal(proto_frame_encode(&m, 7, buf, sizeof(buf), &len), 0);
+	assert_int_equal(proto_frame_decode(buf, len, PROTO_PAYLOAD_MAX, NULL, &err, &hdr, &back),
+			 -EBADMSG);
+	assert_non_null(strstr(err.msg, "avail"));
+}
+
 static void test_mon_messages(void **state)
 {
 	struct proto_msg m;
@@ -267,8 +514,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_map_apply_and_roundtrip),
 		cmocka_unit_test(test_inc_order),
+		cmocka_unit_test(test_map_capacity),
 		cmocka_unit_test(test_map_bad_input),
 		cmocka_unit_test(test_mon_messages),
+		cmocka_unit_test(test_pg_stats_capacity),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -135,6 +135,75 @@ static int log_cb(void *arg, uint64_t seq, const void *e, size_t len)
  * are evicted and read back from RocksDB on the next lookup (same data,
  * same sizes), records of uncommitted transactions are never evicted.
  */
+/* Objects and bytes by PG, kept by submits and counted again at mount; the usage's parts. */
+static void test_usage(void **state)
+{
+	struct stu u;
+	struct store *st;
+	struct store_tx *tx;
+	struct store_pg_usage pu;
+	struct store_usage us, us2;
+
+	stu_init(&u, false);
+	assert_int_equal(store_mkfs(&u.o), 0);
+	assert_int_equal(store_mount(&u.o, &st), 0);
+	assert_int_equal(store_usage_get(st, &us), 0);
+	assert_true(us.total > 0 && us.total <= u.o.data_size);
+	assert_int_equal(us.used, us.data_used + us.wal_bytes + us.kv_bytes);
+	assert_int_equal(us.avail, us.total - us.used);
+	store_pg_usage_get(st, 1, &pu);
+	assert_int_equal(pu.objects, 0);
+	assert_int_equal(pu.bytes, 0);
+	write_obj(st, "a", 0, 4096, 1);
+	write_obj(st, "a", 10000, 100, 2); /* grows a to 10100 */
+	write_obj(st, "b", 5000, 200000, 3);
+	assert_int_equal(store_tx_create(&tx), 0);
+	assert_int_equal(store_tx_write(tx, 9, "c", 0, 3, "xyz"), 0);
+	assert_int_equal(store_tx_write(tx, 9, "d", 0, 2, "xy"), 0);
+	assert_int_equal(stu_commit(st, tx), 0);
+	store_pg_usage_get(st, 1, &pu);
+	assert_int_equal(pu.objects, 2);
+	assert_int_equal(pu.bytes, 10100 + 205000);
+	store_pg_usage_get(st, 9, &pu);
+	assert_int_equal(pu.objects, 2);
+	assert_int_equal(pu.bytes, 5);
+	assert_int_equal(store_usage_get(st, &us2), 0);
+	assert_true(us2.data_used >= us.data_used + 205000);
+	/* a truncate and a remove in one transaction; a failed submit changes nothing */
+	assert_int_equal(store_tx_create(&tx), 0);
+	assert_int_equal(store_tx_truncate(tx, 1, "a", 10), 0);
+	assert_int_equal(store_tx_remove(tx, 9, "c"), 0);
+	assert_int_equal(stu_commit(st, tx), 0);
+	{
+		static uint8_t big[60000];
+		int done = 1;
+
+		assert_int_equal(store_tx_create(&tx), 0);
+		for (int i = 0; i < 20; i++) /* inline data past a quarter of the 2 MiB WAL */
+			assert_int_equal(store_tx_write(tx, 9, "e", (uint64_t)i * 65536,
+							sizeof(big), big), 0);
+		assert_int_equal(store_tx_submit(st, tx, stu_cb, &done), -E2BIG);
+		store_tx_destroy(tx);
+	}
+	store_pg_usage_get(st, 1, &pu);
+	assert_int_equal(pu.objects, 2);
+	assert_int_equal(pu.bytes, 10 + 205000);
+	store_pg_usage_get(st, 9, &pu);
+	assert_int_equal(pu.objects, 1);
+	assert_int_equal(pu.bytes, 2);
+	/* counted again from the object records after a remount */
+	assert_int_equal(store_umount(st), 0);
+	assert_int_equal(store_mount(&u.o, &st), 0);
+	store_pg_usage_get(st, 1, &pu);
+	assert_int_equal(pu.objects, 2);
+	assert_int_equal(pu.bytes, 10 + 205000);
+	store_pg_usage_get(st, 9, &pu);
+	assert_int_equal(pu.objects, 1);
+	assert_int_equal(pu.bytes, 2);
+	assert_int_equal(store_umount(st), 0);
+	stu_cleanup(&u);
+}
+
 static void test_onode_cache_bound(void **state)
 {
 	const unsigned int n = 2000;
@@ -683,6 +752,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_basic),
+		cmocka_unit_test(test_usage),
 		cmocka_unit_test(test_onode_cache_bound),
 		cmocka_unit_test(test_group_commit_and_wrap),
 		cmocka_unit_test(test_large_batches),

@@ -187,6 +187,32 @@ struct store_info {
 };
 void store_info_get(const struct store *st, struct store_info *info_out);
 
+/*
+ * Space, for the OSD's reports to the monitors (docs/capacity.md). total is
+ * the data area (units * unit size); used counts the allocated units, the
+ * WAL bytes not yet checkpointed and RocksDB's files and memtables, so it
+ * can exceed what the data area alone holds; avail = total - used (0 when
+ * used is past total). Units freed by committed removes count as used until
+ * the checkpoint that releases them. Cheap: no I/O.
+ */
+struct store_usage {
+	uint64_t total, used, avail;
+	uint64_t data_used; /* allocated units * unit size */
+	uint64_t wal_bytes; /* WAL written since the last checkpoint */
+	uint64_t kv_bytes;  /* RocksDB: SST files + memtables */
+};
+int store_usage_get(struct store *st, struct store_usage *u_out);
+
+/*
+ * Objects and logical bytes (sum of object sizes) of one PG key, as of every
+ * submitted transaction: counted from the object records at mount, then kept
+ * by each submit. Zeros for a PG the store holds nothing of.
+ */
+struct store_pg_usage {
+	uint64_t objects, bytes;
+};
+void store_pg_usage_get(const struct store *st, uint64_t pg, struct store_pg_usage *u_out);
+
 /* One run of an object's data on the data device. */
 struct store_extent {
 	uint64_t offset;     /* byte offset in the object */

@@ -164,6 +164,16 @@ struct store {
 
 	uint8_t *bounce; /* aligned, STORE_BOUNCE bytes, for reads */
 	struct store_info info;
+
+	/* objects and bytes by PG key (store_pgstat.c), open addressing */
+	struct store_pgstat *pgstat;
+	uint64_t pgstat_cap, pgstat_n;
+};
+
+struct store_pgstat {
+	uint64_t pg;
+	bool used;
+	int64_t objects, bytes;
 };
 
 #define STORE_BOUNCE (4u << 20)
@@ -200,6 +210,14 @@ int store_body_apply(struct store *st, uint64_t seq, const uint8_t *body, size_t
 		     rocksdb_writebatch_t *wb, unsigned int flags);
 int store_free_add(struct store *st, uint64_t seq, uint64_t start, uint64_t len);
 void store_alloc_persist_mark(struct store *st, uint64_t start, uint64_t len, bool used);
+
+/* store_pgstat.c */
+/* Count every object record in RocksDB (mount, after replay). */
+int store_pgstat_load(struct store *st);
+/* One object of pg went from (had, old_size) to (has, new_size). */
+void store_pgstat_delta(struct store *st, uint64_t pg, bool had, uint64_t old_size, bool has,
+			uint64_t new_size);
+void store_pgstat_fini(struct store *st);
 
 /* store_commit.c */
 void store_pipeline_kick(struct store *st);

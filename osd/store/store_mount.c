@@ -511,6 +511,8 @@ int store_mount(const struct store_opts *o, struct store **st_out)
 	}
 	st->ckpt_seq = ck.seq;
 	rc = store_replay(st, &ck, meta);
+	if (rc == 0)
+		rc = store_pgstat_load(st);
 	if (rc != 0)
 		goto err;
 	/* Start clean: the replayed window becomes durable and the WAL empty. */
@@ -535,6 +537,7 @@ err:
 	if (st->event_fd >= 0)
 		close(st->event_fd);
 	store_onode_cache_fini(st);
+	store_pgstat_fini(st);
 	free(st->htab);
 	free(st->bounce);
 	free(st->frees);
@@ -569,6 +572,7 @@ int store_umount(struct store *st)
 		store_txc_destroy(t);
 	}
 	store_onode_cache_fini(st);
+	store_pgstat_fini(st);
 	free(st->htab);
 	free(st->bounce);
 	free(st->frees);

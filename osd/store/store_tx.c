@@ -180,6 +180,7 @@ static uint64_t tx_reserve_kept(const struct store *st, const struct store_tx *t
 struct snap {
 	struct onode *on;
 	bool exists;
+	uint64_t size; /* before this tx: the PG counts' delta (store_pgstat.c) */
 	uint8_t *rec; /* encoded record before this tx */
 	size_t len;
 };
@@ -297,6 +298,7 @@ static int xl_onode(struct xl *x, uint64_t pg, const char *name, struct onode **
 	ns = &x->snaps[x->nsnaps];
 	ns->on = on;
 	ns->exists = on->exists;
+	ns->size = on->rec.size;
 	ns->len = onode_rec_size(&on->rec);
 	ns->rec = malloc(ns->len);
 	if (!ns->rec)
@@ -719,6 +721,9 @@ int store_tx_submit(struct store *st, struct store_tx *tx, store_commit_cb cb, v
 		goto out_pool;
 	}
 	xl_adopt_borrowed(&x, tx);
+	for (unsigned int i = 0; i < x.nsnaps; i++)
+		store_pgstat_delta(st, x.snaps[i].on->pg, x.snaps[i].exists, x.snaps[i].size,
+				   x.snaps[i].on->exists, x.snaps[i].on->rec.size);
 	rocksdb_writebatch_put(t->wb, "M", 1, (const char *)&t->seq, 8);
 	st->next_seq++;
 	if (st->q_tail)

@@ -162,6 +162,42 @@ int main(int argc, char **argv)
 		free(buf);
 	}
 
+	/* version 3: ratios, an OSD's fullness, a pool quota with its full flag */
+	mon_inc_free(&inc);
+	inc.epoch = 3;
+	strcpy(inc.reason, "seed v3");
+	memset(&op, 0, sizeof(op));
+	op.kind = MON_OP_FULL_RATIOS;
+	op.ratios = (struct mon_ratios){ 800000, 880000, 920000 };
+	rc |= mon_inc_add(&inc, &op);
+	if (mon_map_osd(&map, 0) != NULL) {
+		memset(&op, 0, sizeof(op));
+		op.kind = MON_OP_OSD_SET;
+		op.osd = *mon_map_osd(&map, 0);
+		op.osd.state |= MON_OSD_NEARFULL | MON_OSD_BACKFILLFULL;
+		rc |= mon_inc_add(&inc, &op);
+	}
+	if (mon_map_pool(&map, 1) != NULL) {
+		memset(&op, 0, sizeof(op));
+		op.kind = MON_OP_POOL_SET;
+		op.pool = *mon_map_pool(&map, 1);
+		op.pool.quota_max_bytes = 10ull << 30;
+		op.pool.quota_max_objects = 1000;
+		op.pool.flags = MON_POOL_F_FULL;
+		rc |= mon_inc_add(&inc, &op);
+	}
+	rc |= mon_inc_encode(&inc, &buf, &len);
+	if (rc == 0) {
+		rc |= gen_write(argv[1], "inc-v3-capacity", buf, len);
+		free(buf);
+	}
+	rc |= mon_map_apply(&map, &inc);
+	rc |= mon_map_encode(&map, &buf, &len);
+	if (rc == 0) {
+		rc |= gen_write(argv[1], "map-v3-capacity", buf, len);
+		free(buf);
+	}
+
 	memset(&m, 0, sizeof(m));
 	m.type = PROTO_MON_CMD;
 	m.mon_cmd.json = json;

@@ -158,6 +158,7 @@ int main(int argc, char **argv)
 	st.same_since = 40;
 	st.last_update = (42ull << 32) | 7;
 	st.objects = 100;
+	st.bytes = 100u << 16;
 	st.missing = 12;
 	st.unfound = 2;
 	st.recovered_objects = 5;
@@ -180,6 +181,11 @@ int main(int argc, char **argv)
 	proto_enc_finish(&enc, &len);
 	m.pg_stats.osd = 2;
 	m.pg_stats.epoch = 42;
+	m.pg_stats.osd_stat = (struct proto_osd_stat){
+		.total = 1ull << 30, .used = 900ull << 20, .avail = 124ull << 20,
+		.data_used = 880ull << 20, .wal_bytes = 4ull << 20, .kv_bytes = 16ull << 20,
+		.purging_objects = 7, .num_pgs = 96,
+	};
 	m.pg_stats.count = 3;
 	m.pg_stats.entries = gen_ent;
 	m.pg_stats.entries_len = (uint32_t)len;
