@@ -263,6 +263,55 @@ static int osd_op_hdr(struct osd_op *op, void *buf, size_t cap, size_t *len_out)
 	return osd_rec_hdr_encode(&h, buf, cap, len_out);
 }
 
+/*
+ * Writes that allocate (docs/capacity.md): write, write_full and
+ * compare-and-write. The store never overwrites in place (a write takes new
+ * units and frees the old ones at the next checkpoint), so an overwrite
+ * allocates too and is refused like any write. Remove, truncate and zero
+ * free whole units and rewrite at most a partial unit at each end: they
+ * are what an operator frees space with, and always go.
+ */
+static bool osd_op_allocates(uint16_t op)
+{
+	return op == PROTO_OP_WRITE || op == PROTO_OP_WRITE_FULL || op == PROTO_OP_CMP_WRITE_FULL;
+}
+
+/*
+ * The capacity rule for a write about to be ordered: -EDQUOT while the
+ * pool's quota is reached, -ENOSPC (naming the OSD in the reply) while an
+ * OSD of the acting set is full per the map. Checked before the payload is
+ * pulled, so a full cluster costs no data transfer.
+ */
+static int osd_op_space_check(struct osd_op *op, const int32_t *acting, unsigned int n)
+{
+	struct osd *osd = op->osd;
+	uint64_t now;
+	int32_t full = -1;
+
+	if (!osd_op_allocates(op->op))
+		return 0;
+	if (mon_map_pool_full(&osd->map, op->pg->pool)) {
+		osd->ctr.quota_refused++;
+		return -EDQUOT;
+	}
+	for (unsigned int i = 0; i < n && full < 0; i++)
+		if (acting[i] >= 0 && mon_map_osd_full(&osd->map, (uint32_t)acting[i]))
+			full = acting[i];
+	if (full < 0)
+		return 0;
+	osd->ctr.full_refused++;
+	now = clock_now_ms();
+	if (now - osd->ctr.full_log_ms >= 10000) {
+		osd->ctr.full_log_ms = now;
+		log_warn("osd", "%s pg %u.%x: refusing writes: osd.%d is full (map epoch %u; %llu "
+			 "refused so far)", osd->name, op->pg->pool, op->pg->pg, full,
+			 osd->map.epoch, (unsigned long long)osd->ctr.full_refused);
+	}
+	op->reply_flags = PROTO_REPLY_F_OSD;
+	op->reply_osd = full;
+	return -ENOSPC;
+}
+
 /* NEW write: check min_size, take a buffer, start pulling the payload. */
 static void osd_op_start_write(struct osd_op *op)
 {
@@ -289,6 +338,9 @@ static void osd_op_start_write(struct osd_op *op)
 		}
 		return;
 	}
+	rc = osd_op_space_check(op, acting, n);
+	if (rc != 0)
+		return osd_op_finish(op, rc);
 	rc = osd_op_hdr(op, NULL, 0, &hl);
 	if (rc != 0)
 		return osd_op_finish(op, rc);

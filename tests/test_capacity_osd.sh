@@ -4,7 +4,7 @@
 # weft-osd processes.
 #
 #   test_capacity_osd.sh CASE MS_TYPE PORT WEFT_MON WEFT_OSD WEFT TEST_RECOVERY_IO
-#   CASE: small
+#   CASE: small | purge
 #
 # small: 3 OSDs, size 3, osd.2's store a tenth of the others' with a 10 %
 #        reserve, so its store refuses writes (ENOSPC) while the others still
@@ -16,6 +16,12 @@
 #        afterwards every object reads as its last acknowledged write (or a
 #        later failed one), the 3 copies of every object are identical,
 #        `weft pg verify --all` finds 0 inconsistent, and new writes succeed.
+# purge: a pool written on 3 OSDs is removed: every OSD deletes its objects
+#        in the background at osd_pool_purge_rate (100/s here: the log must show
+#        it took at least that long), osd.1 is killed half-way and resumes after
+#        its restart, every OSD ends with purging_objects 0 and its store's
+#        data back within 1 MiB of where it was before the pool was written,
+#        and the other pool's objects are untouched.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 CCASE=$1 CMS=$2 CPORT=$3 CMON=$4 COSD=$5 CWEFT=$6 CIO=$7
@@ -65,6 +71,10 @@ verify_all() {
 	log "ok: verify: $(jq -c '{pgs, objects, inconsistent}' "$DIR/verify.out")"
 }
 
+osd_cap() { # osd_cap N FIELD: the OSD's perf dump "capacity" field
+	"$CWEFT" perf dump "osd.$1" -c "$CONF" --timeout 5 2> /dev/null | jq -r ".capacity.$2"
+}
+
 case $CCASE in
 small)
 	# osd.2: 112 MiB with a 16 MiB WAL and a 10 % reserve, about 86 MiB of data
@@ -98,6 +108,58 @@ small)
 	check_data
 	cl_check_alive
 	log "small: osd.2 filled, every refused write said so, copies identical after recovery"
+	;;
+purge)
+	CL_CONF_EXTRA=$(printf '[osd]\n\tosd_pool_purge_rate = 100\n')
+	cluster_up
+	wait_for 60 "the cluster ready" cl_ready
+	writer 3 8 100 65536 # objects of the pool that stays
+	w pool create gone --size 3 --min-size 2 --pg-num 8 > /dev/null || fail "pool create gone"
+	GONE=$(wj pool ls | jq -r '.pools[] | select(.name == "gone") | .id')
+	wait_clean 60 "pool gone created"
+	declare -A BASE
+	for i in 0 1 2; do BASE[$i]=$(osd_cap "$i" data_used_bytes); done
+	"$CIO" -c "$CONF" -p gone writer 10 "$RANDOM" "$DIR/gone.journal" 16 600 131072 \
+		> "$DIR/gone.out" 2>&1 || { tail -n 3 "$DIR/gone.out"; fail "writer on pool gone"; }
+	tail -n 1 "$DIR/gone.out"
+	for i in 0 1 2; do
+		U=$(osd_cap "$i" data_used_bytes)
+		[ "$U" -gt $((BASE[$i] + 8 * 1048576)) ] ||
+			fail "osd.$i: pool gone did not take space (${BASE[$i]} -> $U bytes)"
+	done
+	w pool rm gone > /dev/null || fail "pool rm gone"
+	wait_for 20 "osd.1 deleting pool $GONE's objects" sh -c \
+		"grep -q 'pool $GONE removed: deleting its objects' '$DIR/osd.1.log'"
+	sleep 1
+	LEFT=$(osd_cap 1 purging_objects)
+	[ "$LEFT" -gt 0 ] || fail "osd.1 had nothing left to purge 1 s in: the case did not test a restart"
+	stop_osd 1
+	log "osd.1 killed with $LEFT objects of pool $GONE left to delete"
+	start_osd 1
+	wait_for 30 "osd.1 resuming the purge after its restart" sh -c \
+		"grep -q \"resuming the deletion of 1 removed pools' objects\" '$DIR/osd.1.log'"
+	purged_all() {
+		local i u
+		for i in 0 1 2; do
+			[ "$(osd_cap "$i" purging_objects)" = 0 ] ||
+				{ CL_WHY="osd.$i: $(osd_cap "$i" purging_objects) objects left"; return 1; }
+			u=$(osd_cap "$i" data_used_bytes)
+			[ "$u" -le $((BASE[$i] + 1048576)) ] ||
+				{ CL_WHY="osd.$i: data $u bytes, was ${BASE[$i]}"; return 1; }
+		done
+	}
+	wait_for 120 "every OSD purged pool $GONE and its space came back" purged_all
+	for i in 0 2; do
+		L=$(grep -o "pool $GONE purged: [0-9]* objects deleted here in [0-9.]* s" "$DIR/osd.$i.log") ||
+			fail "osd.$i never said pool $GONE was purged"
+		N=$(echo "$L" | awk '{ print $4 }') T=$(echo "$L" | awk '{ print $9 }')
+		log "osd.$i: $L"
+		awk -v n="$N" -v t="$T" 'BEGIN { exit !(n >= 200 && t >= 0.8 * n / 100) }' ||
+			fail "osd.$i: $N objects in $T s: not throttled to 100/s (or too few objects)"
+	done
+	check_data
+	cl_check_alive
+	log "purge: pool $GONE deleted on every OSD at the throttle, resumed after a kill, space back"
 	;;
 *)
 	fail "unknown case $CCASE"

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/clock.h"
 #include "common/conf.h"
 #include "common/crc32c.h"
 #include "common/log.h"
@@ -425,11 +426,21 @@ int store_ckpt_write(struct store *st, uint64_t seq, uint64_t vend, uint64_t lsn
 	st->nfrees = kept;
 	st->vtail = vend;
 	st->ckpt_seq = seq;
+	st->ckpt_ms = clock_now_ms();
 	st->info.checkpoints++;
 	log_debug("store", "osd.%u: checkpoint seq %llu lsn %llu, released %llu units",
 		  st->osd_id, (unsigned long long)seq, (unsigned long long)lsn,
 		  (unsigned long long)released);
 	return 0;
+}
+
+int store_checkpoint_idle(struct store *st, uint64_t age_ms)
+{
+	/* frees are queued in transaction order: the first is the oldest */
+	if (st->failed || st->nfrees == 0 || st->frees[0].seq > st->committed_seq ||
+	    clock_now_ms() - st->ckpt_ms < age_ms)
+		return 0;
+	return store_checkpoint(st);
 }
 
 int store_checkpoint(struct store *st)

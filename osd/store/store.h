@@ -122,6 +122,13 @@ int store_wait(struct store *st);
 int store_flush(struct store *st);
 /* Make the data device and RocksDB durable up to the last commit and trim the WAL. */
 int store_checkpoint(struct store *st);
+/*
+ * Checkpoint if units freed by committed transactions wait for one and the
+ * last checkpoint is at least age_ms old; 0 when none was due. Otherwise a
+ * remove's space comes back only when the WAL is half full, which on an
+ * idle store is never (the OSD calls it from its tick: docs/store.md).
+ */
+int store_checkpoint_idle(struct store *st, uint64_t age_ms);
 
 struct store_stat {
 	uint64_t size;
