@@ -80,6 +80,7 @@ struct bench_args {
 	bool no_cleanup;
 	bool json;
 	bool no_explain;
+	uint64_t max_bytes;   /* write: stop issuing at this many bytes (0: no cap) */
 	const char *run_name; /* NULL: default (write) / last run (seq, rand) */
 };
 
@@ -108,6 +109,7 @@ struct bench_stats {
 	/* stopped at the first write refused for space: "the pool is full (osd.2 at 95%)" */
 	char full[192];
 	uint64_t full_refused; /* writes refused with -ENOSPC / -EDQUOT (in errors too) */
+	bool capped;	       /* write: --max-bytes reached before SECONDS */
 };
 
 /* ---- the explainer (bench_explain.c) ---- */

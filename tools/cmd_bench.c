@@ -21,6 +21,8 @@
 #include "common/clock.h"
 #include "common/conf.h"
 #include "common/log.h"
+#include "client/client_debug.h"
+#include "mon/map.h"
 #include "tools/bench.h"
 #include "tools/cli.h"
 #include "weft/weft.h"
@@ -79,18 +81,31 @@ static void bench_op_error(struct bench *b, uint64_t index, const char *what, co
 		fprintf(stderr, "weft bench: further errors are counted, not shown\n");
 }
 
-/* One line for a write refused for space: which OSD is full, or the pool's quota. */
+/*
+ * One line for a write refused for space: the pool's quota, or the full OSD
+ * (the one the error names, else one the map marks full) at the map's full
+ * ratio, which is what marked it.
+ */
 static void bench_full_reason(struct weft_cluster *cl, uint32_t pool,
 			      const struct weft_result *res, char *buf, size_t cap)
 {
-	(void)cl;
-	(void)pool;
-	if (res->rc == -EDQUOT)
+	const struct mon_map *map = weft_debug_map(cl);
+	int32_t osd = res->flags & WEFT_RESULT_F_OSD ? res->osd : -1;
+
+	if (res->rc == -EDQUOT || mon_map_pool_full(map, pool)) {
 		snprintf(buf, cap, "the pool is at its quota (weft df)");
-	else if (res->flags & WEFT_RESULT_F_OSD)
-		snprintf(buf, cap, "the pool is full (osd.%d is full)", res->osd);
-	else
+		return;
+	}
+	for (uint32_t i = 0; osd < 0 && i < map->max_osd; i++)
+		if (mon_map_osd_full(map, i))
+			osd = (int32_t)i;
+	if (osd < 0)
 		snprintf(buf, cap, "the pool is full (%s)", weft_strerror(res->rc));
+	else if (mon_map_osd_full(map, (uint32_t)osd))
+		snprintf(buf, cap, "the pool is full (osd.%d at %u%%)", osd,
+			 (map->full_ratio + 5000) / 10000);
+	else
+		snprintf(buf, cap, "the pool is full (osd.%d is full)", osd);
 }
 
 /*
@@ -170,6 +185,10 @@ static bool bench_issue(struct bench *b, struct bench_slot *sl)
 	} else if (b->a.mode == BENCH_WRITE) {
 		if (b->next >= UINT32_MAX)
 			return false;
+		if (b->a.max_bytes && b->next * b->a.bsize >= b->a.max_bytes) {
+			b->s.capped = true; /* --max-bytes: the ops in flight finish, no more go */
+			return false;
+		}
 		sl->index = b->next++;
 		b->objects = b->next;
 		bench_obj_stamp(sl->buf, b->a.bsize, b->run_key, sl->index);
