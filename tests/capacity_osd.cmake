@@ -11,6 +11,8 @@ if(TARGET weft-osd AND TARGET test_recovery_io)
 	endfunction()
 	weft_capacity_osd_test(small 36000 600)
 	weft_capacity_osd_test(purge 36100 600)
+	weft_capacity_osd_test(full 36400 600)
+	weft_capacity_osd_test(toofull 36500 600)
 endif()
 # README command 1 on small stores: the write phase's byte cap keeps them from filling.
 if(TARGET weft-osd AND TARGET weft)

@@ -4,7 +4,7 @@
 # weft-osd processes.
 #
 #   test_capacity_osd.sh CASE MS_TYPE PORT WEFT_MON WEFT_OSD WEFT TEST_RECOVERY_IO
-#   CASE: small | purge
+#   CASE: small | purge | full | toofull
 #
 # small: 3 OSDs, size 3, osd.2's store a tenth of the others' with a 10 %
 #        reserve, so its store refuses writes (ENOSPC) while the others still
@@ -22,6 +22,22 @@
 #        its restart, every OSD ends with purging_objects 0 and its store's
 #        data back within 1 MiB of where it was before the pool was written,
 #        and the other pool's objects are untouched.
+# full:  3 OSDs with 512 MiB stores (1 % reserve): weft bench fills them to
+#        about 80 %, a slow writer goes on until the map marks them full;
+#        health shows OSD_NEARFULL before OSD_FULL, writes are then refused
+#        by the primaries with ENOSPC naming a full OSD (never "may have been
+#        applied": the full ratio stops them before any store refuses), a
+#        new weft bench stops at once with "the pool is full (osd.N at 95%)"
+#        and its explainer says space-bound; no daemon dies; removing the
+#        bench objects clears the bits and writes go again; every object
+#        reads back and its 3 copies are identical (pg verify too).
+# toofull: osd.2's store a quarter of the others', filled to about 70 %;
+#        the ratios lowered so it is backfillfull (not full); osd.2 is
+#        stopped, objects are written without it, it comes back: its PGs
+#        show backfill_toofull and nothing is pushed to it; the ratios back
+#        up, recovery finishes, and the copies are identical.
+# full and toofull need the monitors' capacity commands (weft osd
+# set-*-ratio, weft osd df: docs/capacity.md); without them they are skipped.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 CCASE=$1 CMS=$2 CPORT=$3 CMON=$4 COSD=$5 CWEFT=$6 CIO=$7
@@ -71,6 +87,11 @@ verify_all() {
 	log "ok: verify: $(jq -c '{pgs, objects, inconsistent}' "$DIR/verify.out")"
 }
 
+health_has() { wj health | jq -e --arg c "$1" '.checks[] | select(.code == $c)' > /dev/null; }
+need_mon_capacity() {
+	"$CWEFT" osd --help 2>&1 | grep -q "set-full-ratio" ||
+		{ echo "SKIP: this weft has no 'osd set-full-ratio' (the monitors' capacity part)"; exit 77; }
+}
 osd_cap() { # osd_cap N FIELD: the OSD's perf dump "capacity" field
 	"$CWEFT" perf dump "osd.$1" -c "$CONF" --timeout 5 2> /dev/null | jq -r ".capacity.$2"
 }
@@ -160,6 +181,104 @@ purge)
 	check_data
 	cl_check_alive
 	log "purge: pool $GONE deleted on every OSD at the throttle, resumed after a kill, space back"
+	;;
+full)
+	need_mon_capacity
+	CL_DATA_SIZE=512M
+	CL_CONF_EXTRA=$(printf '[osd]\n\tosd_store_reserve_pct = 1\n')
+	cluster_up
+	wait_for 60 "the cluster ready" cl_ready
+	TOTAL=$(osd_cap 0 total_bytes)
+	# fast to about 80 % (every OSD holds every object), then slowly on
+	"$CWEFT" bench rbd 120 write -b 1M --no-cleanup --run-name fill --no-explain \
+		--max-bytes $((TOTAL * 80 / 100 / 1048576))M -c "$CONF" > "$DIR/fill.out" 2>&1 ||
+		{ tail -n 5 "$DIR/fill.out"; fail "bench fill"; }
+	log "filled: osd df $(wj osd df | jq -c '[.nodes[] | .utilization]')"
+	"${IOC[@]}" writer 40 "$RANDOM" "$JOURNAL" 4 2000 131072 > "$DIR/writer.out" 2>&1 &
+	PIDS[writer]=$!
+	SEEN=""
+	full_refusing() {
+		local c
+		for c in OSD_NEARFULL OSD_BACKFILLFULL OSD_FULL; do
+			health_has "$c" && case " $SEEN " in *" $c "*) ;; *) SEEN="$SEEN $c"; log "health: $c" ;; esac
+		done
+		awk '$1 == "U" && $5 == -28 && $6 == 2' "$JOURNAL" | grep -q . || return 1
+		case " $SEEN " in *" OSD_FULL "*) return 0 ;; esac
+		return 1
+	}
+	wait_for 120 "the map marks the OSDs full and the primaries refuse writes" full_refusing
+	case "$SEEN" in *OSD_NEARFULL*OSD_FULL*) ;; *) fail "health went$SEEN, not OSD_NEARFULL before OSD_FULL" ;; esac
+	wj osd dump | jq -e '[.osds[] | select(.fullness == "full")] | length > 0' > /dev/null ||
+		fail "no OSD is full in the map: $(wj osd dump | jq -c '[.osds[] | {id, fullness}]')"
+	# a fresh bench stops at once, with the line and the verdict
+	"$CWEFT" bench rbd 30 write -b 64K -c "$CONF" > "$DIR/bench-full.out" 2> "$DIR/bench-full.err"
+	[ $? = 1 ] || fail "weft bench on a full pool did not exit 1"
+	grep -Eq "^weft bench: the pool is full \(osd\.[0-9] at 95%\): stopping$" "$DIR/bench-full.err" ||
+		fail "weft bench did not say the pool is full: $(head -n 3 "$DIR/bench-full.err")"
+	[ "$(grep -c "error: object" "$DIR/bench-full.err")" = 0 ] ||
+		fail "weft bench printed errors per op on a full pool"
+	grep -q "verdict: space-bound: the pool is full" "$DIR/bench-full.out" ||
+		fail "the explainer did not name the full OSD: $(grep verdict "$DIR/bench-full.out")"
+	log "ok: $(head -n 1 "$DIR/bench-full.err")"
+	wait "${PIDS[writer]}"
+	unset "PIDS[writer]"
+	tail -n 1 "$DIR/writer.out"
+	MAYBE=$(awk '$1 == "U" && int($6) % 2 == 1' "$JOURNAL" | wc -l)
+	[ "$MAYBE" = 0 ] || fail "$MAYBE writes failed on a replica ('may have been applied'): the full ratio did not stop them first"
+	grep -q "refusing writes: osd.[0-9] is full" "$DIR"/osd.*.log || fail "no primary logged the refusal"
+	cl_check_alive
+	# the way out: the bench objects go, the bits clear, writes are accepted again
+	"$CWEFT" bench rbd cleanup --run-name fill -c "$CONF" > "$DIR/cleanup.out" 2>&1 ||
+		{ tail -n 3 "$DIR/cleanup.out"; fail "removing the bench objects on a full cluster"; }
+	wait_for 60 "the full bits cleared" sh -c "! $CWEFT health -c $CONF --format json | jq -e '.checks[] | select(.code == \"OSD_FULL\")' > /dev/null"
+	writer 5 4 2000 65536
+	grep -q "writer done: [0-9]* acknowledged writes, 0 failed" "$DIR/writer.out" ||
+		fail "writes after the removes failed: $(tail -n 1 "$DIR/writer.out")"
+	wait_clean 120 "after the removes"
+	check_data
+	verify_all
+	log "full: nearfull then full, clean refusals, bench stopped with one line, removes freed, copies identical"
+	;;
+toofull)
+	need_mon_capacity
+	export WEFT_OSD_PG_LOG_MAX=8 # osd.2 behind by more than 8 writes per PG: backfill
+	CL_CONF_EXTRA=$(printf '[osd.2]\n\tosd_store_data_size = 256M\n')
+	cluster_up
+	wait_for 60 "the cluster ready" cl_ready
+	T2=$(osd_cap 2 total_bytes)
+	"$CWEFT" bench rbd 120 write -b 1M --no-cleanup --run-name fill --no-explain \
+		--max-bytes $((T2 * 70 / 100 / 1048576))M -c "$CONF" > "$DIR/fill.out" 2>&1 ||
+		{ tail -n 5 "$DIR/fill.out"; fail "bench fill"; }
+	sleep 2 # a report of the filled stores reaches the mons
+	log "filled: osd df $(wj osd df | jq -c '[.nodes[] | .utilization]')"
+	w osd set-nearfull-ratio 0.4 > /dev/null && w osd set-backfillfull-ratio 0.5 > /dev/null ||
+		fail "lowering the ratios"
+	wait_for 20 "osd.2 backfillfull" health_has OSD_BACKFILLFULL
+	health_has OSD_FULL && fail "osd.2 is full: the case wants it backfillfull only"
+	stop_osd 2
+	wait_for 30 "osd.2 down" sh -c "$CWEFT osd dump -c $CONF --format json | jq -e '.osds[] | select(.id == 2) | .up == false' > /dev/null"
+	writer 8 8 300 32768
+	start_osd 2
+	wait_for 60 "osd.2 back up" cl_num_up_is 3
+	toofull_seen() { wj pg ls | jq -e '[.pg_stats[] | select(.state | test("backfill_toofull"))] | length > 0' > /dev/null; }
+	wait_for 60 "a PG of osd.2 shows backfill_toofull" toofull_seen
+	N=$(wj pg ls | jq '[.pg_stats[] | select(.state | test("backfill_toofull"))] | length')
+	log "ok: $N PGs backfill_toofull: $(wj pg ls | jq -c '[.pg_stats[] | select(.state | test("toofull")) | .state] | unique')"
+	P0=$(osd_cap 2 data_used_bytes)
+	sleep 5
+	P1=$(osd_cap 2 data_used_bytes)
+	[ "$P1" -le $((P0 + 1048576)) ] || fail "osd.2 grew by $((P1 - P0)) bytes while backfillfull: recovery pushed to it"
+	grep -q "recovery waits: osd.2 is past its backfillfull ratio" "$DIR"/osd.[01].log ||
+		fail "no primary logged that recovery waits for osd.2"
+	w osd set-backfillfull-ratio 0.9 > /dev/null && w osd set-nearfull-ratio 0.85 > /dev/null ||
+		fail "raising the ratios"
+	wait_clean 180 "after osd.2 has room again"
+	check_data
+	verify_all
+	grep -q "recovery goes on: osd.2 has room again" "$DIR"/osd.[01].log ||
+		fail "no primary logged the end of the wait"
+	cl_check_alive
+	log "toofull: recovery waited on the backfillfull OSD, then finished; copies identical"
 	;;
 *)
 	fail "unknown case $CCASE"
