@@ -13,6 +13,7 @@ if(TARGET weft-osd AND TARGET test_recovery_io)
 	weft_capacity_osd_test(purge 36100 600)
 	weft_capacity_osd_test(full 36400 600)
 	weft_capacity_osd_test(toofull 36500 600)
+	weft_capacity_osd_test(quota 36600 600)
 endif()
 # README command 1 on small stores: the write phase's byte cap keeps them from filling.
 if(TARGET weft-osd AND TARGET weft)

@@ -4,7 +4,7 @@
 # weft-osd processes.
 #
 #   test_capacity_osd.sh CASE MS_TYPE PORT WEFT_MON WEFT_OSD WEFT TEST_RECOVERY_IO
-#   CASE: small | purge | full | toofull
+#   CASE: small | purge | full | toofull | quota
 #
 # small: 3 OSDs, size 3, osd.2's store a tenth of the others' with a 10 %
 #        reserve, so its store refuses writes (ENOSPC) while the others still
@@ -36,7 +36,12 @@
 #        stopped, objects are written without it, it comes back: its PGs
 #        show backfill_toofull and nothing is pushed to it; the ratios back
 #        up, recovery finishes, and the copies are identical.
-# full and toofull need the monitors' capacity commands (weft osd
+# quota: max_objects 200 on pool rbd: writes get EDQUOT once the map flags
+#        the pool full (after a bounded overshoot: docs/capacity.md), all of
+#        them from then on,
+#        a weft bench stops with "the pool is at its quota", removes and
+#        truncates still go, and without the quota writes are accepted again.
+# full, toofull and quota need the monitors' capacity commands (weft osd
 # set-*-ratio, weft osd df: docs/capacity.md); without them they are skipped.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -279,6 +284,38 @@ toofull)
 		fail "no primary logged the end of the wait"
 	cl_check_alive
 	log "toofull: recovery waited on the backfillfull OSD, then finished; copies identical"
+	;;
+quota)
+	need_mon_capacity
+	cluster_up
+	wait_for 60 "the cluster ready" cl_ready
+	w pool set-quota rbd max_objects 200 > /dev/null || fail "set-quota max_objects 200"
+	# new names only: 1,000 names, 2 in flight, small objects
+	"${IOC[@]}" writer 15 "$RANDOM" "$JOURNAL" 2 1000 4096 > "$DIR/writer.out" 2>&1
+	tail -n 1 "$DIR/writer.out"
+	EDQ=$(awk '$1 == "U" && $5 == -122' "$JOURNAL" | wc -l)
+	OTHER=$(awk '$1 == "U" && $5 != -122' "$JOURNAL" | wc -l)
+	NOBJ=$(wj df | jq '.pools[] | select(.name == "rbd") | .stats.objects')
+	log "quota 200: $NOBJ objects stored, $EDQ writes refused with EDQUOT, $OTHER other failures"
+	[ "$EDQ" -gt 0 ] || fail "no write was refused with EDQUOT past the quota"
+	[ "$OTHER" = 0 ] || fail "$OTHER writes failed otherwise: $(awk '$1 == "U" && $5 != -122' "$JOURNAL" | head -3)"
+	[ "$NOBJ" -ge 200 ] || fail "$NOBJ objects: the quota of 200 was never reached"
+	# once the map flags the pool, every write that allocates is refused (overwrites too)
+	LATE=$(grep -E '^[AU] ' "$JOURNAL" | tail -n 500 | awk '!($1 == "U" && $5 == -122)' | wc -l)
+	[ "$LATE" = 0 ] || fail "$LATE of the writer's last 500 writes were not refused with EDQUOT"
+	"$CWEFT" bench rbd 10 write -b 4K --no-explain -c "$CONF" > "$DIR/bench-quota.out" \
+		2> "$DIR/bench-quota.err"
+	grep -q "^weft bench: the pool is at its quota (weft df): stopping$" "$DIR/bench-quota.err" ||
+		fail "weft bench on a pool at its quota: $(head -n 2 "$DIR/bench-quota.err")"
+	"${IOC[@]}" remove "$JOURNAL" 4 > "$DIR/remove.out" 2>&1 ||
+		{ tail -n 3 "$DIR/remove.out"; fail "removes in a pool at its quota"; }
+	w pool set-quota rbd max_objects 0 > /dev/null || fail "removing the quota"
+	wait_for 20 "the pool's full flag cleared" sh -c "! $CWEFT health -c $CONF --format json | jq -e '.checks[] | select(.code == \"POOL_FULL\")' > /dev/null"
+	writer 3 2 1000 4096
+	grep -q "writer done: [0-9]* acknowledged writes, 0 failed" "$DIR/writer.out" ||
+		fail "writes without the quota failed: $(tail -n 1 "$DIR/writer.out")"
+	check_data
+	log "quota: EDQUOT past it, bench stopped with one line, removes went, writes again without it"
 	;;
 *)
 	fail "unknown case $CCASE"
