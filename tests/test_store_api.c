@@ -621,6 +621,39 @@ static void test_reserve(void **state)
 }
 
 /*
+ * A PG activation: thousands of log entries and attributes in one
+ * transaction. Their WAL bytes are what they carry, not the two units a
+ * zero or truncate may rewrite (that estimate refused an activation of
+ * 2,000 entries with -E2BIG: osd_recovery_pastint).
+ */
+static void test_metadata_tx(void **state)
+{
+	struct stu u;
+	struct store *st;
+	struct store_tx *tx;
+	char entry[40], key[16];
+	int n = 0;
+
+	stu_init(&u, false); /* 2 MiB WAL: a transaction may take 512 KiB of it */
+	assert_int_equal(store_mkfs(&u.o), 0);
+	assert_int_equal(store_mount(&u.o, &st), 0);
+	assert_int_equal(store_tx_create(&tx), 0);
+	for (int i = 1; i <= 3000; i++) {
+		snprintf(entry, sizeof(entry), "entry %d of an activation.....", i);
+		assert_int_equal(store_tx_pglog_append(tx, 5, (uint64_t)i, entry, strlen(entry)), 0);
+	}
+	for (int i = 0; i < 50; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		assert_int_equal(store_tx_setattr(tx, 5, "info", key, entry, 16), 0);
+	}
+	assert_int_equal(stu_commit(st, tx), 0);
+	assert_int_equal(store_pglog_read(st, 5, 0, log_cb, &n), 0);
+	assert_int_equal(n, 3000);
+	assert_int_equal(store_umount(st), 0);
+	stu_cleanup(&u);
+}
+
+/*
  * The child of test_db_full: RocksDB on a 2 MiB tmpfs of its own (a private
  * mount namespace), attributes of 32 KiB each until it is full. Exit codes:
  * 0 the store failed cleanly, 77 no mount namespace here, else which step
@@ -766,6 +799,7 @@ int main(void)
 		cmocka_unit_test(test_enospc),
 		cmocka_unit_test(test_space_back),
 		cmocka_unit_test(test_reserve),
+		cmocka_unit_test(test_metadata_tx),
 		cmocka_unit_test(test_db_full),
 		cmocka_unit_test(test_bad_devices),
 		cmocka_unit_test(test_data_corruption),

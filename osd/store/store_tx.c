@@ -610,10 +610,22 @@ static void tx_estimate(const struct store *st, const struct store_tx *tx, uint6
 		else if (op->kind == TX_TRUNC)
 			n = 1;
 		units += n;
-		body += 600 + op->len * (op->kind == TX_SETATTR || op->kind == TX_LOG) +
-			n * (st->cpb * 4 + 40);
+		/* metadata ops: exactly what xl_op puts (an activation carries thousands) */
+		if (op->kind == TX_LOG || op->kind == TX_TRIM || op->kind == TX_SETATTR ||
+		    op->kind == TX_RMATTR) {
+			size_t nl = op->name ? strlen(op->name) : 0, kl = op->key ? strlen(op->key) : 0;
+
+			body += op->kind == TX_LOG	? 21 + op->len
+				: op->kind == TX_TRIM	? 17
+				: op->kind == TX_SETATTR ? 2 * (11 + nl) + 6 + kl + op->len
+							 : 13 + nl + kl;
+			continue;
+		}
+		body += 600 + n * (st->cpb * 4 + 40);
 		if (op->kind == TX_WRITE && op->len < st->opts.large_write)
 			body += n * unit;
+		/* zero and truncate may rewrite a partial unit at each end (inline), a remove
+		 * lists its extents' frees */
 		if (op->kind != TX_WRITE)
 			body += 2 * (unit + st->cpb * 4 + 40);
 	}
