@@ -190,6 +190,11 @@ int weft_pool_lookup(struct weft_cluster *cl, const char *pool, uint32_t *pool_i
 	return 0;
 }
 
+const struct mon_map *weft_debug_map(struct weft_cluster *cl)
+{
+	return monc_map(cl->monc);
+}
+
 uint32_t weft_map_epoch(const struct weft_cluster *cl)
 {
 	return monc_map(cl->monc)->epoch;

@@ -25,6 +25,9 @@ int weft_debug_stat_at(struct weft_cluster *cl, uint32_t osd, uint32_t pool, con
 int weft_debug_osd_perf(struct weft_cluster *cl, uint32_t osd, char *buf, size_t cap);
 /* This client's connections as JSON: osd, local and peer address, bytes. */
 int weft_debug_conns_json(struct weft_cluster *cl, char *buf, size_t cap);
+struct mon_map;
+/* The client's current map (valid until the next weft_poll). */
+const struct mon_map *weft_debug_map(struct weft_cluster *cl);
 /* Ops sent more than once (stale epoch, primary change, OSD failure). */
 uint64_t weft_debug_resends(const struct weft_cluster *cl);
 

@@ -211,6 +211,11 @@ void client_op_reply(struct weft_cluster *cl, struct client_conn *conn, const vo
 	}
 	op->res.length = r->length;
 	op->res.version = r->version;
+	if (r->status != 0) {
+		op->res.flags = (r->flags & PROTO_REPLY_F_MAYBE ? WEFT_RESULT_F_MAYBE : 0) |
+				(r->flags & PROTO_REPLY_F_OSD ? WEFT_RESULT_F_OSD : 0);
+		op->res.osd = r->flags & PROTO_REPLY_F_OSD ? (int32_t)r->version : 0;
+	}
 	if (r->status == 0 && op->inline_out != NULL) {
 		size_t n = r->data_len < op->inline_cap - 1 ? r->data_len : op->inline_cap - 1;
 
@@ -597,4 +602,28 @@ int weft_debug_osd_perf(struct weft_cluster *cl, uint32_t osd, char *buf, size_t
 	op->inline_out = buf;
 	op->inline_cap = cap;
 	return client_sync_wait(cl, &s, client_op_queue(cl, op));
+}
+
+const char *weft_result_describe(const struct weft_result *res, char *buf, size_t cap)
+{
+	const char *e = weft_strerror(res->rc);
+	bool osd = (res->flags & WEFT_RESULT_F_OSD) != 0;
+
+	if (cap == 0)
+		return buf;
+	if (res->flags & WEFT_RESULT_F_MAYBE) {
+		char who[32] = "a replica";
+
+		if (osd)
+			snprintf(who, sizeof(who), "osd.%d", res->osd);
+		snprintf(buf, cap, "%s (%s failed it; the write may have been applied and "
+			 "completes on every copy by recovery)", e, who);
+	} else if (osd && res->rc == -ENOSPC) {
+		snprintf(buf, cap, "%s (osd.%d is full)", e, res->osd);
+	} else if (osd) {
+		snprintf(buf, cap, "%s (osd.%d)", e, res->osd);
+	} else {
+		snprintf(buf, cap, "%s", e);
+	}
+	return buf;
 }

@@ -35,6 +35,8 @@ struct vol_io {
 	uint64_t seq;
 	unsigned int pending;
 	int rc;
+	uint32_t rflags; /* the first failed piece's WEFT_RESULT_F_* and OSD */
+	int32_t rosd;
 	uint64_t length;
 	weft_op_cb cb;
 	void *arg;
@@ -55,7 +57,8 @@ struct vol_flush {
 static void vol_io_finish(struct vol_io *io)
 {
 	struct weft_vol *vol = io->vol;
-	struct weft_result res = {.rc = io->rc, .length = io->rc ? 0 : io->length};
+	struct weft_result res = {.rc = io->rc, .length = io->rc ? 0 : io->length,
+				  .flags = io->rflags, .osd = io->rosd};
 
 	if (io->ordered) {
 		if (io->prev)
@@ -92,8 +95,13 @@ static void vol_piece_cb(const struct weft_result *res, void *arg)
 	} else if ((p->kind == VOL_P_REMOVE || p->kind == VOL_P_TRUNC) && rc == -ENOENT) {
 		rc = 0; /* nothing there: already zeros */
 	}
-	if (rc != 0 && io->rc == 0)
+	if (rc != 0 && io->rc == 0) {
 		io->rc = rc;
+		io->rflags = rc == res->rc ? res->flags : 0;
+		io->rosd = rc == res->rc ? res->osd : 0;
+	} else if (rc != 0 && (res->flags & WEFT_RESULT_F_MAYBE)) {
+		io->rflags |= WEFT_RESULT_F_MAYBE; /* some piece may have been applied */
+	}
 	if (--io->pending == 0)
 		vol_io_finish(io);
 }

@@ -122,6 +122,7 @@ struct osd_pg {
 	struct osd_pg *knext;  /* on osd->kicks */
 	uint32_t fenced_epoch; /* a replica fenced us at this map epoch (osd_pg_fenced) */
 	uint64_t fenced_ms;
+	bool purged; /* its pool was removed: no machine ever again (osd_purge.c) */
 };
 
 struct osd_op {
@@ -162,6 +163,9 @@ struct osd_op {
 	uint64_t result_len;
 	int status;
 	bool replied;
+	/* an error's detail for the reply (PROTO_REPLY_F_MAYBE / _OSD, reply_osd) */
+	uint16_t reply_flags;
+	int32_t reply_osd;
 };
 
 /* ctx of a record write to a replica */
@@ -176,6 +180,8 @@ struct osd_counters {
 	uint64_t ops, op_errors, writes, reads, write_bytes, read_bytes;
 	uint64_t repl_records, repl_bytes, repl_acks, replica_records, replica_bytes;
 	uint64_t estale, enxio, blocked;
+	uint64_t full_refused, quota_refused; /* writes refused: an OSD full, the pool's quota */
+	uint64_t full_log_ms;		      /* last "refusing writes" line (one per 10 s) */
 };
 
 struct osd {
@@ -218,6 +224,7 @@ struct osd {
 	struct osd_hb_ent *hb;		 /* peer failure reports by OSD id (osd_hb.c) */
 	uint32_t nhb;
 	uint64_t purging_objects; /* objects of removed pools still to delete (PG_STATS) */
+	struct osd_purge *purge;  /* removed pools being deleted (osd_purge.c) */
 };
 
 /* osd_hb.c: peer failure reports to the monitors */
@@ -256,6 +263,14 @@ void osd_pg_kick(struct osd_pg *pg);
 void osd_op_check_done(struct osd_op *op);
 void osd_pg_kick_all(struct osd *osd);
 void osd_ops_cleanup(struct osd *osd);
+
+/* osd_purge.c: removed pools' objects deleted in the background (docs/capacity.md) */
+int osd_purge_init(struct osd *osd); /* resumes what the last run left */
+void osd_purge_fini(struct osd *osd);
+/* The map no longer has pool (it had pg_num PGs): queue it. */
+void osd_purge_pool(struct osd *osd, uint32_t pool, uint32_t pg_num);
+void osd_purge_tick(struct osd *osd);
+uint64_t osd_purge_done(const struct osd *osd); /* objects deleted since start */
 
 /* osd_repl.c */
 void osd_repl_pg_flush(struct osd *osd, struct osd_pg *pg);

@@ -465,6 +465,8 @@ int main(int argc, char **argv)
 	osd_admin_start(&osd);
 	osd_metrics_start(&osd);
 	rc = osd_pg_init(&osd);
+	if (rc == 0)
+		rc = osd_purge_init(&osd); /* before the first map: a purge left half-way resumes */
 	if (rc != 0)
 		goto out_net;
 	rc = monc_create(osd.conf, osd.name, &osd.monc);
@@ -501,6 +503,7 @@ out_net:
 	osd_admin_stop(&osd);
 	osd_net_stop(&osd);
 	osd_pg_fini(&osd);
+	osd_purge_fini(&osd);
 	osd_ops_cleanup(&osd);
 	osd_repl_cleanup(&osd);
 out_store:

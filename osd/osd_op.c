@@ -20,6 +20,7 @@
 #include "osd/osd.h"
 #include "osd/osd_perf.h"
 #include "placement/plc_map.h"
+#include "proto/hello.h"
 
 static bool osd_op_is_write(uint16_t op)
 {
@@ -90,6 +91,11 @@ static void osd_op_finish(struct osd_op *op, int status)
 		if (status == 0) {
 			r.version = op->version;
 			r.length = op->result_len;
+		} else if (op->reply_flags != 0 &&
+			   (op->conn->peer_features & PROTO_FEAT_REPLY_OSD)) {
+			r.flags = op->reply_flags;
+			if (op->reply_flags & PROTO_REPLY_F_OSD)
+				r.version = (uint64_t)op->reply_osd;
 		}
 		osd_conn_send_reply(op->conn, op->tid, &r);
 		op->conn->ops_inflight--;
@@ -257,6 +263,55 @@ static int osd_op_hdr(struct osd_op *op, void *buf, size_t cap, size_t *len_out)
 	return osd_rec_hdr_encode(&h, buf, cap, len_out);
 }
 
+/*
+ * Writes that allocate (docs/capacity.md): write, write_full and
+ * compare-and-write. The store never overwrites in place (a write takes new
+ * units and frees the old ones at the next checkpoint), so an overwrite
+ * allocates too and is refused like any write. Remove, truncate and zero
+ * free whole units and rewrite at most a partial unit at each end: they
+ * are what an operator frees space with, and always go.
+ */
+static bool osd_op_allocates(uint16_t op)
+{
+	return op == PROTO_OP_WRITE || op == PROTO_OP_WRITE_FULL || op == PROTO_OP_CMP_WRITE_FULL;
+}
+
+/*
+ * The capacity rule for a write about to be ordered: -EDQUOT while the
+ * pool's quota is reached, -ENOSPC (naming the OSD in the reply) while an
+ * OSD of the acting set is full per the map. Checked before the payload is
+ * pulled, so a full cluster costs no data transfer.
+ */
+static int osd_op_space_check(struct osd_op *op, const int32_t *acting, unsigned int n)
+{
+	struct osd *osd = op->osd;
+	uint64_t now;
+	int32_t full = -1;
+
+	if (!osd_op_allocates(op->op))
+		return 0;
+	if (mon_map_pool_full(&osd->map, op->pg->pool)) {
+		osd->ctr.quota_refused++;
+		return -EDQUOT;
+	}
+	for (unsigned int i = 0; i < n && full < 0; i++)
+		if (acting[i] >= 0 && mon_map_osd_full(&osd->map, (uint32_t)acting[i]))
+			full = acting[i];
+	if (full < 0)
+		return 0;
+	osd->ctr.full_refused++;
+	now = clock_now_ms();
+	if (now - osd->ctr.full_log_ms >= 10000) {
+		osd->ctr.full_log_ms = now;
+		log_warn("osd", "%s pg %u.%x: refusing writes: osd.%d is full (map epoch %u; %llu "
+			 "refused so far)", osd->name, op->pg->pool, op->pg->pg, full,
+			 osd->map.epoch, (unsigned long long)osd->ctr.full_refused);
+	}
+	op->reply_flags = PROTO_REPLY_F_OSD;
+	op->reply_osd = full;
+	return -ENOSPC;
+}
+
 /* NEW write: check min_size, take a buffer, start pulling the payload. */
 static void osd_op_start_write(struct osd_op *op)
 {
@@ -283,6 +338,9 @@ static void osd_op_start_write(struct osd_op *op)
 		}
 		return;
 	}
+	rc = osd_op_space_check(op, acting, n);
+	if (rc != 0)
+		return osd_op_finish(op, rc);
 	rc = osd_op_hdr(op, NULL, 0, &hl);
 	if (rc != 0)
 		return osd_op_finish(op, rc);
@@ -647,11 +705,18 @@ void osd_op_repl_acked(struct osd *osd, uint32_t peer_id, uint32_t pool, uint32_
 				return osd_op_finish(op, status);
 			}
 			if (status != 0) {
-				/* not a fence: its copy must be repaired (docs/recovery.md) */
+				/*
+				 * Not a fence: our copy (and maybe others) has the write, this
+				 * one does not. The PG peers again and recovery brings the
+				 * write to it (docs/recovery.md "A replica that fails a
+				 * write"), so the client hears "failed, may have been applied".
+				 */
 				osd_pg_repl_failed(osd, pg, peer_id, version, status);
 				log_warn("osd", "%s pg %u.%x: osd.%u failed %s v%llx: %s", osd->name,
 					 pool, pgid, peer_id, op->name, (unsigned long long)version,
 					 weft_strerror(status));
+				op->reply_flags = PROTO_REPLY_F_MAYBE | PROTO_REPLY_F_OSD;
+				op->reply_osd = (int32_t)peer_id;
 				return osd_op_finish(op, status);
 			}
 			if (op->repl_wait & (1u << i))

@@ -190,6 +190,7 @@ int osd_perf_dump(struct osd *osd, struct asok_out *out)
 	struct osd_perf *p = osd->perf;
 	unsigned int nconn[4] = {0}, nrings;
 	struct store_info si;
+	struct store_usage su;
 	uint64_t rings;
 
 	for (struct osd_conn *k = osd->conns; k; k = k->next) {
@@ -211,6 +212,19 @@ int osd_perf_dump(struct osd *osd, struct asok_out *out)
 		    c->ops, c->op_errors, c->writes, c->reads, c->write_bytes, c->read_bytes,
 		    c->repl_records, c->repl_bytes, c->repl_acks, c->replica_records,
 		    c->replica_bytes, c->estale, c->enxio, c->blocked, osd->store_pending);
+	store_info_get(osd->store, &si);
+	if (store_usage_get(osd->store, &su) != 0)
+		su = (struct store_usage){0};
+	/* docs/capacity.md: the store's space, what the full rules and its reserve refused, purges */
+	asok_printf(out,
+		    "\"capacity\": {\"total_bytes\": %" PRIu64 ", \"used_bytes\": %" PRIu64
+		    ", \"data_used_bytes\": %" PRIu64 ", ", su.total, su.used, su.data_used);
+	asok_printf(out,
+		    "\"full_refused\": %" PRIu64 ", \"quota_refused\": %" PRIu64
+		    ", \"store_reserve_refused\": %" PRIu64 ", \"store_units_reserved\": %" PRIu64
+		    ", \"purging_objects\": %" PRIu64 ", \"purged_objects\": %" PRIu64 "}, ",
+		    c->full_refused, c->quota_refused, si.reserve_refused, si.units_reserved,
+		    osd->purging_objects, osd_purge_done(osd));
 	osd_perf_process_store(osd, out);
 	asok_printf(out, "\"network\": {\"public_addr\": ");
 	asok_put_str(out, osd->pub_addr);

@@ -168,7 +168,7 @@ struct pg *osd_pgm_get(struct osd *osd, uint32_t pool, uint32_t pgid)
 	struct osd_pg *pg = osd_pg_get(osd, pool, pgid);
 	struct pg *m;
 
-	if (pg == NULL)
+	if (pg == NULL || pg->purged)
 		return NULL;
 	if (pg->m != NULL)
 		return pg->m;
@@ -529,6 +529,11 @@ void osd_pg_map_changed(struct osd *osd)
 		for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext)
 			if (pg->m != NULL && pg->m->map_epoch < map->epoch)
 				osd_pg_map_one(osd, pg, mon_map_pool(map, pg->pool), gap_from);
+	/* pools of the previous map gone from this one (ids are never reused): purged */
+	for (uint32_t p = 0; p < osd_pg_prev_npools; p++)
+		if (mon_map_pool(map, osd_pg_prev_pools[p].id) == NULL &&
+		    osd_pg_prev_pools[p].id < map->next_pool_id)
+			osd_purge_pool(osd, osd_pg_prev_pools[p].id, osd_pg_prev_pools[p].pg_num);
 	osd_pg_prev_epoch = map->epoch;
 	osd_pg_prev_remember(map);
 	osd_pg_gap_from = 0;
@@ -784,6 +789,10 @@ void osd_pg_tick(struct osd *osd)
 		}
 	}
 	osd_push_tick(osd);
+	osd_purge_tick(osd);
+	/* space freed by removes counts as free soon, not when the WAL next fills */
+	if (store_checkpoint_idle(osd->store, 2000) != 0)
+		log_warn("osd", "%s: checkpoint for freed space failed", osd->name);
 	osd_pg_kick_pending(osd);
 	if (osd->booted && now >= next_stats) {
 		next_stats = now + 1000;

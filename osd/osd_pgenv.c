@@ -441,6 +441,24 @@ static uint32_t e_max_osd(void *arg)
 	return ((struct osd *)arg)->map.max_osd;
 }
 
+/*
+ * Recovery and backfill write into osd only while the map does not mark it
+ * backfillfull (docs/capacity.md): no push to it, no pull into us, no next
+ * backfill batch for it; the PG shows backfill_toofull meanwhile. An object
+ * a client op waits for still goes (a remove of an object a full replica
+ * misses must not wait for space that only removes can free); the store's
+ * reserve is the last guard.
+ */
+static bool e_space_ok(void *arg, struct pg *m, int32_t osd, bool urgent)
+{
+	struct osd *o = arg;
+
+	(void)m;
+	if (urgent || osd < 0)
+		return true;
+	return !mon_map_osd_backfillfull(&o->map, (uint32_t)osd);
+}
+
 static uint64_t e_now(void *arg)
 {
 	(void)arg;
@@ -480,6 +498,7 @@ const struct pg_env_ops osd_pg_env_ops = {
 	.budget = e_budget,
 	.scrub_slot = e_scrub_slot,
 	.obj_busy = e_obj_busy,
+	.space_ok = e_space_ok,
 	.osd_up = e_osd_up,
 	.osd_exists = e_osd_exists,
 	.max_osd = e_max_osd,

@@ -31,7 +31,10 @@
 /* Messenger rendezvous for frames over ms_msg_size (BULK / BULK_DONE). */
 #define PROTO_FEAT_BULK (1ull << 1)
 
-#define PROTO_FEATS_SUPPORTED (PROTO_FEAT_BASE | PROTO_FEAT_BULK)
+/* OSD_OP_REPLY may carry the flags MAYBE and OSD (an error's OSD in version). */
+#define PROTO_FEAT_REPLY_OSD (1ull << 2)
+
+#define PROTO_FEATS_SUPPORTED (PROTO_FEAT_BASE | PROTO_FEAT_BULK | PROTO_FEAT_REPLY_OSD)
 #define PROTO_FEATS_REQUIRED  (PROTO_FEAT_BASE | PROTO_FEAT_BULK)
 /* The oldest protocol version this build still talks to. */
 #define PROTO_VERSION_MIN 1u

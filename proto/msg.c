@@ -430,6 +430,11 @@ int proto_osd_op_reply_validate(const struct proto_osd_op_reply *m, struct proto
 	if (inl && m->status != 0)
 		return proto_err_set(err, "osd_op_reply", "data: inline data with status %d",
 				     m->status);
+	if ((m->flags & (PROTO_REPLY_F_MAYBE | PROTO_REPLY_F_OSD)) && m->status == 0)
+		return proto_err_set(err, "osd_op_reply", "flags: 0x%04x on a success", m->flags);
+	if ((m->flags & PROTO_REPLY_F_OSD) && m->version > INT32_MAX)
+		return proto_err_set(err, "osd_op_reply", "version: osd %llu out of range",
+				     (unsigned long long)m->version);
 	if (inl && m->data_len != m->length)
 		return proto_err_set(err, "osd_op_reply",
 				     "data: inline length %u != length %llu", m->data_len,

@@ -239,7 +239,11 @@ struct proto_osd_op {
 
 /* OSD_OP_REPLY flags */
 #define PROTO_REPLY_F_INLINE 0x0001u
-#define PROTO_REPLY_FLAGS_KNOWN PROTO_REPLY_F_INLINE
+/* A failed write may have been applied: it completes on every copy by recovery. */
+#define PROTO_REPLY_F_MAYBE 0x0002u
+/* An error names an OSD (the full one, the replica that failed): its id is in version. */
+#define PROTO_REPLY_F_OSD 0x0004u
+#define PROTO_REPLY_FLAGS_KNOWN (PROTO_REPLY_F_INLINE | PROTO_REPLY_F_MAYBE | PROTO_REPLY_F_OSD)
 
 struct proto_osd_op_reply {
 	int32_t status;	 /* 0 or -errno; -ESTALE: epoch is the newer map epoch */

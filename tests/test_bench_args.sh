@@ -56,6 +56,9 @@ check_bad "--format must be plain or json" rbd 10 write --format xml
 check_bad "--run-name 'a b'" rbd 10 seq --run-name "a b"
 check_bad "--run-name ''" rbd 10 seq --run-name ""
 check_bad "unknown or incomplete option '--bogus'" rbd 10 write --bogus
+check_bad "--max-bytes 'x': a size above 0" rbd 10 write --max-bytes x
+check_bad "--max-bytes '0': a size above 0" rbd 10 write --max-bytes 0
+check_bad "--max-bytes is for write, not rand" rbd 10 rand --max-bytes 1M
 
 # -b larger than osd_max_op_size: refused before connecting
 printf '[global]\n\tmon_host = 127.0.0.1:1\n\tosd_max_op_size = 1M\n' > "$TMP/small.conf"

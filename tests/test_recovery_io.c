@@ -5,9 +5,13 @@
  *   test_recovery_io -c CONF -p POOL writer SECS SEED JOURNAL [QD NAMES MAXSIZE]
  *       write_full random objects (NAMES names, 1 B - MAXSIZE bytes, QD in
  *       flight) for SECS seconds; every completion is appended to JOURNAL
- *       ("A name seed size" acknowledged, "U name seed size rc" failed) and
- *       flushed before the next op is queued, so a kill of any OSD loses no
- *       record of an acknowledged write
+ *       ("A name seed size" acknowledged, "U name seed size rc flags osd"
+ *       failed, flags = weft_result.flags: 1 may have been applied, 2 osd
+ *       named) and flushed before the next op is queued, so a kill of any OSD
+ *       loses no record of an acknowledged write
+ *   test_recovery_io -c CONF -p POOL remove JOURNAL EVERY
+ *       remove every EVERY-th object the journal names ("D name" first, then
+ *       "R name rc"): check then wants it gone unless a later write is there
  *   test_recovery_io -c CONF -p POOL locate NAME PGNUM   the PG of object NAME (POOL.PG)
  *   test_recovery_io -c CONF -p POOL put NAME FILE        write_full FILE's bytes
  *   test_recovery_io findmark FILE MARK                   offsets of MARK in a (sparse) file
@@ -69,6 +73,8 @@ static uint64_t rnd(void)
 struct slot {
 	bool busy, done;
 	int rc;
+	uint32_t flags;
+	int32_t osd;
 	char name[32];
 	uint64_t seed;
 	size_t size;
@@ -80,6 +86,8 @@ static void slot_cb(const struct weft_result *res, void *arg)
 	struct slot *s = arg;
 
 	s->rc = res->rc;
+	s->flags = res->flags;
+	s->osd = res->osd;
 	s->done = true;
 }
 
@@ -88,7 +96,7 @@ static int cmd_writer(struct weft_cluster *cl, uint32_t pool, double secs, uint6
 {
 	FILE *j = fopen(journal, "a");
 	struct slot *slots = calloc(qd, sizeof(*slots));
-	uint64_t end = clock_now_ms() + (uint64_t)(secs * 1000), acked = 0, failed = 0;
+	uint64_t end = clock_now_ms() + (uint64_t)(secs * 1000), acked = 0, failed = 0, maybe = 0;
 	uint64_t t0 = clock_now_ms(), last_report = t0;
 	unsigned int inflight = 0;
 
@@ -102,13 +110,20 @@ static int cmd_writer(struct weft_cluster *cl, uint32_t pool, double secs, uint6
 			struct slot *s = &slots[i];
 
 			if (s->busy && s->done) {
-				fprintf(j, "%c %s %llu %zu %d\n", s->rc == 0 ? 'A' : 'U', s->name,
-					(unsigned long long)s->seed, s->size, s->rc);
+				if (s->rc == 0)
+					fprintf(j, "A %s %llu %zu\n", s->name,
+						(unsigned long long)s->seed, s->size);
+				else
+					fprintf(j, "U %s %llu %zu %d %u %d\n", s->name,
+						(unsigned long long)s->seed, s->size, s->rc, s->flags,
+						s->osd);
 				fflush(j);
 				if (s->rc == 0)
 					acked++;
 				else
 					failed++;
+				if (s->rc != 0 && (s->flags & WEFT_RESULT_F_MAYBE))
+					maybe++;
 				weft_buf_free(cl, s->buf);
 				s->busy = false;
 				inflight--;
@@ -151,8 +166,9 @@ static int cmd_writer(struct weft_cluster *cl, uint32_t pool, double secs, uint6
 		}
 	}
 	fclose(j);
-	printf("writer done: %llu acknowledged writes, %llu failed, %llu resends\n",
-	       (unsigned long long)acked, (unsigned long long)failed,
+	printf("writer done: %llu acknowledged writes, %llu failed (%llu may have been applied), "
+	       "%llu resends\n",
+	       (unsigned long long)acked, (unsigned long long)failed, (unsigned long long)maybe,
 	       (unsigned long long)weft_debug_resends(cl));
 	free(slots);
 	return acked > 0 ? 0 : 1;
@@ -169,6 +185,7 @@ struct objst {
 	unsigned int n;
 	bool acked;	 /* c[0] is an acknowledged write */
 	bool maybe_none; /* never acknowledged: may not exist */
+	bool absent_ok;	 /* removed (acknowledged or not) after the last acknowledged write */
 };
 
 static struct objst *obj_find(struct objst *o, unsigned int *n, const char *name)
@@ -218,6 +235,20 @@ static int cmd_check(struct weft_cluster *cl, uint32_t pool, const char *journal
 		size_t size;
 		struct objst *o;
 
+		if (sscanf(line, "%c %31s", &kind, name) == 2 && (kind == 'D' || kind == 'R')) {
+			int rrc = 0;
+
+			o = obj_find(objs, &n, name);
+			if (o == NULL)
+				break;
+			o->absent_ok = true; /* a removal issued: gone, or any later write */
+			if (kind == 'R' && sscanf(line, "%c %31s %d", &kind, name, &rrc) == 3 &&
+			    rrc == 0) {
+				o->n = 0; /* acknowledged: only writes issued after it may be there */
+				o->acked = true;
+			}
+			continue;
+		}
 		if (sscanf(line, "%c %31s %llu %zu", &kind, name, &seed, &size) != 4)
 			continue;
 		o = obj_find(objs, &n, name);
@@ -228,6 +259,7 @@ static int cmd_check(struct weft_cluster *cl, uint32_t pool, const char *journal
 			o->n = 1;
 			o->acked = true;
 			o->maybe_none = false;
+			o->absent_ok = false;
 			acked++;
 		} else if (kind == 'W' && o->n < MAX_CAND) {
 			o->c[o->n++] = (struct cand){seed, size};
@@ -257,7 +289,7 @@ static int cmd_check(struct weft_cluster *cl, uint32_t pool, const char *journal
 			rc = weft_read(cl, pool, o->name, got, rmax, 0, &len);
 		}
 
-		if (rc == -ENOENT && o->maybe_none) {
+		if (rc == -ENOENT && (o->maybe_none || o->absent_ok)) {
 			len = SIZE_MAX;
 		} else if (rc != 0) {
 			printf("FAIL: read %s: %s\n", o->name, weft_strerror(rc));
@@ -303,6 +335,77 @@ static int cmd_check(struct weft_cluster *cl, uint32_t pool, const char *journal
 	free(got);
 	free(want);
 	free(loc);
+	return bad ? 1 : 0;
+}
+
+/*
+ * Remove every EVERY-th object the journal names (first appearance order),
+ * journaled, 32 in flight: a remove of an object a full replica still
+ * misses waits for its recovery, which waits for the space the others free.
+ */
+static int cmd_remove(struct weft_cluster *cl, uint32_t pool, const char *journal,
+		      unsigned int every)
+{
+	FILE *j = fopen(journal, "r+");
+	char (*names)[32] = calloc(MAX_NAMES, sizeof(*names));
+	struct slot slots[32] = {0};
+	unsigned int n = 0, removed = 0, bad = 0, next = 0, inflight = 0;
+	char line[256];
+
+	if (j == NULL || names == NULL || every == 0) {
+		fprintf(stderr, "FAIL: cannot read journal %s\n", journal);
+		return 1;
+	}
+	while (fgets(line, sizeof(line), j) && n < MAX_NAMES) {
+		char kind, name[32];
+		unsigned int k;
+
+		if (sscanf(line, "%c %31s", &kind, name) != 2 || kind != 'W')
+			continue;
+		for (k = 0; k < n && strcmp(names[k], name); k++)
+			;
+		if (k == n)
+			snprintf(names[n++], sizeof(names[0]), "%s", name);
+	}
+	fseek(j, 0, SEEK_END);
+	while (next < n || inflight > 0) {
+		for (unsigned int i = 0; i < 32; i++) {
+			struct slot *s = &slots[i];
+
+			if (s->busy && s->done) {
+				int rc = s->rc == -ENOENT ? 0 : s->rc; /* gone either way */
+
+				fprintf(j, "R %s %d\n", s->name, rc);
+				fflush(j);
+				if (rc == 0) {
+					removed++;
+				} else {
+					printf("FAIL: remove %s: %s\n", s->name, weft_strerror(rc));
+					bad++;
+				}
+				s->busy = false;
+				inflight--;
+			}
+			if (!s->busy && next < n) {
+				snprintf(s->name, sizeof(s->name), "%s", names[next]);
+				next += every;
+				fprintf(j, "D %s\n", s->name);
+				fflush(j);
+				s->done = false;
+				if (weft_aio_remove(cl, pool, s->name, slot_cb, s) != 0) {
+					printf("FAIL: remove %s: not queued\n", s->name);
+					bad++;
+					continue;
+				}
+				s->busy = true;
+				inflight++;
+			}
+		}
+		weft_poll(cl, 10);
+	}
+	fclose(j);
+	printf("%s: removed %u of %u objects, %u failed\n", bad ? "FAIL" : "ok", removed, n, bad);
+	free(names);
 	return bad ? 1 : 0;
 }
 
@@ -467,6 +570,8 @@ int main(int argc, char **argv)
 			rc = cmd_writer(cl, pool, atof(argv[i + 1]), strtoull(argv[i + 2], NULL, 10),
 					argv[i + 3], qd, names, maxsz);
 		}
+	} else if (!strcmp(argv[i], "remove") && i + 2 < argc) {
+		rc = cmd_remove(cl, pool, argv[i + 1], (unsigned int)atoi(argv[i + 2]));
 	} else if (!strcmp(argv[i], "put") && i + 2 < argc) {
 		rc = cmd_put(cl, pool, argv[i + 1], argv[i + 2]);
 	} else if (!strcmp(argv[i], "cmp") && i + 3 < argc) {

@@ -478,6 +478,181 @@ static void test_enospc(void **state)
 	stu_cleanup(&u);
 }
 
+static uint64_t units_free(struct store *st)
+{
+	struct store_info i;
+
+	/* units freed by committed transactions come back at a checkpoint */
+	assert_int_equal(store_flush(st), 0);
+	assert_int_equal(store_checkpoint(st), 0);
+	store_info_get(st, &i);
+	return i.units_free;
+}
+
+/*
+ * Space given back: remove, truncate (shrink) and zeroing whole units
+ * return their units to the allocator; rewriting an object in place costs
+ * nothing once its old units are freed; a partial zero keeps the unit.
+ */
+static void test_space_back(void **state)
+{
+	struct stu u;
+	struct store *st;
+	struct store_tx *tx;
+	struct store_info info;
+	uint64_t empty, unit;
+
+	stu_init(&u, false);
+	assert_int_equal(store_mkfs(&u.o), 0);
+	assert_int_equal(store_mount(&u.o, &st), 0);
+	store_info_get(st, &info);
+	unit = info.unit;
+	empty = units_free(st);
+	write_obj(st, "r", 0, 1 << 20, 1);
+	write_obj(st, "t", 0, 1 << 20, 2);
+	write_obj(st, "z", 0, 1 << 20, 3);
+	write_obj(st, "s", 0, 100, 4); /* small: rides in the WAL, one unit */
+	assert_int_equal(units_free(st), empty - 3 * ((1 << 20) / unit) - 1);
+	/* overwriting in place: the old units come back, the count does not move */
+	write_obj(st, "r", 0, 1 << 20, 5);
+	write_obj(st, "s", 10, 10, 6);
+	assert_int_equal(units_free(st), empty - 3 * ((1 << 20) / unit) - 1);
+	/* remove: the units come back at the next checkpoint, which an idle store takes */
+	assert_int_equal(store_tx_create(&tx), 0);
+	assert_int_equal(store_tx_remove(tx, 1, "r"), 0);
+	assert_int_equal(stu_commit(st, tx), 0);
+	assert_int_equal(store_checkpoint_idle(st, 3600 * 1000), 0); /* not due yet */
+	store_info_get(st, &info);
+	assert_int_equal(info.units_free, empty - 3 * ((1 << 20) / unit) - 1);
+	assert_int_equal(store_checkpoint_idle(st, 0), 0);
+	store_info_get(st, &info);
+	assert_int_equal(info.units_free, empty - 2 * ((1 << 20) / unit) - 1);
+	assert_int_equal(units_free(st), empty - 2 * ((1 << 20) / unit) - 1);
+	/* truncate to a quarter: three quarters back */
+	assert_int_equal(store_tx_create(&tx), 0);
+	assert_int_equal(store_tx_truncate(tx, 1, "t", 256 << 10), 0);
+	assert_int_equal(stu_commit(st, tx), 0);
+	assert_int_equal(units_free(st), empty - ((1 << 20) / unit) - (256 << 10) / unit - 1);
+	/* zero (discard) of whole units in the middle, and a partial unit (rewritten, kept) */
+	assert_int_equal(store_tx_create(&tx), 0);
+	assert_int_equal(store_tx_zero(tx, 1, "z", unit, (512 << 10)), 0);
+	assert_int_equal(store_tx_zero(tx, 1, "z", 600 << 10, 100), 0);
+	assert_int_equal(stu_commit(st, tx), 0);
+	assert_int_equal(units_free(st), empty - ((512 << 10) / unit) - (256 << 10) / unit - 1);
+	check_obj(st, "t", 0, 256 << 10, 2);
+	/* the rest goes too, and the store is back to empty */
+	assert_int_equal(store_tx_create(&tx), 0);
+	assert_int_equal(store_tx_remove(tx, 1, "t"), 0);
+	assert_int_equal(store_tx_remove(tx, 1, "z"), 0);
+	assert_int_equal(store_tx_truncate(tx, 1, "s", 0), 0);
+	assert_int_equal(stu_commit(st, tx), 0);
+	assert_int_equal(units_free(st), empty);
+	assert_int_equal(store_umount(st), 0);
+	/* and stays so after a remount (the persisted bitmap agrees) */
+	assert_int_equal(store_mount(&u.o, &st), 0);
+	assert_int_equal(units_free(st), empty);
+	assert_int_equal(store_umount(st), 0);
+	stu_cleanup(&u);
+}
+
+/*
+ * The reserve: writes fill the store only up to reserve_pct of its units;
+ * removes, truncates, zeroing and attributes still work inside it, and so
+ * does a write its owner allowed into it.
+ */
+static void test_reserve(void **state)
+{
+	struct stu u;
+	struct store *st;
+	struct store_tx *tx;
+	struct store_info info;
+	struct store_fsck_report r;
+	uint8_t *b = calloc(1, 1 << 20);
+	char name[32];
+	int i, rc = 0;
+
+	stu_init(&u, false);
+	u.o.reserve_pct = 10;
+	assert_int_equal(store_mkfs(&u.o), 0);
+	assert_int_equal(store_mount(&u.o, &st), 0);
+	store_info_get(st, &info);
+	assert_int_equal(info.units_reserved, info.units_total / 10);
+	for (i = 0; i < 200 && rc == 0; i++) {
+		snprintf(name, sizeof(name), "w%d", i);
+		assert_int_equal(store_tx_create(&tx), 0);
+		assert_int_equal(store_tx_write(tx, 3, name, 0, 1 << 20, b), 0);
+		rc = stu_commit(st, tx);
+	}
+	assert_int_equal(rc, -ENOSPC);
+	store_info_get(st, &info);
+	/* refused with the reserve still free, and less than one more write above it */
+	assert_true(info.units_free >= info.units_reserved);
+	assert_true(info.units_free < info.units_reserved + (1 << 20) / info.unit);
+	assert_true(info.reserve_refused >= 1);
+	/* metadata, truncate, zero of a partial unit (it rewrites one): all in the reserve */
+	assert_int_equal(store_tx_create(&tx), 0);
+	assert_int_equal(store_tx_setattr(tx, 3, "w0", "k", "v", 1), 0);
+	assert_int_equal(store_tx_pglog_append(tx, 3, 1, "e", 1), 0);
+	assert_int_equal(store_tx_zero(tx, 3, "w1", 100, 10), 0);
+	assert_int_equal(store_tx_truncate(tx, 3, "w2", 5000), 0);
+	assert_int_equal(stu_commit(st, tx), 0);
+	/* a write allowed into the reserve lands there */
+	assert_int_equal(store_tx_create(&tx), 0);
+	assert_int_equal(store_tx_write(tx, 3, "allowed", 0, 1 << 20, b), 0);
+	store_tx_reserve_allow(tx);
+	assert_int_equal(stu_commit(st, tx), 0);
+	/* a plain write is still refused; after a remove it fits again */
+	assert_int_equal(store_tx_create(&tx), 0);
+	assert_int_equal(store_tx_write(tx, 3, "more", 0, 1 << 20, b), 0);
+	assert_int_equal(stu_commit(st, tx), -ENOSPC);
+	for (int k = 3; k < 6; k++) {
+		snprintf(name, sizeof(name), "w%d", k);
+		assert_int_equal(store_tx_create(&tx), 0);
+		assert_int_equal(store_tx_remove(tx, 3, name), 0);
+		assert_int_equal(stu_commit(st, tx), 0);
+	}
+	assert_int_equal(store_tx_create(&tx), 0);
+	assert_int_equal(store_tx_write(tx, 3, "more", 0, 1 << 20, b), 0);
+	assert_int_equal(stu_commit(st, tx), 0);
+	assert_int_equal(store_fsck(st, true, &r), 0);
+	assert_int_equal(store_umount(st), 0);
+	free(b);
+	stu_cleanup(&u);
+}
+
+/*
+ * A PG activation: thousands of log entries and attributes in one
+ * transaction. Their WAL bytes are what they carry, not the two units a
+ * zero or truncate may rewrite (that estimate refused an activation of
+ * 2,000 entries with -E2BIG: osd_recovery_pastint).
+ */
+static void test_metadata_tx(void **state)
+{
+	struct stu u;
+	struct store *st;
+	struct store_tx *tx;
+	char entry[40], key[16];
+	int n = 0;
+
+	stu_init(&u, false); /* 2 MiB WAL: a transaction may take 512 KiB of it */
+	assert_int_equal(store_mkfs(&u.o), 0);
+	assert_int_equal(store_mount(&u.o, &st), 0);
+	assert_int_equal(store_tx_create(&tx), 0);
+	for (int i = 1; i <= 3000; i++) {
+		snprintf(entry, sizeof(entry), "entry %d of an activation.....", i);
+		assert_int_equal(store_tx_pglog_append(tx, 5, (uint64_t)i, entry, strlen(entry)), 0);
+	}
+	for (int i = 0; i < 50; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		assert_int_equal(store_tx_setattr(tx, 5, "info", key, entry, 16), 0);
+	}
+	assert_int_equal(stu_commit(st, tx), 0);
+	assert_int_equal(store_pglog_read(st, 5, 0, log_cb, &n), 0);
+	assert_int_equal(n, 3000);
+	assert_int_equal(store_umount(st), 0);
+	stu_cleanup(&u);
+}
+
 /*
  * The child of test_db_full: RocksDB on a 2 MiB tmpfs of its own (a private
  * mount namespace), attributes of 32 KiB each until it is full. Exit codes:
@@ -622,6 +797,9 @@ int main(void)
 		cmocka_unit_test(test_large_batches),
 		cmocka_unit_test(test_open_batch),
 		cmocka_unit_test(test_enospc),
+		cmocka_unit_test(test_space_back),
+		cmocka_unit_test(test_reserve),
+		cmocka_unit_test(test_metadata_tx),
 		cmocka_unit_test(test_db_full),
 		cmocka_unit_test(test_bad_devices),
 		cmocka_unit_test(test_data_corruption),

@@ -80,6 +80,7 @@ struct bench_args {
 	bool no_cleanup;
 	bool json;
 	bool no_explain;
+	uint64_t max_bytes;   /* write: stop issuing at this many bytes (0: no cap) */
 	const char *run_name; /* NULL: default (write) / last run (seq, rand) */
 };
 
@@ -105,6 +106,10 @@ struct bench_stats {
 	unsigned int nticks, cap_ticks;
 	bool interrupted;
 	bool aborted; /* stopped early on errors */
+	/* stopped at the first write refused for space: "the pool is full (osd.2 at 95%)" */
+	char full[192];
+	uint64_t full_refused; /* writes refused with -ENOSPC / -EDQUOT (in errors too) */
+	bool capped;	       /* write: --max-bytes reached before SECONDS */
 };
 
 /* ---- the explainer (bench_explain.c) ---- */
@@ -115,6 +120,8 @@ struct bench_explain *bench_explain_begin(const struct conf *conf, const char *c
 					  const char *name, struct weft_cluster *cl);
 /* Snapshot again and work out the verdict over elapsed_s seconds that moved client_bytes. */
 void bench_explain_end(struct bench_explain *ex, double elapsed_s, uint64_t client_bytes);
+/* The run stopped because the pool filled (why: "the pool is full (osd.2 at 95%)"): the verdict. */
+void bench_explain_full(struct bench_explain *ex, const char *why);
 void bench_explain_print(const struct bench_explain *ex, FILE *out);
 json_t *bench_explain_json(const struct bench_explain *ex);
 void bench_explain_free(struct bench_explain *ex);

@@ -24,6 +24,8 @@ void bench_usage(FILE *out)
 		"  -b SIZE               op and object size, K/M/G suffixes (default 4M; seq and\n"
 		"                        rand use the run's size)\n"
 		"  --no-cleanup          write: keep the objects and the run's metadata\n"
+		"  --max-bytes SIZE      write: stop issuing once SIZE bytes were written (K/M/G),\n"
+		"                        before SECONDS if that comes first\n"
 		"  --run-name NAME       write: name the run (default benchmark_data_HOST_PID);\n"
 		"                        seq/rand/cleanup: that run (default: the last one)\n"
 		"  -f, --format FMT      plain (default) or json (progress then goes to stderr)\n"
@@ -100,6 +102,7 @@ int bench_args_parse(int argc, char **argv, struct bench_args *a)
 	    {"conf", required_argument, NULL, 'c'},   {"name", required_argument, NULL, 'n'},
 	    {"format", required_argument, NULL, 'f'}, {"run-name", required_argument, NULL, 'r'},
 	    {"no-cleanup", no_argument, NULL, 'N'},   {"no-explain", no_argument, NULL, 'E'},
+	    {"max-bytes", required_argument, NULL, 'M'},
 	    {"help", no_argument, NULL, 'h'},	      {NULL, 0, NULL, 0},
 	};
 	char *end;
@@ -137,6 +140,10 @@ int bench_args_parse(int argc, char **argv, struct bench_args *a)
 			break;
 		case 'E':
 			a->no_explain = true;
+			break;
+		case 'M':
+			if (bench_parse_size(optarg, &a->max_bytes) != 0 || a->max_bytes == 0)
+				return bench_bad("--max-bytes '%s': a size above 0 (512M, 2G)", optarg);
 			break;
 		case 't':
 			n = strtol(optarg, &end, 10);
@@ -179,5 +186,7 @@ int bench_args_parse(int argc, char **argv, struct bench_args *a)
 		a->mode = BENCH_RAND;
 	else
 		return bench_bad("unknown mode '%s' (write, seq or rand)", argv[optind + 2]);
+	if (a->max_bytes && a->mode != BENCH_WRITE)
+		return bench_bad("--max-bytes is for write, not %s", argv[optind + 2]);
 	return 0;
 }

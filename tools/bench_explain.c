@@ -76,6 +76,7 @@ struct bench_explain {
 	double store_w, store_r, pub, clu;
 	double client_bw; /* the bench's own bytes per second */
 	unsigned int reached;
+	char full[192]; /* bench_explain_full: the run ended on a full pool */
 	char verdict[320];
 	char limit[32]; /* cpu, osd-reactor, client, store, none */
 };
@@ -293,7 +294,13 @@ static void bx_verdict(struct bench_explain *ex)
 		if (top_read == NULL || o->rbusy > top_read->rbusy)
 			top_read = o;
 	}
-	if (ex->cpus > 0 && here >= BX_HOST_CPU * (double)ex->cpus) {
+	if (ex->full[0]) {
+		/* nothing else limited the run: it ended on the first write refused for space */
+		snprintf(ex->limit, sizeof(ex->limit), "full");
+		snprintf(ex->verdict, sizeof(ex->verdict),
+			 "space-bound: %s; writes were refused from then on (weft osd df, weft "
+			 "health detail)", ex->full);
+	} else if (ex->cpus > 0 && here >= BX_HOST_CPU * (double)ex->cpus) {
 		snprintf(ex->limit, sizeof(ex->limit), "cpu");
 		snprintf(ex->verdict, sizeof(ex->verdict),
 			 "CPU-bound: %s had %.2f of %ld cores busy (this bench and its OSDs "
@@ -332,6 +339,12 @@ static void bx_verdict(struct bench_explain *ex)
 			     ? "; not every OSD could be measured"
 			     : "");
 	}
+}
+
+void bench_explain_full(struct bench_explain *ex, const char *why)
+{
+	if (ex != NULL)
+		snprintf(ex->full, sizeof(ex->full), "%s", why);
 }
 
 void bench_explain_end(struct bench_explain *ex, double elapsed_s, uint64_t client_bytes)

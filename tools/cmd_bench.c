@@ -21,6 +21,8 @@
 #include "common/clock.h"
 #include "common/conf.h"
 #include "common/log.h"
+#include "client/client_debug.h"
+#include "mon/map.h"
 #include "tools/bench.h"
 #include "tools/cli.h"
 #include "weft/weft.h"
@@ -79,6 +81,47 @@ static void bench_op_error(struct bench *b, uint64_t index, const char *what, co
 		fprintf(stderr, "weft bench: further errors are counted, not shown\n");
 }
 
+/*
+ * One line for a write refused for space: the pool's quota, or the full OSD
+ * (the one the error names, else one the map marks full) at the map's full
+ * ratio, which is what marked it.
+ */
+static void bench_full_reason(struct weft_cluster *cl, uint32_t pool,
+			      const struct weft_result *res, char *buf, size_t cap)
+{
+	const struct mon_map *map = weft_debug_map(cl);
+	int32_t osd = res->flags & WEFT_RESULT_F_OSD ? res->osd : -1;
+
+	if (res->rc == -EDQUOT || mon_map_pool_full(map, pool)) {
+		snprintf(buf, cap, "the pool is at its quota (weft df)");
+		return;
+	}
+	for (uint32_t i = 0; osd < 0 && i < map->max_osd; i++)
+		if (mon_map_osd_full(map, i))
+			osd = (int32_t)i;
+	if (osd < 0)
+		snprintf(buf, cap, "the pool is full (%s)", weft_strerror(res->rc));
+	else if (mon_map_osd_full(map, (uint32_t)osd))
+		snprintf(buf, cap, "the pool is full (osd.%d at %u%%)", osd,
+			 (map->full_ratio + 5000) / 10000);
+	else
+		snprintf(buf, cap, "the pool is full (osd.%d is full)", osd);
+}
+
+/*
+ * A write refused for space: the first one stops the run with one line
+ * naming the full OSD (from the error, or the map's full bits) instead of
+ * an error per op until the time is up; the ops still in flight are counted.
+ */
+static void bench_full(struct bench *b, const struct weft_result *res)
+{
+	b->s.full_refused++;
+	if (b->s.full[0])
+		return;
+	bench_full_reason(b->cl, b->pool, res, b->s.full, sizeof(b->s.full));
+	fprintf(stderr, "weft bench: %s: stopping\n", b->s.full);
+}
+
 static void bench_op_cb(const struct weft_result *res, void *arg)
 {
 	struct bench_slot *sl = arg;
@@ -100,9 +143,14 @@ static void bench_op_cb(const struct weft_result *res, void *arg)
 	}
 	b->s.finished++;
 	b->s.t_end_ns = now;
+	if (rc != 0 && b->a.mode == BENCH_WRITE && (rc == -ENOSPC || rc == -EDQUOT)) {
+		b->s.errors++;
+		bench_full(b, res);
+		return;
+	}
 	if (rc != 0) {
 		bench_op_error(b, sl->index, b->a.mode == BENCH_WRITE ? "write" : "read",
-			       weft_strerror(rc));
+			       weft_result_describe(res, why, sizeof(why)));
 		return;
 	}
 	if (b->a.mode != BENCH_WRITE &&
@@ -137,6 +185,10 @@ static bool bench_issue(struct bench *b, struct bench_slot *sl)
 	} else if (b->a.mode == BENCH_WRITE) {
 		if (b->next >= UINT32_MAX)
 			return false;
+		if (b->a.max_bytes && b->next * b->a.bsize >= b->a.max_bytes) {
+			b->s.capped = true; /* --max-bytes: the ops in flight finish, no more go */
+			return false;
+		}
 		sl->index = b->next++;
 		b->objects = b->next;
 		bench_obj_stamp(sl->buf, b->a.bsize, b->run_key, sl->index);
@@ -223,7 +275,7 @@ static int bench_run(struct bench *b)
 			b->s.aborted = true;
 			fprintf(stderr, "weft bench: %u errors: stopping\n", BENCH_ERRORS_ABORT);
 		}
-		if (now >= end || b->s.interrupted || b->s.aborted)
+		if (now >= end || b->s.interrupted || b->s.aborted || b->s.full[0])
 			more = false;
 		for (unsigned int i = 0; more && i < b->a.inflight; i++)
 			if (!b->slots[i].busy)
@@ -549,6 +601,8 @@ int cli_bench_main(int argc, char **argv)
 		ex = bench_explain_begin(conf, b.a.conf_file, b.a.name, b.cl);
 	sigaction(SIGINT, &sa, NULL);
 	rc = bench_run(&b);
+	if (ex != NULL && b.s.full[0])
+		bench_explain_full(ex, b.s.full);
 	if (ex != NULL)
 		bench_explain_end(ex, (double)(b.s.t_end_ns - b.s.t0_ns) / 1e9, b.s.bytes);
 	if (rc == 0 && b.a.mode == BENCH_WRITE && b.a.no_cleanup && bench_meta_write(&b) != 0)

@@ -22,10 +22,13 @@ const char *const bench_mode_names[] = {
 void bench_report_header(const struct bench_args *a, const char *run, uint64_t objects, FILE *out)
 {
 	if (a->mode == BENCH_WRITE) {
+		/* rados bench's line; "0 objects" is its "no object limit" */
 		fprintf(out,
 			"Maintaining %u concurrent writes of %" PRIu64
-			" bytes to objects of size %" PRIu64 " for up to %g seconds or 0 objects\n",
-			a->inflight, a->bsize, a->bsize, a->seconds);
+			" bytes to objects of size %" PRIu64 " for up to %g seconds or %" PRIu64
+			" objects\n",
+			a->inflight, a->bsize, a->bsize, a->seconds,
+			a->max_bytes ? (a->max_bytes + a->bsize - 1) / a->bsize : 0);
 		fprintf(out, "Object prefix: %s\n", run);
 	} else {
 		fprintf(out,
@@ -147,6 +150,11 @@ void bench_report_summary(const struct bench_args *a, const struct bench_stats *
 		fprintf(out, "%-24s%" PRIu64 "\n", "Objects verified:", s->finished - s->errors);
 	fprintf(out, "%-24s%" PRIu64 "%s\n", "Errors:", s->errors,
 		s->aborted ? " (stopped early: too many)" : "");
+	if (s->full[0])
+		fprintf(out, "Stopped early: %s; %" PRIu64 " writes refused for space\n", s->full,
+			s->full_refused);
+	else if (s->capped)
+		fprintf(out, "Stopped early: --max-bytes reached\n");
 }
 
 static json_t *bench_dist_json(struct bench_dist d)
@@ -194,5 +202,10 @@ json_t *bench_report_json(const struct bench_args *a, const char *run, const str
 	if (a->mode != BENCH_WRITE)
 		json_object_set_new(o, "verified",
 				    json_integer((json_int_t)(s->finished - s->errors)));
+	if (s->capped)
+		json_object_set_new(o, "max_bytes_reached", json_true());
+	if (s->full[0])
+		json_object_set_new(o, "full", json_pack("{s:s, s:I}", "why", s->full, "refused",
+							 (json_int_t)s->full_refused));
 	return o;
 }

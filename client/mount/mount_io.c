@@ -57,23 +57,32 @@ static const char *mount_io_kind_name(enum mount_req_kind kind)
 	}
 }
 
-/* libweft's codes above 4096 mean nothing to the kernel: EIO, after one log line. */
-static int mount_io_errno(struct mount *m, struct mount_req *r, int rc)
+/*
+ * libweft's codes above 4096 mean nothing to the kernel: EIO, after one log
+ * line that says what the cluster said (a full OSD named, "may have been
+ * applied").
+ */
+static int mount_io_errno(struct mount *m, struct mount_req *r, const struct weft_result *res)
 {
+	char why[256];
+
 	m->io_errors++;
 	if (m->io_errors <= 10 || m->io_errors % 1000 == 0)
 		log_warn("mount",
 			 "%s/%s: %s at offset %llu, %zu bytes: %s (%llu I/O errors so far)",
 			 m->pool_name, mount_meta_name(m, r->ino), mount_io_kind_name(r->kind),
-			 (unsigned long long)r->off, r->size, weft_strerror(rc),
+			 (unsigned long long)r->off, r->size,
+			 weft_result_describe(res, why, sizeof(why)),
 			 (unsigned long long)m->io_errors);
-	return mount_meta_errno(rc);
+	return mount_meta_errno(res->rc);
 }
 
 /* Answer the kernel with rc's errno and free the request. */
 static void mount_io_fail(struct mount *m, struct mount_req *r, int rc)
 {
-	fuse_reply_err(r->req, mount_io_errno(m, r, rc));
+	struct weft_result res = {.rc = rc};
+
+	fuse_reply_err(r->req, mount_io_errno(m, r, &res));
 	mount_req_free(m, r);
 }
 
@@ -85,7 +94,7 @@ static void mount_io_read_cb(const struct weft_result *res, void *arg)
 
 	m->inflight--;
 	if (res->rc < 0) {
-		fuse_reply_err(r->req, mount_io_errno(m, r, res->rc));
+		fuse_reply_err(r->req, mount_io_errno(m, r, res));
 	} else {
 		/* a writev from the chunk the OSD wrote into; a splice with -o splice_write */
 		bv.buf[0].mem = r->chunk->data;
@@ -101,7 +110,7 @@ static void mount_io_write_cb(const struct weft_result *res, void *arg)
 
 	m->inflight--;
 	if (res->rc < 0)
-		fuse_reply_err(r->req, mount_io_errno(m, r, res->rc));
+		fuse_reply_err(r->req, mount_io_errno(m, r, res));
 	else
 		fuse_reply_write(r->req, r->size);
 	mount_req_free(m, r);
@@ -113,7 +122,7 @@ static void mount_io_status_cb(const struct weft_result *res, void *arg)
 	struct mount *m = r->m;
 
 	m->inflight--;
-	fuse_reply_err(r->req, res->rc < 0 ? mount_io_errno(m, r, res->rc) : 0);
+	fuse_reply_err(r->req, res->rc < 0 ? mount_io_errno(m, r, res) : 0);
 	mount_req_free(m, r);
 }
 

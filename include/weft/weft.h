@@ -58,7 +58,24 @@ struct weft_result {
 	int rc;		  /* 0 or -errno / -WEFT_E_* */
 	uint64_t length;  /* read: bytes read; stat: object size; write: bytes written */
 	uint64_t version; /* object version after the op (write, stat) */
+	uint32_t flags;	  /* WEFT_RESULT_F_*, about a failed op */
+	int32_t osd;	  /* with WEFT_RESULT_F_OSD: the OSD the error is about */
 };
+/*
+ * The write failed but may have been applied: a replica failed it after the
+ * primary committed it, and recovery completes it on every copy. Reading the
+ * object returns either the old or the new data, the same from every copy.
+ */
+#define WEFT_RESULT_F_MAYBE 0x1u
+/* osd names the OSD the error is about: the full one (-ENOSPC), the failed replica. */
+#define WEFT_RESULT_F_OSD 0x2u
+/*
+ * One line for a result: weft_strerror(rc) and what the flags add, e.g.
+ * "No space left on device (osd.3 is full)" or "Input/output error (osd.2
+ * failed it; the write may have been applied and completes by recovery)".
+ * Returns buf (always NUL-terminated).
+ */
+const char *weft_result_describe(const struct weft_result *res, char *buf, size_t cap);
 typedef void (*weft_op_cb)(const struct weft_result *res, void *arg);
 
 /*

@@ -281,6 +281,9 @@ struct pg {
 	int base; /* self-backfill: the copy scanned for what the log does not name */
 	uint64_t auth_lu;
 	bool self_backfill;
+	/* recovery waited on space_ok since the last tick began (state backfill_toofull) */
+	bool space_wait, toofull;
+	int32_t toofull_osd; /* the OSD it waited for last */
 	int fetch; /* the peer whose log is being fetched, -1 = none */
 	uint64_t fetch_from, fetch_after, fetch_ms;
 	struct pg_entry *fe; /* entries fetched */

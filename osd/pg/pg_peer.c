@@ -737,6 +737,8 @@ void pg_update_state(struct pg *pg)
 			st |= PROTO_PGS_BACKFILLING | PROTO_PGS_DEGRADED;
 		if (rec)
 			st |= PROTO_PGS_RECOVERING | PROTO_PGS_DEGRADED;
+		if (pg->toofull && (bf || rec))
+			st |= PROTO_PGS_BACKFILL_TOOFULL;
 		if (!(st & PROTO_PGS_DEGRADED))
 			st |= PROTO_PGS_CLEAN;
 	}

@@ -131,8 +131,12 @@ static int pg_source(const struct pg *pg, uint64_t want, uint32_t k)
 /* The capacity rule for recovery writing into osd (e: the object, NULL: a backfill batch). */
 static bool pg_space_ok(struct pg *pg, int32_t osd, const struct pg_set_ent *e)
 {
-	return pg->env->ops->space_ok == NULL ||
-	       pg->env->ops->space_ok(pg->env->arg, pg, osd, e && (e->flags & PG_SET_URGENT));
+	if (pg->env->ops->space_ok == NULL ||
+	    pg->env->ops->space_ok(pg->env->arg, pg, osd, e && (e->flags & PG_SET_URGENT)))
+		return true;
+	pg->space_wait = true; /* the PG shows backfill_toofull (pg_update_state) */
+	pg->toofull_osd = osd;
+	return false;
 }
 
 /* ----------------------------------------------------------------- pulls */
@@ -623,6 +627,7 @@ void pg_recovery_tick(struct pg *pg)
 	bool self;
 	struct pg_peer *a = pg_bf_peer(pg, &self);
 
+	pg->space_wait = false;
 	/* what a client waits for first, outside the throttle; then the rest */
 	for (int pass = 0; pass < 2; pass++) {
 		pg_recovery_pulls(pg, pass == 0, now);
@@ -642,6 +647,12 @@ void pg_recovery_tick(struct pg *pg)
 	if (self)
 		pg_bf_step(pg, a, true, now);
 	pg_recovery_self_done(pg);
+	if (pg->space_wait != pg->toofull)
+		pg_logf(pg, pg->space_wait ? PG_LOG_WARN : PG_LOG_INFO,
+			pg->space_wait ? "recovery waits: osd.%d is past its backfillfull ratio"
+				       : "recovery goes on: osd.%d has room again",
+			pg->toofull_osd);
+	pg->toofull = pg->space_wait;
 	pg_update_state(pg);
 }
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/clock.h"
 #include "common/conf.h"
 #include "common/crc32c.h"
 #include "common/log.h"
@@ -29,6 +30,7 @@ void store_opts_init(struct store_opts *o)
 	o->direct_io = true;
 	o->onode_cache_bytes = STORE_ONODE_CACHE_DEFAULT;
 	o->batch_data = 64ull << 20;
+	o->reserve_pct = 2;
 }
 
 int store_opts_from_conf(const struct conf *conf, struct store_opts *o)
@@ -47,6 +49,7 @@ int store_opts_from_conf(const struct conf *conf, struct store_opts *o)
 	o->large_write = (uint32_t)conf_get_size(conf, CONF_OSD_STORE_LARGE_WRITE);
 	o->direct_io = conf_get_bool(conf, CONF_OSD_STORE_DIRECT_IO);
 	o->batch_data = conf_get_size(conf, CONF_OSD_STORE_BATCH_DATA);
+	o->reserve_pct = (uint32_t)conf_get_int(conf, CONF_OSD_STORE_RESERVE_PCT);
 	sync = conf_get_str(conf, CONF_OSD_STORE_WAL_SYNC);
 	if (strcmp(sync, "inline") == 0) {
 		o->sync = STORE_SYNC_INLINE;
@@ -423,11 +426,21 @@ int store_ckpt_write(struct store *st, uint64_t seq, uint64_t vend, uint64_t lsn
 	st->nfrees = kept;
 	st->vtail = vend;
 	st->ckpt_seq = seq;
+	st->ckpt_ms = clock_now_ms();
 	st->info.checkpoints++;
 	log_debug("store", "osd.%u: checkpoint seq %llu lsn %llu, released %llu units",
 		  st->osd_id, (unsigned long long)seq, (unsigned long long)lsn,
 		  (unsigned long long)released);
 	return 0;
+}
+
+int store_checkpoint_idle(struct store *st, uint64_t age_ms)
+{
+	/* frees are queued in transaction order: the first is the oldest */
+	if (st->failed || st->nfrees == 0 || st->frees[0].seq > st->committed_seq ||
+	    clock_now_ms() - st->ckpt_ms < age_ms)
+		return 0;
+	return store_checkpoint(st);
 }
 
 int store_checkpoint(struct store *st)
@@ -458,6 +471,7 @@ void store_info_get(const struct store *st, struct store_info *info_out)
 
 	i.units_total = st->sb.nunits;
 	i.units_free = st->live.nfree;
+	i.units_reserved = st->reserve_units;
 	i.unit = st->sb.unit;
 	i.wal_size = st->sb.wal_size;
 	i.wal_used = st->vhead - st->vtail;

@@ -54,6 +54,13 @@ struct store_opts {
 	bool wal_salvage;     /* mount even if the WAL is damaged mid-log (drops records) */
 	uint64_t onode_cache_bytes; /* object records kept in memory (clean ones evicted above) */
 	/*
+	 * Percent of the data units a transaction that writes data may not take
+	 * (osd_store_reserve_pct): removes, truncates, zeroing, attributes and PG
+	 * log entries may, so an OSD whose store is "full" can still free space and
+	 * record recovery state. The writer gets -ENOSPC while units remain.
+	 */
+	uint32_t reserve_pct;
+	/*
 	 * Tests only (no conf option): when set, out-of-line data writes are held
 	 * back until the WAL record of their batch has been written, and this is
 	 * called at that point, before they are issued, so a crash test can die
@@ -87,6 +94,12 @@ int store_tx_pglog_append(struct store_tx *tx, uint64_t pg, uint64_t seq, const 
 			  size_t len);
 /* Drop PG log entries with seq <= upto. */
 int store_tx_pglog_trim(struct store_tx *tx, uint64_t pg, uint64_t upto);
+/*
+ * Let tx use the reserve (store_opts.reserve_pct) although it writes data:
+ * for data that must land for the store to stay consistent with what its
+ * owner already recorded elsewhere. Transactions without writes always may.
+ */
+void store_tx_reserve_allow(struct store_tx *tx);
 
 typedef void (*store_commit_cb)(void *arg, int rc);
 /*
@@ -109,6 +122,13 @@ int store_wait(struct store *st);
 int store_flush(struct store *st);
 /* Make the data device and RocksDB durable up to the last commit and trim the WAL. */
 int store_checkpoint(struct store *st);
+/*
+ * Checkpoint if units freed by committed transactions wait for one and the
+ * last checkpoint is at least age_ms old; 0 when none was due. Otherwise a
+ * remove's space comes back only when the WAL is half full, which on an
+ * idle store is never (the OSD calls it from its tick: docs/store.md).
+ */
+int store_checkpoint_idle(struct store *st, uint64_t age_ms);
 
 struct store_stat {
 	uint64_t size;
@@ -156,6 +176,8 @@ int store_fsck(struct store *st, bool deep, struct store_fsck_report *report_out
 
 struct store_info {
 	uint64_t units_total, units_free, unit;
+	uint64_t units_reserved;   /* of units_free, kept for removes and metadata */
+	uint64_t reserve_refused;  /* data-writing transactions refused by the reserve */
 	uint64_t wal_size, wal_used;
 	uint64_t committed_seq, next_lsn;
 	uint64_t batches, batched_tx, checkpoints;

@@ -122,6 +122,9 @@ struct store {
 	struct kv *kv;
 	struct alloc live;      /* allocations as of the last submit */
 	struct alloc persisted; /* what the "B" chunks say as of the last commit */
+	uint64_t reserve_units; /* opts.reserve_pct of the units: not for data writes */
+	uint64_t reserve_log_ms; /* last "reserve reached" warning (one per 10 s) */
+	uint64_t ckpt_ms;	 /* when the last checkpoint was written (store_checkpoint_idle) */
 	uint8_t *chunk_dirty;
 	uint64_t nchunks;
 	struct io_uring ring;

@@ -169,6 +169,7 @@ static int store_load_state(struct store *st, struct store_ckpt *ck, uint64_t *m
 	int rc;
 
 	st->cpb = st->sb.unit / STORE_CSUM_BLOCK;
+	st->reserve_units = st->sb.nunits * (st->opts.reserve_pct > 50 ? 50 : st->opts.reserve_pct) / 100;
 	st->nchunks = (st->sb.nunits + KV_CHUNK_UNITS - 1) / KV_CHUNK_UNITS;
 	st->chunk_dirty = calloc(st->nchunks ? st->nchunks : 1, 1);
 	if (!st->chunk_dirty || alloc_init(&st->live, st->sb.nunits) != 0 ||

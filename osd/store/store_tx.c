@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "common/crc32c.h"
 #include "common/log.h"
 #include "include/weft/weft.h"
@@ -30,6 +31,7 @@ struct tx_op {
 struct store_tx {
 	struct tx_op *ops;
 	unsigned int n, cap;
+	bool reserve_ok; /* store_tx_reserve_allow */
 };
 
 int store_tx_create(struct store_tx **tx_out)
@@ -151,6 +153,27 @@ int store_tx_pglog_trim(struct store_tx *tx, uint64_t pg, uint64_t upto)
 {
 	return tx_add(tx, TX_TRIM, pg, NULL, NULL, upto, 0, NULL, 0);
 }
+
+void store_tx_reserve_allow(struct store_tx *tx)
+{
+	tx->reserve_ok = true;
+}
+
+/*
+ * Units tx must leave free: the reserve, unless tx writes no data (removes,
+ * truncates and zeroing free more than the unit or two they may rewrite;
+ * attributes and log entries live in RocksDB) or its owner allowed it.
+ */
+static uint64_t tx_reserve_kept(const struct store *st, const struct store_tx *tx)
+{
+	if (tx->reserve_ok)
+		return 0;
+	for (unsigned int i = 0; i < tx->n; i++)
+		if (tx->ops[i].kind == TX_WRITE)
+			return st->reserve_units;
+	return 0;
+}
+
 
 /* ---- translation ---- */
 
@@ -560,6 +583,16 @@ static int xl_op(struct xl *x, struct tx_op *op)
 	return xl_apply(x);
 }
 
+/* Reserve units for a transaction, keeping `keep` units free; -ENOSPC changes nothing. */
+static int tx_take(struct store *st, uint64_t units, uint64_t keep, struct xl *x)
+{
+	if (units > 0 && st->live.nfree < units + keep)
+		return -ENOSPC;
+	return alloc_take(&st->live, units, x->pool,
+			  units < STORE_MAX_RUNS ? (unsigned int)(units ? units : 1) : STORE_MAX_RUNS,
+			  &x->npool);
+}
+
 /* Units a transaction may need, and a bound on its WAL body. */
 static void tx_estimate(const struct store *st, const struct store_tx *tx, uint64_t *units_out,
 			uint64_t *body_out)
@@ -577,10 +610,22 @@ static void tx_estimate(const struct store *st, const struct store_tx *tx, uint6
 		else if (op->kind == TX_TRUNC)
 			n = 1;
 		units += n;
-		body += 600 + op->len * (op->kind == TX_SETATTR || op->kind == TX_LOG) +
-			n * (st->cpb * 4 + 40);
+		/* metadata ops: exactly what xl_op puts (an activation carries thousands) */
+		if (op->kind == TX_LOG || op->kind == TX_TRIM || op->kind == TX_SETATTR ||
+		    op->kind == TX_RMATTR) {
+			size_t nl = op->name ? strlen(op->name) : 0, kl = op->key ? strlen(op->key) : 0;
+
+			body += op->kind == TX_LOG	? 21 + op->len
+				: op->kind == TX_TRIM	? 17
+				: op->kind == TX_SETATTR ? 2 * (11 + nl) + 6 + kl + op->len
+							 : 13 + nl + kl;
+			continue;
+		}
+		body += 600 + n * (st->cpb * 4 + 40);
 		if (op->kind == TX_WRITE && op->len < st->opts.large_write)
 			body += n * unit;
+		/* zero and truncate may rewrite a partial unit at each end (inline), a remove
+		 * lists its extents' frees */
 		if (op->kind != TX_WRITE)
 			body += 2 * (unit + st->cpb * 4 + 40);
 	}
@@ -626,7 +671,7 @@ static void xl_adopt_borrowed(struct xl *x, struct store_tx *tx)
 int store_tx_submit(struct store *st, struct store_tx *tx, store_commit_cb cb, void *arg)
 {
 	struct xl x = { .st = st };
-	uint64_t units, body;
+	uint64_t units, body, keep;
 	struct store_txc *t;
 	int rc;
 
@@ -645,23 +690,28 @@ int store_tx_submit(struct store *st, struct store_tx *tx, store_commit_cb cb, v
 	x.pool = malloc((units ? units : 1) * sizeof(*x.pool));
 	if (!x.pool)
 		return -ENOMEM;
-	rc = alloc_take(&st->live, units, x.pool,
-			units < STORE_MAX_RUNS ? (unsigned int)(units ? units : 1) : STORE_MAX_RUNS,
-			&x.npool);
+	keep = tx_reserve_kept(st, tx);
+	rc = tx_take(st, units, keep, &x);
 	if (rc == -ENOSPC && st->nfrees > 0) {
 		/* Space freed by committed transactions comes back at a checkpoint. */
 		rc = store_flush(st);
 		if (rc == 0)
 			rc = store_checkpoint(st);
 		if (rc == 0)
-			rc = alloc_take(&st->live, units, x.pool,
-					units < STORE_MAX_RUNS ? (unsigned int)(units ? units : 1) :
-								 STORE_MAX_RUNS, &x.npool);
+			rc = tx_take(st, units, keep, &x);
 	}
 	if (rc != 0) {
-		if (rc == -ENOSPC)
-			store_warn(st, "no space for a transaction needing %llu units (%llu free)",
-				   (unsigned long long)units, (unsigned long long)st->live.nfree);
+		if (rc == -ENOSPC && keep > 0 && st->live.nfree >= units)
+			st->info.reserve_refused++;
+		if (rc == -ENOSPC && clock_now_ms() - st->reserve_log_ms >= 10000) {
+			/* once per 10 s: a full store refuses every write, not just one */
+			st->reserve_log_ms = clock_now_ms();
+			store_warn(st, "no space for a transaction needing %llu units (%llu free, "
+				   "%llu kept for removes and metadata; %llu refused so far)",
+				   (unsigned long long)units, (unsigned long long)st->live.nfree,
+				   (unsigned long long)keep,
+				   (unsigned long long)st->info.reserve_refused);
+		}
 		free(x.pool);
 		return rc;
 	}
