@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,22 +166,6 @@ static uint32_t mon_cap_pool_want(struct mon *mon, const struct mon_pool *p)
 	return complete ? p->flags & ~MON_POOL_F_FULL : p->flags;
 }
 
-static void mon_cap_reason(struct mon_inc *inc, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void mon_cap_reason(struct mon_inc *inc, const char *fmt, ...)
-{
-	size_t n = strlen(inc->reason);
-	va_list ap;
-
-	if (n > 0 && n + 2 < sizeof(inc->reason)) {
-		memcpy(inc->reason + n, "; ", 3);
-		n += 2;
-	}
-	va_start(ap, fmt);
-	vsnprintf(inc->reason + n, sizeof(inc->reason) - n, fmt, ap);
-	va_end(ap);
-}
-
 static int mon_cap_build_auto(struct mon *mon, struct mon_job *job, struct mon_inc *inc)
 {
 	int rc = 0;
@@ -200,7 +183,7 @@ static int mon_cap_build_auto(struct mon *mon, struct mon_job *job, struct mon_i
 			continue;
 		op.osd = *o;
 		op.osd.state = want;
-		mon_cap_reason(inc, "osd.%u %s at %.1f%%", i,
+		mon_reason_add(inc, "osd.%u %s at %.1f%%", i,
 			       (want & MON_OSD_FULLNESS) ? mon_osd_fullness_str(want) : "not full",
 			       mon_cap_pct(mon_cap_ppm(s)));
 		rc = mon_inc_add(inc, &op);
@@ -214,7 +197,7 @@ static int mon_cap_build_auto(struct mon *mon, struct mon_job *job, struct mon_i
 			continue;
 		op.pool = *p;
 		op.pool.flags = want;
-		mon_cap_reason(inc, "pool '%s' %s", p->name,
+		mon_reason_add(inc, "pool '%s' %s", p->name,
 			       (want & MON_POOL_F_FULL) ? "reached its quota" : "below its quotas");
 		rc = mon_inc_add(inc, &op);
 	}

@@ -47,9 +47,7 @@ static int mon_inc_osd(struct mon_inc *inc, const struct mon_osd *o)
 	return mon_inc_add(inc, &op);
 }
 
-static void mon_reason_add(struct mon_inc *inc, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void mon_reason_add(struct mon_inc *inc, const char *fmt, ...)
+void mon_reason_add(struct mon_inc *inc, const char *fmt, ...)
 {
 	size_t n = strlen(inc->reason);
 	va_list ap;

@@ -235,6 +235,8 @@ void mon_cmd_handle(struct mon *mon, struct msgr_conn *conn, uint64_t tid, const
 bool mon_cmd_is_write(const char *json, size_t len);
 void mon_osd_boot(struct mon *mon, struct msgr_conn *conn, uint64_t tid,
 		  const struct proto_osd_boot *boot);
+/* Append "; " and a formatted reason to an increment's reason (mon_osd.c). */
+void mon_reason_add(struct mon_inc *inc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void mon_osd_beacon(struct mon *mon, const struct proto_osd_beacon *b);
 void mon_osd_failure(struct mon *mon, const struct proto_osd_failure *f);
 void mon_live_reset(struct mon *mon);
