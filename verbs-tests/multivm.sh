@@ -15,7 +15,7 @@
 # Debian's stock kernel from the rdma-vm cache (../shared/rdma-vm, setup.sh
 # builds it) with this script's own initramfs: the cache's, plus virtio_net
 # and verbs-tests/multivm-init.sh as /init. They see the host's / read-only
-# (the build dir must not be under /tmp) and share one read-write directory
+# (a checkout or build under /tmp is shared read-write) and share one read-write directory
 # (the conf, the daemons' logs, the guests' progress files).
 # Each VM runs verbs-tests/multivm-guest.sh with its index.
 #
@@ -34,9 +34,15 @@ T0=$(date +%s.%N)
 since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }
 log() { printf '[%6ss] %s\n' "$(since "$T0")" "$*"; }
 skip() { echo "SKIP: $*"; exit 77; }
-case "$BUILD" in
-/tmp/* | /var/tmp/*) echo "multivm: $BUILD is under /tmp or /var/tmp, which the VMs do not see" >&2; exit 1 ;;
-esac
+# The guests see the host's / read-only with their own tmpfs on /tmp,
+# /var/tmp, /root, /run and /dev/shm: a checkout or build there (a clone
+# under /tmp) is shared read-write at the same path instead.
+EXTRA=()
+in_guest_tmpfs() { case "$1" in /tmp/* | /var/tmp/* | /root/* | /run/* | /dev/shm/*) return 0 ;; esac; return 1; }
+in_guest_tmpfs "$top/" && EXTRA+=("$top")
+if in_guest_tmpfs "$BUILD/"; then
+	case "$BUILD/" in "$top"/*) ;; *) EXTRA+=("$BUILD") ;; esac
+fi
 [ "$(id -u)" = 0 ] || skip "needs root (network namespace, tap devices)"
 for t in qemu-system-x86_64 ip cpio gzip depmod modprobe; do
 	command -v $t > /dev/null || skip "$t not installed (scripts/install-deps.sh)"
@@ -170,8 +176,13 @@ HN=(wvm1 wvm2 wvm3)
 for k in $(seq 0 $((NVM - 1))); do
 	x=$T/vm$k/xfer
 	mkdir -p "$x"
-	printf 'RDMAVM_IP=%q\nRDMAVM_HOSTNAME=%q\nRDMAVM_RW_COUNT=1\nRDMAVM_RW_0=%q\n' \
-		"${ADDR[$k]}/24" "${HN[$k]}" "$SHARE" > "$x/config"
+	printf 'RDMAVM_IP=%q\nRDMAVM_HOSTNAME=%q\nRDMAVM_RW_COUNT=%d\nRDMAVM_RW_0=%q\n' \
+		"${ADDR[$k]}/24" "${HN[$k]}" $((1 + ${#EXTRA[@]})) "$SHARE" > "$x/config"
+	vfs=()
+	for j in "${!EXTRA[@]}"; do
+		printf 'RDMAVM_RW_%d=%q\n' $((j + 1)) "${EXTRA[$j]}" >> "$x/config"
+		vfs+=(-virtfs "local,path=${EXTRA[$j]},mount_tag=rw$((j + 1)),security_model=none")
+	done
 	{
 		echo 'ulimit -l unlimited 2> /dev/null'
 		for e in "WEFT_BUILD=$BUILD" "WEFT_VM_INDEX=$k" "WEFT_VM_COUNT=$NVM" "WEFT_SHARE=$SHARE" \
@@ -195,7 +206,7 @@ for k in $(seq 0 $((NVM - 1))); do
 		-chardev file,id=err,path="$T/vm$k/err.log" -serial chardev:err \
 		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 		-virtfs local,path="$x",mount_tag=xfer,security_model=none \
-		-virtfs local,path="$SHARE",mount_tag=rw0,security_model=none \
+		-virtfs local,path="$SHARE",mount_tag=rw0,security_model=none "${vfs[@]}" \
 		-netdev tap,id=n0,ifname="tap$k",script=no,downscript=no \
 		-device virtio-net-pci,netdev=n0,mac=52:54:00:57:46:1$k \
 		-device virtio-rng-pci < /dev/null > "$T/vm$k/qemu.log" 2>&1 &

@@ -12,7 +12,7 @@
 # here: no harness, no qemu, or no /dev/kvm-free TCG... i.e. qemu missing.
 # Every other problem is a failure. Env: WEFT_RDMA_VM (harness dir),
 # RDMAVM_CACHE, WEFT_VM_MEM (default 3G: ASan builds), WEFT_VM_TIMEOUT (900 s),
-# WEFT_VM_SAVE_LOGS=DIR (outside /tmp: the daemons' logs of the osd mode land there).
+# WEFT_VM_SAVE_LOGS=DIR (the daemons' logs of the osd mode land there).
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -22,11 +22,15 @@ build=${2:-}
 [ -n "$mode" ] && [ -n "$build" ] || { echo "usage: $0 suite|doctor|osd BUILD_DIR" >&2; exit 2; }
 [ -f "$here/$mode-in-vm.sh" ] || { echo "run-vm: unknown mode '$mode' (suite, doctor or osd)" >&2; exit 2; }
 build=$(cd "$build" && pwd) || exit 2
-case "$build" in
-/tmp/* | /var/tmp/*)
-	echo "run-vm: $build is under /tmp or /var/tmp, which the VM does not see; build elsewhere" >&2
-	exit 1 ;;
-esac
+# The guest sees the host's root read-only, but /tmp, /var/tmp, /root, /run
+# and /dev/shm are its own tmpfs: a checkout or build there (a clone under
+# /tmp, or in root's home) is mounted read-write at the same path instead.
+share=()
+in_guest_tmpfs() { case "$1" in /tmp/* | /var/tmp/* | /root/* | /run/* | /dev/shm/*) return 0 ;; esac; return 1; }
+in_guest_tmpfs "$top/" && share+=(--rw "$top")
+if in_guest_tmpfs "$build/"; then
+	case "$build/" in "$top"/*) ;; *) share+=(--rw "$build") ;; esac
+fi
 
 vm=""
 for c in "${WEFT_RDMA_VM:-}" "$top/../shared/rdma-vm" /work/shared/rdma-vm; do
@@ -67,7 +71,7 @@ if [ -n "${WEFT_VM_SAVE_LOGS:-}" ]; then
 	save=(--rw "$WEFT_VM_SAVE_LOGS" -e WEFT_TEST_SAVE_LOGS="$WEFT_VM_SAVE_LOGS")
 fi
 start=$(date +%s)
-"$vm/run-in-vm.sh" --mem "${WEFT_VM_MEM:-3G}" --timeout "${WEFT_VM_TIMEOUT:-900}" "${save[@]}" \
+"$vm/run-in-vm.sh" --mem "${WEFT_VM_MEM:-3G}" --timeout "${WEFT_VM_TIMEOUT:-900}" "${share[@]}" "${save[@]}" \
 	-e WEFT_BUILD="$build" -e WEFT_TEST_ADDR=198.18.0.1 -e WEFT_VM_OSD_CASE="${WEFT_VM_OSD_CASE:-io}" \
 	-e ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}" \
 	-e UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
