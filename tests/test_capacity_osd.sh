@@ -136,7 +136,7 @@ small)
 	log "small: osd.2 filled, every refused write said so, copies identical after recovery"
 	;;
 purge)
-	CL_CONF_EXTRA=$(printf '[osd]\n\tosd_pool_purge_rate = 100\n')
+	CL_CONF_EXTRA=$(printf '[osd]\n\tosd_pool_purge_rate = 100\n[mon]\n\tmon_allow_pool_delete = true\n')
 	cluster_up
 	wait_for 60 "the cluster ready" cl_ready
 	writer 3 8 100 65536 # objects of the pool that stays
@@ -153,7 +153,7 @@ purge)
 		[ "$U" -gt $((BASE[$i] + 8 * 1048576)) ] ||
 			fail "osd.$i: pool gone did not take space (${BASE[$i]} -> $U bytes)"
 	done
-	w pool rm gone > /dev/null || fail "pool rm gone"
+	w pool rm gone gone --yes-i-really-really-mean-it > /dev/null || fail "pool rm gone"
 	wait_for 20 "osd.1 deleting pool $GONE's objects" sh -c \
 		"grep -q 'pool $GONE removed: deleting its objects' '$DIR/osd.1.log'"
 	sleep 1
