@@ -37,8 +37,14 @@ for c in "${WEFT_RDMA_VM:-}" "$TOP/../shared/rdma-vm" /work/shared/rdma-vm; do
 	fi
 done
 [ -n "$VM" ] || skip "the rdma-vm harness is not here (../shared/rdma-vm beside the checkout, or WEFT_RDMA_VM)"
-case "$HERE" in
-/tmp/* | /var/tmp/*) echo "FAIL: the checkout is under /tmp, which the guest does not see"; exit 1 ;;
+# The guest sees the host's / read-only with its own tmpfs on /tmp, /var/tmp,
+# /root, /run and /dev/shm: a checkout there (a clone under /tmp) is shared
+# read-write at the same path (the harness's rw0) instead.
+RW_CONF='RDMAVM_RW_COUNT=0\n' RW_FS=()
+case "$TOP/" in
+/tmp/* | /var/tmp/* | /root/* | /run/* | /dev/shm/*)
+	RW_CONF="RDMAVM_RW_COUNT=1\nRDMAVM_RW_0=$TOP\n"
+	RW_FS=(-virtfs "local,path=$TOP,mount_tag=rw0,security_model=none") ;;
 esac
 
 # shellcheck source=tests/nbd_lib.sh
@@ -103,7 +109,7 @@ while read -r f; do
 	esac || fail "module $f"
 done < "$DIR/modules.list"
 [ $n -gt 0 ] || fail "no modules for virtio_blk and ext4 in $KROOT"
-printf 'RDMAVM_MODE=none\nRDMAVM_NETDEV=dummy0\nRDMAVM_IP=198.18.0.1/24\nRDMAVM_RW_COUNT=0\n' > "$X/config"
+printf "RDMAVM_MODE=none\nRDMAVM_NETDEV=dummy0\nRDMAVM_IP=198.18.0.1/24\n$RW_CONF" > "$X/config"
 printf 'cd %q || exit 125\nexec /bin/bash %q\n' "$HERE" "$HERE/nbd_vm_guest.sh" > "$X/cmd.sh"
 if [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo; then
 	ACCEL=(-enable-kvm -cpu host)
@@ -120,7 +126,7 @@ timeout -k 5 "${WEFT_VM_TIMEOUT:-600}" qemu-system-x86_64 "${ACCEL[@]}" \
 	-chardev file,id=out,path="$DIR/guest.out" -serial chardev:out \
 	-chardev file,id=err,path="$DIR/guest.err" -serial chardev:err \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
-	-virtfs local,path="$X",mount_tag=xfer,security_model=none \
+	-virtfs local,path="$X",mount_tag=xfer,security_model=none "${RW_FS[@]}" \
 	-drive "file=nbd+unix:///?socket=$SOCK,format=raw,if=none,id=weft,cache=none,discard=unmap" \
 	-device virtio-blk-pci,drive=weft,serial=weft-vmdisk \
 	-device virtio-rng-pci < /dev/null > "$DIR/qemu.log" 2>&1 &

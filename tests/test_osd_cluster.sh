@@ -85,11 +85,12 @@ fi
 CL_HEARTBEAT_GRACE=${CL_HEARTBEAT_GRACE:-${WEFT_TEST_HEARTBEAT_GRACE:-10s}}
 # Stores are sparse 1 GiB files (cluster-lib's default) unless a case writes
 # more. io's 2,000 objects of 1 B - 8 MiB are about 1 GiB on every OSD,
-# stale's writer 25 s of objects up to 1 MiB, and benchtool's runs at full
-# speed (sparse files: only what is written takes disk).
-if [ "$CASE" = stale ] || [ "$CASE" = benchtool ] || { [ "$CASE" = io ] && [ "$OBJECTS" -gt 500 ]; }; then
+# stale's writer 25 s of objects up to 1 MiB; benchtool's runs at full speed
+# get 3 GiB (sparse files: only what is written takes disk).
+if [ "$CASE" = stale ] || { [ "$CASE" = io ] && [ "$OBJECTS" -gt 500 ]; }; then
 	CL_DATA_SIZE=${CL_DATA_SIZE:-${WEFT_TEST_OSD_DATA_SIZE:-2G}}
 fi
+[ "$CASE" = benchtool ] && CL_DATA_SIZE=${CL_DATA_SIZE:-${WEFT_TEST_OSD_DATA_SIZE:-3G}}
 
 if [ "$MS" != tcp ]; then
 	# The variant runs only where the backend works: a bounded loopback
@@ -291,9 +292,10 @@ memory)
 	;;
 benchtool) # weft bench: write/seq/rand verify, JSON, cleanup, Ctrl-C (docs/bench.md)
 	wb() { "$WEFT" bench rbd "$@" -c "$CONF"; }
-	# at most 256 MiB kept: the later runs need room on a fast disk too (a full
-	# pool stops weft bench; the interrupted run writes for 2 s or more)
-	wb 3 write --no-cleanup --run-name kept -t 8 -b 1M --max-bytes 256M > "$DIR/w.out" 2> "$DIR/w.err" ||
+	# at most 1 GiB kept (3 s here are 0.7-1 GiB): the later runs need room on
+	# a fast disk too (a full pool stops weft bench; the interrupted run
+	# writes for 2 s or more)
+	wb 3 write --no-cleanup --run-name kept -t 8 -b 1M --max-bytes 1G > "$DIR/w.out" 2> "$DIR/w.err" ||
 		{ cat "$DIR/w.out" "$DIR/w.err"; fail "bench write --no-cleanup"; }
 	cat "$DIR/w.out"
 	N=$(sed -n 's/^Total writes made: *//p' "$DIR/w.out")
