@@ -55,7 +55,8 @@ int proto_hello_check(const struct proto_hello *local, const struct proto_hello 
 {
 	uint64_t unknown = peer->required & ~local->features;
 	uint64_t lacking = local->required & ~peer->features;
-	char who[160];
+	/* room for the longest name, address and version: the version must survive */
+	char who[PROTO_NAME_MAX + PROTO_ADDR_MAX + PROTO_VERSTR_MAX + 48];
 
 	snprintf(who, sizeof(who), "%s%s%s (weft %s, protocol %u)", peer->name,
 		 peer_addr && peer_addr[0] ? " at " : "", peer_addr ? peer_addr : "", peer->version,

@@ -40,7 +40,7 @@
 #define PROTO_VERSION_MIN 1u
 
 /* Room for a refusal line (proto_hello_check, proto_hello_unexpected). */
-#define PROTO_HELLO_WHY_MAX 400
+#define PROTO_HELLO_WHY_MAX 512
 
 /*
  * This process's hello for entity name ("osd.3", "mon.a", "client.admin"):

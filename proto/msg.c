@@ -22,6 +22,15 @@
 
 /* ------------------------------------------------------------------ hello */
 
+/* Printable ASCII only: a peer's name and version end up in one-line log messages. */
+static bool proto_str_printable(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] > 0x7e)
+			return false;
+	return true;
+}
+
 int proto_hello_validate(const struct proto_hello *m, struct proto_err *err)
 {
 	if (m->entity_type < PROTO_ENTITY_CLIENT || m->entity_type > PROTO_ENTITY_MON)
@@ -30,15 +39,15 @@ int proto_hello_validate(const struct proto_hello *m, struct proto_err *err)
 	if (m->name_len == 0 || m->name_len > PROTO_NAME_MAX)
 		return proto_err_set(err, "hello", "name: length %zu not in 1..%u", m->name_len,
 				     PROTO_NAME_MAX);
-	if (memchr(m->name, '\0', m->name_len) != NULL)
-		return proto_err_set(err, "hello", "name: holds a NUL byte");
+	if (!proto_str_printable(m->name, m->name_len))
+		return proto_err_set(err, "hello", "name: holds a byte that is not printable ASCII");
 	if (m->proto_version == 0)
 		return proto_err_set(err, "hello", "proto_version: 0");
 	if (m->version_len == 0 || m->version_len > PROTO_VERSTR_MAX)
 		return proto_err_set(err, "hello", "version: length %zu not in 1..%u",
 				     m->version_len, PROTO_VERSTR_MAX);
-	if (memchr(m->version, '\0', m->version_len) != NULL)
-		return proto_err_set(err, "hello", "version: holds a NUL byte");
+	if (!proto_str_printable(m->version, m->version_len))
+		return proto_err_set(err, "hello", "version: holds a byte that is not printable ASCII");
 	if (m->required & ~m->features)
 		return proto_err_set(err, "hello",
 				     "required: bits 0x%llx the sender does not support itself",
