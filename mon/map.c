@@ -224,6 +224,8 @@ static bool mon_pool_needs_v3(const struct mon_pool *p)
 /* The lowest encoding version that can carry op. */
 static uint8_t mon_op_version(const struct mon_op *op)
 {
+	if (op->kind == MON_OP_MUTE_SET || op->kind == MON_OP_MUTE_RM)
+		return 6;
 	if (op->kind == MON_OP_FULL_RATIOS ||
 	    (op->kind == MON_OP_OSD_SET && (op->osd.state & MON_OSD_FULLNESS)) ||
 	    (op->kind == MON_OP_POOL_SET && mon_pool_needs_v3(&op->pool)))
@@ -242,6 +244,8 @@ static uint8_t mon_map_version(const struct mon_map *map)
 		v3 = (map->osds[i].state & MON_OSD_EXISTS) && (map->osds[i].state & MON_OSD_FULLNESS);
 	for (uint32_t i = 0; i < map->npools && !v3; i++)
 		v3 = mon_pool_needs_v3(&map->pools[i]);
+	if (map->nmutes > 0)
+		return 6;
 	if (v3)
 		return 3;
 	return mon_map_needs_v2(map) ? 2 : 1;
@@ -274,6 +278,9 @@ static void mon_map_put(struct proto_enc *enc, const struct mon_map *map)
 		proto_enc_put_u32(enc, map->backfillfull_ratio);
 		proto_enc_put_u32(enc, map->full_ratio);
 	}
+	/* versions 4 and 5 are other parts' (their fields come first, here) */
+	if (version >= 6)
+		mon_map_mutes_put(enc, map);
 }
 
 static int mon_encode_alloc(void (*put)(struct proto_enc *, const void *), const void *obj,
@@ -391,6 +398,8 @@ int mon_map_decode(const void *buf, size_t len, struct proto_err *err, struct mo
 		m.backfillfull_ratio = r.backfillfull;
 		m.full_ratio = r.full;
 	}
+	if (version >= 6 && dec.err == 0)
+		mon_map_mutes_get(&dec, &m);
 	/* canonical: what a lower version can say is said in it */
 	if (dec.err == 0 && version > 1 && mon_map_version(&m) != version)
 		proto_dec_fail(&dec, "version: %u for a map that needs version %u", version,
@@ -483,6 +492,12 @@ static void mon_inc_put(struct proto_enc *enc, const void *obj)
 			proto_enc_put_u32(enc, op->ratios.backfillfull);
 			proto_enc_put_u32(enc, op->ratios.full);
 			break;
+		case MON_OP_MUTE_SET:
+			mon_mute_put(enc, &op->mute);
+			break;
+		case MON_OP_MUTE_RM:
+			proto_enc_put_str16(enc, op->mute.code, strlen(op->mute.code));
+			break;
 		}
 	}
 }
@@ -565,6 +580,19 @@ int mon_inc_decode(const void *buf, size_t len, struct proto_err *err, struct mo
 					       op->ratios.nearfull, op->ratios.backfillfull,
 					       op->ratios.full, MON_RATIO_ONE);
 			break;
+		case MON_OP_MUTE_SET:
+			mon_mute_get(&dec, &op->mute);
+			break;
+		case MON_OP_MUTE_RM: {
+			size_t cn;
+
+			proto_dec_get_str16(&dec, "op.code", MON_MUTE_CODE_MAX, op->mute.code,
+					    sizeof(op->mute.code), &cn);
+			if (dec.err == 0 && !mon_mute_code_valid(op->mute.code))
+				proto_dec_fail(&dec, "op.code: '%s' is not a check code",
+					       op->mute.code);
+			break;
+		}
 		default:
 			proto_dec_fail(&dec, "op.kind: unknown %u", op->kind);
 			break;
@@ -655,6 +683,9 @@ int mon_map_apply(struct mon_map *map, const struct mon_inc *inc)
 		} else if (op->kind == MON_OP_FULL_RATIOS) {
 			if (!mon_ratios_valid(&op->ratios))
 				return -EINVAL;
+		} else if (op->kind == MON_OP_MUTE_SET || op->kind == MON_OP_MUTE_RM) {
+			if (mon_map_mute_check(op) != 0)
+				return -EINVAL;
 		} else if (op->kind < MON_OP_POOL_SET || op->kind > MON_OP_FULL_RATIOS) {
 			return -EINVAL;
 		}
@@ -698,6 +729,10 @@ int mon_map_apply(struct mon_map *map, const struct mon_inc *inc)
 			next.nearfull_ratio = op->ratios.nearfull;
 			next.backfillfull_ratio = op->ratios.backfillfull;
 			next.full_ratio = op->ratios.full;
+			break;
+		case MON_OP_MUTE_SET:
+		case MON_OP_MUTE_RM:
+			mon_map_mute_apply(&next, op);
 			break;
 		default:
 			/* ops in order: a bucket made by one op can hold the next */

@@ -28,8 +28,9 @@
  * quotas and pool flags. A map or increment is encoded in the lowest
  * version that can say what it holds (so older decoders still read it and
  * each map has one encoding); an older map decodes with the default ratios.
+ * Version 6 adds the health mutes (`weft health mute`, map_mute.c).
  */
-#define MON_MAP_VERSION 3
+#define MON_MAP_VERSION 6
 #define MON_MAP_VERSION_MIN 1
 #define MON_BUCKET_MAX 16384 /* buckets in one map */
 #define MON_UPMAP_MAX (1u << 20)
@@ -71,6 +72,21 @@
 /* pool flags (version 3) */
 #define MON_POOL_F_FULL 0x1u /* a quota is reached: primaries refuse allocating writes (-EDQUOT) */
 #define MON_POOL_FLAGS_KNOWN MON_POOL_F_FULL
+
+/*
+ * Version 6: a muted health check (`weft health mute CODE [TTL] [--sticky]`).
+ * It lives in the map so every mon (and a new leader) knows it. Not sticky:
+ * the leader removes it when the check clears or its count grows past the
+ * count when muted. until_ms: wall-clock ms it expires at, 0 = never.
+ */
+#define MON_MUTE_MAX 32
+#define MON_MUTE_CODE_MAX 31
+struct mon_mute {
+	char code[MON_MUTE_CODE_MAX + 1]; /* [A-Z0-9_], sorted in the map */
+	uint64_t until_ms;
+	uint32_t count; /* the check's count when muted */
+	uint8_t sticky;
+};
 
 struct mon_osd {
 	uint32_t id;
@@ -169,6 +185,9 @@ struct mon_map {
 	uint8_t balancer;	  /* MON_BALANCER_* */
 	/* version 3: parts per million, 0 < nearfull <= backfillfull <= full < MON_RATIO_ONE */
 	uint32_t nearfull_ratio, backfillfull_ratio, full_ratio;
+	/* version 6: health mutes, sorted by code */
+	uint32_t nmutes;
+	struct mon_mute mutes[MON_MUTE_MAX];
 	/*
 	 * Not encoded: built on first use by a reader of this exact map (atomic
 	 * pointer), dropped by copy/apply/decode/free. Maps change only through
@@ -191,6 +210,9 @@ enum mon_op_kind {
 	MON_OP_BALANCER = 10,  /* the balancer mode */
 	/* version 3 */
 	MON_OP_FULL_RATIOS = 11, /* the three full ratios at once */
+	/* version 6 (kinds 20-23 are the health mutes') */
+	MON_OP_MUTE_SET = 20, /* add or replace the mute of one code */
+	MON_OP_MUTE_RM = 21,  /* remove it (no-op when absent) */
 };
 
 struct mon_ratios {
@@ -210,6 +232,7 @@ struct mon_op {
 		struct mon_upmap upmap;
 		uint8_t balancer;
 		struct mon_ratios ratios;
+		struct mon_mute mute;
 	};
 };
 
@@ -263,6 +286,10 @@ uint8_t mon_crush_type_parse(const char *name);
 /* The cache of map, if built (acquire); set it once (release), false if one is there. */
 struct mon_map_cache *mon_map_cache_get(const struct mon_map *map);
 bool mon_map_cache_set(const struct mon_map *map, struct mon_map_cache *cache);
+
+/* Health mutes (map_mute.c): a code is 1..31 of [A-Z0-9_], as the checks' codes. */
+bool mon_mute_code_valid(const char *code);
+const struct mon_mute *mon_map_mute(const struct mon_map *map, const char *code);
 
 /* 0 < nearfull <= backfillfull <= full < MON_RATIO_ONE */
 bool mon_ratios_valid(const struct mon_ratios *r);

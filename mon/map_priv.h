@@ -36,4 +36,12 @@ int mon_map_topo_apply(struct mon_map *map, const struct mon_op *op);
 /* A pool is gone: drop its upmap items. */
 void mon_map_topo_pool_rm(struct mon_map *map, uint32_t pool);
 
+/* Version 6: health mutes (map_mute.c). */
+void mon_mute_put(struct proto_enc *enc, const struct mon_mute *m);
+int mon_mute_get(struct proto_dec *dec, struct mon_mute *m);
+void mon_map_mutes_put(struct proto_enc *enc, const struct mon_map *map);
+int mon_map_mutes_get(struct proto_dec *dec, struct mon_map *m);
+int mon_map_mute_check(const struct mon_op *op);
+void mon_map_mute_apply(struct mon_map *map, const struct mon_op *op);
+
 #endif

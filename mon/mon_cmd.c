@@ -23,7 +23,7 @@ static const char *const mon_write_cmds[] = {
 	"pool create", "pool rm", "pool set", "osd crush add-bucket", "osd crush move",
 	"osd crush set-location", "osd crush rm", "balancer on", "balancer off",
 	"osd set-nearfull-ratio", "osd set-backfillfull-ratio", "osd set-full-ratio",
-	"pool set-quota", NULL,
+	"pool set-quota", "health mute", "health unmute", NULL,
 };
 
 static bool mon_prefix_in(const char *json, size_t len, const char *const *list)
@@ -497,6 +497,8 @@ static int mon_job_build_cmd(struct mon *mon, struct mon_job *job, struct mon_in
 	if (prefix == NULL) {
 		rc = -EINVAL;
 		mon_job_refuse(job, "command is not a JSON object with a prefix");
+	} else if (!strncmp(prefix, "health ", 7)) {
+		rc = mon_mute_job(mon, job, root, prefix, inc);
 	} else if (!strncmp(prefix, "osd set-", 8) || !strcmp(prefix, "pool set-quota")) {
 		rc = mon_cap_job(mon, job, root, prefix, inc);
 	} else if (!strncmp(prefix, "osd crush ", 10) || !strncmp(prefix, "balancer ", 9)) {
@@ -543,8 +545,23 @@ void mon_cmd_handle(struct mon *mon, struct msgr_conn *conn, uint64_t tid, const
 				  rc == -EAGAIN ? "not the leader; retry" : "too many pending changes");
 		goto out;
 	}
-	if (!strcmp(prefix, "status") || !strcmp(prefix, "health") || !strcmp(prefix, "mon stat"))
+	if (!strcmp(prefix, "status") || !strcmp(prefix, "health") || !strcmp(prefix, "mon stat")) {
+		/*
+		 * Between a leader's loss and the next one's first barrier, this
+		 * mon's view of the quorum is stale: say "electing" (the CLI
+		 * retries, then asks another mon) rather than HEALTH_ERR, for a
+		 * bounded time; past it the lack of quorum is real and shown.
+		 */
+		uint64_t grace = conf_get_duration_us(mon->conf, CONF_MON_ELECTION_GRACE) / 1000;
+		bool electing = mon_raft_leader(mon) == 0 || (mon_is_leader(mon) && !mon->leader_ready);
+
+		if (electing && clock_now_ms() - mon->leader_seen_ms < grace) {
+			mon_reply(mon, cid, tid, -EAGAIN, NULL,
+				  "%s: electing a monitor leader; retry", mon->name);
+			goto out;
+		}
 		out = mon_cmd_status(mon, prefix);
+	}
 	else if (!strcmp(prefix, "osd tree"))
 		out = mon_cmd_osd_tree(mon);
 	else if (!strcmp(prefix, "osd dump"))

@@ -13,23 +13,45 @@
 #include "common/clock.h"
 #include "mon/mon_priv.h"
 
-void mon_health_add(json_t *checks, const char **status, const char *code, bool error,
-		    json_t *detail, const char *fmt, ...)
+static void mon_health_vadd(json_t *checks, const char **status, const char *code, bool error,
+			    json_int_t count, json_t *detail, const char *fmt, va_list ap)
 {
 	char summary[512];
-	va_list ap;
 
-	va_start(ap, fmt);
 	vsnprintf(summary, sizeof(summary), fmt, ap);
-	va_end(ap);
 	if (error)
 		*status = "HEALTH_ERR";
 	else if (strcmp(*status, "HEALTH_ERR") != 0)
 		*status = "HEALTH_WARN";
-	json_array_append_new(checks,
-			      json_pack("{s:s, s:s, s:s, s:o}", "code", code, "severity",
-					error ? "HEALTH_ERR" : "HEALTH_WARN", "summary", summary,
-					"detail", detail != NULL ? detail : json_array()));
+	if (detail == NULL)
+		detail = json_array();
+	/* count: how bad it is (OSDs down, PGs degraded...); a mute ends when it grows */
+	if (count < 0)
+		count = json_array_size(detail) > 0 ? (json_int_t)json_array_size(detail) : 1;
+	json_array_append_new(checks, json_pack("{s:s, s:s, s:s, s:I, s:o}", "code", code,
+						"severity", error ? "HEALTH_ERR" : "HEALTH_WARN",
+						"summary", summary, "count", count, "detail",
+						detail));
+}
+
+void mon_health_add(json_t *checks, const char **status, const char *code, bool error,
+		    json_t *detail, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	mon_health_vadd(checks, status, code, error, -1, detail, fmt, ap);
+	va_end(ap);
+}
+
+void mon_health_add_n(json_t *checks, const char **status, const char *code, bool error,
+		      long long count, json_t *detail, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	mon_health_vadd(checks, status, code, error, count, detail, fmt, ap);
+	va_end(ap);
 }
 
 json_t *mon_json_health(struct mon *mon, bool have_quorum, unsigned int nq)
@@ -82,5 +104,5 @@ json_t *mon_json_health(struct mon *mon, bool have_quorum, unsigned int nq)
 	mon_pg_health(mon, checks, &status);
 	mon_crush_health(mon, checks, &status);
 	mon_cap_health(mon, checks, &status);
-	return json_pack("{s:s, s:o}", "status", status, "checks", checks);
+	return mon_mute_health(mon, json_pack("{s:s, s:o}", "status", status, "checks", checks));
 }

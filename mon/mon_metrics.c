@@ -66,6 +66,43 @@ static void mon_metrics_fill_cb(void *arg, struct metrics_out *out)
 		snprintf(l2, sizeof(l2), "%s,code=\"%s\"", l, metrics_label_escape(code, esc, sizeof(esc)));
 		metrics_sample(out, "weft_health_check", l2, 1);
 	}
+	metrics_family(out, "weft_health_check_muted", "gauge",
+		       "1 for each failing health check that is muted (weft health mute), by code.");
+	json_array_foreach(json_object_get(health, "checks"), i, c) {
+		const char *code = json_string_value(json_object_get(c, "code"));
+
+		if (code == NULL || !json_is_true(json_object_get(c, "muted")))
+			continue;
+		snprintf(l2, sizeof(l2), "%s,code=\"%s\"", l, metrics_label_escape(code, esc, sizeof(esc)));
+		metrics_sample(out, "weft_health_check_muted", l2, 1);
+	}
+	{
+		json_t *io = json_object_get(pg, "client_io"), *rec = json_object_get(pg, "recovery");
+		static const char *const ops[2] = {"read", "write"};
+
+		metrics_family(out, "weft_client_io_ops_per_second", "gauge",
+			       "Client ops per second over the last seconds, from the OSDs' reports (leader).");
+		for (int w = 0; w < 2; w++) {
+			snprintf(l2, sizeof(l2), "%s,op=\"%s\"", l, ops[w]);
+			metrics_sample(out, "weft_client_io_ops_per_second", l2,
+				       json_number_value(json_object_get(io, w ? "write_ops_per_sec"
+									    : "read_ops_per_sec")));
+		}
+		metrics_family(out, "weft_client_io_bytes_per_second", "gauge",
+			       "Client bytes per second over the last seconds, from the OSDs' reports (leader).");
+		for (int w = 0; w < 2; w++) {
+			snprintf(l2, sizeof(l2), "%s,op=\"%s\"", l, ops[w]);
+			metrics_sample(out, "weft_client_io_bytes_per_second", l2,
+				       json_number_value(json_object_get(io, w ? "write_bytes_per_sec"
+									    : "read_bytes_per_sec")));
+		}
+		mon_metrics_gauge(out, l, "weft_recovery_objects_per_second",
+				  "Objects recovered per second (leader).",
+				  json_number_value(json_object_get(rec, "objects_per_sec")));
+		mon_metrics_gauge(out, l, "weft_recovery_bytes_per_second",
+				  "Bytes recovered per second (leader).",
+				  json_number_value(json_object_get(rec, "bytes_per_sec")));
+	}
 	metrics_family(out, "weft_pgs", "gauge", "PGs by state, as the OSDs last reported them.");
 	json_object_foreach(json_object_get(pg, "states"), k, v) {
 		snprintf(l2, sizeof(l2), "%s,state=\"%s\"", l, metrics_label_escape(k, esc, sizeof(esc)));

@@ -5,10 +5,15 @@
  * the leader like beacons, answered with the operators' scrub/repair
  * requests for that OSD). The leader keeps the newest report of each PG in
  * memory only, like the beacon times: a new leader knows the states again
- * within a report interval. A PG whose report does not come from its
- * current primary at the current map epoch is "unknown" (its primary has
- * not reported since the map changed). `status`, `health` and `pg ls`
- * read this table; `pg scrub|deep-scrub|repair` queue requests.
+ * within a report interval. A PG keeps the state its current primary last
+ * reported, at whatever epoch, until that primary reports anew (within a
+ * second of a map change), so an ordinary map change does not flash every
+ * PG "unknown"; a PG whose primary changed and has not reported yet is
+ * "unknown". Health counts a PG inactive (PG_AVAILABILITY) only once it has
+ * been without an active report for mon_pg_inactive_grace: peering after a
+ * map change, or a new leader waiting for its first reports, is not an
+ * alarm. `status`, `health` and `pg ls` read this table; `pg scrub|
+ * deep-scrub|repair` queue requests.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -33,7 +38,8 @@
 struct mon_pgent {
 	uint64_t key; /* pool << 32 | pg, 0 = free slot (pool ids start at 1) */
 	uint32_t osd, osd_epoch;
-	uint64_t recv_ms;
+	uint64_t recv_ms; /* 0: no report yet (an entry made for inactive_ms) */
+	uint64_t inactive_ms; /* since when the PG has no active report from its primary; 0 = active */
 	struct proto_pg_stat s;
 };
 
@@ -68,16 +74,17 @@ static uint32_t mon_pg_hash(uint64_t k)
 	return (uint32_t)k;
 }
 
-static struct mon_pgent *mon_pg_slot(uint64_t key, bool create)
+/* Room for more entries without a rehash (so pointers into the table stay valid). */
+static int mon_pg_reserve(uint32_t more)
 {
 	struct mon_pgs *p = &mon_pgs;
 
-	if (create && (p->n + 1) * 2 > p->cap) {
+	while ((uint64_t)(p->n + more + 1) * 2 > p->cap) {
 		uint32_t cap = p->cap ? p->cap * 2 : 256;
 		struct mon_pgent *t = calloc(cap, sizeof(*t));
 
 		if (t == NULL)
-			return NULL;
+			return -ENOMEM;
 		for (uint32_t i = 0; i < p->cap; i++) {
 			if (p->t[i].key == 0)
 				continue;
@@ -91,6 +98,15 @@ static struct mon_pgent *mon_pg_slot(uint64_t key, bool create)
 		p->t = t;
 		p->cap = cap;
 	}
+	return 0;
+}
+
+static struct mon_pgent *mon_pg_slot(uint64_t key, bool create)
+{
+	struct mon_pgs *p = &mon_pgs;
+
+	if (create && mon_pg_reserve(1) != 0)
+		return NULL;
 	if (p->cap == 0)
 		return NULL;
 	for (uint32_t k = mon_pg_hash(key) & (p->cap - 1);; k = (k + 1) & (p->cap - 1)) {
@@ -152,15 +168,25 @@ void mon_pg_report(struct mon *mon, struct msgr_conn *conn, uint64_t tid,
 	char *text;
 
 	mon_cap_report(mon, m->osd, &m->osd_stat);
+	if (m->has_io)
+		mon_io_report(m->osd, &m->io, now);
 	while (proto_pg_stat_next(m, &off, &s)) {
 		struct mon_pgent *e = mon_pg_slot(((uint64_t)s.pool << 32) | s.pg, true);
 
 		if (e == NULL)
 			break;
+		/* a former primary that has not seen the newer map yet does not undo its successor */
+		if (e->recv_ms != 0 && e->osd != m->osd && m->epoch < e->osd_epoch)
+			continue;
 		e->osd = m->osd;
 		e->osd_epoch = m->epoch;
 		e->recv_ms = now;
 		e->s = s;
+		/* the inactive clock stops on an active report at the current map only */
+		if ((s.state & PROTO_PGS_ACTIVE) && m->epoch >= mon->map.epoch)
+			e->inactive_ms = 0;
+		else if (!(s.state & PROTO_PGS_ACTIVE) && e->inactive_ms == 0)
+			e->inactive_ms = now;
 		mon_pg_rate(m->osd, &s, now);
 	}
 	for (unsigned int i = 0; i < mon_pgs.ncmds;) {
@@ -182,7 +208,11 @@ void mon_pg_report(struct mon *mon, struct msgr_conn *conn, uint64_t tid,
 	json_decref(out);
 }
 
-/* The report of (pool, pg) if it is current: from its primary, at the map's epoch. */
+/*
+ * The report of (pool, pg) that stands: the newest from its current
+ * primary, whatever its epoch (the primary reports again within a second
+ * of a map change; until then its last word is the best known).
+ */
 static const struct mon_pgent *mon_pg_current(struct mon *mon, const struct mon_pool *pool,
 					      uint32_t pg, int32_t *acting, int *n_out)
 {
@@ -190,14 +220,68 @@ static const struct mon_pgent *mon_pg_current(struct mon *mon, const struct mon_
 	int n = plc_map_acting(&mon->map, pool, pg, acting);
 
 	*n_out = n;
-	if (e == NULL || n <= 0 || e->osd != (uint32_t)acting[0] || e->osd_epoch < mon->map.epoch)
+	if (e == NULL || e->recv_ms == 0 || n <= 0 || e->osd != (uint32_t)acting[0])
 		return NULL;
 	return e;
 }
 
+/* Entries for every PG of the map can be made without a rehash (mon_pg_inactive). */
+static void mon_pg_reserve_map(struct mon *mon)
+{
+	uint32_t total = 0;
+
+	for (uint32_t p = 0; p < mon->map.npools; p++)
+		total += mon->map.pools[p].pg_num;
+	mon_pg_reserve(total);
+}
+
+/*
+ * Is the PG inactive for longer than mon_pg_inactive_grace? Its clock
+ * starts when it is first seen without an active report (cur: what
+ * mon_pg_current gave); call mon_pg_reserve_map first in a loop, so
+ * making an entry here does not move cur.
+ */
+static bool mon_pg_inactive(struct mon *mon, const struct mon_pool *pool, uint32_t pg,
+			    const struct mon_pgent *cur, uint64_t now)
+{
+	uint64_t grace = conf_get_duration_us(mon->conf, CONF_MON_PG_INACTIVE_GRACE) / 1000;
+	struct mon_pgent *e;
+
+	if (cur != NULL && (cur->s.state & PROTO_PGS_ACTIVE))
+		return false;
+	e = mon_pg_slot(((uint64_t)pool->id << 32) | pg, true);
+	if (e == NULL)
+		return true;
+	if (e->inactive_ms == 0)
+		e->inactive_ms = now;
+	return now - e->inactive_ms >= grace;
+}
+
+/* Leader, every tick: start the inactive clocks even when nobody asks for health. */
+void mon_pg_tick(struct mon *mon)
+{
+	static uint64_t last_ms;
+	uint64_t now = clock_now_ms();
+
+	if (now - last_ms < 1000)
+		return;
+	last_ms = now;
+	mon_pg_reserve_map(mon);
+	for (uint32_t p = 0; p < mon->map.npools; p++) {
+		const struct mon_pool *pool = &mon->map.pools[p];
+
+		for (uint32_t g = 0; g < pool->pg_num; g++) {
+			int32_t acting[PLC_MAX_REPLICAS];
+			int n;
+
+			mon_pg_inactive(mon, pool, g, mon_pg_current(mon, pool, g, acting, &n), now);
+		}
+	}
+}
+
 static bool mon_pg_stale(const struct mon_pgent *e)
 {
-	return e != NULL && clock_now_ms() - e->recv_ms > MON_PG_STALE_MS;
+	return e != NULL && e->recv_ms != 0 && clock_now_ms() - e->recv_ms > MON_PG_STALE_MS;
 }
 
 static void mon_pg_state_name(const struct mon_pgent *e, char *buf, size_t cap)
@@ -218,10 +302,12 @@ json_t *mon_pg_json_summary(struct mon *mon)
 {
 	json_t *states = json_object(), *out;
 	uint64_t pgs = 0, missing = 0, inconsistent = 0, inactive = 0, unfound = 0, unfound_pgs = 0;
-	uint64_t stale = 0;
+	uint64_t stale = 0, inactive_grace = 0;
 	uint64_t missing_bytes = 0;
 	double objs_s = 0, bytes_s = 0, eta = -1;
+	uint64_t now = clock_now_ms();
 
+	mon_pg_reserve_map(mon);
 	for (uint32_t p = 0; p < mon->map.npools; p++) {
 		const struct mon_pool *pool = &mon->map.pools[p];
 
@@ -240,8 +326,11 @@ json_t *mon_pg_json_summary(struct mon *mon)
 			stale += mon_pg_stale(e);
 			if (e == NULL || !(e->s.state & PROTO_PGS_ACTIVE)) {
 				inactive++;
+				inactive_grace += mon_pg_inactive(mon, pool, g, e, now);
 				continue;
 			}
+			/* active as last reported, not yet confirmed at this epoch: not "ready" */
+			inactive += e->osd_epoch < mon->map.epoch;
 			missing += e->s.missing;
 			missing_bytes += e->s.missing_bytes;
 			unfound += e->s.unfound;
@@ -270,6 +359,9 @@ json_t *mon_pg_json_summary(struct mon *mon)
 	json_object_set_new(out, "unfound_objects", json_integer((json_int_t)unfound));
 	json_object_set_new(out, "unfound_pgs", json_integer((json_int_t)unfound_pgs));
 	json_object_set_new(out, "stale_pgs", json_integer((json_int_t)stale));
+	/* what health counts (PG_AVAILABILITY): inactive for over mon_pg_inactive_grace */
+	json_object_set_new(out, "inactive_pgs_over_grace", json_integer((json_int_t)inactive_grace));
+	json_object_set_new(out, "client_io", mon_io_json(mon));
 	json_object_set_new(out, "recovery",
 			    json_pack("{s:f, s:f, s:o}", "objects_per_sec", objs_s,
 				      "bytes_per_sec", bytes_s, "eta_sec",
@@ -291,7 +383,9 @@ static json_t *mon_pg_detail(struct mon *mon, uint32_t want, bool stale)
 {
 	json_t *d = json_array();
 	unsigned int n = 0, more = 0;
+	uint64_t now = clock_now_ms();
 
+	mon_pg_reserve_map(mon);
 	for (uint32_t p = 0; p < mon->map.npools; p++) {
 		const struct mon_pool *pool = &mon->map.pools[p];
 
@@ -305,7 +399,7 @@ static json_t *mon_pg_detail(struct mon *mon, uint32_t want, bool stale)
 			if (stale)
 				hit = mon_pg_stale(e);
 			else if (want == 0)
-				hit = e == NULL || !(e->s.state & PROTO_PGS_ACTIVE);
+				hit = mon_pg_inactive(mon, pool, g, e, now);
 			else
 				hit = e != NULL && (e->s.state & PROTO_PGS_ACTIVE) && (e->s.state & want);
 			if (!hit)
@@ -342,7 +436,7 @@ static json_t *mon_pg_detail(struct mon *mon, uint32_t want, bool stale)
 void mon_pg_health(struct mon *mon, json_t *checks, const char **status)
 {
 	json_t *sum = mon_pg_json_summary(mon), *states = json_object_get(sum, "states");
-	json_int_t inactive = json_integer_value(json_object_get(sum, "inactive_pgs"));
+	json_int_t inactive = json_integer_value(json_object_get(sum, "inactive_pgs_over_grace"));
 	json_int_t degraded = json_integer_value(json_object_get(sum, "degraded_objects"));
 	json_int_t bad = json_integer_value(json_object_get(sum, "inconsistent_pgs"));
 	json_int_t unfound = json_integer_value(json_object_get(sum, "unfound_objects"));
@@ -358,32 +452,35 @@ void mon_pg_health(struct mon *mon, json_t *checks, const char **status)
 			toofull += json_integer_value(v);
 	}
 	if (inactive > 0 && mon->map.npools > 0)
-		mon_health_add(checks, status, "PG_AVAILABILITY", false, mon_pg_detail(mon, 0, false),
-			       "%lld pgs inactive (peering, down or unknown)", (long long)inactive);
+		mon_health_add_n(checks, status, "PG_AVAILABILITY", false, inactive,
+				 mon_pg_detail(mon, 0, false),
+				 "%lld pgs inactive (peering, down or unknown) for over %.0f s",
+				 (long long)inactive,
+				 conf_get_duration_us(mon->conf, CONF_MON_PG_INACTIVE_GRACE) / 1e6);
 	if (stale > 0)
-		mon_health_add(checks, status, "PG_STALE", false, mon_pg_detail(mon, 0, true),
+		mon_health_add_n(checks, status, "PG_STALE", false, stale, mon_pg_detail(mon, 0, true),
 			       "%lld pgs stale: their primary has not reported for %u s (down, or "
 			       "blocked; the mons mark a silent OSD down after its grace)",
 			       (long long)stale, MON_PG_STALE_MS / 1000);
 	if (ndeg > 0)
-		mon_health_add(checks, status, "PG_DEGRADED", false,
+		mon_health_add_n(checks, status, "PG_DEGRADED", false, ndeg,
 			       mon_pg_detail(mon, PROTO_PGS_DEGRADED, false),
 			       "%lld pgs degraded, %lld objects to recover", (long long)ndeg,
 			       (long long)degraded);
 	if (toofull > 0)
-		mon_health_add(checks, status, "PG_BACKFILL_FULL", false,
+		mon_health_add_n(checks, status, "PG_BACKFILL_FULL", false, toofull,
 			       mon_pg_detail(mon, PROTO_PGS_BACKFILL_TOOFULL, false),
 			       "%lld pgs backfill_toofull: the OSD they backfill to is past the "
 			       "backfillfull ratio (weft osd df; free space or add OSDs)",
 			       (long long)toofull);
 	if (unfound > 0)
-		mon_health_add(checks, status, "OBJECT_UNFOUND", false, NULL,
+		mon_health_add_n(checks, status, "OBJECT_UNFOUND", false, unfound, NULL,
 			       "%lld objects unfound in %lld pgs: no complete copy is up (bring back "
 			       "the OSDs that held them; weft pg ls shows which pgs)",
 			       (long long)unfound,
 			       (long long)json_integer_value(json_object_get(sum, "unfound_pgs")));
 	if (bad > 0)
-		mon_health_add(checks, status, "PG_DAMAGED", true,
+		mon_health_add_n(checks, status, "PG_DAMAGED", true, bad,
 			       mon_pg_detail(mon, PROTO_PGS_INCONSISTENT, false),
 			       "%lld pgs inconsistent (weft pg ls --inconsistent; weft pg repair PGID)",
 			       (long long)bad);
@@ -404,9 +501,9 @@ void mon_pg_pool_usage(struct mon *mon, const struct mon_pool *pool, uint64_t *o
 	for (uint32_t g = 0; g < pool->pg_num; g++) {
 		const struct mon_pgent *e = mon_pg_slot(((uint64_t)pool->id << 32) | g, false);
 
-		if (e == NULL || mon_pg_stale(e)) {
+		if (e == NULL || e->recv_ms == 0 || mon_pg_stale(e)) {
 			complete = false;
-			if (e == NULL)
+			if (e == NULL || e->recv_ms == 0)
 				continue;
 		}
 		objects += e->s.objects;

@@ -136,6 +136,10 @@ struct mon {
 	struct raft_apply apply_req;
 	bool live_job_queued;
 	bool cap_job_queued; /* mon_cap.c: an automatic capacity job waits */
+	bool mute_job_queued; /* mon_mute.c: ending mutes */
+	uint64_t mute_tick_ms;
+	uint64_t ready_ms;	 /* when leader_ready last became true */
+	uint64_t leader_seen_ms; /* last time this mon knew a ready leader (itself or a peer) */
 	struct mon_live *live;
 	uint32_t nlive;
 	uint64_t last_check_ms;
@@ -195,6 +199,12 @@ void mon_pg_report(struct mon *mon, struct msgr_conn *conn, uint64_t tid,
 		   const struct proto_pg_stats *m);
 struct json_t *mon_pg_json_summary(struct mon *mon);
 void mon_pg_health(struct mon *mon, struct json_t *checks, const char **status);
+void mon_pg_tick(struct mon *mon);
+
+/* mon_io.c: client I/O rates from the OSDs' counters (leader memory) */
+void mon_io_report(uint32_t osd, const struct proto_osd_io *io, uint64_t now);
+/* {read_ops_per_sec, read_bytes_per_sec, write_ops_per_sec, write_bytes_per_sec, osds_reporting} */
+struct json_t *mon_io_json(struct mon *mon);
 struct json_t *mon_pg_cmd(struct mon *mon, const char *prefix, struct json_t *root, int *rc_out,
 			  char *err, size_t errcap);
 /* A pool's objects and bytes from its PGs' newest reports; complete: every PG reported lately. */
@@ -217,7 +227,19 @@ void mon_cap_health(struct mon *mon, struct json_t *checks, const char **status)
 /* Add a check (detail: a JSON array of lines, consumed; NULL = none); raise *status. */
 void mon_health_add(struct json_t *checks, const char **status, const char *code, bool error,
 		    struct json_t *detail, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* The same with the check's count given (-1: the number of detail lines, or 1). */
+void mon_health_add_n(struct json_t *checks, const char **status, const char *code, bool error,
+		      long long count, struct json_t *detail, const char *fmt, ...)
+	__attribute__((format(printf, 7, 8)));
 struct json_t *mon_json_health(struct mon *mon, bool have_quorum, unsigned int nq);
+
+/* mon_mute.c: `health mute|unmute` (mutes live in the map, version 6) */
+/* Mark the muted checks of a health answer, set its status from the others (consumed). */
+struct json_t *mon_mute_health(struct mon *mon, struct json_t *health);
+int mon_mute_job(struct mon *mon, struct mon_job *job, struct json_t *root, const char *prefix,
+		 struct mon_inc *inc);
+/* Leader: end mutes that expired, whose check cleared or got worse (not sticky). */
+void mon_mute_tick(struct mon *mon);
 
 /* mon_crush.c: topology commands, osd tree, the balancer */
 struct json_t *mon_crush_tree_json(struct mon *mon);

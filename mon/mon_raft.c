@@ -443,6 +443,7 @@ static void mon_barrier_cb(struct raft_barrier *req, int status)
 	/* Every committed increment is applied: safe to decide from the map. */
 	mon->leader_ready = true;
 	mon->ready_term = mon->raft.current_term;
+	mon->ready_ms = clock_now_ms();
 	log_info("mon", "%s: leader for term %llu, map epoch %u", mon->name,
 		 (unsigned long long)mon->raft.current_term, mon->map.epoch);
 	mon_live_reset(mon);
@@ -461,6 +462,10 @@ void mon_raft_tick(struct mon *mon)
 {
 	bool leader = mon_is_leader(mon);
 
+	/* a mon that just started counts as having seen a leader (no HEALTH_ERR at start) */
+	if (mon->leader_seen_ms == 0 || (leader && mon->leader_ready) ||
+	    (!leader && mon_raft_leader(mon) != 0))
+		mon->leader_seen_ms = clock_now_ms();
 	if (leader && (!mon->leader_ready || mon->ready_term != mon->raft.current_term) &&
 	    !mon->barrier_inflight) {
 		mon->leader_ready = false;
@@ -478,5 +483,7 @@ void mon_raft_tick(struct mon *mon)
 		mon_live_check(mon);
 		mon_balancer_tick(mon);
 		mon_cap_tick(mon);
+		mon_pg_tick(mon);
+		mon_mute_tick(mon);
 	}
 }

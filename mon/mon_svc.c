@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "mon/mon_priv.h"
+#include "proto/hello.h"
 
 void mon_reply(struct mon *mon, uint64_t conn_id, uint64_t tid, int status, const char *out,
 	       const char *fmt, ...)
@@ -191,10 +192,18 @@ static void mon_recv_cb(struct msgr_conn *conn, const struct proto_hdr *hdr,
 			mon_forward(mon, NULL, 0, msg);
 		break;
 	case PROTO_PG_STATS:
-		if (mon_is_leader(mon))
+		if (mon_is_leader(mon)) {
 			mon_pg_report(mon, conn, hdr->tid, &msg->pg_stats);
-		else
-			mon_forward(mon, conn, hdr->tid, msg);
+		} else {
+			/* a leader without the feature would refuse the I/O counters: drop them */
+			struct msgr_conn *lc = mon_leader_conn(mon);
+			const struct proto_hello *lh = lc != NULL ? msgr_conn_peer_hello(lc) : NULL;
+			struct proto_msg m = *msg;
+
+			if (lh == NULL || !(lh->features & PROTO_FEAT_IO_STATS))
+				m.pg_stats.has_io = false;
+			mon_forward(mon, conn, hdr->tid, &m);
+		}
 		break;
 	default:
 		log_warn("mon", "%s: unexpected %s from %s", mon->name,

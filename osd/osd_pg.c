@@ -22,6 +22,7 @@
 #include "osd/osd_pg.h"
 #include "placement/plc_map.h"
 #include "proto/codec.h"
+#include "proto/hello.h"
 
 /* ------------------------------------------------------------ log entries */
 
@@ -761,6 +762,14 @@ static int osd_pg_stats_send(struct osd *osd)
 	msg.pg_stats.osd_stat.purging_objects = osd->purging_objects;
 	msg.pg_stats.osd_stat.num_pgs = held;
 	msg.pg_stats.count = n;
+	/* an older mon would refuse the trailing counters (docs/protocol.md, feature bits) */
+	if (monc_mon_features(osd->monc) & PROTO_FEAT_IO_STATS) {
+		msg.pg_stats.has_io = true;
+		msg.pg_stats.io.rd_ops = osd->ctr.reads;
+		msg.pg_stats.io.rd_bytes = osd->ctr.read_bytes;
+		msg.pg_stats.io.wr_ops = osd->ctr.writes;
+		msg.pg_stats.io.wr_bytes = osd->ctr.write_bytes;
+	}
 	msg.pg_stats.entries = buf;
 	msg.pg_stats.entries_len = (uint32_t)len;
 	rc = monc_request(osd->monc, &msg, 5000, osd_pg_stats_cb, osd);

@@ -494,6 +494,12 @@ int proto_pg_stats_encode(struct proto_enc *enc, const struct proto_pg_stats *m)
 	proto_osd_stat_put(enc, &m->osd_stat);
 	proto_enc_put_u32(enc, m->count);
 	proto_enc_put_bytes(enc, m->entries, m->entries_len);
+	if (m->has_io) {
+		proto_enc_put_u64(enc, m->io.rd_ops);
+		proto_enc_put_u64(enc, m->io.rd_bytes);
+		proto_enc_put_u64(enc, m->io.wr_ops);
+		proto_enc_put_u64(enc, m->io.wr_bytes);
+	}
 	return 0;
 }
 
@@ -510,9 +516,19 @@ int proto_pg_stats_decode(const void *buf, size_t len, struct proto_err *err,
 	proto_osd_stat_get(&dec, &m.osd_stat);
 	proto_dec_get_count(&dec, "count", PROTO_PG_ENTRIES_MAX, PG_STAT_MIN, &m.count);
 	if (dec.err == 0) {
-		m.entries = (const uint8_t *)buf + dec.off;
-		m.entries_len = (uint32_t)(len - dec.off);
+		size_t start = dec.off;
+
+		m.entries = (const uint8_t *)buf + start;
 		proto_pg_entries_check(&dec, PROTO_PG_STATS, m.count);
+		m.entries_len = (uint32_t)(dec.off - start);
+	}
+	/* the I/O counters, when the sender has PROTO_FEAT_IO_STATS; else nothing follows */
+	if (dec.err == 0 && dec.off < len) {
+		m.has_io = true;
+		proto_dec_get_u64(&dec, "io.rd_ops", &m.io.rd_ops);
+		proto_dec_get_u64(&dec, "io.rd_bytes", &m.io.rd_bytes);
+		proto_dec_get_u64(&dec, "io.wr_ops", &m.io.wr_ops);
+		proto_dec_get_u64(&dec, "io.wr_bytes", &m.io.wr_bytes);
 	}
 	if (proto_dec_finish(&dec) != 0)
 		return -EBADMSG;

@@ -143,6 +143,15 @@ struct proto_osd_stat {
 	uint32_t num_pgs;
 };
 
+/*
+ * The OSD's client I/O since it started (ops and bytes read and written as
+ * a primary): the mons derive `weft status`'s client rates from it. Sent
+ * after the entries, only to a mon whose hello has PROTO_FEAT_IO_STATS.
+ */
+struct proto_osd_io {
+	uint64_t rd_ops, rd_bytes, wr_ops, wr_bytes;
+};
+
 /* OSD -> monitor, every second: its space and the PGs it is primary of. */
 struct proto_pg_stats {
 	uint32_t osd;
@@ -151,6 +160,8 @@ struct proto_pg_stats {
 	uint32_t count;
 	const void *entries; /* view into the input */
 	uint32_t entries_len;
+	bool has_io; /* io follows the entries (PROTO_FEAT_IO_STATS) */
+	struct proto_osd_io io;
 };
 
 struct proto_enc;

@@ -17,6 +17,7 @@ struct cli_mon_args {
 	long size, min_size, pg_num; /* pool create; 0 = not given */
 	bool force;		     /* --force: pool size above the failure domains */
 	bool sure;		     /* --yes-i-really-really-mean-it: pool rm */
+	bool sticky;		     /* --sticky: health mute */
 	const char *words[CLI_MON_WORDS_MAX];
 	int nwords;
 	char *rest[CLI_MON_WORDS_MAX]; /* --KEY=VALUE conf overrides */

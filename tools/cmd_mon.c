@@ -26,6 +26,8 @@ static const struct {
 } cli_mon_usage_lines[] = {
 	{ "status", "status" },
 	{ "health", "health [detail]" },
+	{ "health", "health mute CODE [TTL] [--sticky]   (TTL: 30s, 10m, 1h, 2d; none: until unmute)" },
+	{ "health", "health unmute CODE" },
 	{ "df", "df" },
 	{ "mon", "mon stat" },
 	{ "osd", "osd tree | osd dump | osd down|out|in ID | osd set|unset noout|pause" },
@@ -83,6 +85,10 @@ int cli_mon_parse(int argc, char **argv, struct cli_mon_args *a)
 		if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
 			cli_mon_usage(stdout);
 			return 1;
+		}
+		if (!strcmp(s, "--sticky")) {
+			a->sticky = true;
+			continue;
 		}
 		if (!strcmp(s, "--force") || !strcmp(s, "--yes-i-really-really-mean-it")) {
 			*(s[2] == 'f' ? &a->force : &a->sure) = true;
@@ -262,6 +268,69 @@ int cli_cmd_simple(struct cli_mon_args *a, const char *what, json_t *cmd, void (
 	return fflush(stdout) == 0 ? 0 : 1;
 }
 
+/* "90", "30s", "10m", "1h", "2d" -> seconds; -1 if malformed. */
+static long long cli_ttl_parse(const char *s)
+{
+	char *end;
+	long long n = strtoll(s, &end, 10);
+	long long mult = 1;
+
+	if (end == s || n <= 0)
+		return -1;
+	if (*end == 's')
+		end++;
+	else if (*end == 'm')
+		mult = 60, end++;
+	else if (*end == 'h')
+		mult = 3600, end++;
+	else if (*end == 'd')
+		mult = 86400, end++;
+	if (*end != '\0' || n > 3650LL * 86400 / mult)
+		return -1;
+	return n * mult;
+}
+
+/* health mute CODE [TTL] [--sticky] | health unmute CODE */
+static int cli_health_mute(struct cli_mon_args *a)
+{
+	bool mute = !strcmp(a->words[0], "mute");
+	long long ttl = 0;
+	json_t *cmd;
+	int rc;
+
+	if (a->nwords < 2 || a->nwords > (mute ? 3 : 2)) {
+		fprintf(stderr, "weft health: usage: health %s\n",
+			mute ? "mute CODE [TTL] [--sticky]" : "unmute CODE");
+		return 2;
+	}
+	if (mute && a->nwords == 3 && (ttl = cli_ttl_parse(a->words[2])) < 0) {
+		fprintf(stderr, "weft health: TTL '%s' is not a duration (30s, 10m, 1h, 2d; at most "
+			"10 years)\n", a->words[2]);
+		return 2;
+	}
+	if (!mute && a->sticky) {
+		fprintf(stderr, "weft health: --sticky is an option of health mute\n");
+		return 2;
+	}
+	cmd = json_pack("{s:s, s:s}", "prefix", mute ? "health mute" : "health unmute", "code",
+			a->words[1]);
+	if (mute) {
+		json_object_set_new(cmd, "ttl", json_integer(ttl));
+		json_object_set_new(cmd, "sticky", json_boolean(a->sticky));
+	}
+	rc = cli_cmd_simple(a, "health", cmd, cli_render_none);
+	if (rc == 0 && !a->json) {
+		if (!mute)
+			printf("%s unmuted\n", a->words[1]);
+		else if (ttl > 0)
+			printf("%s muted for %s%s\n", a->words[1], a->words[2],
+			       a->sticky ? " (sticky)" : "");
+		else
+			printf("%s muted until unmuted%s\n", a->words[1], a->sticky ? " (sticky)" : "");
+	}
+	return rc;
+}
+
 int cli_status_main(int argc, char **argv)
 {
 	struct cli_mon_args a;
@@ -270,6 +339,13 @@ int cli_status_main(int argc, char **argv)
 
 	if (rc != 0)
 		return rc > 0 ? 0 : 2;
+	if (!strcmp(prefix, "health") && a.nwords >= 1 &&
+	    (!strcmp(a.words[0], "mute") || !strcmp(a.words[0], "unmute")))
+		return cli_health_mute(&a);
+	if (a.sticky) {
+		fprintf(stderr, "weft %s: --sticky is an option of health mute\n", prefix);
+		return 2;
+	}
 	if (a.nwords != 0 && !(a.nwords == 1 && !strcmp(prefix, "health") &&
 				!strcmp(a.words[0], "detail"))) {
 		fprintf(stderr, "weft %s: unexpected argument '%s'\n", prefix, a.words[0]);

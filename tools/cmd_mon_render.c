@@ -23,6 +23,32 @@ void cli_render_none(json_t *out)
 	(void)out;
 }
 
+/* The mute of code in a health answer, or NULL. */
+static json_t *cli_mute_of(json_t *h, const char *code)
+{
+	size_t i;
+	json_t *m;
+
+	json_array_foreach(json_object_get(h, "mutes"), i, m)
+		if (!strcmp(cli_str(m, "code"), code))
+			return m;
+	return NULL;
+}
+
+/* "(muted)", "(muted, sticky, 9m 58s left)" */
+static void cli_mute_str(json_t *m, char *buf, size_t cap)
+{
+	json_t *left = json_object_get(m, "ttl_left_sec");
+	long long s = json_integer_value(left);
+	char t[48] = "";
+
+	if (json_is_integer(left))
+		snprintf(t, sizeof(t), s >= 3600 ? ", %lldh %lldm left" : ", %lldm %llds left",
+			 s >= 3600 ? s / 3600 : s / 60, s >= 3600 ? s % 3600 / 60 : s % 60);
+	snprintf(buf, cap, "(muted%s%s)", json_is_true(json_object_get(m, "sticky")) ? ", sticky" : "",
+		 t);
+}
+
 /* One line per check, "CODE: summary", then its detail lines when asked. */
 static void cli_render_checks(json_t *h, const char *indent, bool detail)
 {
@@ -30,7 +56,13 @@ static void cli_render_checks(json_t *h, const char *indent, bool detail)
 	json_t *c, *d;
 
 	json_array_foreach(json_object_get(h, "checks"), i, c) {
-		printf("%s%s: %s\n", indent, cli_str(c, "code"), cli_str(c, "summary"));
+		char mute[96] = "";
+
+		if (json_is_true(json_object_get(c, "muted"))) {
+			mute[0] = ' ';
+			cli_mute_str(cli_mute_of(h, cli_str(c, "code")), mute + 1, sizeof(mute) - 1);
+		}
+		printf("%s%s: %s%s\n", indent, cli_str(c, "code"), cli_str(c, "summary"), mute);
 		if (!detail)
 			continue;
 		json_array_foreach(json_object_get(c, "detail"), j, d)
@@ -38,16 +70,47 @@ static void cli_render_checks(json_t *h, const char *indent, bool detail)
 	}
 }
 
+/* "HEALTH_OK (muted: OSD_DOWN PG_DEGRADED)", as ceph -s */
+static void cli_render_status_line(json_t *h)
+{
+	size_t i, n = 0;
+	json_t *c;
+
+	printf("%s", cli_str(h, "status"));
+	json_array_foreach(json_object_get(h, "checks"), i, c)
+		if (json_is_true(json_object_get(c, "muted")))
+			printf("%s%s", n++ ? " " : " (muted: ", cli_str(c, "code"));
+	printf("%s\n", n ? ")" : "");
+}
+
+/* Mutes whose check is not raised (sticky ones, waiting): shown so they are not forgotten. */
+static void cli_render_idle_mutes(json_t *h, const char *indent)
+{
+	size_t i;
+	json_t *m;
+
+	json_array_foreach(json_object_get(h, "mutes"), i, m) {
+		char buf[96];
+
+		if (json_is_true(json_object_get(m, "active")))
+			continue;
+		cli_mute_str(m, buf, sizeof(buf));
+		printf("%s%s %s, not raised now\n", indent, cli_str(m, "code"), buf);
+	}
+}
+
 void cli_render_health(json_t *h)
 {
-	printf("%s\n", cli_str(h, "status"));
+	cli_render_status_line(h);
 	cli_render_checks(h, "    ", false);
+	cli_render_idle_mutes(h, "    ");
 }
 
 void cli_render_health_detail(json_t *h)
 {
-	printf("%s\n", cli_str(h, "status"));
+	cli_render_status_line(h);
 	cli_render_checks(h, "    ", true);
+	cli_render_idle_mutes(h, "    ");
 }
 
 static void cli_quorum_line(json_t *m, char *buf, size_t cap)
@@ -99,8 +162,10 @@ void cli_render_status(json_t *s)
 	char q[64];
 
 	cli_quorum_line(m, q, sizeof(q));
-	printf("  cluster:\n    health: %s\n", cli_str(h, "status"));
+	printf("  cluster:\n    health: ");
+	cli_render_status_line(h);
 	cli_render_checks(h, "            ", false);
+	cli_render_idle_mutes(h, "            ");
 	printf("\n  services:\n");
 	if (json_is_true(json_object_get(m, "have_quorum")))
 		printf("    mon: %zu daemons, quorum %s, leader rank %lld (%s), term %lld\n",

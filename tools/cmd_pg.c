@@ -107,6 +107,7 @@ static void cli_render_pg_req(json_t *out)
 void cli_render_pgmap(json_t *pg)
 {
 	json_t *states = json_object_get(pg, "states"), *rec = json_object_get(pg, "recovery"), *v;
+	json_t *io = json_object_get(pg, "client_io");
 	const char *k;
 	int n = 0;
 
@@ -116,12 +117,25 @@ void cli_render_pgmap(json_t *pg)
 	json_object_foreach(states, k, v)
 		printf("%s%lld %s", n++ ? ", " : "", json_integer_value(v), k);
 	printf("\n");
+	/* as ceph -s: client rates always (0 when idle), recovery while there is some */
+	if (io != NULL) {
+		char rb[32], wb[32];
+
+		printf("\n  io:\n    client:   %s/s rd, %s/s wr, %.0f op/s rd, %.0f op/s wr\n",
+		       cli_bytes_str((unsigned long long)json_number_value(
+					     json_object_get(io, "read_bytes_per_sec")), rb, sizeof(rb)),
+		       cli_bytes_str((unsigned long long)json_number_value(
+					     json_object_get(io, "write_bytes_per_sec")), wb, sizeof(wb)),
+		       json_number_value(json_object_get(io, "read_ops_per_sec")),
+		       json_number_value(json_object_get(io, "write_ops_per_sec")));
+	}
 	if (json_integer_value(json_object_get(pg, "degraded_objects")) > 0 ||
 	    json_real_value(json_object_get(rec, "objects_per_sec")) > 0) {
 		json_t *eta = json_object_get(rec, "eta_sec");
 
-		printf("\n  io:\n    recovery: %lld objects degraded (%.1f MB), %.1f objects/s, "
+		printf("%s    recovery: %lld objects degraded (%.1f MB), %.1f objects/s, "
 		       "%.1f MB/s",
+		       io != NULL ? "" : "\n  io:\n",
 		       json_integer_value(json_object_get(pg, "degraded_objects")),
 		       (double)json_integer_value(json_object_get(pg, "degraded_bytes")) / 1e6,
 		       json_real_value(json_object_get(rec, "objects_per_sec")),

@@ -402,6 +402,16 @@ const char *monc_mon_addr(const struct monc *mc)
 	return mc->conn != NULL ? mc->mons[mc->cur] : "";
 }
 
+uint64_t monc_mon_features(const struct monc *mc)
+{
+	const struct proto_hello *h;
+
+	if (mc->conn == NULL || !mc->connected)
+		return 0;
+	h = msgr_conn_peer_hello(mc->conn);
+	return h != NULL ? h->features : 0;
+}
+
 /* -------------------------------------------------------------- sync */
 
 struct monc_sync {

@@ -71,5 +71,7 @@ int monc_fd(const struct monc *monc);
 bool monc_connected(const struct monc *monc);
 /* The monitor in use ("ip:port"), "" while hunting. */
 const char *monc_mon_addr(const struct monc *monc);
+/* The feature bits of the monitor we talk to (its hello); 0 when not connected. */
+uint64_t monc_mon_features(const struct monc *monc);
 
 #endif
