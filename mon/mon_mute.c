@@ -143,6 +143,7 @@ static int mon_mute_build_gc(struct mon *mon, struct mon_job *job, struct mon_in
 			continue;
 		snprintf(op.mute.code, sizeof(op.mute.code), "%s", mon->map.mutes[i].code);
 		mon_reason_add(inc, "%s", why);
+		log_info("mon", "%s: %s", mon->name, why); /* proposed now, once */
 		rc = mon_inc_add(inc, &op);
 	}
 	json_decref(h);
@@ -200,6 +201,7 @@ int mon_mute_job(struct mon *mon, struct mon_job *job, json_t *root, const char 
 		if (mon_map_mute(&mon->map, code) == NULL)
 			return 1; /* not muted: nothing to do, as `osd unset` of an unset flag */
 		op.kind = MON_OP_MUTE_RM;
+		log_info("mon", "%s: unmuting %s", mon->name, code);
 		snprintf(inc->reason, sizeof(inc->reason), "'health unmute %s' by an operator", code);
 		return mon_inc_add(inc, &op);
 	}
