@@ -150,6 +150,7 @@ flap)
 		w pool create third --size 2 --min-size 1 --pg-num 16 > /dev/null
 		touch "$DIR/changes.done"
 	) &
+	changes=$!
 	polls=0 worst=""
 	for _ in $(seq 1 400); do
 		h=$("$WEFT" health -c "$CONF" --timeout 20 --format json) || fail "weft health failed"
@@ -163,7 +164,7 @@ flap)
 		[ -n "${t_done:-}" ] && [ $(($(date +%s) - t_done)) -ge 6 ] && break
 	done
 	[ -n "${t_done:-}" ] || fail "the map changes did not finish within 400 polls"
-	wait
+	wait "$changes"
 	log "ok: $polls polls over 5 map changes: no PG_AVAILABILITY, no HEALTH_ERR (seen:$(echo "$worst" | tr ' ' '\n' | sort -u | tr '\n' ' '))"
 	[ "$(map_epoch)" -gt 4 ] || fail "the map did not change"
 	wait_for 60 "healthy again" codes_is ""
