@@ -492,7 +492,8 @@ int proto_pg_stats_encode(struct proto_enc *enc, const struct proto_pg_stats *m)
 	proto_enc_put_u32(enc, m->osd);
 	proto_enc_put_u32(enc, m->epoch);
 	proto_osd_stat_put(enc, &m->osd_stat);
-	proto_enc_put_u32(enc, m->count);
+	/* bit 31 of count: the I/O counters follow (so a cut after the entries is malformed) */
+	proto_enc_put_u32(enc, m->count | (m->has_io ? PROTO_PG_STATS_F_IO : 0));
 	proto_enc_put_bytes(enc, m->entries, m->entries_len);
 	if (m->has_io) {
 		proto_enc_put_u64(enc, m->io.rd_ops);
@@ -514,7 +515,17 @@ int proto_pg_stats_decode(const void *buf, size_t len, struct proto_err *err,
 	proto_dec_get_u32(&dec, "osd", &m.osd);
 	proto_dec_get_u32(&dec, "epoch", &m.epoch);
 	proto_osd_stat_get(&dec, &m.osd_stat);
-	proto_dec_get_count(&dec, "count", PROTO_PG_ENTRIES_MAX, PG_STAT_MIN, &m.count);
+	proto_dec_get_u32(&dec, "count", &m.count);
+	if (dec.err == 0) {
+		m.has_io = (m.count & PROTO_PG_STATS_F_IO) != 0;
+		m.count &= ~PROTO_PG_STATS_F_IO;
+		if (m.count > PROTO_PG_ENTRIES_MAX)
+			proto_dec_fail(&dec, "count: count %u exceeds max %u", m.count,
+				       PROTO_PG_ENTRIES_MAX);
+		else if (m.count > (len - dec.off) / PG_STAT_MIN)
+			proto_dec_fail(&dec, "count: count %u of %d-byte elements past end (%zu bytes left)",
+				       m.count, (int)PG_STAT_MIN, len - dec.off);
+	}
 	if (dec.err == 0) {
 		size_t start = dec.off;
 
@@ -523,8 +534,7 @@ int proto_pg_stats_decode(const void *buf, size_t len, struct proto_err *err,
 		m.entries_len = (uint32_t)(dec.off - start);
 	}
 	/* the I/O counters, when the sender has PROTO_FEAT_IO_STATS; else nothing follows */
-	if (dec.err == 0 && dec.off < len) {
-		m.has_io = true;
+	if (dec.err == 0 && m.has_io) {
 		proto_dec_get_u64(&dec, "io.rd_ops", &m.io.rd_ops);
 		proto_dec_get_u64(&dec, "io.rd_bytes", &m.io.rd_bytes);
 		proto_dec_get_u64(&dec, "io.wr_ops", &m.io.wr_ops);

@@ -152,6 +152,8 @@ struct proto_osd_io {
 	uint64_t rd_ops, rd_bytes, wr_ops, wr_bytes;
 };
 
+#define PROTO_PG_STATS_F_IO 0x80000000u
+
 /* OSD -> monitor, every second: its space and the PGs it is primary of. */
 struct proto_pg_stats {
 	uint32_t osd;
@@ -160,7 +162,7 @@ struct proto_pg_stats {
 	uint32_t count;
 	const void *entries; /* view into the input */
 	uint32_t entries_len;
-	bool has_io; /* io follows the entries (PROTO_FEAT_IO_STATS) */
+	bool has_io; /* io follows the entries (PROTO_FEAT_IO_STATS; bit 31 of count on the wire) */
 	struct proto_osd_io io;
 };
 

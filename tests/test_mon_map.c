@@ -373,6 +373,74 @@ static void test_map_bad_input(void **state)
 	mon_map_free(&map);
 }
 
+/* Health mutes (version 6): set, replace, remove; the map and increments round-trip. */
+static void test_map_mutes(void **state)
+{
+	struct mon_map map, back;
+	struct mon_inc inc, ib;
+	struct mon_op op = { .kind = MON_OP_MUTE_SET };
+	struct proto_err err;
+	void *buf;
+	size_t len;
+
+	(void)state;
+	mon_map_init(&map);
+	mon_map_init(&back);
+	mon_inc_init(&inc);
+	inc.epoch = 1;
+	snprintf(op.mute.code, sizeof(op.mute.code), "PG_DEGRADED");
+	op.mute.count = 16;
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+	snprintf(op.mute.code, sizeof(op.mute.code), "OSD_DOWN");
+	op.mute.until_ms = 1800000000000ull;
+	op.mute.count = 1;
+	op.mute.sticky = 1;
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+	assert_int_equal(mon_inc_encode(&inc, &buf, &len), 0);
+	assert_int_equal(((uint8_t *)buf)[0], 6);
+	assert_int_equal(mon_inc_decode(buf, len, &err, &ib), 0);
+	free(buf);
+	assert_int_equal(mon_map_apply(&map, &ib), 0);
+	mon_inc_free(&ib);
+	assert_int_equal(map.nmutes, 2);
+	assert_string_equal(map.mutes[0].code, "OSD_DOWN"); /* sorted */
+	assert_non_null(mon_map_mute(&map, "PG_DEGRADED"));
+	assert_null(mon_map_mute(&map, "MON_DOWN"));
+	assert_int_equal(mon_map_encode(&map, &buf, &len), 0);
+	assert_int_equal(((uint8_t *)buf)[0], 6);
+	assert_int_equal(mon_map_decode(buf, len, &err, &back), 0);
+	free(buf);
+	assert_int_equal(back.nmutes, 2);
+	assert_int_equal(back.mutes[0].until_ms, 1800000000000ull);
+	assert_int_equal(back.mutes[0].sticky, 1);
+	assert_int_equal(back.mutes[1].count, 16);
+	/* remove one, the other; the map goes back to a lower version */
+	mon_inc_free(&inc);
+	inc.epoch = 2;
+	op = (struct mon_op){ .kind = MON_OP_MUTE_RM };
+	snprintf(op.mute.code, sizeof(op.mute.code), "OSD_DOWN");
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+	snprintf(op.mute.code, sizeof(op.mute.code), "PG_DEGRADED");
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+	assert_int_equal(mon_map_apply(&map, &inc), 0);
+	assert_int_equal(map.nmutes, 0);
+	assert_int_equal(mon_map_encode(&map, &buf, &len), 0);
+	assert_int_equal(((uint8_t *)buf)[0], 1);
+	free(buf);
+	/* a bad code is refused by apply */
+	mon_inc_free(&inc);
+	inc.epoch = 3;
+	op = (struct mon_op){ .kind = MON_OP_MUTE_SET };
+	snprintf(op.mute.code, sizeof(op.mute.code), "osd down");
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+	assert_int_equal(mon_map_apply(&map, &inc), -EINVAL);
+	assert_false(mon_mute_code_valid(""));
+	assert_true(mon_mute_code_valid("OSD_NEARFULL"));
+	mon_inc_free(&inc);
+	mon_map_free(&map);
+	mon_map_free(&back);
+}
+
 static void roundtrip(const struct proto_msg *m)
 {
 	uint8_t buf[4096], buf2[4096];
@@ -433,6 +501,23 @@ static void test_pg_stats_capacity(void **state)
 	assert_int_equal(back_s.objects, 12);
 	assert_string_equal(proto_pg_state_str(back_s.state, name, sizeof(name)),
 			    "active+clean+backfill_toofull");
+	/* the I/O counters (PROTO_FEAT_IO_STATS) after the entries; without them, nothing */
+	assert_false(back.pg_stats.has_io);
+	assert_int_equal(back.pg_stats.entries_len, m.pg_stats.entries_len);
+	m.pg_stats.has_io = true;
+	m.pg_stats.io = (struct proto_osd_io){ .rd_ops = 1, .rd_bytes = 4096, .wr_ops = 7,
+					       .wr_bytes = 7ull << 30 };
+	roundtrip(&m);
+	assert_int_equal(proto_frame_encode(&m, 7, buf, sizeof(buf), &len), 0);
+	assert_int_equal(proto_frame_decode(buf, len, PROTO_PAYLOAD_MAX, NULL, &err, &hdr, &back), 0);
+	assert_true(back.pg_stats.has_io);
+	assert_int_equal(back.pg_stats.entries_len, m.pg_stats.entries_len);
+	assert_int_equal(back.pg_stats.io.wr_bytes, 7ull << 30);
+	assert_int_equal(back.pg_stats.io.wr_ops, 7);
+	off = 0;
+	assert_int_equal(proto_pg_stat_next(&back.pg_stats, &off, &back_s), 1);
+	assert_int_equal(proto_pg_stat_next(&back.pg_stats, &off, &back_s), 0);
+	m.pg_stats.has_io = false;
 	m.pg_stats.osd_stat.avail = m.pg_stats.osd_stat.total + 1;
 	assert_int_equal(proto_frame_encode(&m, 7, buf, sizeof(buf), &len), 0);
 	assert_int_equal(proto_frame_decode(buf, len, PROTO_PAYLOAD_MAX, NULL, &err, &hdr, &back),
@@ -518,6 +603,7 @@ int main(void)
 		cmocka_unit_test(test_map_bad_input),
 		cmocka_unit_test(test_mon_messages),
 		cmocka_unit_test(test_pg_stats_capacity),
+		cmocka_unit_test(test_map_mutes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
