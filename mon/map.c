@@ -41,6 +41,7 @@ void mon_map_free(struct mon_map *map)
 	free(map->osds);
 	free(map->pools);
 	mon_map_topo_free(map);
+	mon_map_mons_free(map);
 	mon_map_init(map);
 }
 
@@ -51,12 +52,18 @@ int mon_map_copy(struct mon_map *dst, const struct mon_map *src)
 	m.osds = NULL;
 	m.pools = NULL;
 	m.cache = NULL;
+	m.mons = NULL;
 	if (mon_map_topo_copy(&m, src) != 0)
 		return -ENOMEM;
+	if (mon_map_mons_copy(&m, src) != 0) {
+		mon_map_topo_free(&m);
+		return -ENOMEM;
+	}
 	if (src->max_osd > 0) {
 		m.osds = malloc(sizeof(*m.osds) * src->max_osd);
 		if (m.osds == NULL) {
 			mon_map_topo_free(&m);
+			mon_map_mons_free(&m);
 			return -ENOMEM;
 		}
 		memcpy(m.osds, src->osds, sizeof(*m.osds) * src->max_osd);
@@ -66,6 +73,7 @@ int mon_map_copy(struct mon_map *dst, const struct mon_map *src)
 		if (m.pools == NULL) {
 			free(m.osds);
 			mon_map_topo_free(&m);
+			mon_map_mons_free(&m);
 			return -ENOMEM;
 		}
 		memcpy(m.pools, src->pools, sizeof(*m.pools) * src->npools);
@@ -224,6 +232,8 @@ static bool mon_pool_needs_v3(const struct mon_pool *p)
 /* The lowest encoding version that can carry op. */
 static uint8_t mon_op_version(const struct mon_op *op)
 {
+	if (op->kind == MON_OP_MON_SET || op->kind == MON_OP_MON_RM)
+		return 5;
 	if (op->kind == MON_OP_FULL_RATIOS ||
 	    (op->kind == MON_OP_OSD_SET && (op->osd.state & MON_OSD_FULLNESS)) ||
 	    (op->kind == MON_OP_POOL_SET && mon_pool_needs_v3(&op->pool)))
@@ -238,6 +248,8 @@ static uint8_t mon_map_version(const struct mon_map *map)
 		  map->backfillfull_ratio != MON_BACKFILLFULL_RATIO_DEFAULT ||
 		  map->full_ratio != MON_FULL_RATIO_DEFAULT;
 
+	if (map->next_mon_id != 0 || map->nmons != 0)
+		return 5;
 	for (uint32_t i = 0; i < map->max_osd && !v3; i++)
 		v3 = (map->osds[i].state & MON_OSD_EXISTS) && (map->osds[i].state & MON_OSD_FULLNESS);
 	for (uint32_t i = 0; i < map->npools && !v3; i++)
@@ -274,6 +286,8 @@ static void mon_map_put(struct proto_enc *enc, const struct mon_map *map)
 		proto_enc_put_u32(enc, map->backfillfull_ratio);
 		proto_enc_put_u32(enc, map->full_ratio);
 	}
+	if (version >= 5)
+		mon_map_mons_put(enc, map);
 }
 
 static int mon_encode_alloc(void (*put)(struct proto_enc *, const void *), const void *obj,
@@ -391,6 +405,12 @@ int mon_map_decode(const void *buf, size_t len, struct proto_err *err, struct mo
 		m.backfillfull_ratio = r.backfillfull;
 		m.full_ratio = r.full;
 	}
+	if (version >= 5 && dec.err == 0) {
+		rc = mon_map_mons_get(&dec, &m);
+		if (rc == -ENOMEM)
+			goto out;
+		rc = -EBADMSG;
+	}
 	/* canonical: what a lower version can say is said in it */
 	if (dec.err == 0 && version > 1 && mon_map_version(&m) != version)
 		proto_dec_fail(&dec, "version: %u for a map that needs version %u", version,
@@ -483,6 +503,12 @@ static void mon_inc_put(struct proto_enc *enc, const void *obj)
 			proto_enc_put_u32(enc, op->ratios.backfillfull);
 			proto_enc_put_u32(enc, op->ratios.full);
 			break;
+		case MON_OP_MON_SET:
+			mon_mon_put(enc, &op->mon);
+			break;
+		case MON_OP_MON_RM:
+			proto_enc_put_u32(enc, op->mon_id);
+			break;
 		}
 	}
 }
@@ -564,6 +590,14 @@ int mon_inc_decode(const void *buf, size_t len, struct proto_err *err, struct mo
 				proto_dec_fail(&dec, "op.ratios: %u/%u/%u not ordered in (0, %u)",
 					       op->ratios.nearfull, op->ratios.backfillfull,
 					       op->ratios.full, MON_RATIO_ONE);
+			break;
+		case MON_OP_MON_SET:
+			mon_mon_get(&dec, &op->mon);
+			break;
+		case MON_OP_MON_RM:
+			proto_dec_get_u32(&dec, "op.mon_id", &op->mon_id);
+			if (dec.err == 0 && op->mon_id == 0)
+				proto_dec_fail(&dec, "op.mon_id: 0 is not a monitor id");
 			break;
 		default:
 			proto_dec_fail(&dec, "op.kind: unknown %u", op->kind);
@@ -655,6 +689,8 @@ int mon_map_apply(struct mon_map *map, const struct mon_inc *inc)
 		} else if (op->kind == MON_OP_FULL_RATIOS) {
 			if (!mon_ratios_valid(&op->ratios))
 				return -EINVAL;
+		} else if (op->kind == MON_OP_MON_SET || op->kind == MON_OP_MON_RM) {
+			/* checked against the map as it is then (map_mons.c) */
 		} else if (op->kind < MON_OP_POOL_SET || op->kind > MON_OP_FULL_RATIOS) {
 			return -EINVAL;
 		}
@@ -698,6 +734,10 @@ int mon_map_apply(struct mon_map *map, const struct mon_inc *inc)
 			next.nearfull_ratio = op->ratios.nearfull;
 			next.backfillfull_ratio = op->ratios.backfillfull;
 			next.full_ratio = op->ratios.full;
+			break;
+		case MON_OP_MON_SET:
+		case MON_OP_MON_RM:
+			rc = mon_map_mons_apply(&next, op);
 			break;
 		default:
 			/* ops in order: a bucket made by one op can hold the next */
