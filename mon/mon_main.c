@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/conf_runtime.h"
 #include "common/log.h"
 #include "common/pidfile.h"
@@ -325,7 +326,8 @@ static void mon_tick_cb(uv_timer_t *t)
 	mon_svc_tick(mon);
 	mon_member_tick(mon);
 	mon_raft_tick(mon);
-	if (mon->removed) {
+	/* removed: relay the answers still forwarded (the removal's own, often) first */
+	if (mon->removed && (mon->fwds == NULL || clock_now_ms() >= mon->removed_ms + 3000)) {
 		mon_stop(mon);
 		return;
 	}

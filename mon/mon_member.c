@@ -34,6 +34,7 @@
 #define MON_MEMBER_RETRY_MS 1000 /* after a refused raft change */
 #define MON_CATCHUP_SLACK 16	 /* a standby this close to the leader's log is caught up */
 #define MON_PROBE_MS 1000
+#define MON_REMOVE_WAIT_MS 3000 /* for a removed monitor to get its removal */
 
 /* ------------------------------------------------------------ addresses */
 
@@ -572,6 +573,32 @@ static void mon_change_start(struct mon *mon, const char *what, raft_id id, int 
 		 (unsigned long long)id);
 }
 
+/*
+ * Raft sends nothing to a server once it is out of the configuration, and
+ * a follower applies an entry only when a later message tells it the
+ * entry is committed: before raft_remove, give the monitor being removed
+ * the increment and a few heartbeats, so it applies its removal and stops
+ * by itself. Bounded: a removed monitor that is down gets nothing.
+ */
+static bool mon_member_remove_wait(struct mon *mon, unsigned int i)
+{
+	const struct raft_progress *pr = mon->raft.leader_state.progress;
+	uint64_t now = clock_now_ms(), hb = mon->election_ms / 10 > 50 ? mon->election_ms / 10 : 50;
+
+	if (mon->remove_wait_ms == 0) {
+		mon->remove_wait_ms = now;
+		mon->remove_wait_index = raft_last_applied(&mon->raft);
+	}
+	if (now - mon->remove_wait_ms >= MON_REMOVE_WAIT_MS ||
+	    (pr != NULL && !pr[i].recent_recv) ||
+	    (pr != NULL && pr[i].match_index >= mon->remove_wait_index &&
+	     now - mon->remove_wait_ms >= 4 * hb)) {
+		mon->remove_wait_ms = 0;
+		return false;
+	}
+	return true;
+}
+
 static void mon_member_reconcile(struct mon *mon)
 {
 	const struct raft_configuration *cfg = &mon->raft.configuration;
@@ -589,6 +616,8 @@ static void mon_member_reconcile(struct mon *mon)
 			mon_member_step_down(mon);
 			return;
 		}
+		if (mon_member_remove_wait(mon, i))
+			return;
 		mon_change_start(mon, "remove", id,
 				 raft_remove(&mon->raft, &mon->change_req, id, mon_change_cb));
 		return;
@@ -639,6 +668,7 @@ void mon_member_applied(struct mon *mon, const struct mon_map *old, const struct
 	log_error("mon", "%s: removed from the monitors at epoch %u (%s); stopping", mon->name,
 		  inc->epoch, inc->reason);
 	mon->removed = true;
+	mon->removed_ms = clock_now_ms();
 }
 
 /* At start, from what raft loaded: 0, or -EPERM with the line logged. */
@@ -652,7 +682,7 @@ int mon_member_check_start(struct mon *mon)
 	if (in_cfg && !(mon->map.next_mon_id > mon->self_id &&
 			mon_map_mon(&mon->map, (uint32_t)mon->self_id) == NULL))
 		return 0;
-	log_error("mon", "%s: raft id %llu was removed from the monitors (weft mon remove); "
+	log_error("mon", "%s: removed from the monitors (raft id %llu, weft mon remove); "
 		  "refusing to rejoin. To add it back: weft mon add NAME ADDR, then weft-mon "
 		  "--mkfs --join on an empty mon_data", mon->name,
 		  (unsigned long long)mon->self_id);
@@ -717,13 +747,14 @@ void mon_member_probe_reply(struct mon *mon, const struct proto_mon_cmd_reply *r
 			found |= (raft_id)json_integer_value(json_object_get(m, "id")) ==
 				 mon->self_id;
 		if (!found) {
-			log_error("mon", "%s: %s answers for a quorum whose monitors do not include "
-				  "raft id %llu: this monitor was removed; refusing to rejoin. To "
-				  "add it back: weft mon add NAME ADDR, then weft-mon --mkfs --join "
-				  "on an empty mon_data", mon->name,
+			log_error("mon", "%s: removed from the monitors (%s answers for a quorum "
+				  "without raft id %llu); refusing to rejoin. To add it back: weft "
+				  "mon add NAME ADDR, then weft-mon --mkfs --join on an empty "
+				  "mon_data", mon->name,
 				  json_string_value(json_object_get(root, "answered_by")),
 				  (unsigned long long)mon->self_id);
 			mon->removed = true;
+			mon->removed_ms = clock_now_ms();
 			mon->exit_rc = 1;
 		}
 	}

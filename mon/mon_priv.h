@@ -112,8 +112,10 @@ struct mon {
 	struct raft_transfer transfer_req;
 	raft_id change_id;
 	char change_what[32];
-	uint64_t change_retry_ms, register_next_ms;
+	uint64_t change_retry_ms, register_next_ms, remove_wait_ms;
+	raft_index remove_wait_index;
 	bool removed; /* the map no longer lists us: stop */
+	uint64_t removed_ms;
 	int exit_rc;
 	uint64_t no_leader_ms, probe_next_ms;
 	unsigned int probe_idx;

@@ -48,6 +48,11 @@ voters() {
 acks() { grep -c '^A ' "$JOURNAL" 2> /dev/null || echo 0; }
 acks_grow() { [ "$(acks)" -gt "$1" ]; }
 gone() { ! cl_alive "$1"; }
+# leaving NAME: mon.NAME is expected to exit: out of cl_check_alive's sight, still killed on exit
+leaving() {
+	PIDS[leaving.$1]=${PIDS[mon.$1]}
+	unset "PIDS[mon.$1]"
+}
 # a command issued during a change: it succeeds, or fails with one line and is retried after
 during() { # during TAG CMD...: run CMD in the background, output in $DIR/during.TAG
 	local tag=$1
@@ -110,7 +115,7 @@ w status | grep 'mon: 5 daemons' || fail "weft status does not show 5 mons"
 # ---- 5 -> 3: the leader first, then another of the first three
 N=$(acks)
 L=$(ms | jq -r .leader)
-LPID=${PIDS[mon.$L]}
+leaving "$L"; LPID=${PIDS[leaving.$L]}
 log "removing the leader mon.$L"
 during noout "$WEFT" osd set noout
 run 0 "mon remove $L (the leader)" w mon remove "$L"
@@ -118,19 +123,20 @@ during_done noout sh -c "$WEFT osd dump -c $CONF --format json | jq -e '.flags |
 REST=$(echo a b c d e | tr ' ' '\n' | grep -vx "$L" | paste -sd, -)
 wait_for 30 "4 voters without mon.$L, a new leader" voters "$REST"
 wait_for 20 "mon.$L stops itself" gone "$LPID"
-grep -q "removed from the monitors" "$DIR/mon.$L.log" || fail "mon.$L did not say it was removed"
-unset "PIDS[mon.$L]"
+grep -q "removed from the monitors at epoch" "$DIR/mon.$L.log" ||
+	fail "mon.$L did not say it was removed"
+unset "PIDS[leaving.$L]"
 wait_for 20 "writes acknowledged while the leader was removed" acks_grow "$N"
 N=$(acks)
 R=$(echo a b c | tr ' ' '\n' | grep -vx "$L" | head -n 1)
-RPID=${PIDS[mon.$R]}
+leaving "$R"; RPID=${PIDS[leaving.$R]}
 during unset "$WEFT" osd unset noout
 run 0 "mon remove $R" w mon remove "$R"
 during_done unset sh -c "$WEFT osd dump -c $CONF --format json | jq -e '.flags | test(\"noout\") | not'"
 FINAL=$(echo "$REST" | tr , '\n' | grep -vx "$R" | paste -sd, -)
 wait_for 30 "3 voters: $FINAL" voters "$FINAL"
 wait_for 20 "mon.$R stops itself" gone "$RPID"
-unset "PIDS[mon.$R]"
+unset "PIDS[leaving.$R]"
 wait_for 20 "writes acknowledged while mon.$R was removed" acks_grow "$N"
 log "members now $FINAL; the writer's conf still lists a,b,c"
 w status | grep 'mon: 3 daemons' || fail "weft status does not show 3 mons"
@@ -150,11 +156,11 @@ wait_for 30 "mon.$3 back in quorum" voters "$FINAL"
 
 # ---- a removed mon restarted refuses to rejoin
 cl_spawn "mon.$R" "$MON" -i "$R" -c "$CONF"
-RPID=${PIDS[mon.$R]}
+leaving "$R"; RPID=${PIDS[leaving.$R]}
 wait_for 30 "restarted mon.$R refuses to rejoin and exits" gone "$RPID"
 wait "$RPID"
 RC=$?
-unset "PIDS[mon.$R]"
+unset "PIDS[leaving.$R]"
 [ "$RC" != 0 ] || fail "removed mon.$R exited 0"
 grep -q "refusing to rejoin" "$DIR/mon.$R.log" || fail "no refusal line from mon.$R"
 log "mon.$R: $(grep -m1 'refusing to rejoin' "$DIR/mon.$R.log" | sed 's/.*: raft/raft/; s/.*answers/answers/' | cut -c1-120)"
