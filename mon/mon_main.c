@@ -404,6 +404,8 @@ static int mon_run(struct mon *mon)
 		return -ENOENT;
 	}
 	rc = mon_marker_read(mon, path);
+	if (rc == 0)
+		rc = mon_member_check_removed(mon);
 	if (rc != 0)
 		return rc;
 	rc = mon_lock(mon, &lock_fd);

@@ -29,6 +29,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/name.h"
+#include "mon/mon_member.h"
 #include "mon/mon_priv.h"
 
 #define MON_MEMBER_RETRY_MS 1000 /* after a refused raft change */
@@ -39,7 +40,7 @@
 /* ------------------------------------------------------------ addresses */
 
 /* "ip:port" / "[ip6]:port" with the port moved by delta; -EINVAL if it does not parse. */
-static int mon_addr_shift(const char *addr, long delta, char *out, size_t cap)
+int mon_addr_shift(const char *addr, long delta, char *out, size_t cap)
 {
 	const char *colon = strrchr(addr, ':');
 	char *end;
@@ -153,13 +154,13 @@ static void mon_member_seen_update(struct mon *mon)
 	}
 }
 
-static bool mon_peer_up(struct mon *mon, const struct mon_peer *p)
+bool mon_peer_up(struct mon *mon, const struct mon_peer *p)
 {
 	return p->id == mon->self_id || clock_now_ms() - p->seen_ms < 2ull * mon->election_ms;
 }
 
 /* Voters in raft's configuration, and how many of them the leader hears from. */
-static void mon_member_voters(struct mon *mon, unsigned int *n_out, unsigned int *up_out)
+void mon_member_voters(struct mon *mon, unsigned int *n_out, unsigned int *up_out)
 {
 	unsigned int n = 0, up = 0;
 
@@ -175,7 +176,7 @@ static void mon_member_voters(struct mon *mon, unsigned int *n_out, unsigned int
 
 /* ------------------------------------------------------------ status */
 
-static const char *mon_role_str(int role)
+const char *mon_role_str(int role)
 {
 	return role == RAFT_VOTER ? "voter" : role == RAFT_STANDBY ? "standby"
 				       : role == RAFT_SPARE   ? "spare"
@@ -283,7 +284,7 @@ void mon_member_health(struct mon *mon, json_t *checks, const char **status)
  * one line in why; false when they match (no change in flight). *joining_id
  * is set when the difference is a monitor not yet a voter (it may be removed).
  */
-static bool mon_member_pending(struct mon *mon, char *why, size_t cap, uint32_t *joining_id)
+bool mon_member_pending(struct mon *mon, char *why, size_t cap, uint32_t *joining_id)
 {
 	*joining_id = 0;
 	if (mon->change_busy) {
@@ -314,63 +315,6 @@ static bool mon_member_pending(struct mon *mon, char *why, size_t cap, uint32_t 
 	return false;
 }
 
-/* --------------------------------------------------------------- commands */
-
-static int mon_member_add(struct mon *mon, struct mon_job *job, json_t *root,
-			  struct mon_inc *inc)
-{
-	const char *name = json_string_value(json_object_get(root, "name"));
-	const char *addr = json_string_value(json_object_get(root, "addr"));
-	struct mon_op op = { .kind = MON_OP_MON_SET };
-	char err[PROTO_ERRMSG_MAX + 1], why[160], ra[PROTO_ADDR_MAX + 1];
-	const struct mon_mon *o;
-	uint32_t joining;
-
-	if (name == NULL || weft_name_check("monitor", name, MON_NAME_MAX, err, sizeof(err)) != 0) {
-		mon_job_refuse(job, "%s", name == NULL ? "mon add needs a name" : err);
-		return -EINVAL;
-	}
-	if (addr == NULL || strlen(addr) > PROTO_ADDR_MAX ||
-	    mon_member_raft_addr(mon, addr, ra, sizeof(ra)) != 0) {
-		mon_job_refuse(job, "mon add %s: '%s' is not an IP:PORT address (its raft port is "
-			       "PORT + mon_raft_port_offset)", name, addr != NULL ? addr : "");
-		return -EINVAL;
-	}
-	if (mon->map.next_mon_id == 0) {
-		mon_job_refuse(job, "the monitor list is not in the map yet; retry");
-		return -EAGAIN;
-	}
-	o = mon_map_mon_by_name(&mon->map, name);
-	if (o != NULL) {
-		mon_job_refuse(job, "mon.%s exists (raft id %u, %s)", name, o->id, o->addr);
-		return -EEXIST;
-	}
-	for (uint32_t i = 0; i < mon->map.nmons; i++) {
-		if (!strcmp(mon->map.mons[i].addr, addr)) {
-			mon_job_refuse(job, "%s is the address of mon.%s", addr,
-				       mon->map.mons[i].name);
-			return -EEXIST;
-		}
-	}
-	if (mon_member_pending(mon, why, sizeof(why), &joining)) {
-		mon_job_refuse(job, "one monitor change at a time: %s", why);
-		return -EBUSY;
-	}
-	if (mon->map.nmons >= MON_MONS_MAX) {
-		mon_job_refuse(job, "a cluster has at most %u monitors", MON_MONS_MAX);
-		return -ENOSPC;
-	}
-	op.mon.id = mon->map.next_mon_id;
-	snprintf(op.mon.name, sizeof(op.mon.name), "%s", name);
-	snprintf(op.mon.addr, sizeof(op.mon.addr), "%s", addr);
-	snprintf(inc->reason, sizeof(inc->reason), "mon add %s %s (raft id %u)", name, addr,
-		 op.mon.id);
-	snprintf(job->out, sizeof(job->out),
-		 "{\"name\": \"%s\", \"id\": %u, \"addr\": \"%s\", \"raft_addr\": \"%s\"}", name,
-		 op.mon.id, addr, ra);
-	return mon_inc_add(inc, &op);
-}
-
 static void mon_transfer_cb(struct raft_transfer *req)
 {
 	struct mon *mon = req->data;
@@ -381,7 +325,7 @@ static void mon_transfer_cb(struct raft_transfer *req)
 }
 
 /* Hand leadership to another voter (0: raft picks one that is caught up). */
-static int mon_member_step_down(struct mon *mon)
+int mon_member_step_down(struct mon *mon)
 {
 	int rc;
 
@@ -396,147 +340,6 @@ static int mon_member_step_down(struct mon *mon)
 	mon->transfer_busy = true;
 	log_info("mon", "%s: handing leadership over", mon->name);
 	return 0;
-}
-
-static int mon_member_remove(struct mon *mon, struct mon_job *job, json_t *root,
-			     struct mon_inc *inc)
-{
-	const char *name = json_string_value(json_object_get(root, "name"));
-	struct mon_op op = { .kind = MON_OP_MON_RM };
-	const struct mon_mon *mm;
-	const struct mon_peer *p;
-	unsigned int n, up, need;
-	uint32_t joining;
-	char why[160];
-
-	if (name != NULL && !strncmp(name, "mon.", 4))
-		name += 4;
-	mm = name != NULL ? mon_map_mon_by_name(&mon->map, name) : NULL;
-	if (mm == NULL) {
-		mon_job_refuse(job, "no monitor named '%s' (weft mon stat lists them)",
-			       name != NULL ? name : "");
-		return -ENOENT;
-	}
-	if (mon->map.nmons <= 1) {
-		mon_job_refuse(job, "mon.%s is the last monitor; it cannot be removed", name);
-		return -EINVAL;
-	}
-	if (mon_member_pending(mon, why, sizeof(why), &joining) && joining != mm->id) {
-		mon_job_refuse(job, "one monitor change at a time: %s", why);
-		return -EBUSY;
-	}
-	p = mon_peer_by_id(mon, mm->id);
-	mon_member_voters(mon, &n, &up);
-	if (p != NULL && p->in_raft && p->role == RAFT_VOTER) {
-		/* it stops at the increment, and votes until raft_remove: count both */
-		need = n / 2 + 1;
-		if (mon_peer_up(mon, p))
-			up--;
-		if (up < need) {
-			mon_job_refuse(job, "removing mon.%s would lose the quorum: %u of %u voters "
-				       "would be up, %u needed", name, up, n, need);
-			return -EBUSY;
-		}
-	}
-	if (mm->id == mon->self_id) {
-		/* the leader does not remove itself: the next one does (the client retries) */
-		mon_member_step_down(mon);
-		mon_job_refuse(job, "mon.%s is the leader: it hands leadership over first; retry",
-			       name);
-		return -EAGAIN;
-	}
-	op.mon_id = mm->id;
-	snprintf(inc->reason, sizeof(inc->reason), "mon remove %s (raft id %u, %s)", name, mm->id,
-		 mm->addr);
-	snprintf(job->out, sizeof(job->out), "{\"name\": \"%s\", \"id\": %u, \"removed\": true}",
-		 name, mm->id);
-	return mon_inc_add(inc, &op);
-}
-
-/* A monitor's own name and address, sent to the leader (bootstrap members). */
-static int mon_member_register(struct mon *mon, struct mon_job *job, json_t *root,
-			       struct mon_inc *inc)
-{
-	json_int_t id = json_integer_value(json_object_get(root, "id"));
-	const char *name = json_string_value(json_object_get(root, "name"));
-	const char *addr = json_string_value(json_object_get(root, "addr"));
-	const struct mon_mon *mm = mon_map_mon(&mon->map, (uint32_t)id);
-	const struct mon_mon *other = name != NULL ? mon_map_mon_by_name(&mon->map, name) : NULL;
-	struct mon_op op = { .kind = MON_OP_MON_SET };
-	char err[PROTO_ERRMSG_MAX + 1];
-
-	if (mm == NULL || name == NULL || addr == NULL || strlen(addr) > PROTO_ADDR_MAX ||
-	    weft_name_check("monitor", name, MON_NAME_MAX, err, sizeof(err)) != 0) {
-		mon_job_refuse(job, "mon register: not a monitor of the map");
-		return -EINVAL;
-	}
-	if (other != NULL && other->id != mm->id) {
-		mon_job_refuse(job, "mon register: name '%s' is taken by raft id %u", name,
-			       other->id);
-		log_error("mon", "%s: raft id %u calls itself mon.%s, the name of raft id %u",
-			  mon->name, mm->id, name, other->id);
-		return -EEXIST;
-	}
-	if (!strcmp(mm->name, name) && !strcmp(mm->addr, addr))
-		return 1;
-	op.mon = *mm;
-	snprintf(op.mon.name, sizeof(op.mon.name), "%s", name);
-	snprintf(op.mon.addr, sizeof(op.mon.addr), "%s", addr);
-	snprintf(inc->reason, sizeof(inc->reason), "mon.%s (raft id %u) registered at %s", name,
-		 mm->id, addr);
-	return mon_inc_add(inc, &op);
-}
-
-int mon_member_job(struct mon *mon, struct mon_job *job, json_t *root, const char *prefix,
-		   struct mon_inc *inc)
-{
-	if (!strcmp(prefix, "mon add"))
-		return mon_member_add(mon, job, root, inc);
-	if (!strcmp(prefix, "mon remove") || !strcmp(prefix, "mon rm"))
-		return mon_member_remove(mon, job, root, inc);
-	return mon_member_register(mon, job, root, inc);
-}
-
-/* The map of an existing cluster has no monitor list yet: one from raft's configuration. */
-static int mon_member_build_seed(struct mon *mon, struct mon_job *job, struct mon_inc *inc)
-{
-	const struct raft_configuration *cfg = &mon->raft.configuration;
-	long off = (long)conf_get_int(mon->conf, CONF_MON_RAFT_PORT_OFFSET);
-	raft_id ids[MON_PEERS_MAX];
-	unsigned int n = 0;
-	int rc = 0;
-
-	mon->seed_queued = false;
-	if (mon->map.next_mon_id != 0)
-		return 1;
-	for (unsigned int i = 0; i < cfg->n && n < MON_PEERS_MAX; i++)
-		ids[n++] = cfg->servers[i].id;
-	/* ascending ids: each op's id must be new */
-	for (unsigned int i = 1; i < n; i++)
-		for (unsigned int j = i; j > 0 && ids[j - 1] > ids[j]; j--) {
-			raft_id t = ids[j];
-
-			ids[j] = ids[j - 1];
-			ids[j - 1] = t;
-		}
-	for (unsigned int i = 0; i < n && rc == 0; i++) {
-		struct mon_op op = { .kind = MON_OP_MON_SET };
-		const struct raft_server *s = NULL;
-
-		for (unsigned int k = 0; k < cfg->n; k++)
-			if (cfg->servers[k].id == ids[i])
-				s = &cfg->servers[k];
-		op.mon.id = (uint32_t)s->id;
-		if (mon_addr_shift(s->address, -off, op.mon.addr, sizeof(op.mon.addr)) != 0)
-			snprintf(op.mon.addr, sizeof(op.mon.addr), "%s", s->address);
-		if (s->id == mon->self_id)
-			snprintf(op.mon.name, sizeof(op.mon.name), "%s", mon->name + 4);
-		rc = mon_inc_add(inc, &op);
-	}
-	snprintf(inc->reason, sizeof(inc->reason), "monitor list from raft's configuration "
-		 "(%u monitors)", n);
-	(void)job;
-	return rc;
 }
 
 /* ------------------------------------------------ raft follows the map */
@@ -667,8 +470,38 @@ void mon_member_applied(struct mon *mon, const struct mon_map *old, const struct
 		return;
 	log_error("mon", "%s: removed from the monitors at epoch %u (%s); stopping", mon->name,
 		  inc->epoch, inc->reason);
+	/* remembered in mon_data: a restart refuses at once (mon_member_check_removed) */
+	{
+		char path[PATH_MAX + 32];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/%s", mon->data_dir, MON_REMOVED_FILE);
+		f = fopen(path, "w");
+		if (f == NULL || fprintf(f, "epoch %u: %s\n", inc->epoch, inc->reason) < 0 ||
+		    fclose(f) != 0)
+			log_warn("mon", "%s: cannot write %s: %s", mon->name, path, strerror(errno));
+	}
 	mon->removed = true;
 	mon->removed_ms = clock_now_ms();
+}
+
+/* Before start: a monitor that applied its own removal wrote why in mon_data. */
+int mon_member_check_removed(struct mon *mon)
+{
+	char path[PATH_MAX + 32], why[MON_REASON_MAX + 32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", mon->data_dir, MON_REMOVED_FILE);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return 0;
+	if (fgets(why, sizeof(why), f) != NULL)
+		why[strcspn(why, "\n")] = '\0';
+	fclose(f);
+	log_error("mon", "%s: removed from the monitors (%s); refusing to rejoin. To add it "
+		  "back: weft mon add NAME ADDR, then weft-mon --mkfs --join on an empty mon_data",
+		  mon->name, why);
+	return -EPERM;
 }
 
 /* At start, from what raft loaded: 0, or -EPERM with the line logged. */

@@ -198,6 +198,8 @@ int mon_member_job(struct mon *mon, struct mon_job *job, struct json_t *root, co
 		   struct mon_inc *inc);
 void mon_member_applied(struct mon *mon, const struct mon_map *old, const struct mon_inc *inc);
 int mon_member_check_start(struct mon *mon);
+#define MON_REMOVED_FILE "weft-mon.removed"
+int mon_member_check_removed(struct mon *mon);
 void mon_member_probe_reply(struct mon *mon, const struct proto_mon_cmd_reply *r);
 void mon_member_tick(struct mon *mon);
 
