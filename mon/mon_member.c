@@ -622,8 +622,7 @@ void mon_member_tick(struct mon *mon)
 	}
 	/* a bootstrap member the map knows by id only: say our name and address */
 	me = mon_map_mon(&mon->map, (uint32_t)mon->self_id);
-	if (me != NULL && (strcmp(me->name, mon->name + 4) != 0 ||
-			   strcmp(me->addr, mon->self_addr) != 0) &&
+	if (me != NULL && me->name[0] == '\0' &&
 	    mon_raft_leader(mon) != 0 && now >= mon->register_next_ms) {
 		char json[256];
 		struct proto_msg msg = { .type = PROTO_MON_CMD };

@@ -152,6 +152,12 @@ static int mon_member_register(struct mon *mon, struct mon_job *job, json_t *roo
 	}
 	if (!strcmp(mm->name, name) && !strcmp(mm->addr, addr))
 		return 1;
+	/* only a name the map does not have yet, at the address Raft has: nothing is renamed */
+	if (mm->name[0] != '\0' || strcmp(mm->addr, addr) != 0) {
+		mon_job_refuse(job, "mon register: raft id %u is mon.%s at %s already", mm->id,
+			       mm->name[0] != '\0' ? mm->name : "?", mm->addr);
+		return -EEXIST;
+	}
 	op.mon = *mm;
 	snprintf(op.mon.name, sizeof(op.mon.name), "%s", name);
 	snprintf(op.mon.addr, sizeof(op.mon.addr), "%s", addr);
