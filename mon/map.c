@@ -41,6 +41,7 @@ void mon_map_free(struct mon_map *map)
 	free(map->osds);
 	free(map->pools);
 	mon_map_topo_free(map);
+	mon_map_mons_free(map);
 	mon_map_init(map);
 }
 
@@ -51,12 +52,18 @@ int mon_map_copy(struct mon_map *dst, const struct mon_map *src)
 	m.osds = NULL;
 	m.pools = NULL;
 	m.cache = NULL;
+	m.mons = NULL;
 	if (mon_map_topo_copy(&m, src) != 0)
 		return -ENOMEM;
+	if (mon_map_mons_copy(&m, src) != 0) {
+		mon_map_topo_free(&m);
+		return -ENOMEM;
+	}
 	if (src->max_osd > 0) {
 		m.osds = malloc(sizeof(*m.osds) * src->max_osd);
 		if (m.osds == NULL) {
 			mon_map_topo_free(&m);
+			mon_map_mons_free(&m);
 			return -ENOMEM;
 		}
 		memcpy(m.osds, src->osds, sizeof(*m.osds) * src->max_osd);
@@ -66,6 +73,7 @@ int mon_map_copy(struct mon_map *dst, const struct mon_map *src)
 		if (m.pools == NULL) {
 			free(m.osds);
 			mon_map_topo_free(&m);
+			mon_map_mons_free(&m);
 			return -ENOMEM;
 		}
 		memcpy(m.pools, src->pools, sizeof(*m.pools) * src->npools);
@@ -224,6 +232,8 @@ static bool mon_pool_needs_v3(const struct mon_pool *p)
 /* The lowest encoding version that can carry op. */
 static uint8_t mon_op_version(const struct mon_op *op)
 {
+	if (op->kind == MON_OP_MON_SET || op->kind == MON_OP_MON_RM)
+		return 5;
 	if (op->kind == MON_OP_MUTE_SET || op->kind == MON_OP_MUTE_RM)
 		return 6;
 	if (op->kind == MON_OP_FULL_RATIOS ||
@@ -240,12 +250,14 @@ static uint8_t mon_map_version(const struct mon_map *map)
 		  map->backfillfull_ratio != MON_BACKFILLFULL_RATIO_DEFAULT ||
 		  map->full_ratio != MON_FULL_RATIO_DEFAULT;
 
+	if (map->nmutes > 0)
+		return 6;
+	if (map->next_mon_id != 0 || map->nmons != 0)
+		return 5;
 	for (uint32_t i = 0; i < map->max_osd && !v3; i++)
 		v3 = (map->osds[i].state & MON_OSD_EXISTS) && (map->osds[i].state & MON_OSD_FULLNESS);
 	for (uint32_t i = 0; i < map->npools && !v3; i++)
 		v3 = mon_pool_needs_v3(&map->pools[i]);
-	if (map->nmutes > 0)
-		return 6;
 	if (v3)
 		return 3;
 	return mon_map_needs_v2(map) ? 2 : 1;
@@ -278,7 +290,9 @@ static void mon_map_put(struct proto_enc *enc, const struct mon_map *map)
 		proto_enc_put_u32(enc, map->backfillfull_ratio);
 		proto_enc_put_u32(enc, map->full_ratio);
 	}
-	/* versions 4 and 5 are other parts' (their fields come first, here) */
+	if (version >= 5)
+		mon_map_mons_put(enc, map);
+	/* version 4 is another part's (its fields come before these) */
 	if (version >= 6)
 		mon_map_mutes_put(enc, map);
 }
@@ -398,6 +412,12 @@ int mon_map_decode(const void *buf, size_t len, struct proto_err *err, struct mo
 		m.backfillfull_ratio = r.backfillfull;
 		m.full_ratio = r.full;
 	}
+	if (version >= 5 && dec.err == 0) {
+		rc = mon_map_mons_get(&dec, &m);
+		if (rc == -ENOMEM)
+			goto out;
+		rc = -EBADMSG;
+	}
 	if (version >= 6 && dec.err == 0)
 		mon_map_mutes_get(&dec, &m);
 	/* canonical: what a lower version can say is said in it */
@@ -492,6 +512,12 @@ static void mon_inc_put(struct proto_enc *enc, const void *obj)
 			proto_enc_put_u32(enc, op->ratios.backfillfull);
 			proto_enc_put_u32(enc, op->ratios.full);
 			break;
+		case MON_OP_MON_SET:
+			mon_mon_put(enc, &op->mon);
+			break;
+		case MON_OP_MON_RM:
+			proto_enc_put_u32(enc, op->mon_id);
+			break;
 		case MON_OP_MUTE_SET:
 			mon_mute_put(enc, &op->mute);
 			break;
@@ -579,6 +605,14 @@ int mon_inc_decode(const void *buf, size_t len, struct proto_err *err, struct mo
 				proto_dec_fail(&dec, "op.ratios: %u/%u/%u not ordered in (0, %u)",
 					       op->ratios.nearfull, op->ratios.backfillfull,
 					       op->ratios.full, MON_RATIO_ONE);
+			break;
+		case MON_OP_MON_SET:
+			mon_mon_get(&dec, &op->mon);
+			break;
+		case MON_OP_MON_RM:
+			proto_dec_get_u32(&dec, "op.mon_id", &op->mon_id);
+			if (dec.err == 0 && op->mon_id == 0)
+				proto_dec_fail(&dec, "op.mon_id: 0 is not a monitor id");
 			break;
 		case MON_OP_MUTE_SET:
 			mon_mute_get(&dec, &op->mute);
@@ -683,6 +717,8 @@ int mon_map_apply(struct mon_map *map, const struct mon_inc *inc)
 		} else if (op->kind == MON_OP_FULL_RATIOS) {
 			if (!mon_ratios_valid(&op->ratios))
 				return -EINVAL;
+		} else if (op->kind == MON_OP_MON_SET || op->kind == MON_OP_MON_RM) {
+			/* checked against the map as it is then (map_mons.c) */
 		} else if (op->kind == MON_OP_MUTE_SET || op->kind == MON_OP_MUTE_RM) {
 			if (mon_map_mute_check(op) != 0)
 				return -EINVAL;
@@ -729,6 +765,10 @@ int mon_map_apply(struct mon_map *map, const struct mon_inc *inc)
 			next.nearfull_ratio = op->ratios.nearfull;
 			next.backfillfull_ratio = op->ratios.backfillfull;
 			next.full_ratio = op->ratios.full;
+			break;
+		case MON_OP_MON_SET:
+		case MON_OP_MON_RM:
+			rc = mon_map_mons_apply(&next, op);
 			break;
 		case MON_OP_MUTE_SET:
 		case MON_OP_MUTE_RM:

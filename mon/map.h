@@ -163,6 +163,14 @@ struct mon_upmap {
 #define MON_BALANCER_OFF 2
 
 /* Derived data a reader builds from one map (placement's tree): freed with it. */
+/* A monitor of the cluster (version 5): the membership the operator asked for. */
+#define MON_MONS_MAX 7
+struct mon_mon {
+	uint32_t id;			 /* Raft server id, never reused (next_mon_id) */
+	char name[MON_NAME_MAX + 1];	 /* "a" for mon.a; "" until it registered */
+	char addr[PROTO_ADDR_MAX + 1];	 /* public (fabric) address; Raft at port + offset */
+};
+
 struct mon_map_cache {
 	void (*free)(struct mon_map_cache *cache);
 };
@@ -185,6 +193,10 @@ struct mon_map {
 	uint8_t balancer;	  /* MON_BALANCER_* */
 	/* version 3: parts per million, 0 < nearfull <= backfillfull <= full < MON_RATIO_ONE */
 	uint32_t nearfull_ratio, backfillfull_ratio, full_ratio;
+	/* version 5: the monitors, sorted by id; next_mon_id 0 = no list yet */
+	uint32_t next_mon_id;
+	uint32_t nmons;
+	struct mon_mon *mons;
 	/* version 6: health mutes, sorted by code */
 	uint32_t nmutes;
 	struct mon_mute mutes[MON_MUTE_MAX];
@@ -210,6 +222,9 @@ enum mon_op_kind {
 	MON_OP_BALANCER = 10,  /* the balancer mode */
 	/* version 3 */
 	MON_OP_FULL_RATIOS = 11, /* the three full ratios at once */
+	/* version 5 */
+	MON_OP_MON_SET = 16, /* add or replace one monitor */
+	MON_OP_MON_RM = 17,  /* remove the monitor of that id */
 	/* version 6 (kinds 20-23 are the health mutes') */
 	MON_OP_MUTE_SET = 20, /* add or replace the mute of one code */
 	MON_OP_MUTE_RM = 21,  /* remove it (no-op when absent) */
@@ -232,6 +247,8 @@ struct mon_op {
 		struct mon_upmap upmap;
 		uint8_t balancer;
 		struct mon_ratios ratios;
+		struct mon_mon mon;
+		uint32_t mon_id;
 		struct mon_mute mute;
 	};
 };
@@ -287,6 +304,9 @@ uint8_t mon_crush_type_parse(const char *name);
 struct mon_map_cache *mon_map_cache_get(const struct mon_map *map);
 bool mon_map_cache_set(const struct mon_map *map, struct mon_map_cache *cache);
 
+/* The monitor of that id / name, or NULL. */
+const struct mon_mon *mon_map_mon(const struct mon_map *map, uint32_t id);
+const struct mon_mon *mon_map_mon_by_name(const struct mon_map *map, const char *name);
 /* Health mutes (map_mute.c): a code is 1..31 of [A-Z0-9_], as the checks' codes. */
 bool mon_mute_code_valid(const char *code);
 const struct mon_mute *mon_map_mute(const struct mon_map *map, const char *code);
