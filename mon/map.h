@@ -329,11 +329,12 @@ const char *mon_flags_str(uint32_t flags, char *buf, size_t cap);
 uint32_t mon_flag_parse(const char *name);
 /* "noout, pause, noin, ...": every flag name, for errors and help. */
 const char *mon_flag_names(void);
-/* The reweight override of an OSD record, 0.0 .. 1.0. */
+/* The reweight override of an OSD record, 0.0 .. 1.0, to 4 decimals (0.3, not 0.300003). */
 static inline double mon_osd_reweight(const struct mon_osd *o)
 {
-	return (double)(MON_WEIGHT_ONE - (o->reject > MON_WEIGHT_ONE ? MON_WEIGHT_ONE : o->reject)) /
-	       MON_WEIGHT_ONE;
+	uint32_t w = MON_WEIGHT_ONE - (o->reject > MON_WEIGHT_ONE ? MON_WEIGHT_ONE : o->reject);
+
+	return (double)((w * 10000ull + MON_WEIGHT_ONE / 2) / MON_WEIGHT_ONE) / 10000.0;
 }
 void mon_uuid_str(const uint8_t uuid[PROTO_UUID_LEN], char out[37]);
 int mon_uuid_parse(const char *s, uint8_t uuid_out[PROTO_UUID_LEN]);
