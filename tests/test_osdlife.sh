@@ -13,7 +13,8 @@
 #               | past the down-out interval; noup keeps a restarted OSD
 #               | down; norecover holds its recovery (PGs stay degraded)
 #               | until unset, then every acknowledged write reads back from
-#               | 3 copies; flags in status (plain, json) and OSDMAP_FLAGS
+#               | 3 copies; pause holds a client write until unset; flags
+#               | in status (plain, json) and OSDMAP_FLAGS
 set -u
 LCASE=$1 LPORT=$2 LMON=$3 LOSD=$4 LWEFT=$5 LIO=$6
 here=$(cd "$(dirname "$0")" && pwd)
@@ -209,6 +210,15 @@ flags)
 	run 0 "osd unset norecover" w osd unset norecover
 	wait_clean 60 "norecover unset"
 	check_data 3
+	# pause: a client's write waits (here past a 2 s client_op_timeout), then goes
+	head -c 4096 /dev/urandom > "$DIR/obj"
+	run 0 "osd set pause" w osd set pause
+	wait_for 10 "the client sees pause" eval '[ "$(wj status | jq -r .osdmap.flags)" = noout,pause ]'
+	run 1 "put while paused" env WEFT_CLIENT_OP_TIMEOUT=2s "${RIOC[@]}" put paused "$DIR/obj"
+	run 0 "osd unset pause" w osd unset pause
+	run 0 "put after pause" env WEFT_CLIENT_OP_TIMEOUT=10s "${RIOC[@]}" put paused "$DIR/obj"
+	run 0 "cmp after pause" "${RIOC[@]}" cmp paused "$DIR/obj" 3
+	log "ok: pause held a client write until unset"
 	run 0 "osd unset noout" w osd unset noout
 	[ "$(wj status | jq -r .osdmap.flags)" = "" ] || fail "flags left set"
 	wj health | jq -e '[.checks[] | select(.code == "OSDMAP_FLAGS")] | length == 0' > /dev/null ||
