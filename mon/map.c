@@ -41,6 +41,7 @@ void mon_map_free(struct mon_map *map)
 	free(map->osds);
 	free(map->pools);
 	mon_map_topo_free(map);
+	mon_map_mons_free(map);
 	mon_map_init(map);
 }
 
@@ -51,12 +52,18 @@ int mon_map_copy(struct mon_map *dst, const struct mon_map *src)
 	m.osds = NULL;
 	m.pools = NULL;
 	m.cache = NULL;
+	m.mons = NULL;
 	if (mon_map_topo_copy(&m, src) != 0)
 		return -ENOMEM;
+	if (mon_map_mons_copy(&m, src) != 0) {
+		mon_map_topo_free(&m);
+		return -ENOMEM;
+	}
 	if (src->max_osd > 0) {
 		m.osds = malloc(sizeof(*m.osds) * src->max_osd);
 		if (m.osds == NULL) {
 			mon_map_topo_free(&m);
+			mon_map_mons_free(&m);
 			return -ENOMEM;
 		}
 		memcpy(m.osds, src->osds, sizeof(*m.osds) * src->max_osd);
@@ -66,6 +73,7 @@ int mon_map_copy(struct mon_map *dst, const struct mon_map *src)
 		if (m.pools == NULL) {
 			free(m.osds);
 			mon_map_topo_free(&m);
+			mon_map_mons_free(&m);
 			return -ENOMEM;
 		}
 		memcpy(m.pools, src->pools, sizeof(*m.pools) * src->npools);
@@ -230,6 +238,8 @@ static bool mon_pool_needs_v3(const struct mon_pool *p)
 /* The lowest encoding version that can carry op. */
 static uint8_t mon_op_version(const struct mon_op *op)
 {
+	if (op->kind == MON_OP_MON_SET || op->kind == MON_OP_MON_RM)
+		return 5;
 	if (op->kind == MON_OP_OSD_RM || (op->kind == MON_OP_OSD_SET && op->osd.reject != 0) ||
 	    (op->kind == MON_OP_FLAGS && (op->flags & ~MON_FLAGS_V1)))
 		return 4;
@@ -249,6 +259,8 @@ static uint8_t mon_map_version(const struct mon_map *map)
 
 	bool v4 = (map->flags & ~MON_FLAGS_V1) != 0;
 
+	if (map->next_mon_id != 0 || map->nmons != 0)
+		return 5;
 	for (uint32_t i = 0; i < map->max_osd && !v4; i++)
 		v4 = (map->osds[i].state & MON_OSD_EXISTS) && map->osds[i].reject != 0;
 	if (v4)
@@ -289,6 +301,8 @@ static void mon_map_put(struct proto_enc *enc, const struct mon_map *map)
 		proto_enc_put_u32(enc, map->backfillfull_ratio);
 		proto_enc_put_u32(enc, map->full_ratio);
 	}
+	if (version >= 5)
+		mon_map_mons_put(enc, map);
 }
 
 static int mon_encode_alloc(void (*put)(struct proto_enc *, const void *), const void *obj,
@@ -406,6 +420,12 @@ int mon_map_decode(const void *buf, size_t len, struct proto_err *err, struct mo
 		m.backfillfull_ratio = r.backfillfull;
 		m.full_ratio = r.full;
 	}
+	if (version >= 5 && dec.err == 0) {
+		rc = mon_map_mons_get(&dec, &m);
+		if (rc == -ENOMEM)
+			goto out;
+		rc = -EBADMSG;
+	}
 	/* canonical: what a lower version can say is said in it */
 	if (dec.err == 0 && version > 1 && mon_map_version(&m) != version)
 		proto_dec_fail(&dec, "version: %u for a map that needs version %u", version,
@@ -501,6 +521,12 @@ static void mon_inc_put(struct proto_enc *enc, const void *obj)
 		case MON_OP_OSD_RM:
 			proto_enc_put_u32(enc, op->osd_id);
 			break;
+		case MON_OP_MON_SET:
+			mon_mon_put(enc, &op->mon);
+			break;
+		case MON_OP_MON_RM:
+			proto_enc_put_u32(enc, op->mon_id);
+			break;
 		}
 	}
 }
@@ -588,6 +614,14 @@ int mon_inc_decode(const void *buf, size_t len, struct proto_err *err, struct mo
 			if (dec.err == 0 && op->osd_id >= MON_OSD_MAX)
 				proto_dec_fail(&dec, "op.osd_id: %u exceeds max %u", op->osd_id,
 					       MON_OSD_MAX - 1);
+			break;
+		case MON_OP_MON_SET:
+			mon_mon_get(&dec, &op->mon);
+			break;
+		case MON_OP_MON_RM:
+			proto_dec_get_u32(&dec, "op.mon_id", &op->mon_id);
+			if (dec.err == 0 && op->mon_id == 0)
+				proto_dec_fail(&dec, "op.mon_id: 0 is not a monitor id");
 			break;
 		default:
 			proto_dec_fail(&dec, "op.kind: unknown %u", op->kind);
@@ -709,6 +743,8 @@ int mon_map_apply(struct mon_map *map, const struct mon_inc *inc)
 		} else if (op->kind == MON_OP_OSD_RM) {
 			if (op->osd_id >= MON_OSD_MAX)
 				return -EINVAL;
+		} else if (op->kind == MON_OP_MON_SET || op->kind == MON_OP_MON_RM) {
+			/* checked against the map as it is then (map_mons.c) */
 		} else if (op->kind < MON_OP_POOL_SET || op->kind > MON_OP_FULL_RATIOS) {
 			return -EINVAL;
 		}
@@ -755,6 +791,10 @@ int mon_map_apply(struct mon_map *map, const struct mon_inc *inc)
 			break;
 		case MON_OP_OSD_RM:
 			mon_map_osd_rm(&next, op->osd_id);
+			break;
+		case MON_OP_MON_SET:
+		case MON_OP_MON_RM:
+			rc = mon_map_mons_apply(&next, op);
 			break;
 		default:
 			/* ops in order: a bucket made by one op can hold the next */

@@ -31,7 +31,7 @@
  * version that can say what it holds (so older decoders still read it and
  * each map has one encoding); an older map decodes with the default ratios.
  */
-#define MON_MAP_VERSION 4
+#define MON_MAP_VERSION 5
 #define MON_MAP_VERSION_MIN 1
 #define MON_BUCKET_MAX 16384 /* buckets in one map */
 #define MON_UPMAP_MAX (1u << 20)
@@ -166,6 +166,14 @@ struct mon_upmap {
 #define MON_BALANCER_OFF 2
 
 /* Derived data a reader builds from one map (placement's tree): freed with it. */
+/* A monitor of the cluster (version 5): the membership the operator asked for. */
+#define MON_MONS_MAX 7
+struct mon_mon {
+	uint32_t id;			 /* Raft server id, never reused (next_mon_id) */
+	char name[MON_NAME_MAX + 1];	 /* "a" for mon.a; "" until it registered */
+	char addr[PROTO_ADDR_MAX + 1];	 /* public (fabric) address; Raft at port + offset */
+};
+
 struct mon_map_cache {
 	void (*free)(struct mon_map_cache *cache);
 };
@@ -188,6 +196,10 @@ struct mon_map {
 	uint8_t balancer;	  /* MON_BALANCER_* */
 	/* version 3: parts per million, 0 < nearfull <= backfillfull <= full < MON_RATIO_ONE */
 	uint32_t nearfull_ratio, backfillfull_ratio, full_ratio;
+	/* version 5: the monitors, sorted by id; next_mon_id 0 = no list yet */
+	uint32_t next_mon_id;
+	uint32_t nmons;
+	struct mon_mon *mons;
 	/*
 	 * Not encoded: built on first use by a reader of this exact map (atomic
 	 * pointer), dropped by copy/apply/decode/free. Maps change only through
@@ -212,6 +224,9 @@ enum mon_op_kind {
 	MON_OP_FULL_RATIOS = 11, /* the three full ratios at once */
 	/* version 4 */
 	MON_OP_OSD_RM = 12, /* remove one OSD record (osd rm, osd purge) */
+	/* version 5 */
+	MON_OP_MON_SET = 16, /* add or replace one monitor */
+	MON_OP_MON_RM = 17,  /* remove the monitor of that id */
 };
 
 struct mon_ratios {
@@ -232,6 +247,8 @@ struct mon_op {
 		struct mon_upmap upmap;
 		uint8_t balancer;
 		struct mon_ratios ratios;
+		struct mon_mon mon;
+		uint32_t mon_id;
 	};
 };
 
@@ -285,6 +302,10 @@ uint8_t mon_crush_type_parse(const char *name);
 /* The cache of map, if built (acquire); set it once (release), false if one is there. */
 struct mon_map_cache *mon_map_cache_get(const struct mon_map *map);
 bool mon_map_cache_set(const struct mon_map *map, struct mon_map_cache *cache);
+
+/* The monitor of that id / name, or NULL. */
+const struct mon_mon *mon_map_mon(const struct mon_map *map, uint32_t id);
+const struct mon_mon *mon_map_mon_by_name(const struct mon_map *map, const char *name);
 
 /* 0 < nearfull <= backfillfull <= full < MON_RATIO_ONE */
 bool mon_ratios_valid(const struct mon_ratios *r);

@@ -36,4 +36,13 @@ int mon_map_topo_apply(struct mon_map *map, const struct mon_op *op);
 /* A pool is gone: drop its upmap items. */
 void mon_map_topo_pool_rm(struct mon_map *map, uint32_t pool);
 
+/* map_mons.c: the version-5 monitor list */
+void mon_map_mons_put(struct proto_enc *enc, const struct mon_map *map);
+int mon_map_mons_get(struct proto_dec *dec, struct mon_map *m);
+int mon_map_mons_copy(struct mon_map *dst, const struct mon_map *src);
+void mon_map_mons_free(struct mon_map *map);
+void mon_mon_put(struct proto_enc *enc, const struct mon_mon *mm);
+int mon_mon_get(struct proto_dec *dec, struct mon_mon *mm);
+int mon_map_mons_apply(struct mon_map *map, const struct mon_op *op);
+
 #endif

@@ -23,7 +23,7 @@ static const char *const mon_write_cmds[] = {
 	"pool create", "pool rm", "pool set", "osd crush add-bucket", "osd crush move",
 	"osd crush set-location", "osd crush rm", "balancer on", "balancer off",
 	"osd set-nearfull-ratio", "osd set-backfillfull-ratio", "osd set-full-ratio",
-	"pool set-quota", NULL,
+	"pool set-quota", "mon add", "mon remove", "mon rm", "mon _register", NULL,
 };
 
 static bool mon_prefix_in(const char *json, size_t len, const char *const *list)
@@ -89,56 +89,12 @@ static json_t *mon_json_pools(const struct mon_map *map)
 	return a;
 }
 
-static json_t *mon_json_quorum(struct mon *mon, bool *have_out, unsigned int *nq_out)
-{
-	raft_id lid = mon_raft_leader(mon);
-	bool leader = mon_is_leader(mon) && mon->leader_ready;
-	uint64_t now = clock_now_ms();
-	json_t *members = json_array(), *quorum = json_array(), *o;
-	unsigned int nq = 0;
-
-	for (unsigned int i = 0; i < mon->npeers; i++) {
-		const char *state = "unknown";
-		bool in = false;
-
-		if (mon->peers[i].id == lid) {
-			state = "leader";
-			in = true;
-		} else if (leader && now - mon->peer_seen_ms[i] < 2ull * mon->election_ms) {
-			state = "peon";
-			in = true;
-		} else if (leader) {
-			state = "down";
-		}
-		if (in) {
-			json_array_append_new(quorum, json_integer(i));
-			nq++;
-		}
-		json_array_append_new(members,
-				      json_pack("{s:i, s:s, s:s, s:s}", "rank", i, "addr",
-						mon->peers[i].addr, "raft_addr",
-						mon->peers[i].raft_addr, "state", state));
-	}
-	*have_out = lid != 0;
-	*nq_out = nq;
-	o = json_pack("{s:b, s:I, s:o, s:o}", "have_quorum", lid != 0, "term",
-		      (json_int_t)mon->raft.current_term, "members", members, "quorum", quorum);
-	if (lid != 0 && lid <= mon->npeers) {
-		json_object_set_new(o, "leader_rank", json_integer(lid - 1));
-		json_object_set_new(o, "leader_addr", json_string(mon->peers[lid - 1].addr));
-	} else {
-		json_object_set_new(o, "leader_rank", json_null());
-	}
-	json_object_set_new(o, "answered_by", json_string(mon->name));
-	return o;
-}
-
 static json_t *mon_cmd_status(struct mon *mon, const char *prefix)
 {
 	uint32_t total, up, in;
 	unsigned int nq;
 	bool have;
-	json_t *quorum = mon_json_quorum(mon, &have, &nq), *health, *out;
+	json_t *quorum = mon_member_quorum_json(mon, &have, &nq), *health, *out;
 	char f[MON_FLAGS_STR_MAX];
 
 	health = mon_json_health(mon, have, nq);
@@ -513,6 +469,8 @@ static int mon_job_build_cmd(struct mon *mon, struct mon_job *job, struct mon_in
 		rc = mon_life_job(mon, job, root, prefix, inc);
 	} else if (!strncmp(prefix, "osd crush ", 10) || !strncmp(prefix, "balancer ", 9)) {
 		rc = mon_crush_job(mon, job, root, prefix, inc);
+	} else if (!strncmp(prefix, "mon ", 4)) {
+		rc = mon_member_job(mon, job, root, prefix, inc);
 	} else if (!strncmp(prefix, "osd set", 7) || !strncmp(prefix, "osd unset", 9)) {
 		rc = mon_build_flag(mon, job, root, prefix[4] == 's', inc);
 	} else if (!strncmp(prefix, "osd ", 4)) {
@@ -596,4 +554,18 @@ out:
 json_t *mon_cmd_status_json(struct mon *mon, const char *prefix)
 {
 	return mon_cmd_status(mon, prefix);
+}
+
+int mon_cmd_submit_internal(struct mon *mon, const char *json, size_t len)
+{
+	struct mon_job *job = mon_job_alloc(NULL, 0, mon_job_build_cmd);
+
+	if (job == NULL)
+		return -ENOMEM;
+	job->json = strndup(json, len);
+	if (job->json == NULL) {
+		mon_job_free(job);
+		return -ENOMEM;
+	}
+	return mon_job_submit(mon, job);
 }

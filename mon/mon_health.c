@@ -45,19 +45,8 @@ json_t *mon_json_health(struct mon *mon, bool have_quorum, unsigned int nq)
 			       "no monitor quorum: %s sees no leader (a majority of monitors is "
 			       "down or partitioned); the map cannot change",
 			       mon->name);
-	} else if (mon_is_leader(mon) && nq < mon->npeers) {
-		uint64_t now = clock_now_ms();
-
-		detail = json_array();
-		for (unsigned int i = 0; i < mon->npeers; i++)
-			if (mon->peers[i].id != mon_raft_leader(mon) &&
-			    now - mon->peer_seen_ms[i] >= 2ull * mon->election_ms)
-				json_array_append_new(detail,
-						      json_sprintf("mon rank %u (%s) is not "
-								   "in quorum",
-								   i, mon->peers[i].addr));
-		mon_health_add(checks, &status, "MON_DOWN", false, detail, "%u/%u mons down",
-			       mon->npeers - nq, mon->npeers);
+	} else {
+		mon_member_health(mon, checks, &status);
 	}
 	if (mon->map.epoch == 0 && have_quorum)
 		mon_health_add(checks, &status, "MON_NO_MAP", false, NULL, "no cluster map yet");

@@ -15,11 +15,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/conf_runtime.h"
 #include "common/log.h"
 #include "common/pidfile.h"
 #include "common/version.h"
+#include <jansson.h>
+
 #include "mon/mon_priv.h"
+#include "mon/monc/monc.h"
 
 #define MON_TICK_MS 5
 #define MON_SNAPSHOT_THRESHOLD 256
@@ -34,6 +38,9 @@ static void mon_usage(FILE *out)
 		     "  -c, --conf FILE configuration file (default /etc/weft/weft.conf)\n"
 		     "  --mkfs          create the data directory (mon_data) and bootstrap Raft\n"
 		     "                  with every monitor of mon_host, then exit\n"
+		     "  --join ADDR[,ADDR]  with --mkfs: create mon_data for a monitor that\n"
+		     "                  `weft mon add` added to the running cluster at ADDR\n"
+		     "                  (\"\" = mon_host); it catches up, then votes\n"
 		     "  -h, --help      this text\n"
 		     "  --version       version and git commit of this build\n");
 }
@@ -45,20 +52,22 @@ static int mon_addr_fmt(const struct conf_addr *a, uint16_t port, char *buf, siz
 	return n > 0 && (size_t)n < cap ? 0 : -ENAMETOOLONG;
 }
 
-/* Peers from mon_host; self from mon_addr of [mon.ID]. */
-static int mon_peers_load(struct mon *mon)
+/*
+ * Self from mon_addr of [mon.ID]. A bootstrap (--mkfs without --join)
+ * also reads mon_host: every monitor there is a voter, rank r = raft id
+ * r + 1. Otherwise the peers come from raft's configuration once raft
+ * has started (mon_member.c): mon_host then only tells clients where to
+ * look first.
+ */
+static int mon_peers_load(struct mon *mon, bool bootstrap)
 {
 	unsigned int n, ns;
 	const struct conf_addr *hosts = conf_get_addrs(mon->conf, CONF_MON_HOST, &n);
 	const struct conf_addr *self = conf_get_addrs(mon->conf, CONF_MON_ADDR, &ns);
 	uint16_t defport = (uint16_t)conf_get_int(mon->conf, CONF_MON_PORT);
 	int64_t off = conf_get_int(mon->conf, CONF_MON_RAFT_PORT_OFFSET);
+	uint16_t sport;
 
-	if (n == 0 || n > MON_PEERS_MAX) {
-		log_error("mon", "%s: mon_host lists %u monitors; 1..%d needed", mon->name, n,
-			  MON_PEERS_MAX);
-		return -EINVAL;
-	}
 	if (ns == 0) {
 		log_error("mon", "%s: no mon_addr for %s (is there a [%s] section?)", mon->name,
 			  mon->name, mon->name);
@@ -66,6 +75,29 @@ static int mon_peers_load(struct mon *mon)
 	}
 	if (ns != 1) {
 		log_error("mon", "%s: mon_addr must be one address in [%s]", mon->name, mon->name);
+		return -EINVAL;
+	}
+	sport = self[0].port != 0 ? self[0].port : defport;
+	if (sport + off > 65535) {
+		log_error("mon", "%s: raft port %lld of %s is out of range", mon->name,
+			  (long long)(sport + off), self[0].ip);
+		return -EINVAL;
+	}
+	mon_addr_fmt(&self[0], sport, mon->self_addr, sizeof(mon->self_addr));
+	mon_addr_fmt(&self[0], (uint16_t)(sport + off), mon->self_raft_addr,
+		     sizeof(mon->self_raft_addr));
+	if (!bootstrap) {
+		mon->npeers = 1;
+		mon->self = 0;
+		memset(&mon->peers[0], 0, sizeof(mon->peers[0]));
+		snprintf(mon->peers[0].addr, sizeof(mon->peers[0].addr), "%s", mon->self_addr);
+		snprintf(mon->peers[0].raft_addr, sizeof(mon->peers[0].raft_addr), "%s",
+			 mon->self_raft_addr);
+		return 0;
+	}
+	if (n == 0 || n > MON_PEERS_MAX) {
+		log_error("mon", "%s: mon_host lists %u monitors; 1..%d needed", mon->name, n,
+			  MON_PEERS_MAX);
 		return -EINVAL;
 	}
 	mon->npeers = n;
@@ -82,8 +114,7 @@ static int mon_peers_load(struct mon *mon)
 		mon_addr_fmt(&hosts[i], port, mon->peers[i].addr, sizeof(mon->peers[i].addr));
 		mon_addr_fmt(&hosts[i], (uint16_t)(port + off), mon->peers[i].raft_addr,
 			     sizeof(mon->peers[i].raft_addr));
-		if (!strcmp(hosts[i].ip, self[0].ip) &&
-		    port == (self[0].port != 0 ? self[0].port : defport))
+		if (!strcmp(hosts[i].ip, self[0].ip) && port == sport)
 			mon->self = i;
 	}
 	if (mon->self == n) {
@@ -91,6 +122,25 @@ static int mon_peers_load(struct mon *mon)
 			  self[0].port);
 		return -EINVAL;
 	}
+	mon->self_id = mon->peers[mon->self].id;
+	return 0;
+}
+
+/* The raft id written by --mkfs into mon_data's marker file. */
+static int mon_marker_read(struct mon *mon, const char *path)
+{
+	unsigned long long id = 0;
+	FILE *f = fopen(path, "r");
+	int n = f != NULL ? fscanf(f, "raft_id %llu", &id) : 0;
+
+	if (f != NULL)
+		fclose(f);
+	if (n != 1 || id == 0) {
+		log_error("mon", "%s: %s has no raft id (a damaged mon_data?)", mon->name, path);
+		return -EINVAL;
+	}
+	mon->self_id = (raft_id)id;
+	mon->peers[0].id = mon->self_id;
 	return 0;
 }
 
@@ -109,8 +159,7 @@ static int mon_raft_open(struct mon *mon)
 		return -EIO;
 	}
 	mon_raft_setup(mon);
-	rc = raft_init(&mon->raft, &mon->io, &mon->fsm, mon->peers[mon->self].id,
-		       mon->peers[mon->self].raft_addr);
+	rc = raft_init(&mon->raft, &mon->io, &mon->fsm, mon->self_id, mon->self_raft_addr);
 	if (rc != 0) {
 		log_error("mon", "%s: raft init: %s", mon->name, raft_errmsg(&mon->raft));
 		raft_uv_close(&mon->io);
@@ -151,7 +200,63 @@ static int mon_mkdir_p(const char *dir)
 	return 0;
 }
 
-static int mon_mkfs(struct mon *mon)
+/*
+ * --join: the cluster assigned our raft id at `weft mon add`; ask it (the
+ * monitors of --join, else mon_host). Raft itself starts empty and gets
+ * the log or a snapshot from the leader once it adds us.
+ */
+static int mon_join_lookup(struct mon *mon, const char *join)
+{
+	char errmsg[PROTO_ERRMSG_MAX + 1] = "", *out = NULL;
+	struct monc *mc = NULL;
+	json_t *root = NULL, *m;
+	size_t i;
+	int rc;
+
+	if (join[0] != '\0' && conf_set(mon->conf, "mon_host", join, "--join") != 0) {
+		log_error("mon", "%s: --join %s: not a list of monitor addresses", mon->name, join);
+		return -EINVAL;
+	}
+	rc = monc_create(mon->conf, mon->name, &mc);
+	if (rc == 0)
+		rc = monc_command_sync(mc, "{\"prefix\": \"mon stat\"}", 15000, &out, errmsg,
+				       sizeof(errmsg));
+	if (rc != 0) {
+		log_error("mon", "%s: --join: cannot ask the monitors (%s): %s", mon->name,
+			  conf_get_str(mon->conf, CONF_MON_HOST),
+			  errmsg[0] != '\0' ? errmsg : strerror(-rc));
+		goto out;
+	}
+	root = json_loads(out, 0, NULL);
+	rc = -ENOENT;
+	json_array_foreach(json_object_get(root, "members"), i, m) {
+		const char *name = json_string_value(json_object_get(m, "name"));
+		const char *addr = json_string_value(json_object_get(m, "addr"));
+
+		if (name == NULL || strcmp(name, mon->name + 4) != 0)
+			continue;
+		if (addr == NULL || strcmp(addr, mon->self_addr) != 0) {
+			log_error("mon", "%s: the cluster has %s at %s, but mon_addr is %s", mon->name,
+				  mon->name, addr != NULL ? addr : "?", mon->self_addr);
+			rc = -EINVAL;
+			goto out;
+		}
+		mon->self_id = (raft_id)json_integer_value(json_object_get(m, "id"));
+		rc = mon->self_id != 0 ? 0 : -EINVAL;
+		break;
+	}
+	if (rc == -ENOENT)
+		log_error("mon", "%s: not a monitor of the cluster at %s: run `weft mon add %s %s` "
+			  "first", mon->name, conf_get_str(mon->conf, CONF_MON_HOST), mon->name + 4,
+			  mon->self_addr);
+out:
+	json_decref(root);
+	free(out);
+	monc_destroy(mc);
+	return rc;
+}
+
+static int mon_mkfs(struct mon *mon, const char *join)
 {
 	struct raft_configuration cfg;
 	char path[PATH_MAX + 16];
@@ -167,6 +272,12 @@ static int mon_mkfs(struct mon *mon)
 	if (access(path, F_OK) == 0) {
 		log_error("mon", "%s: %s is already bootstrapped", mon->name, mon->data_dir);
 		return -EEXIST;
+	}
+	if (join != NULL) {
+		rc = mon_join_lookup(mon, join);
+		if (rc != 0)
+			return rc;
+		goto write_marker;
 	}
 	rc = mon_raft_open(mon);
 	if (rc != 0)
@@ -185,18 +296,26 @@ static int mon_mkfs(struct mon *mon)
 	uv_run(&mon->loop, UV_RUN_DEFAULT);
 	if (rc != 0)
 		return -EIO;
+write_marker:
 	f = fopen(path, "w");
-	if (f == NULL || fprintf(f, "raft_id %llu\nmons %u\n",
-				 (unsigned long long)mon->peers[mon->self].id, mon->npeers) < 0 ||
+	if (f == NULL || fprintf(f, "raft_id %llu\nmons %u\n", (unsigned long long)mon->self_id,
+				 mon->npeers) < 0 ||
 	    fclose(f) != 0) {
 		log_error("mon", "%s: writing %s: %s", mon->name, path, strerror(errno));
 		return -EIO;
 	}
-	log_info("mon", "%s: bootstrapped %s as rank %u of %u (raft id %llu at %s)", mon->name,
-		 mon->data_dir, mon->self, mon->npeers,
-		 (unsigned long long)mon->peers[mon->self].id, mon->peers[mon->self].raft_addr);
+	if (join != NULL)
+		log_info("mon", "%s: created %s to join the cluster as raft id %llu (raft at %s); "
+			 "start it: it catches up from the leader and then votes", mon->name,
+			 mon->data_dir, (unsigned long long)mon->self_id, mon->self_raft_addr);
+	else
+		log_info("mon", "%s: bootstrapped %s as rank %u of %u (raft id %llu at %s)",
+			 mon->name, mon->data_dir, mon->self, mon->npeers,
+			 (unsigned long long)mon->self_id, mon->self_raft_addr);
 	return 0;
 }
+
+static void mon_stop(struct mon *mon);
 
 static void mon_tick_cb(uv_timer_t *t)
 {
@@ -205,7 +324,13 @@ static void mon_tick_cb(uv_timer_t *t)
 	if (mon->stopping)
 		return;
 	mon_svc_tick(mon);
+	mon_member_tick(mon);
 	mon_raft_tick(mon);
+	/* removed: relay the answers still forwarded (the removal's own, often) first */
+	if (mon->removed && (mon->fwds == NULL || clock_now_ms() >= mon->removed_ms + 3000)) {
+		mon_stop(mon);
+		return;
+	}
 	mon_admin_tick(mon);
 	mon_metrics_tick(mon);
 }
@@ -278,6 +403,11 @@ static int mon_run(struct mon *mon)
 			  "ID first)", mon->name, mon->data_dir);
 		return -ENOENT;
 	}
+	rc = mon_marker_read(mon, path);
+	if (rc == 0)
+		rc = mon_member_check_removed(mon);
+	if (rc != 0)
+		return rc;
 	rc = mon_lock(mon, &lock_fd);
 	if (rc != 0)
 		return rc;
@@ -297,10 +427,17 @@ static int mon_run(struct mon *mon)
 	rc = raft_start(&mon->raft);
 	if (rc != 0) {
 		log_error("mon", "%s: raft start (raft port %s): %s", mon->name,
-			  mon->peers[mon->self].raft_addr, raft_errmsg(&mon->raft));
+			  mon->self_raft_addr, raft_errmsg(&mon->raft));
 		raft_close(&mon->raft, mon_raft_close_cb);
 		uv_run(&mon->loop, UV_RUN_DEFAULT);
 		rc = -EIO;
+		goto err_svc;
+	}
+	mon_member_sync(mon);
+	if (mon_member_check_start(mon) != 0) {
+		raft_close(&mon->raft, mon_raft_close_cb);
+		uv_run(&mon->loop, UV_RUN_DEFAULT);
+		rc = -EPERM;
 		goto err_svc;
 	}
 	uv_timer_init(&mon->loop, &mon->tick);
@@ -315,10 +452,11 @@ static int mon_run(struct mon *mon)
 	uv_signal_start(&mon->sighup, mon_signal_cb, SIGHUP);
 	mon_admin_start(mon);
 	mon_metrics_start(mon);
-	log_info("mon", "%s: rank %u of %u, election timeout %u ms, map epoch %u", mon->name,
-		 mon->self, mon->npeers, mon->election_ms, mon->map.epoch);
+	log_info("mon", "%s: raft id %llu, rank %u of %u, election timeout %u ms, map epoch %u",
+		 mon->name, (unsigned long long)mon->self_id, mon->self, mon->npeers,
+		 mon->election_ms, mon->map.epoch);
 	uv_run(&mon->loop, UV_RUN_DEFAULT);
-	rc = 0;
+	rc = mon->exit_rc;
 err_svc:
 	mon_svc_stop(mon);
 err_lock:
@@ -331,9 +469,10 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "id", required_argument, NULL, 'i' },	 { "conf", required_argument, NULL, 'c' },
 		{ "mkfs", no_argument, NULL, 'm' },	 { "help", no_argument, NULL, 'h' },
+		{ "join", required_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *id = NULL, *file = NULL;
+	const char *id = NULL, *file = NULL, *join = NULL;
 	static struct mon mon;
 	enum weft_log_level level;
 	char entity[80];
@@ -373,6 +512,9 @@ int main(int argc, char **argv)
 		case 'm':
 			mkfs = true;
 			break;
+		case 'j':
+			join = optarg;
+			break;
 		case 'h':
 			mon_usage(stdout);
 			return 0;
@@ -382,9 +524,11 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (id == NULL || optind != argc) {
+	if (id == NULL || optind != argc || (join != NULL && !mkfs)) {
 		fprintf(stderr, "weft-mon: %s (see --help)\n",
-			id == NULL ? "-i ID is required" : "unexpected argument");
+			id == NULL	  ? "-i ID is required"
+			: optind != argc ? "unexpected argument"
+					 : "--join goes with --mkfs");
 		return 2;
 	}
 	snprintf(entity, sizeof(entity), "mon.%s", id);
@@ -425,13 +569,13 @@ int main(int argc, char **argv)
 		}
 	}
 	mon_map_init(&mon.map);
-	rc = mon_peers_load(&mon);
+	rc = mon_peers_load(&mon, mkfs && join == NULL);
 	if (rc == 0) {
 		rc = uv_loop_init(&mon.loop) == 0 ? 0 : -ENOMEM;
 		loop_open = rc == 0;
 	}
 	if (rc == 0)
-		rc = mkfs ? mon_mkfs(&mon) : mon_run(&mon);
+		rc = mkfs ? mon_mkfs(&mon, join) : mon_run(&mon);
 	/* only a loop that was opened: mon_peers_load fails before there is one */
 	if (loop_open)
 		uv_loop_close(&mon.loop);

@@ -35,7 +35,9 @@ static void mon_metrics_fill_cb(void *arg, struct metrics_out *out)
 	mon_metrics_gauge(out, l, "weft_mon_quorum_members",
 			  "Monitors in the quorum as the leader sees it (0 on a peon).",
 			  (double)json_array_size(json_object_get(mon_stat, "quorum")));
-	mon_metrics_gauge(out, l, "weft_mon_members", "Monitors in mon_host.", mon->npeers);
+	mon_metrics_gauge(out, l, "weft_mon_members",
+			  "Monitors of the cluster (Raft configuration and the map's list).",
+			  (double)json_array_size(json_object_get(mon_stat, "members")));
 	mon_metrics_gauge(out, l, "weft_mon_is_leader", "1 on the Raft leader.",
 			  mon_is_leader(mon) ? 1 : 0);
 	mon_metrics_gauge(out, l, "weft_mon_raft_term", "Raft term.",

@@ -142,8 +142,7 @@ void mon_live_reset(struct mon *mon)
 	/* A new leader knows no beacon history: every OSD gets a full grace period. */
 	mon->nlive = 0;
 	mon_live_grow(mon, mon->map.max_osd);
-	for (unsigned int i = 0; i < MON_PEERS_MAX; i++)
-		mon->peer_seen_ms[i] = clock_now_ms();
+	mon_member_seen_reset(mon);
 }
 
 /*
@@ -270,17 +269,9 @@ static int mon_job_build_live(struct mon *mon, struct mon_job *job, struct mon_i
 void mon_live_check(struct mon *mon)
 {
 	uint64_t now = clock_now_ms(), wall = (uint64_t)clock_wall_s();
-	const struct raft_configuration *cfg = &mon->raft.configuration;
 	struct mon_job *job;
 	bool due = false;
 
-	for (unsigned int i = 0; i < cfg->n && i < MON_PEERS_MAX; i++) {
-		raft_id id = cfg->servers[i].id;
-
-		if (id >= 1 && id <= MON_PEERS_MAX && mon->raft.leader_state.progress != NULL &&
-		    mon->raft.leader_state.progress[i].recent_recv)
-			mon->peer_seen_ms[id - 1] = now;
-	}
 	if (now - mon->last_check_ms < MON_LIVE_CHECK_MS || mon->live_job_queued)
 		return;
 	mon->last_check_ms = now;

@@ -32,10 +32,15 @@
 #define MON_REPORTERS_MAX 16
 #define MON_MARKDOWNS_MAX 32 /* mon_osd_report_markdown_max is capped here */
 
+/* A monitor of raft's configuration (or ourselves): mon_member.c rebuilds the table. */
 struct mon_peer {
-	raft_id id; /* rank + 1 */
+	raft_id id;			    /* raft server id (the map's monitor id) */
+	char name[MON_NAME_MAX + 1];	    /* from the map; "" while unknown */
 	char addr[PROTO_ADDR_MAX + 1];	    /* fabric (clients, OSDs, forwarding) */
 	char raft_addr[PROTO_ADDR_MAX + 1]; /* raft's own TCP transport */
+	int role;			    /* RAFT_VOTER, RAFT_STANDBY, RAFT_SPARE */
+	bool in_raft;			    /* false: only ourselves, not (yet) configured */
+	uint64_t seen_ms;		    /* leader: last time raft heard from it */
 };
 
 struct mon;
@@ -55,6 +60,7 @@ struct mon_job {
 	char *json;	/* command text (MON_CMD) */
 	struct proto_osd_boot boot;
 	uint32_t result_id; /* osd id given by a boot */
+	char out[256];	    /* JSON answer of a command, "" = none */
 	char errmsg[PROTO_ERRMSG_MAX + 1];
 };
 
@@ -96,8 +102,24 @@ struct mon {
 	struct conf *conf;
 	const char *name; /* "mon.a" */
 	char data_dir[PATH_MAX];
-	unsigned int npeers, self;
+	unsigned int npeers, self; /* peers[self] is us */
 	struct mon_peer peers[MON_PEERS_MAX];
+	raft_id self_id; /* from mon_data's marker file */
+	char self_addr[PROTO_ADDR_MAX + 1], self_raft_addr[PROTO_ADDR_MAX + 1];
+	/* membership (mon_member.c) */
+	bool change_busy, transfer_busy, seed_queued;
+	struct raft_change change_req;
+	struct raft_transfer transfer_req;
+	raft_id change_id;
+	char change_what[32];
+	uint64_t change_retry_ms, register_next_ms, remove_wait_ms;
+	raft_index remove_wait_index;
+	bool removed; /* the map no longer lists us: stop */
+	uint64_t removed_ms;
+	int exit_rc;
+	uint64_t no_leader_ms, probe_next_ms;
+	unsigned int probe_idx;
+	struct msgr_conn *probe_conn;
 	uint64_t grace_ms, down_out_s;
 	unsigned int min_reporters;
 	unsigned int markdown_max;
@@ -139,7 +161,6 @@ struct mon {
 	struct mon_live *live;
 	uint32_t nlive;
 	uint64_t last_check_ms;
-	uint64_t peer_seen_ms[MON_PEERS_MAX]; /* last time raft heard from a peer (leader) */
 	/* the balancer (leader, mon_crush.c) */
 	bool bal_queued;
 	uint64_t bal_tick_ms, bal_last_ms;
@@ -165,8 +186,27 @@ void mon_subs_push(struct mon *mon);
 int mon_sub_add(struct mon *mon, struct msgr_conn *conn, const struct proto_mon_sub *sub);
 void mon_hist_free(struct mon *mon);
 
+/* mon_member.c: monitor membership */
+struct json_t;
+void mon_member_sync(struct mon *mon);
+struct mon_peer *mon_peer_by_id(struct mon *mon, raft_id id);
+void mon_member_seen_reset(struct mon *mon);
+int mon_member_raft_addr(struct mon *mon, const char *addr, char *out, size_t cap);
+struct json_t *mon_member_quorum_json(struct mon *mon, bool *have_out, unsigned int *nq_out);
+void mon_member_health(struct mon *mon, struct json_t *checks, const char **status);
+int mon_member_job(struct mon *mon, struct mon_job *job, struct json_t *root, const char *prefix,
+		   struct mon_inc *inc);
+void mon_member_applied(struct mon *mon, const struct mon_map *old, const struct mon_inc *inc);
+int mon_member_check_start(struct mon *mon);
+#define MON_REMOVED_FILE "weft-mon.removed"
+int mon_member_check_removed(struct mon *mon);
+void mon_member_probe_reply(struct mon *mon, const struct proto_mon_cmd_reply *r);
+void mon_member_tick(struct mon *mon);
+
 /* mon_svc.c */
 int mon_svc_start(struct mon *mon);
+/* A request that needs no answer, to the leader (proposed here if we lead). */
+void mon_svc_send_leader(struct mon *mon, const struct proto_msg *msg);
 void mon_svc_stop(struct mon *mon);
 void mon_svc_tick(struct mon *mon);
 
@@ -249,6 +289,8 @@ int mon_crush_pin(struct mon *mon, struct mon_inc *inc);
 void mon_cmd_handle(struct mon *mon, struct msgr_conn *conn, uint64_t tid, const char *json,
 		    size_t len);
 bool mon_cmd_is_write(const char *json, size_t len);
+/* A write command of our own (no answer), as a job on this leader. */
+int mon_cmd_submit_internal(struct mon *mon, const char *json, size_t len);
 void mon_osd_boot(struct mon *mon, struct msgr_conn *conn, uint64_t tid,
 		  const struct proto_osd_boot *boot);
 /* Append "; " and a formatted reason to an increment's reason (mon_osd.c). */

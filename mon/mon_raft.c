@@ -163,6 +163,7 @@ static int mon_fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *buf, vo
 	if (rc == 0) {
 		mon_hist_put(mon, inc.epoch, p + 4, len);
 		mon_map_log_changes(mon, &old, &inc);
+		mon_member_applied(mon, &old, &inc);
 		mon_subs_push(mon);
 	} else if (rc == -ESTALE) {
 		log_info("mon", "%s: increment for epoch %u skipped at epoch %u (stale proposal)",
@@ -277,7 +278,9 @@ static void mon_job_finish(struct mon *mon, struct mon_job *job, int status)
 	char out[64];
 
 	if (job->conn_id != 0) {
-		if (status == 0 && job->result_id != PROTO_OSD_ID_NONE) {
+		if (status == 0 && job->out[0] != '\0') {
+			mon_reply(mon, job->conn_id, job->tid, 0, job->out, "%s", "");
+		} else if (status == 0 && job->result_id != PROTO_OSD_ID_NONE) {
 			snprintf(out, sizeof(out), "{\"osd\": %u, \"epoch\": %u}", job->result_id,
 				 mon->map.epoch);
 			mon_reply(mon, job->conn_id, job->tid, 0, out, "%s", "");

@@ -62,10 +62,12 @@ static struct msgr_conn *mon_leader_conn(struct mon *mon)
 		mon->leader_conn = NULL;
 		mon_fwd_fail_all(mon, "the leader changed; retry");
 	}
-	if (lid == 0 || lid > mon->npeers || lid == mon->peers[mon->self].id)
+	const struct mon_peer *lp = mon_peer_by_id(mon, lid);
+
+	if (lid == 0 || lp == NULL || lid == mon->self_id)
 		return NULL;
 	if (mon->leader_conn == NULL) {
-		if (msgr_connect(mon->msgr, mon->peers[lid - 1].addr, mon, &mon->leader_conn) != 0)
+		if (msgr_connect(mon->msgr, lp->addr, mon, &mon->leader_conn) != 0)
 			return NULL;
 		mon->leader_conn_id = lid;
 	}
@@ -107,6 +109,16 @@ static void mon_forward(struct mon *mon, struct msgr_conn *conn, uint64_t tid,
 	mon->fwds = f;
 }
 
+void mon_svc_send_leader(struct mon *mon, const struct proto_msg *msg)
+{
+	if (mon_is_leader(mon)) {
+		if (msg->type == PROTO_MON_CMD)
+			mon_cmd_submit_internal(mon, msg->mon_cmd.json, msg->mon_cmd.json_len);
+		return;
+	}
+	mon_forward(mon, NULL, 0, msg);
+}
+
 static void mon_fwd_reply(struct mon *mon, uint64_t tid, const struct proto_msg *msg)
 {
 	for (struct mon_fwd **pp = &mon->fwds; *pp != NULL; pp = &(*pp)->next) {
@@ -131,6 +143,11 @@ static void mon_recv_cb(struct msgr_conn *conn, const struct proto_hdr *hdr,
 {
 	struct mon *mon = arg;
 
+	if (conn == mon->probe_conn) {
+		if (msg->type == PROTO_MON_CMD_REPLY)
+			mon_member_probe_reply(mon, &msg->mon_cmd_reply);
+		return;
+	}
 	if (conn == mon->leader_conn) {
 		/* Answers to what we forwarded; maps are not subscribed on this link. */
 		if (msg->type == PROTO_MON_CMD_REPLY)
@@ -211,6 +228,8 @@ static void mon_fail_cb(struct msgr_conn *conn, int status, void *arg)
 		mon->leader_conn = NULL;
 		mon_fwd_fail_all(mon, "lost the connection to the leader; retry");
 	}
+	if (conn == mon->probe_conn)
+		mon->probe_conn = NULL;
 	msgr_conn_close(conn);
 }
 
@@ -299,4 +318,5 @@ void mon_svc_stop(struct mon *mon)
 	msgr_destroy(mon->msgr);
 	mon->msgr = NULL;
 	mon->leader_conn = NULL;
+	mon->probe_conn = NULL;
 }

@@ -74,6 +74,9 @@ struct osd_conn {
 	bool peer_lost;	 /* the peer broke or refused the connection (not we): osd_hb.c */
 	bool probe_ok;	 /* PROBE: connected */
 	uint32_t probe_up_from; /* PROBE: the peer's up_from when the probe started */
+	uint64_t rx_ms;		/* PEER, REPLICA: last message or record from the peer */
+	uint64_t ping_ms;	/* PEER: last PING sent */
+	bool hb_silent;		/* PEER, REPLICA: silent past osd_heartbeat_grace (osd_hb.c) */
 	uint64_t gen; /* REPLICA: tells a commit callback its connection is still the same */
 	struct osd_peer *peer; /* PEER */
 	uint32_t ops_inflight; /* CLIENT: ops holding this conn */
@@ -225,17 +228,30 @@ struct osd {
 	uint64_t rec_objects, rec_bytes; /* objects/bytes this OSD pushed for recovery */
 	struct osd_hb_ent *hb;		 /* peer failure reports by OSD id (osd_hb.c) */
 	uint32_t nhb;
+	uint64_t hb_interval_ms, hb_grace_ms; /* cluster-connection heartbeats (osd_hb.c) */
+	uint64_t hb_tick_ms;		      /* last heartbeat tick */
 	uint64_t purging_objects; /* objects of removed pools still to delete (PG_STATS) */
 	struct osd_purge *purge;  /* removed pools being deleted (osd_purge.c) */
 };
 
 /* osd_hb.c: peer failure reports to the monitors */
 struct osd_hb_ent;
+struct osd_wire_msg;
 void osd_hb_peer_lost(struct osd *osd, uint32_t id);
 void osd_hb_peer_alive(struct osd *osd, uint32_t id);
 void osd_hb_probe_end(struct osd *osd, struct osd_conn *conn);
 void osd_hb_tick(struct osd *osd);
 void osd_hb_free(struct osd *osd);
+void osd_hb_ping_recv(struct osd_conn *conn, const struct osd_wire_msg *m);
+/* A message or record from a cluster peer: it lives. */
+static inline void osd_hb_rx(struct osd_conn *conn, uint64_t now_ms)
+{
+	conn->rx_ms = now_ms;
+	if (conn->hb_silent) {
+		conn->hb_silent = false;
+		osd_hb_peer_alive(conn->osd, conn->peer_id);
+	}
+}
 
 /* osd_net.c */
 int osd_net_start(struct osd *osd);
@@ -289,6 +305,8 @@ enum osd_wire_type {
 	OSD_WIRE_RING_REQ = 1,	 /* primary -> replica: osd id; "give me a ring" */
 	OSD_WIRE_RING_GRANT = 2, /* replica -> primary: rkey of the ring */
 	OSD_WIRE_ACK = 3,	 /* replica -> primary: a record committed, its ring bytes free */
+	OSD_WIRE_PING = 4,	 /* primary -> replica: a heartbeat (PROTO_FEAT_OSD_PING) */
+	OSD_WIRE_PONG = 5,	 /* replica -> primary: the PING's stamp echoed */
 };
 #define OSD_WIRE_MAGIC 0x4c505257u /* "WRPL" */
 
@@ -300,6 +318,7 @@ struct osd_wire_msg {
 	uint32_t pool, pg;    /* ACK */
 	uint64_t version;     /* ACK */
 	int32_t status;	      /* ACK */
+	uint64_t stamp;	      /* PING, PONG: the sender's clock (ms) */
 };
 
 struct osd_rec_hdr {

@@ -15,6 +15,16 @@
  * (PROTO_FAIL_F_ALIVE). A break this OSD caused itself (a protocol error,
  * a refused hello) starts nothing.
  *
+ * A peer can also fail without breaking anything: a hung process, or a
+ * cluster network that drops packets while the public one (and the
+ * beacons) still works. So a primary sends a PING on each replica
+ * connection every osd_heartbeat_interval and the replica answers PONG;
+ * a connection on which nothing at all arrived (PONG, PING, ACK, ring
+ * record) for osd_heartbeat_grace starts the same probe. Both ends watch:
+ * the replica hears the primary's PINGs. A peer that only answers slowly
+ * but still accepts the probe's handshake is not reported. Peers without
+ * PROTO_FEAT_OSD_PING (an older build) are neither pinged nor watched.
+ *
  * While a report stands the peer is probed again every OSD_HB_REPEAT_MS and
  * the report repeated, because the monitors keep reports in memory only (a
  * new leader forgets them) and expire them after the grace. A peer that
@@ -26,6 +36,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "osd/osd.h"
+#include "proto/hello.h"
 
 #define OSD_HB_REPEAT_MS 1000u
 
@@ -118,6 +129,65 @@ void osd_hb_peer_lost(struct osd *osd, uint32_t id)
 	osd_hb_probe(osd, id, o, e);
 }
 
+/* conn carried nothing for the grace: is its peer there at all? */
+static void osd_hb_peer_silent(struct osd *osd, struct osd_conn *conn, uint64_t now)
+{
+	const struct mon_osd *o = osd_hb_target(osd, conn->peer_id);
+	struct osd_hb_ent *e = o != NULL ? osd_hb_ent(osd, conn->peer_id) : NULL;
+
+	conn->hb_silent = true;
+	if (e == NULL || e->probing || (e->failed_ms != 0 && e->up_from == o->up_from))
+		return;
+	log_warn("osd", "%s: nothing from osd.%u for %.1f s on its cluster connection "
+			"(osd_heartbeat_grace %.1f s): probing it",
+		 osd->name, conn->peer_id, (double)(now - conn->rx_ms) / 1000.0,
+		 (double)osd->hb_grace_ms / 1000.0);
+	osd_hb_probe(osd, conn->peer_id, o, e);
+}
+
+static void osd_hb_wire_send(struct osd_conn *conn, uint32_t type, uint64_t stamp)
+{
+	struct osd_wire_msg m = {.type = type, .stamp = stamp};
+	uint8_t buf[64];
+	size_t len;
+
+	/* a full send queue drops this one: the next interval sends another */
+	if (osd_wire_encode(&m, buf, sizeof(buf), &len) == 0)
+		(void)osd_conn_send(conn, buf, len);
+}
+
+void osd_hb_ping_recv(struct osd_conn *conn, const struct osd_wire_msg *m)
+{
+	if (m->type == OSD_WIRE_PING)
+		osd_hb_wire_send(conn, OSD_WIRE_PONG, m->stamp);
+	/* a PONG only says the peer lives: osd_hb_rx saw it already */
+}
+
+/* PINGs out on our replica connections; silent connections either way probed. */
+static void osd_hb_ping_tick(struct osd *osd, uint64_t now)
+{
+	/* we stalled ourselves (a long store call, a stopped process): the
+	 * silence we would see is ours, so every watch starts again */
+	bool stalled = osd->hb_tick_ms != 0 && now - osd->hb_tick_ms > osd->hb_grace_ms / 2;
+
+	osd->hb_tick_ms = now;
+	if (osd->hb_interval_ms == 0 || osd->hb_grace_ms == 0)
+		return;
+	for (struct osd_conn *c = osd->conns; c != NULL; c = c->next) {
+		if ((c->kind != OSD_CONN_PEER && c->kind != OSD_CONN_REPLICA) || c->failed ||
+		    !c->hello_done || !c->peer_known || !(c->peer_features & PROTO_FEAT_OSD_PING))
+			continue;
+		if (c->rx_ms == 0 || stalled)
+			c->rx_ms = now; /* watched from now on */
+		if (c->kind == OSD_CONN_PEER && now - c->ping_ms >= osd->hb_interval_ms) {
+			c->ping_ms = now;
+			osd_hb_wire_send(c, OSD_WIRE_PING, now);
+		}
+		if (!c->hb_silent && now - c->rx_ms > osd->hb_grace_ms)
+			osd_hb_peer_silent(osd, c, now);
+	}
+}
+
 void osd_hb_peer_alive(struct osd *osd, uint32_t id)
 {
 	struct osd_hb_ent *e = id < osd->nhb ? &osd->hb[id] : NULL;
@@ -157,6 +227,7 @@ void osd_hb_tick(struct osd *osd)
 {
 	uint64_t now = clock_now_ms();
 
+	osd_hb_ping_tick(osd, now);
 	for (uint32_t id = 0; id < osd->nhb; id++) {
 		struct osd_hb_ent *e = &osd->hb[id];
 		const struct mon_osd *o;

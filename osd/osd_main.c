@@ -254,6 +254,9 @@ static void osd_beacon(struct osd *osd)
 static int osd_run(struct osd *osd)
 {
 	uint64_t beacon_ms = conf_get_duration_us(osd->conf, CONF_OSD_HEARTBEAT_INTERVAL) / 1000;
+
+	osd->hb_interval_ms = beacon_ms;
+	osd->hb_grace_ms = conf_get_duration_us(osd->conf, CONF_OSD_HEARTBEAT_GRACE) / 1000;
 	uint64_t next_beacon = 0, next_tick = 0;
 	struct pollfd pfd[5];
 	int idle = 0;

@@ -444,6 +444,8 @@ static void osd_cqe_handle(struct osd *osd, struct fab_cqe *cqe)
 			fab_recv_release(cqe);
 			break;
 		}
+		if (conn->kind != OSD_CONN_CLIENT && conn->hello_done)
+			osd_hb_rx(conn, clock_now_ms());
 		if (conn->refused_until_ms != 0)
 			; /* refused by the hello check: nothing more is looked at */
 		else if (!conn->hello_done)
@@ -461,6 +463,7 @@ static void osd_cqe_handle(struct osd *osd, struct fab_cqe *cqe)
 				 osd->name, fab_ep_peer_addr(conn->ep));
 			conn->failed = true;
 		} else if (conn != NULL && !conn->failed && conn->kind == OSD_CONN_REPLICA) {
+			osd_hb_rx(conn, clock_now_ms());
 			osd_repl_write_imm(conn, cqe->imm, cqe->len);
 		}
 		break;

@@ -513,6 +513,9 @@ static void osd_op_submit(struct osd_op *op)
 		if (rc != 0)
 			osd_pg_op_cancel(osd, pg, op->version);
 	}
+	/* stamped before the store sees it: a lone transaction may commit
+	 * inside osd_pg_op_submit, and that time belongs to the WAL stage */
+	op->t_submit_ns = clock_now_ns();
 	if (rc == 0)
 		rc = osd_pg_op_submit(osd, pg, tx, op->version, token, osd_op_local_cb, op);
 	if (rc != 0) {
@@ -525,7 +528,6 @@ static void osd_op_submit(struct osd_op *op)
 	osd->store_pending++;
 	op->refs++;
 	osd_pg_busy(pg, op->name, 1);
-	op->t_submit_ns = clock_now_ns();
 	op->state = OSD_OP_SUBMITTED;
 	op->min_ok = true;
 	op->repl_wait = 0;

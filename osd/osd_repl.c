@@ -381,6 +381,9 @@ void osd_repl_recv(struct osd_conn *conn, const void *buf, size_t len)
 	}
 	if (conn->kind == OSD_CONN_PEER && conn->peer && m.type == OSD_WIRE_ACK)
 		return osd_peer_acked(conn->osd, conn->peer, &m);
+	if ((conn->kind == OSD_CONN_REPLICA && m.type == OSD_WIRE_PING) ||
+	    (conn->kind == OSD_CONN_PEER && m.type == OSD_WIRE_PONG))
+		return osd_hb_ping_recv(conn, &m);
 	log_warn("osd", "%s: unexpected cluster message %u from %s, closing", conn->osd->name,
 		 m.type, fab_ep_peer_addr(conn->ep));
 	conn->failed = true;

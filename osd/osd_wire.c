@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Cluster-network codec (docs/osd.md, "Replication ring"): the three small
+ * Cluster-network codec (docs/osd.md, "Replication ring"): the small
  * two-sided messages between a primary and a replica, and the header of a
  * replication record written into a replica's ring. Built on the proto
  * codec, so every field is bounds-checked and decoding is canonical.
@@ -33,6 +33,10 @@ int osd_wire_encode(const struct osd_wire_msg *m, void *buf, size_t cap, size_t 
 		proto_enc_put_u32(&enc, m->pg);
 		proto_enc_put_u64(&enc, m->version);
 		proto_enc_put_u32(&enc, (uint32_t)m->status);
+		break;
+	case OSD_WIRE_PING:
+	case OSD_WIRE_PONG:
+		proto_enc_put_u64(&enc, m->stamp);
 		break;
 	default:
 		return -EINVAL;
@@ -69,6 +73,10 @@ int osd_wire_decode(const void *buf, size_t len, struct osd_wire_msg *m_out)
 		m.status = (int32_t)st;
 		if (dec.err == 0 && m.status > 0)
 			return -EBADMSG;
+		break;
+	case OSD_WIRE_PING:
+	case OSD_WIRE_PONG:
+		proto_dec_get_u64(&dec, "stamp", &m.stamp);
 		break;
 	default:
 		return -EBADMSG;

@@ -34,7 +34,11 @@
 /* OSD_OP_REPLY may carry the flags MAYBE and OSD (an error's OSD in version). */
 #define PROTO_FEAT_REPLY_OSD (1ull << 2)
 
-#define PROTO_FEATS_SUPPORTED (PROTO_FEAT_BASE | PROTO_FEAT_BULK | PROTO_FEAT_REPLY_OSD)
+/* OSDs heartbeat each other on their cluster connections (OSD_WIRE_PING/PONG, osd/osd_hb.c). */
+#define PROTO_FEAT_OSD_PING (1ull << 3)
+
+#define PROTO_FEATS_SUPPORTED                                                                      \
+	(PROTO_FEAT_BASE | PROTO_FEAT_BULK | PROTO_FEAT_REPLY_OSD | PROTO_FEAT_OSD_PING)
 #define PROTO_FEATS_REQUIRED  (PROTO_FEAT_BASE | PROTO_FEAT_BULK)
 /* The oldest protocol version this build still talks to. */
 #define PROTO_VERSION_MIN 1u

@@ -603,6 +603,108 @@ static void test_mon_messages(void **state)
 	roundtrip(&m);
 }
 
+/* Version 5: the monitor list; ids never reused, names and addresses unique, canonical. */
+static struct mon_op mk_mon(uint32_t id, const char *name, const char *addr)
+{
+	struct mon_op op;
+
+	memset(&op, 0, sizeof(op));
+	op.kind = MON_OP_MON_SET;
+	op.mon.id = id;
+	snprintf(op.mon.name, sizeof(op.mon.name), "%s", name);
+	snprintf(op.mon.addr, sizeof(op.mon.addr), "%s", addr);
+	return op;
+}
+
+static int apply1(struct mon_map *map, struct mon_op op)
+{
+	struct mon_inc inc;
+	int rc;
+
+	mon_inc_init(&inc);
+	inc.epoch = map->epoch + 1;
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+	rc = mon_map_apply(map, &inc);
+	mon_inc_free(&inc);
+	return rc;
+}
+
+static void test_map_mons(void **state)
+{
+	struct mon_map map, back;
+	struct mon_inc inc, iback;
+	struct proto_err err;
+	struct mon_op op;
+	void *buf;
+	size_t len;
+
+	build_map(&map);
+	assert_int_equal(enc_version(&map), 1);
+	/* the first list: three monitors in one increment, one not named yet */
+	mon_inc_init(&inc);
+	inc.epoch = map.epoch + 1;
+	op = mk_mon(1, "a", "127.1.0.1:6789");
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+	op = mk_mon(2, "", "127.1.0.2:6789");
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+	op = mk_mon(3, "c", "127.1.0.3:6789");
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+	assert_int_equal(mon_inc_encode(&inc, &buf, &len), 0);
+	assert_int_equal(((uint8_t *)buf)[0], 5);
+	assert_int_equal(mon_inc_decode(buf, len, &err, &iback), 0);
+	assert_int_equal(iback.nops, 3);
+	assert_string_equal(iback.ops[2].mon.addr, "127.1.0.3:6789");
+	mon_inc_free(&iback);
+	free(buf);
+	assert_int_equal(mon_map_apply(&map, &inc), 0);
+	mon_inc_free(&inc);
+	assert_int_equal(map.nmons, 3);
+	assert_int_equal(map.next_mon_id, 4);
+	assert_int_equal(enc_version(&map), 5);
+	assert_null(mon_map_mon_by_name(&map, "")); /* an unnamed one has no name to find */
+
+	/* b registers its name; d is added; the name or address of another is refused */
+	assert_int_equal(apply1(&map, mk_mon(2, "b", "127.1.0.2:6789")), 0);
+	assert_int_equal(mon_map_mon_by_name(&map, "b")->id, 2);
+	assert_int_equal(apply1(&map, mk_mon(4, "d", "127.1.0.4:6789")), 0);
+	assert_int_equal(apply1(&map, mk_mon(5, "d", "127.1.0.5:6789")), -EINVAL);
+	assert_int_equal(apply1(&map, mk_mon(5, "e", "127.1.0.4:6789")), -EINVAL);
+	/* removed, its id is not given again */
+	memset(&op, 0, sizeof(op));
+	op.kind = MON_OP_MON_RM;
+	op.mon_id = 4;
+	assert_int_equal(apply1(&map, op), 0);
+	assert_null(mon_map_mon(&map, 4));
+	assert_int_equal(apply1(&map, op), -EINVAL);
+	assert_int_equal(apply1(&map, mk_mon(4, "d", "127.1.0.4:6789")), -EINVAL);
+	assert_int_equal(apply1(&map, mk_mon(5, "d", "127.1.0.4:6789")), 0);
+	assert_int_equal(map.next_mon_id, 6);
+
+	/* round trip; every truncation refused */
+	assert_int_equal(mon_map_encode(&map, &buf, &len), 0);
+	mon_map_init(&back);
+	assert_int_equal(mon_map_decode(buf, len, &err, &back), 0);
+	assert_int_equal(back.nmons, 4);
+	assert_int_equal(back.next_mon_id, 6);
+	assert_string_equal(back.mons[3].name, "d");
+	assert_int_equal(back.mons[3].id, 5);
+	for (size_t cut = 0; cut < len; cut++)
+		assert_int_not_equal(mon_map_decode(buf, cut, &err, &back), 0);
+	/* not canonical: ids out of order (swap the last two records' ids) */
+	{
+		uint8_t *p = buf;
+		size_t off = len - (4 + 2 + 1 + 2 + 14); /* the last record: id 5, "d", 14-byte addr */
+
+		assert_int_equal(p[off], 5);
+		p[off] = 2;
+		assert_int_not_equal(mon_map_decode(buf, len, &err, &back), 0);
+	}
+	free(buf);
+	mon_map_free(&back);
+	mon_map_free(&map);
+	(void)state;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -610,6 +712,7 @@ int main(void)
 		cmocka_unit_test(test_inc_order),
 		cmocka_unit_test(test_map_capacity),
 		cmocka_unit_test(test_map_lifecycle),
+		cmocka_unit_test(test_map_mons),
 		cmocka_unit_test(test_map_bad_input),
 		cmocka_unit_test(test_mon_messages),
 		cmocka_unit_test(test_pg_stats_capacity),

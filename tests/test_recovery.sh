@@ -26,7 +26,9 @@
 # peerdown:    failure detection (docs/osd.md): 4 OSDs, a 60 s beacon grace; an
 #              OSD killed under a writer is marked down from its peers' reports
 #              within seconds (the mon log's timestamp of that map change against
-#              the kill), the writer sees no error. Then two fake OSDs (outside
+#              the kill), the writer sees no error. A hung OSD (SIGSTOP, its
+#              connections open) is marked down from its peers' missed heartbeats
+#              (3 s OSD grace), and marked up again when it wakes. Then two fake OSDs (outside
 #              the placement) keep reporting a live OSD: it is marked down, boots
 #              again, is marked up, and after mon_osd_report_markdown_max such
 #              markdowns their reports are ignored; every write reads back.
@@ -46,9 +48,13 @@ export WEFT_TEST_LOG_TAIL=${WEFT_TEST_LOG_TAIL:-30}
 [ "$RCASE" = outin ] && export WEFT_TEST_OSDS=4
 if [ "$RCASE" = peerdown ]; then # only peer reports can mark an OSD down quickly
 	export WEFT_TEST_OSDS=4 WEFT_TEST_HEARTBEAT_GRACE=60s
+	# the OSDs' own heartbeat grace is short: it bounds how long a hung peer
+	# goes unnoticed on an open cluster connection
 	export CL_CONF_EXTRA='[mon]
 	mon_osd_min_down_reporters = 2
-	mon_osd_report_markdown_max = 3'
+	mon_osd_report_markdown_max = 3
+[osd]
+	osd_heartbeat_grace = 3s'
 fi
 if [ "$RCASE" = pastint ]; then # two OSDs, size 2, min_size 1: one OSD acks alone
 	export WEFT_TEST_OSDS=2 POOL_SIZE=2 POOL_MIN_SIZE=1 PG_NUM=8
@@ -164,6 +170,30 @@ peerdown)
 	start_osd 1
 	wait_for 60 "osd.1 up again" osd_is 1 up true
 	wait_clean 120 "osd.1 back"
+	check_data 3
+	# a hung OSD (SIGSTOP): its connections stay open and its beacons stop,
+	# only its peers' heartbeats on those connections can tell (3 s, probe
+	# without a handshake in ms_connect_timeout); then it wakes up, hears
+	# it was marked down, says it lives and is marked up again
+	writer_start 15 16 200 65536
+	sleep 3
+	T_STOP=$(date +%s.%N)
+	kill -STOP "${PIDS[osd.3]}"
+	log "osd.3 stopped (SIGSTOP; beacon grace 60 s, heartbeat grace 3 s)"
+	wait_for 30 "osd.3 marked down" osd_is 3 up false
+	L=$(grep -hE "epoch [0-9]+: osd\.3 [a-z,]+ -> down.*osd\.3: reported failed by [0-9]+ peers on [0-9]+ hosts" "$DIR"/mon.*.log | head -n 1)
+	[ -n "$L" ] || { kill -CONT "${PIDS[osd.3]}"; fail "the hung osd.3 was not marked down by peer reports"; }
+	T_DOWN=$(date -d "$(echo "$L" | cut -d' ' -f1)" +%s.%N)
+	DT=$(echo "$T_DOWN - $T_STOP" | bc)
+	kill -CONT "${PIDS[osd.3]}"
+	log "hung osd.3 marked down $DT s after SIGSTOP: $(echo "$L" | sed 's/.*: epoch/epoch/')"
+	[ "$(echo "$DT < 15" | bc)" = 1 ] || fail "marked down $DT s after SIGSTOP (want < 15 s, far below the 60 s grace)"
+	grep -qE "nothing from osd\.3 for [0-9.]+ s on its cluster connection" "$DIR"/osd.[012].log ||
+		fail "no OSD noticed osd.3's silence on a cluster connection"
+	wait_for 60 "osd.3 up again after SIGCONT" osd_is 3 up true
+	grep -q "marks us down; booting again" "$DIR/osd.3.log" || fail "osd.3 did not say it is alive"
+	writer_wait
+	wait_clean 120 "osd.3 awake"
 	check_data 3
 	# a live OSD reported by peers: two fake OSDs on two more hosts, with a
 	# weight of 1/65536 (no PG maps to them, so no PG waits for them), marked

@@ -297,8 +297,38 @@ int cli_mon_main(int argc, char **argv)
 
 	if (rc != 0)
 		return rc > 0 ? 0 : 2;
+	if (a.nwords >= 1 && !strcmp(a.words[0], "add")) {
+		if (a.nwords != 3) {
+			fprintf(stderr, "weft mon add: usage: weft mon add NAME IP:PORT\n");
+			return 2;
+		}
+		rc = cli_cmd_simple(&a, "mon add",
+				    json_pack("{s:s, s:s, s:s}", "prefix", "mon add", "name",
+					      a.words[1], "addr", a.words[2]),
+				    cli_render_none);
+		if (rc == 0 && !a.json)
+			printf("mon.%s added at %s; on its host: weft-mon --mkfs -i %s --join "
+			       "EXISTING_MON_ADDR, then start it (weft mon stat: joining, then "
+			       "voter)\n",
+			       a.words[1], a.words[2], a.words[1]);
+		return rc;
+	}
+	if (a.nwords >= 1 && (!strcmp(a.words[0], "remove") || !strcmp(a.words[0], "rm"))) {
+		if (a.nwords != 2) {
+			fprintf(stderr, "weft mon remove: usage: weft mon remove NAME\n");
+			return 2;
+		}
+		rc = cli_cmd_simple(&a, "mon remove",
+				    json_pack("{s:s, s:s}", "prefix", "mon remove", "name",
+					      a.words[1]),
+				    cli_render_none);
+		if (rc == 0 && !a.json)
+			printf("mon.%s removed; it stops itself\n", a.words[1]);
+		return rc;
+	}
 	if (a.nwords != 1 || strcmp(a.words[0], "stat") != 0) {
-		fprintf(stderr, "weft mon: unknown subcommand (try 'weft mon stat')\n");
+		fprintf(stderr, "weft mon: unknown subcommand '%s' (stat, add NAME ADDR, remove "
+			"NAME)\n", a.nwords > 0 ? a.words[0] : "");
 		return 2;
 	}
 	return cli_cmd_simple(&a, "mon stat", json_pack("{s:s}", "prefix", "mon stat"),

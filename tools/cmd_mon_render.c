@@ -56,9 +56,13 @@ static void cli_quorum_line(json_t *m, char *buf, size_t cap)
 	json_t *r;
 
 	buf[0] = '\0';
-	json_array_foreach(json_object_get(m, "quorum"), i, r)
-		off += (size_t)snprintf(buf + off, off < cap ? cap - off : 0, "%s%lld",
-					i ? "," : "", json_integer_value(r));
+	json_array_foreach(json_object_get(m, "quorum_names"), i, r)
+		off += (size_t)snprintf(buf + off, off < cap ? cap - off : 0, "%s%s",
+					i ? "," : "", json_string_value(r) ? json_string_value(r) : "?");
+	if (off == 0)
+		json_array_foreach(json_object_get(m, "quorum"), i, r)
+			off += (size_t)snprintf(buf + off, off < cap ? cap - off : 0, "%s%lld",
+						i ? "," : "", json_integer_value(r));
 	if (off == 0)
 		snprintf(buf, cap, "none");
 }
@@ -103,8 +107,8 @@ void cli_render_status(json_t *s)
 	cli_render_checks(h, "            ", false);
 	printf("\n  services:\n");
 	if (json_is_true(json_object_get(m, "have_quorum")))
-		printf("    mon: %zu daemons, quorum %s, leader rank %lld (%s), term %lld\n",
-		       json_array_size(json_object_get(m, "members")), q,
+		printf("    mon: %zu daemons, quorum %s, leader mon.%s rank %lld (%s), term %lld\n",
+		       json_array_size(json_object_get(m, "members")), q, cli_str(m, "leader"),
 		       cli_int(m, "leader_rank"), cli_str(m, "leader_addr"), cli_int(m, "term"));
 	else
 		printf("    mon: %zu daemons, NO QUORUM (answered by %s)\n",
@@ -127,16 +131,19 @@ void cli_render_mon_stat(json_t *m)
 
 	cli_quorum_line(m, q, sizeof(q));
 	if (json_is_true(json_object_get(m, "have_quorum")))
-		printf("%zu mons, leader rank %lld (%s), term %lld, quorum %s, map epoch %lld\n",
-		       json_array_size(json_object_get(m, "members")), cli_int(m, "leader_rank"),
-		       cli_str(m, "leader_addr"), cli_int(m, "term"), q, cli_int(m, "epoch"));
+		printf("%zu mons, leader mon.%s rank %lld (%s), term %lld, quorum %s, map epoch "
+		       "%lld\n",
+		       json_array_size(json_object_get(m, "members")), cli_str(m, "leader"),
+		       cli_int(m, "leader_rank"), cli_str(m, "leader_addr"), cli_int(m, "term"), q,
+		       cli_int(m, "epoch"));
 	else
 		printf("%zu mons, NO QUORUM (no leader seen by %s), term %lld, map epoch %lld\n",
 		       json_array_size(json_object_get(m, "members")), cli_str(m, "answered_by"),
 		       cli_int(m, "term"), cli_int(m, "epoch"));
 	json_array_foreach(json_object_get(m, "members"), i, p)
-		printf("  rank %lld  %-22s raft %-22s %s\n", cli_int(p, "rank"), cli_str(p, "addr"),
-		       cli_str(p, "raft_addr"), cli_str(p, "state"));
+		printf("  mon.%-8s id %-3lld %-22s raft %-22s %-8s %s\n", cli_str(p, "name"),
+		       cli_int(p, "id"), cli_str(p, "addr"), cli_str(p, "raft_addr"),
+		       cli_str(p, "role"), cli_str(p, "state"));
 }
 
 /* The placement tree, depth first (bucket ids < 0; "*" marks buckets made up from host names). */

@@ -22,7 +22,7 @@ static const struct cli_cmd cli_cmds[] = {
 	  "point-to-point transport benchmark (like perftest ib_write_bw)" },
 	{ "status", cli_status_main, "cluster health, monitor quorum, map epoch, OSDs, pools" },
 	{ "health", cli_status_main, "HEALTH_OK / HEALTH_WARN / HEALTH_ERR and why" },
-	{ "mon", cli_mon_main, "mon stat: monitors, leader, term, quorum" },
+	{ "mon", cli_mon_main, "mon stat | add NAME ADDR | remove NAME: monitors, leader, quorum" },
 	{ "perf", cli_perf_main, "perf dump TYPE.ID: a daemon's counters from its admin socket" },
 	{ "daemon", cli_perf_main, "daemon TYPE.ID COMMAND: any admin socket command (help)" },
 	{ "osd", cli_osd_main,

@@ -85,8 +85,39 @@ static void monc_sub_send(struct monc *mc)
 
 /* ----------------------------------------------------------------- maps */
 
+/*
+ * The map lists the monitors (version 5): follow it, so a client that
+ * started with an old mon_host still finds the cluster once the monitors
+ * it knew are removed. The monitor we talk to stays current if listed.
+ */
+static void monc_mons_learn(struct monc *mc)
+{
+	const char *cur = mc->nmons > 0 ? mc->mons[mc->cur] : "";
+	char mons[MONC_MONS_MAX][PROTO_ADDR_MAX + 1];
+	unsigned int n = 0, at = 0;
+	bool same = mc->map.nmons == mc->nmons;
+
+	if (mc->map.nmons == 0)
+		return;
+	for (uint32_t i = 0; i < mc->map.nmons && n < MONC_MONS_MAX; i++) {
+		snprintf(mons[n], sizeof(mons[n]), "%s", mc->map.mons[i].addr);
+		if (!strcmp(mons[n], cur))
+			at = n;
+		same = same && !strcmp(mons[n], mc->mons[n]);
+		n++;
+	}
+	if (same)
+		return;
+	log_info("monc", "%s: the map lists %u monitors (had %u): following it", mc->name, n,
+		 mc->nmons);
+	memcpy(mc->mons, mons, sizeof(mons[0]) * n);
+	mc->nmons = n;
+	mc->cur = at;
+}
+
 static void monc_map_changed(struct monc *mc)
 {
+	monc_mons_learn(mc);
 	if (mc->map_cb != NULL)
 		mc->map_cb(mc, &mc->map, mc->map_arg);
 }
