@@ -106,6 +106,9 @@ static void client_op_send(struct weft_cluster *cl, struct client_op *op)
 
 	if (map->epoch == 0 || map->epoch < op->want_epoch || clock_now_ms() < op->retry_at_ms)
 		return;
+	/* pause (weft osd set pause): new ops wait, within their timeout, for it to go */
+	if ((map->flags & MON_FLAG_PAUSE) && op->opcode != PROTO_OP_PERF)
+		return;
 	pool = mon_map_pool(map, op->pool);
 	if (pool == NULL && op->opcode != PROTO_OP_PERF)
 		return client_op_complete(op, -ENOENT);

@@ -122,7 +122,7 @@ void mon_map_osd_counts(const struct mon_map *map, uint32_t *total, uint32_t *up
 
 /* ---------------------------------------------------------------- records */
 
-static void mon_osd_put(struct proto_enc *enc, const struct mon_osd *o)
+static void mon_osd_put(struct proto_enc *enc, const struct mon_osd *o, uint8_t version)
 {
 	proto_enc_put_u32(enc, o->id);
 	proto_enc_put_u8(enc, o->state);
@@ -134,6 +134,8 @@ static void mon_osd_put(struct proto_enc *enc, const struct mon_osd *o)
 	proto_enc_put_str16(enc, o->host, strlen(o->host));
 	proto_enc_put_str16(enc, o->public_addr, strlen(o->public_addr));
 	proto_enc_put_str16(enc, o->cluster_addr, strlen(o->cluster_addr));
+	if (version >= 4)
+		proto_enc_put_u32(enc, o->reject);
 }
 
 static int mon_osd_get(struct proto_dec *dec, struct mon_osd *o, uint8_t version)
@@ -154,8 +156,12 @@ static int mon_osd_get(struct proto_dec *dec, struct mon_osd *o, uint8_t version
 			    sizeof(o->public_addr), &n);
 	proto_dec_get_str16(dec, "osd.cluster_addr", PROTO_ADDR_MAX, o->cluster_addr,
 			    sizeof(o->cluster_addr), &n);
+	if (version >= 4)
+		proto_dec_get_u32(dec, "osd.reject", &o->reject);
 	if (dec->err != 0)
 		return dec->err;
+	if (o->reject > MON_WEIGHT_ONE)
+		return proto_dec_fail(dec, "osd.reject: 0x%x above 0x%x", o->reject, MON_WEIGHT_ONE);
 	if (o->id >= MON_OSD_MAX)
 		return proto_dec_fail(dec, "osd.id: %u exceeds max %u", o->id, MON_OSD_MAX - 1);
 	if ((o->state & ~known) != 0 || !(o->state & MON_OSD_EXISTS))
@@ -236,6 +242,9 @@ static uint8_t mon_op_version(const struct mon_op *op)
 		return 5;
 	if (op->kind == MON_OP_MUTE_SET || op->kind == MON_OP_MUTE_RM)
 		return 6;
+	if (op->kind == MON_OP_OSD_RM || (op->kind == MON_OP_OSD_SET && op->osd.reject != 0) ||
+	    (op->kind == MON_OP_FLAGS && (op->flags & ~MON_FLAGS_V1)))
+		return 4;
 	if (op->kind == MON_OP_FULL_RATIOS ||
 	    (op->kind == MON_OP_OSD_SET && (op->osd.state & MON_OSD_FULLNESS)) ||
 	    (op->kind == MON_OP_POOL_SET && mon_pool_needs_v3(&op->pool)))
@@ -250,10 +259,16 @@ static uint8_t mon_map_version(const struct mon_map *map)
 		  map->backfillfull_ratio != MON_BACKFILLFULL_RATIO_DEFAULT ||
 		  map->full_ratio != MON_FULL_RATIO_DEFAULT;
 
+	bool v4 = (map->flags & ~MON_FLAGS_V1) != 0;
+
 	if (map->nmutes > 0)
 		return 6;
 	if (map->next_mon_id != 0 || map->nmons != 0)
 		return 5;
+	for (uint32_t i = 0; i < map->max_osd && !v4; i++)
+		v4 = (map->osds[i].state & MON_OSD_EXISTS) && map->osds[i].reject != 0;
+	if (v4)
+		return 4;
 	for (uint32_t i = 0; i < map->max_osd && !v3; i++)
 		v3 = (map->osds[i].state & MON_OSD_EXISTS) && (map->osds[i].state & MON_OSD_FULLNESS);
 	for (uint32_t i = 0; i < map->npools && !v3; i++)
@@ -279,7 +294,7 @@ static void mon_map_put(struct proto_enc *enc, const struct mon_map *map)
 	proto_enc_put_u32(enc, n);
 	for (uint32_t i = 0; i < map->max_osd; i++)
 		if (map->osds[i].state & MON_OSD_EXISTS)
-			mon_osd_put(enc, &map->osds[i]);
+			mon_osd_put(enc, &map->osds[i], version);
 	proto_enc_put_u32(enc, map->npools);
 	for (uint32_t i = 0; i < map->npools; i++)
 		mon_pool_put(enc, &map->pools[i], version);
@@ -352,7 +367,7 @@ int mon_map_decode(const void *buf, size_t len, struct proto_err *err, struct mo
 	proto_dec_get_u32(&dec, "epoch", &m.epoch);
 	proto_dec_get_u32(&dec, "flags", &m.flags);
 	proto_dec_get_u32(&dec, "next_pool_id", &m.next_pool_id);
-	if (dec.err == 0 && (m.flags & ~MON_FLAGS_KNOWN) != 0)
+	if (dec.err == 0 && (m.flags & ~(version >= 4 ? MON_FLAGS_KNOWN : MON_FLAGS_V1)) != 0)
 		proto_dec_fail(&dec, "flags: unknown bits 0x%x", m.flags & ~MON_FLAGS_KNOWN);
 	proto_dec_get_count(&dec, "osds", MON_OSD_MAX, MON_OSD_WIRE_MIN, &nosd);
 	for (i = 0; i < nosd && dec.err == 0; i++) {
@@ -480,7 +495,7 @@ static void mon_inc_put(struct proto_enc *enc, const void *obj)
 		proto_enc_put_u8(enc, op->kind);
 		switch (op->kind) {
 		case MON_OP_OSD_SET:
-			mon_osd_put(enc, &op->osd);
+			mon_osd_put(enc, &op->osd, version);
 			break;
 		case MON_OP_POOL_SET:
 			mon_pool_put(enc, &op->pool, version);
@@ -511,6 +526,9 @@ static void mon_inc_put(struct proto_enc *enc, const void *obj)
 			proto_enc_put_u32(enc, op->ratios.nearfull);
 			proto_enc_put_u32(enc, op->ratios.backfillfull);
 			proto_enc_put_u32(enc, op->ratios.full);
+			break;
+		case MON_OP_OSD_RM:
+			proto_enc_put_u32(enc, op->osd_id);
 			break;
 		case MON_OP_MON_SET:
 			mon_mon_put(enc, &op->mon);
@@ -606,6 +624,12 @@ int mon_inc_decode(const void *buf, size_t len, struct proto_err *err, struct mo
 					       op->ratios.nearfull, op->ratios.backfillfull,
 					       op->ratios.full, MON_RATIO_ONE);
 			break;
+		case MON_OP_OSD_RM:
+			proto_dec_get_u32(&dec, "op.osd_id", &op->osd_id);
+			if (dec.err == 0 && op->osd_id >= MON_OSD_MAX)
+				proto_dec_fail(&dec, "op.osd_id: %u exceeds max %u", op->osd_id,
+					       MON_OSD_MAX - 1);
+			break;
 		case MON_OP_MON_SET:
 			mon_mon_get(&dec, &op->mon);
 			break;
@@ -692,6 +716,29 @@ static void mon_map_pool_rm(struct mon_map *map, uint32_t id)
 	}
 }
 
+/*
+ * Free an OSD's slot and drop the upmap items that name it; max_osd shrinks
+ * past trailing free slots, as a decoder of the same map would have it. Its
+ * location (where a new OSD of that id would go) is left to the topology ops.
+ */
+static void mon_map_osd_rm(struct mon_map *map, uint32_t id)
+{
+	if (id >= map->max_osd)
+		return;
+	memset(&map->osds[id], 0, sizeof(map->osds[id]));
+	for (uint32_t i = 0; i < map->nupmaps;) {
+		if (map->upmaps[i].from == (int32_t)id || map->upmaps[i].to == (int32_t)id) {
+			memmove(&map->upmaps[i], &map->upmaps[i + 1],
+				sizeof(*map->upmaps) * (map->nupmaps - i - 1));
+			map->nupmaps--;
+		} else {
+			i++;
+		}
+	}
+	while (map->max_osd > 0 && !(map->osds[map->max_osd - 1].state & MON_OSD_EXISTS))
+		map->max_osd--;
+}
+
 int mon_map_apply(struct mon_map *map, const struct mon_inc *inc)
 {
 	struct mon_map next;
@@ -705,7 +752,8 @@ int mon_map_apply(struct mon_map *map, const struct mon_inc *inc)
 
 		if (op->kind == MON_OP_OSD_SET) {
 			if (op->osd.id >= MON_OSD_MAX || !(op->osd.state & MON_OSD_EXISTS) ||
-			    (op->osd.state & ~(MON_OSD_STATE_KNOWN | MON_OSD_FULLNESS)))
+			    (op->osd.state & ~(MON_OSD_STATE_KNOWN | MON_OSD_FULLNESS)) ||
+			    op->osd.reject > MON_WEIGHT_ONE)
 				return -EINVAL;
 			if (op->osd.id >= max_osd)
 				max_osd = op->osd.id + 1;
@@ -716,6 +764,12 @@ int mon_map_apply(struct mon_map *map, const struct mon_inc *inc)
 				return -EINVAL;
 		} else if (op->kind == MON_OP_FULL_RATIOS) {
 			if (!mon_ratios_valid(&op->ratios))
+				return -EINVAL;
+		} else if (op->kind == MON_OP_FLAGS) {
+			if (op->flags & ~MON_FLAGS_KNOWN)
+				return -EINVAL;
+		} else if (op->kind == MON_OP_OSD_RM) {
+			if (op->osd_id >= MON_OSD_MAX)
 				return -EINVAL;
 		} else if (op->kind == MON_OP_MON_SET || op->kind == MON_OP_MON_RM) {
 			/* checked against the map as it is then (map_mons.c) */
@@ -766,6 +820,9 @@ int mon_map_apply(struct mon_map *map, const struct mon_inc *inc)
 			next.backfillfull_ratio = op->ratios.backfillfull;
 			next.full_ratio = op->ratios.full;
 			break;
+		case MON_OP_OSD_RM:
+			mon_map_osd_rm(&next, op->osd_id);
+			break;
 		case MON_OP_MON_SET:
 		case MON_OP_MON_RM:
 			rc = mon_map_mons_apply(&next, op);
@@ -810,21 +867,38 @@ const char *mon_osd_fullness_str(uint8_t state)
 	return (state & MON_OSD_NEARFULL) ? "nearfull" : "";
 }
 
+/* By bit, lowest first: the order status and health print them in. */
+static const char *const mon_flag_tab[] = {
+	"noout", "pause", "noin", "noup", "nodown", "norecover", "nobackfill", "norebalance",
+	"noscrub", "nodeep-scrub",
+};
+
 const char *mon_flags_str(uint32_t flags, char *buf, size_t cap)
 {
-	snprintf(buf, cap, "%s%s%s", (flags & MON_FLAG_NOOUT) ? "noout" : "",
-		 (flags & MON_FLAG_NOOUT) && (flags & MON_FLAG_PAUSE) ? "," : "",
-		 (flags & MON_FLAG_PAUSE) ? "pause" : "");
+	size_t n = 0;
+
+	if (cap > 0)
+		buf[0] = '\0';
+	for (unsigned int i = 0; i < sizeof(mon_flag_tab) / sizeof(mon_flag_tab[0]); i++) {
+		if (!(flags & (1u << i)) || n >= cap)
+			continue;
+		n += (size_t)snprintf(buf + n, cap - n, "%s%s", n > 0 ? "," : "", mon_flag_tab[i]);
+	}
 	return buf;
 }
 
 uint32_t mon_flag_parse(const char *name)
 {
-	if (!strcmp(name, "noout"))
-		return MON_FLAG_NOOUT;
-	if (!strcmp(name, "pause"))
-		return MON_FLAG_PAUSE;
+	for (unsigned int i = 0; i < sizeof(mon_flag_tab) / sizeof(mon_flag_tab[0]); i++)
+		if (!strcmp(name, mon_flag_tab[i]))
+			return 1u << i;
 	return 0;
+}
+
+const char *mon_flag_names(void)
+{
+	return "noout, pause, noin, noup, nodown, norecover, nobackfill, norebalance, noscrub, "
+	       "nodeep-scrub";
 }
 
 void mon_uuid_str(const uint8_t uuid[PROTO_UUID_LEN], char out[37])

@@ -25,7 +25,9 @@
  * Version 1: epoch, flags, OSDs, pools. Version 2 adds the topology
  * (buckets, OSD locations), pool rules, upmap items and the balancer mode.
  * Version 3 adds capacity: the full ratios, the OSDs' fullness bits, pool
- * quotas and pool flags. A map or increment is encoded in the lowest
+ * quotas and pool flags. Version 4 adds the OSD lifecycle: the flags
+ * noin..nodeep-scrub, an OSD's reweight override (MON_OP_OSD_SET records
+ * carry `reject`) and the removal of an OSD (MON_OP_OSD_RM). A map or increment is encoded in the lowest
  * version that can say what it holds (so older decoders still read it and
  * each map has one encoding); an older map decodes with the default ratios.
  * Version 6 adds the health mutes (`weft health mute`, map_mute.c).
@@ -41,10 +43,21 @@
 #define MON_REASON_MAX 255
 #define MON_WEIGHT_ONE 0x10000u /* weights are 16.16 fixed point */
 
-/* map flags */
+/* map flags (docs/operations.md, "Flags", says where each is honoured) */
 #define MON_FLAG_NOOUT 0x1u
 #define MON_FLAG_PAUSE 0x2u
-#define MON_FLAGS_KNOWN (MON_FLAG_NOOUT | MON_FLAG_PAUSE)
+#define MON_FLAGS_V1 (MON_FLAG_NOOUT | MON_FLAG_PAUSE)
+/* version 4 */
+#define MON_FLAG_NOIN 0x4u	     /* a booting OSD that is out (or new) is not marked in */
+#define MON_FLAG_NOUP 0x8u	     /* a booting OSD is not marked up */
+#define MON_FLAG_NODOWN 0x10u	     /* failure reports and beacon expiry mark nothing down */
+#define MON_FLAG_NORECOVER 0x20u     /* primaries start no log-based recovery */
+#define MON_FLAG_NOBACKFILL 0x40u    /* primaries start no backfill */
+#define MON_FLAG_NOREBALANCE 0x80u   /* no balancer changes; misplaced-only PGs not backfilled */
+#define MON_FLAG_NOSCRUB 0x100u	     /* no new light scrubs */
+#define MON_FLAG_NODEEP_SCRUB 0x200u /* no new deep scrubs */
+#define MON_FLAGS_KNOWN 0x3ffu
+#define MON_FLAGS_STR_MAX 128 /* mon_flags_str of every flag */
 
 /* osd state bits */
 #define MON_OSD_EXISTS 0x1u
@@ -92,13 +105,19 @@ struct mon_osd {
 	uint32_t id;
 	uint8_t state; /* MON_OSD_* */
 	uint8_t uuid[PROTO_UUID_LEN];
-	uint32_t weight;   /* 16.16 */
+	uint32_t weight;   /* 16.16: the placement (crush) weight */
 	uint32_t up_from;  /* epoch it last came up */
 	uint32_t down_at;  /* epoch it last went down (0 = never) */
 	uint64_t down_stamp; /* wall-clock seconds when marked down (for down -> out) */
 	char host[MON_NAME_MAX + 1];
 	char public_addr[PROTO_ADDR_MAX + 1];
 	char cluster_addr[PROTO_ADDR_MAX + 1];
+	/*
+	 * Version 4: the reweight override as the share of this OSD's PGs that
+	 * placement turns away (16.16; `osd reweight ID W` sets 1 - W), so a
+	 * record left zeroed means reweight 1.0. 0x10000 turns every PG away.
+	 */
+	uint32_t reject;
 };
 
 /*
@@ -222,6 +241,8 @@ enum mon_op_kind {
 	MON_OP_BALANCER = 10,  /* the balancer mode */
 	/* version 3 */
 	MON_OP_FULL_RATIOS = 11, /* the three full ratios at once */
+	/* version 4 */
+	MON_OP_OSD_RM = 12, /* remove one OSD record (osd rm, osd purge) */
 	/* version 5 */
 	MON_OP_MON_SET = 16, /* add or replace one monitor */
 	MON_OP_MON_RM = 17,  /* remove the monitor of that id */
@@ -240,6 +261,7 @@ struct mon_op {
 		struct mon_osd osd;
 		struct mon_pool pool;
 		uint32_t pool_id;
+		uint32_t osd_id; /* MON_OP_OSD_RM */
 		uint32_t flags;
 		struct mon_bucket bucket;
 		int32_t bucket_id;
@@ -348,10 +370,19 @@ static inline bool mon_map_pool_full(const struct mon_map *map, uint32_t pool)
 const char *mon_osd_state_str(uint8_t state);
 /* "full", "backfillfull", "nearfull" or "" (the highest bit set). */
 const char *mon_osd_fullness_str(uint8_t state);
-/* "noout,pause" or "" into buf. */
+/* "noout,pause" or "" into buf (MON_FLAGS_STR_MAX holds every flag). */
 const char *mon_flags_str(uint32_t flags, char *buf, size_t cap);
 /* Parse a flag name; 0 if unknown. */
 uint32_t mon_flag_parse(const char *name);
+/* "noout, pause, noin, ...": every flag name, for errors and help. */
+const char *mon_flag_names(void);
+/* The reweight override of an OSD record, 0.0 .. 1.0, to 4 decimals (0.3, not 0.300003). */
+static inline double mon_osd_reweight(const struct mon_osd *o)
+{
+	uint32_t w = MON_WEIGHT_ONE - (o->reject > MON_WEIGHT_ONE ? MON_WEIGHT_ONE : o->reject);
+
+	return (double)((w * 10000ull + MON_WEIGHT_ONE / 2) / MON_WEIGHT_ONE) / 10000.0;
+}
 void mon_uuid_str(const uint8_t uuid[PROTO_UUID_LEN], char out[37]);
 int mon_uuid_parse(const char *s, uint8_t uuid_out[PROTO_UUID_LEN]);
 

@@ -41,7 +41,15 @@ static bool mon_prefix_in(const char *json, size_t len, const char *const *list)
 
 bool mon_cmd_is_write(const char *json, size_t len)
 {
-	return mon_prefix_in(json, len, mon_write_cmds);
+	json_t *root;
+	bool life;
+
+	if (mon_prefix_in(json, len, mon_write_cmds))
+		return true;
+	root = json_loadb(json, len, 0, NULL);
+	life = mon_life_is_write(json_string_value(json_object_get(root, "prefix")));
+	json_decref(root);
+	return life;
 }
 
 /* ------------------------------------------------------------------ reads */
@@ -51,10 +59,11 @@ static json_t *mon_json_osd(const struct mon_osd *o)
 	char uuid[37];
 
 	mon_uuid_str(o->uuid, uuid);
-	return json_pack("{s:i, s:s, s:s, s:b, s:b, s:f, s:s, s:s, s:s, s:i, s:i, s:s}", "id",
-			 o->id, "uuid", uuid, "host", o->host, "up", (o->state & MON_OSD_UP) != 0,
-			 "in", (o->state & MON_OSD_IN) != 0, "weight", o->weight / 65536.0,
-			 "public_addr", o->public_addr, "cluster_addr", o->cluster_addr, "state",
+	return json_pack("{s:i, s:s, s:s, s:b, s:b, s:f, s:f, s:s, s:s, s:s, s:i, s:i, s:s}",
+			 "id", o->id, "uuid", uuid, "host", o->host, "up",
+			 (o->state & MON_OSD_UP) != 0, "in", (o->state & MON_OSD_IN) != 0, "weight",
+			 o->weight / 65536.0, "reweight", mon_osd_reweight(o), "public_addr",
+			 o->public_addr, "cluster_addr", o->cluster_addr, "state",
 			 mon_osd_state_str(o->state), "up_from", o->up_from, "down_at",
 			 o->down_at, "fullness", mon_osd_fullness_str(o->state));
 }
@@ -87,7 +96,7 @@ static json_t *mon_cmd_status(struct mon *mon, const char *prefix)
 	unsigned int nq;
 	bool have;
 	json_t *quorum = mon_member_quorum_json(mon, &have, &nq), *health, *out;
-	char f[32];
+	char f[MON_FLAGS_STR_MAX];
 
 	health = mon_json_health(mon, have, nq);
 	if (!strcmp(prefix, "health")) {
@@ -139,7 +148,7 @@ static json_t *mon_cmd_osd_tree(struct mon *mon)
 static json_t *mon_cmd_osd_dump(struct mon *mon)
 {
 	json_t *osds = json_array();
-	char f[32];
+	char f[MON_FLAGS_STR_MAX];
 
 	for (uint32_t i = 0; i < mon->map.max_osd; i++) {
 		const struct mon_osd *o = mon_map_osd(&mon->map, i);
@@ -226,7 +235,8 @@ static int mon_build_flag(struct mon *mon, struct mon_job *job, json_t *root, bo
 	uint32_t flag = key != NULL ? mon_flag_parse(key) : 0;
 
 	if (flag == 0) {
-		mon_job_refuse(job, "unknown flag '%s' (known: noout, pause)", key ? key : "");
+		mon_job_refuse(job, "unknown flag '%s' (known: %s)", key ? key : "",
+			       mon_flag_names());
 		return -EINVAL;
 	}
 	op.flags = set ? mon->map.flags | flag : mon->map.flags & ~flag;
@@ -458,6 +468,8 @@ static int mon_job_build_cmd(struct mon *mon, struct mon_job *job, struct mon_in
 		rc = mon_mute_job(mon, job, root, prefix, inc);
 	} else if (!strncmp(prefix, "osd set-", 8) || !strcmp(prefix, "pool set-quota")) {
 		rc = mon_cap_job(mon, job, root, prefix, inc);
+	} else if (mon_life_is_write(prefix)) {
+		rc = mon_life_job(mon, job, root, prefix, inc);
 	} else if (!strncmp(prefix, "osd crush ", 10) || !strncmp(prefix, "balancer ", 9)) {
 		rc = mon_crush_job(mon, job, root, prefix, inc);
 	} else if (!strncmp(prefix, "mon ", 4)) {
@@ -534,10 +546,12 @@ void mon_cmd_handle(struct mon *mon, struct msgr_conn *conn, uint64_t tid, const
 				mon_json_pools(&mon->map));
 	else if (!strncmp(prefix, "balancer ", 9))
 		out = mon_crush_read(mon, prefix);
-	else if (!strncmp(prefix, "pg ", 3)) {
+	else if (!strncmp(prefix, "pg ", 3) || !strcmp(prefix, "osd safe-to-destroy") ||
+		 !strcmp(prefix, "osd ok-to-stop")) {
 		char err[PROTO_ERRMSG_MAX + 1] = "";
 
-		out = mon_pg_cmd(mon, prefix, root, &rc, err, sizeof(err));
+		out = prefix[0] == 'p' ? mon_pg_cmd(mon, prefix, root, &rc, err, sizeof(err))
+				       : mon_life_read(mon, prefix, root, &rc, err, sizeof(err));
 		if (out == NULL && rc != 0) {
 			mon_reply(mon, cid, tid, rc, NULL, "%s", err);
 			goto out;

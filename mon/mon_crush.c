@@ -40,11 +40,13 @@ static void mon_tree_node_json(const struct mon_map *map, const struct plc_tree 
 			if (o == NULL)
 				continue;
 			json_array_append_new(
-			    out, json_pack("{s:i, s:s, s:s, s:f, s:i, s:s, s:b, s:b}", "id", o->id,
-					   "name", "", "type", "osd", "weight", o->weight / 65536.0,
-					   "depth", depth + 1, "state", mon_osd_state_str(o->state),
-					   "up", (o->state & MON_OSD_UP) != 0, "in",
-					   (o->state & MON_OSD_IN) != 0));
+			    out, json_pack("{s:i, s:s, s:s, s:f, s:i, s:s, s:b, s:b, s:f}", "id",
+					   o->id, "name", "", "type", "osd", "weight",
+					   o->weight / 65536.0, "depth", depth + 1, "state",
+					   mon_osd_state_str(o->state), "up",
+					   (o->state & MON_OSD_UP) != 0, "in",
+					   (o->state & MON_OSD_IN) != 0, "reweight",
+					   mon_osd_reweight(o)));
 		}
 	}
 }
@@ -656,7 +658,9 @@ void mon_balancer_tick(struct mon *mon)
 	uint64_t every = conf_get_duration_us(mon->conf, CONF_MON_BALANCER_INTERVAL) / 1000;
 	struct mon_job *job;
 
-	if (mon->bal_queued || now - mon->bal_tick_ms < every || mon->map.npools == 0)
+	/* norebalance: no upmap changes (pinning at a boot still keeps data where it is) */
+	if (mon->bal_queued || now - mon->bal_tick_ms < every || mon->map.npools == 0 ||
+	    (mon->map.flags & MON_FLAG_NOREBALANCE))
 		return;
 	mon->bal_tick_ms = now;
 	job = mon_job_alloc(NULL, 0, mon_job_build_balance);

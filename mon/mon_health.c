@@ -59,7 +59,7 @@ json_t *mon_json_health(struct mon *mon, bool have_quorum, unsigned int nq)
 	json_t *checks = json_array(), *detail;
 	const char *status = "HEALTH_OK";
 	uint32_t total, up, in;
-	char f[32];
+	char f[MON_FLAGS_STR_MAX];
 
 	mon_map_osd_counts(&mon->map, &total, &up, &in);
 	if (!have_quorum) {

@@ -65,7 +65,7 @@ void mon_reason_add(struct mon_inc *inc, const char *fmt, ...)
 
 void mon_map_log_changes(struct mon *mon, const struct mon_map *old, const struct mon_inc *inc)
 {
-	char a[16], b[16];
+	char a[MON_FLAGS_STR_MAX], b[MON_FLAGS_STR_MAX];
 
 	for (uint32_t i = 0; i < inc->nops; i++) {
 		const struct mon_op *op = &inc->ops[i];
@@ -232,6 +232,8 @@ static int mon_job_build_live(struct mon *mon, struct mon_job *job, struct mon_i
 		if (!(o.state & MON_OSD_EXISTS))
 			continue;
 		if (o.state & MON_OSD_UP) {
+			if (mon->map.flags & MON_FLAG_NODOWN)
+				continue; /* nodown: neither the grace nor reports mark it down */
 			if (now - l->last_beacon_ms > mon->grace_ms)
 				mon_reason_add(inc, "osd.%u: no beacon for %.1f s (grace %.1f s)",
 					       id, (now - l->last_beacon_ms) / 1000.0,
@@ -281,8 +283,9 @@ void mon_live_check(struct mon *mon)
 		if (!(o->state & MON_OSD_EXISTS))
 			continue;
 		if (o->state & MON_OSD_UP)
-			due = now - l->last_beacon_ms > mon->grace_ms ||
-			      mon_live_reported(mon, id, now);
+			due = !(mon->map.flags & MON_FLAG_NODOWN) &&
+			      (now - l->last_beacon_ms > mon->grace_ms ||
+			       mon_live_reported(mon, id, now));
 		else
 			due = (o->state & MON_OSD_IN) && !(mon->map.flags & MON_FLAG_NOOUT) &&
 			      mon->down_out_s > 0 && o->down_stamp != 0 &&
@@ -339,6 +342,15 @@ static int mon_job_build_boot(struct mon *mon, struct mon_job *job, struct mon_i
 		return -ENOSPC;
 	}
 	cur = mon_map_osd(&mon->map, id);
+	/*
+	 * noup: the boot waits (the OSD asks again until the flag goes; -EBUSY
+	 * is not retried by the mon client, so the OSD sees the reason at once).
+	 */
+	if (mon->map.flags & MON_FLAG_NOUP) {
+		mon_job_refuse(job, "noup is set: osd.%u is not marked up until 'weft osd unset "
+			       "noup'", id);
+		return -EBUSY;
+	}
 	memset(&o, 0, sizeof(o));
 	if (cur != NULL)
 		o = *cur;
@@ -357,6 +369,8 @@ static int mon_job_build_boot(struct mon *mon, struct mon_job *job, struct mon_i
 	 */
 	if (cur != NULL && (cur->state & MON_OSD_KEEP_OUT))
 		o.state = MON_OSD_EXISTS | MON_OSD_UP | MON_OSD_KEEP_OUT;
+	else if ((mon->map.flags & MON_FLAG_NOIN) && (cur == NULL || !(cur->state & MON_OSD_IN)))
+		o.state = MON_OSD_EXISTS | MON_OSD_UP; /* noin: a new or out OSD stays out */
 	else
 		o.state = MON_OSD_EXISTS | MON_OSD_UP | MON_OSD_IN;
 	o.state |= cur != NULL ? (cur->state & MON_OSD_FULLNESS) : 0;

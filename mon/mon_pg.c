@@ -284,6 +284,14 @@ static bool mon_pg_stale(const struct mon_pgent *e)
 	return e != NULL && e->recv_ms != 0 && clock_now_ms() - e->recv_ms > MON_PG_STALE_MS;
 }
 
+uint32_t mon_pg_state_now(struct mon *mon, const struct mon_pool *pool, uint32_t pg,
+			  int32_t *acting, int *n_out)
+{
+	const struct mon_pgent *e = mon_pg_current(mon, pool, pg, acting, n_out);
+
+	return e != NULL && !mon_pg_stale(e) ? e->s.state : 0;
+}
+
 static void mon_pg_state_name(const struct mon_pgent *e, char *buf, size_t cap)
 {
 	size_t len;

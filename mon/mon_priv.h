@@ -251,6 +251,22 @@ struct json_t *mon_pg_cmd(struct mon *mon, const char *prefix, struct json_t *ro
 void mon_pg_pool_usage(struct mon *mon, const struct mon_pool *pool, uint64_t *objects_out,
 		       uint64_t *bytes_out, bool *complete_out);
 
+/*
+ * The state of (pool, pg) as its current primary reported it at this map
+ * epoch, lately (PROTO_PGS_*); 0 when unknown or stale. Its acting set
+ * (placement's, from the map) goes to acting[0..*n_out).
+ */
+uint32_t mon_pg_state_now(struct mon *mon, const struct mon_pool *pool, uint32_t pg,
+			  int32_t *acting, int *n_out);
+
+/* mon_osdlife.c: osd reweight, crush reweight, rm, purge, safe-to-destroy, ok-to-stop */
+bool mon_life_is_write(const char *prefix);
+int mon_life_job(struct mon *mon, struct mon_job *job, struct json_t *root, const char *prefix,
+		 struct mon_inc *inc);
+/* A read: the answer, or NULL with *rc_out and err set (NULL, 0: not one of these). */
+struct json_t *mon_life_read(struct mon *mon, const char *prefix, struct json_t *root,
+			     int *rc_out, char *err, size_t errcap);
+
 /* mon_cap.c: capacity (docs/capacity.md) */
 /* The mon_osd_*_ratio options: 0, or -EINVAL with one line in err. */
 int mon_cap_conf_ratios(const struct conf *conf, struct mon_ratios *out, char *err, size_t cap);

@@ -198,6 +198,8 @@ struct osd {
 	struct mon_map map; /* our copy of the current map */
 	bool booted;
 	bool boot_pending;
+	bool boot_held;		/* the last boot was held (noup) or unanswered: asked again */
+	uint64_t boot_retry_ms;	/* when to ask again (0: never) */
 	uint32_t boot_epoch;
 	bool stopping;
 	int fatal; /* the store failed a commit: the OSD stops and exits non-zero */

@@ -31,6 +31,7 @@
 
 #define OSD_META_OBJ	    "osd_superblock"
 #define OSD_BOOT_TIMEOUT_MS 30000u
+#define OSD_BOOT_RETRY_MS 2000u /* a boot held by noup, or not answered, asks again */
 
 static volatile sig_atomic_t osd_stop_sig, osd_hup_sig;
 
@@ -188,14 +189,22 @@ static void osd_boot_cb(struct monc *mc, int status, const char *out, size_t out
 
 	osd->boot_pending = false;
 	if (status != 0 || p == NULL || strtoul(p + 7, NULL, 10) != osd->id) {
-		log_error("osd", "%s: boot refused: %s", osd->name,
-			  status != 0 ? (errmsg && errmsg[0] ? errmsg : weft_strerror(status))
-				      : "reply without our id");
-		if (status != -ETIMEDOUT)
+		/* held (noup) or not answered: ask again; refused: stop */
+		bool again = status == -EBUSY || status == -ETIMEDOUT;
+
+		if (!again || !osd->boot_held)
+			log_error("osd", "%s: boot %s: %s", osd->name,
+				  again ? "waits" : "refused",
+				  status != 0 ? (errmsg && errmsg[0] ? errmsg : weft_strerror(status))
+					      : "reply without our id");
+		osd->boot_held = again;
+		osd->boot_retry_ms = clock_now_ms() + OSD_BOOT_RETRY_MS;
+		if (!again)
 			osd->stopping = true;
 		return;
 	}
 	osd->booted = true;
+	osd->boot_held = false;
 	/* the epoch our boot made: no op is ordered before we have it (osd_op_recv) */
 	p = memmem(out, out_len, "\"epoch\": ", 9);
 	osd->boot_epoch = p ? (uint32_t)strtoul(p + 9, NULL, 10) : monc_map(mc)->epoch;
@@ -212,6 +221,14 @@ static void osd_map_cb(struct monc *mc, const struct mon_map *map, void *arg)
 		return;
 	}
 	me = mon_map_osd(&osd->map, osd->id);
+	/* removed (osd rm / purge, as Ceph's "map says i do not exist"): stop */
+	if (osd->booted && !osd->boot_pending && map->epoch > osd->boot_epoch &&
+	    (me == NULL || memcmp(me->uuid, osd->uuid, PROTO_UUID_LEN) != 0)) {
+		log_error("osd", "%s: map epoch %u has no osd.%u of our uuid (removed by osd rm or "
+			  "purge): stopping", osd->name, map->epoch, osd->id);
+		osd->stopping = true;
+		return;
+	}
 	/* marked down while alive (a long stall, a lost beacon): boot again */
 	if (osd->booted && !osd->boot_pending && me != NULL && !(me->state & MON_OSD_UP) &&
 	    map->epoch > osd->boot_epoch) {
@@ -277,6 +294,9 @@ static int osd_run(struct osd *osd)
 		if (osd_hup_sig)
 			osd_log_reopen(osd);
 		now = clock_now_ms();
+		if (!osd->booted && !osd->boot_pending && osd->boot_retry_ms != 0 &&
+		    now >= osd->boot_retry_ms)
+			osd_boot(osd);
 		if (osd->booted && now >= next_beacon) {
 			next_beacon = now + beacon_ms;
 			osd_beacon(osd);

@@ -459,6 +459,19 @@ static bool e_space_ok(void *arg, struct pg *m, int32_t osd, bool urgent)
 	return !mon_map_osd_backfillfull(&o->map, (uint32_t)osd);
 }
 
+/* The map's flags as the PG machines read them (docs/operations.md, "Flags"). */
+static uint32_t e_paused(void *arg, struct pg *m)
+{
+	uint32_t f = ((struct osd *)arg)->map.flags;
+
+	(void)m;
+	return ((f & MON_FLAG_NORECOVER) ? PG_PAUSE_RECOVERY : 0) |
+	       ((f & MON_FLAG_NOBACKFILL) ? PG_PAUSE_BACKFILL : 0) |
+	       ((f & MON_FLAG_NOREBALANCE) ? PG_PAUSE_REBALANCE : 0) |
+	       ((f & MON_FLAG_NOSCRUB) ? PG_PAUSE_SCRUB : 0) |
+	       ((f & MON_FLAG_NODEEP_SCRUB) ? PG_PAUSE_DEEP_SCRUB : 0);
+}
+
 static uint64_t e_now(void *arg)
 {
 	(void)arg;
@@ -499,6 +512,7 @@ const struct pg_env_ops osd_pg_env_ops = {
 	.scrub_slot = e_scrub_slot,
 	.obj_busy = e_obj_busy,
 	.space_ok = e_space_ok,
+	.paused = e_paused,
 	.osd_up = e_osd_up,
 	.osd_exists = e_osd_exists,
 	.max_osd = e_max_osd,

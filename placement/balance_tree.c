@@ -150,8 +150,12 @@ static int plc_tbal_init(struct plc_tbal *b, struct plc_upmap *items, unsigned i
 			int32_t id = -1 - ch->ref;
 
 			if (ch->ref < 0 && b->share[id] < 0 && ch->inv_weight > 0) {
-				b->share[id] = -1.0 / ch->inv_weight;
-				wsum += 1.0 / ch->inv_weight;
+				/* the reweight override lowers the target as it lowers the draws */
+				double w = (1.0 / ch->inv_weight) *
+					   (double)(0x10000u - t->osds[id].reject) / 0x10000u;
+
+				b->share[id] = -w;
+				wsum += w;
 			}
 		}
 	}

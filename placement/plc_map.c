@@ -279,8 +279,10 @@ static int plc_map_build(const struct mon_map *map, struct plc_tree *tree_out, i
 		if (!(o->state & MON_OSD_EXISTS))
 			continue;
 		t.osds[i].exists = 1;
-		t.osds[i].eligible =
-		    (o->state & MON_OSD_UP) && (o->state & MON_OSD_IN) && o->weight > 0;
+		/* reweight 0 turns every PG away, upmap items too: as out (Ceph alike) */
+		t.osds[i].eligible = (o->state & MON_OSD_UP) && (o->state & MON_OSD_IN) &&
+				     o->weight > 0 && o->reject < MON_WEIGHT_ONE;
+		t.osds[i].reject = o->reject;
 		loc = mon_map_osd_loc(map, i);
 		if (loc != 0) {
 			const struct mon_bucket *mb = mon_map_bucket(map, loc);

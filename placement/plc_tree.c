@@ -68,6 +68,25 @@ static bool plc_under_root(const struct plc_tree *t, const struct plc_rule *rule
 	return r->type < PLC_TREE_TYPES && t->osds[osd].anc[r->type] == rule->root;
 }
 
+/*
+ * The reweight override (Ceph's `osd reweight`): an OSD turns away a fixed
+ * share of PGs, decided by (pool, pg, osd) alone, so each retry of that PG
+ * skips it alike and lowering the share takes back exactly the PGs it
+ * turned away. A turned-away draw is retried like a down OSD's.
+ */
+static bool plc_rejects(const struct plc_tree *t, uint32_t pool, uint32_t pg, int32_t osd)
+{
+	uint32_t r = t->osds[osd].reject;
+
+	if (r == 0)
+		return false;
+	if (r >= 0x10000u)
+		return true;
+	return (uint32_t)(plc_mix64(((uint64_t)pool << 32 | pg) ^
+				    plc_mix64(0x2e5e1647ull + (uint64_t)(uint32_t)osd)) &
+			  0xffffu) < r;
+}
+
 /* One descent from the root with attempt rr: the OSD reached, or -1. */
 static int32_t plc_descend(const struct plc_tree *t, const struct plc_rule *rule, uint32_t pg,
 			   uint32_t rr)
@@ -140,7 +159,7 @@ unsigned int plc_tree_choose(const struct plc_tree *t, const struct plc_rule *ru
 				if ((uint32_t)osd >= t->max_osd)
 					continue;
 				d = plc_tree_domain_of(t, rule, osd);
-				if (!t->osds[osd].eligible) {
+				if (!t->osds[osd].eligible || plc_rejects(t, rule->pool, pg, osd)) {
 					if (try == 0 && pass == 0)
 						resv[r] = d;
 					continue;

@@ -43,6 +43,7 @@ struct plc_node {
 
 struct plc_tree_osd {
 	uint8_t exists, eligible;    /* eligible: up, in, weight > 0 */
+	uint32_t reject;	     /* reweight override: share of PGs turned away (16.16) */
 	int32_t parent;		     /* node index, -1 when not in the tree */
 	int32_t anc[PLC_TREE_TYPES]; /* ancestor node index by type, -1 none */
 };

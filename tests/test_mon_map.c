@@ -317,6 +317,100 @@ static void test_map_capacity(void **state)
 	mon_map_free(&map);
 }
 
+/* Version 4: the new flags, an OSD's reweight override, the removal of an OSD. */
+static void test_map_lifecycle(void **state)
+{
+	struct mon_map map, back;
+	struct mon_inc inc, inc2;
+	struct proto_err err;
+	struct mon_op op;
+	void *buf;
+	size_t len;
+	char f[MON_FLAGS_STR_MAX];
+
+	(void)state;
+	build_map(&map);
+	assert_int_equal(enc_version(&map), 1);
+	/* the names round-trip, and every flag fits the buffer */
+	for (uint32_t bit = 1; bit & MON_FLAGS_KNOWN; bit <<= 1)
+		assert_int_equal(mon_flag_parse(mon_flags_str(bit, f, sizeof(f))), bit);
+	assert_string_equal(mon_flags_str(MON_FLAGS_KNOWN, f, sizeof(f)),
+			    "noout,pause,noin,noup,nodown,norecover,nobackfill,norebalance,"
+			    "noscrub,nodeep-scrub");
+	assert_int_equal(mon_flag_parse("bogus"), 0);
+
+	/* epoch 4: norecover and osd.2 reweighted to 0.5: version 4 */
+	mon_inc_init(&inc);
+	inc.epoch = 4;
+	memset(&op, 0, sizeof(op));
+	op.kind = MON_OP_FLAGS;
+	op.flags = MON_FLAG_NOOUT | MON_FLAG_NORECOVER;
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+	op.kind = MON_OP_OSD_SET;
+	op.osd = map.osds[2];
+	op.osd.reject = MON_WEIGHT_ONE / 2;
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+	assert_int_equal(mon_inc_encode(&inc, &buf, &len), 0);
+	assert_int_equal(((uint8_t *)buf)[0], 4);
+	assert_int_equal(mon_inc_decode(buf, len, &err, &inc2), 0);
+	free(buf);
+	assert_int_equal(inc2.ops[1].osd.reject, MON_WEIGHT_ONE / 2);
+	assert_int_equal(mon_map_apply(&map, &inc2), 0);
+	mon_inc_free(&inc2);
+	mon_inc_free(&inc);
+	assert_int_equal(enc_version(&map), 4);
+	assert_true(mon_osd_reweight(&map.osds[2]) == 0.5);
+	assert_int_equal(mon_map_encode(&map, &buf, &len), 0);
+	mon_map_init(&back);
+	assert_int_equal(mon_map_decode(buf, len, &err, &back), 0);
+	free(buf);
+	assert_int_equal(back.flags, MON_FLAG_NOOUT | MON_FLAG_NORECOVER);
+	assert_int_equal(back.osds[2].reject, MON_WEIGHT_ONE / 2);
+	assert_int_equal(back.osds[0].reject, 0);
+	mon_map_free(&back);
+
+	/* a reject above 1.0 is refused by apply */
+	mon_inc_init(&inc);
+	inc.epoch = 5;
+	op.kind = MON_OP_OSD_SET;
+	op.osd = map.osds[0];
+	op.osd.reject = MON_WEIGHT_ONE + 1;
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+	assert_int_equal(mon_map_apply(&map, &inc), -EINVAL);
+	mon_inc_free(&inc);
+
+	/* epoch 5: osd.2 removed (the last id: max_osd shrinks as a decoder's would) */
+	mon_inc_init(&inc);
+	inc.epoch = 5;
+	memset(&op, 0, sizeof(op));
+	op.kind = MON_OP_OSD_RM;
+	op.osd_id = 2;
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+	assert_int_equal(mon_inc_encode(&inc, &buf, &len), 0);
+	assert_int_equal(((uint8_t *)buf)[0], 4);
+	assert_int_equal(mon_inc_decode(buf, len, &err, &inc2), 0);
+	free(buf);
+	assert_int_equal(inc2.ops[0].kind, MON_OP_OSD_RM);
+	assert_int_equal(inc2.ops[0].osd_id, 2);
+	assert_int_equal(mon_map_apply(&map, &inc2), 0);
+	mon_inc_free(&inc2);
+	mon_inc_free(&inc);
+	assert_null(mon_map_osd(&map, 2));
+	assert_int_equal(map.max_osd, 2);
+	assert_non_null(mon_map_osd(&map, 1));
+
+	/* unsetting the new flags goes back to the lowest version */
+	mon_inc_init(&inc);
+	inc.epoch = 6;
+	op.kind = MON_OP_FLAGS;
+	op.flags = MON_FLAG_NOOUT;
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+	assert_int_equal(mon_map_apply(&map, &inc), 0);
+	mon_inc_free(&inc);
+	assert_int_equal(enc_version(&map), 1);
+	mon_map_free(&map);
+}
+
 static void test_inc_order(void **state)
 {
 	struct mon_map map;
@@ -702,6 +796,7 @@ int main(void)
 		cmocka_unit_test(test_map_apply_and_roundtrip),
 		cmocka_unit_test(test_inc_order),
 		cmocka_unit_test(test_map_capacity),
+		cmocka_unit_test(test_map_lifecycle),
 		cmocka_unit_test(test_map_mons),
 		cmocka_unit_test(test_map_bad_input),
 		cmocka_unit_test(test_mon_messages),

@@ -306,6 +306,59 @@ static void test_no_topology(void **state)
 	mon_map_free(&map);
 }
 
+/*
+ * The reweight override: osd.X at 0.5 holds about half its PGs, only its
+ * PGs move (each to another OSD, host separation kept), and back at 1.0
+ * every PG is where it was. 0 takes every PG off it.
+ */
+static void test_reweight(void **state)
+{
+	struct mon_map map;
+	struct mon_inc inc;
+	struct mon_op op = {.kind = MON_OP_OSD_SET};
+	unsigned int shrt, before = 0, after = 0, moved_other = 0;
+	const uint32_t x = 4;
+
+	(void)state;
+	build(&map, 1, 5, 2); /* 5 hosts of 2 OSDs */
+	add_pool(&map, 3, MON_CT_NONE, NPG);
+	sets_of(&map, sets_a, n_a, &shrt);
+	for (uint32_t rw = 0; rw < 3; rw++) {
+		mon_inc_init(&inc);
+		op.osd = map.osds[x];
+		op.osd.reject = rw == 0 ? MON_WEIGHT_ONE / 2 : rw == 1 ? MON_WEIGHT_ONE : 0;
+		assert_int_equal(mon_inc_add(&inc, &op), 0);
+		commit(&map, &inc);
+		sets_of(&map, sets_b, n_b, &shrt);
+		assert_int_equal(shrt, 0);
+		before = after = moved_other = 0;
+		for (unsigned int pg = 0; pg < NPG; pg++) {
+			bool had = false, has = false;
+
+			assert_int_equal(n_b[pg], 3);
+			for (int r = 0; r < 3; r++) {
+				had |= sets_a[pg][r] == (int32_t)x;
+				has |= sets_b[pg][r] == (int32_t)x;
+				/* host separation: OSDs 2h and 2h+1 share host h */
+				for (int k = 0; k < r; k++)
+					assert_true(sets_b[pg][r] / 2 != sets_b[pg][k] / 2);
+			}
+			before += had;
+			after += has;
+			assert_false(has && !had); /* nothing new comes to it */
+			moved_other += !had && memcmp(sets_a[pg], sets_b[pg], sizeof(sets_a[pg])) != 0;
+		}
+		assert_int_equal(moved_other, 0); /* only its PGs move */
+		if (rw == 0)
+			assert_true(after > before * 4 / 10 && after < before * 6 / 10);
+		else if (rw == 1)
+			assert_int_equal(after, 0);
+		else
+			assert_memory_equal(sets_a, sets_b, sizeof(sets_a));
+	}
+	mon_map_free(&map);
+}
+
 static void test_upmap_items(void **state)
 {
 	struct mon_map map, back;
@@ -477,6 +530,7 @@ int main(void)
 	    cmocka_unit_test(test_failure_domains),
 	    cmocka_unit_test(test_no_topology),
 	    cmocka_unit_test(test_upmap_items),
+	    cmocka_unit_test(test_reweight),
 	    cmocka_unit_test(test_balancer_100),
 	    cmocka_unit_test(test_map_v2_rules),
 	};

@@ -17,6 +17,7 @@ struct cli_mon_args {
 	long size, min_size, pg_num; /* pool create; 0 = not given */
 	bool force;		     /* --force: pool size above the failure domains */
 	bool sure;		     /* --yes-i-really-really-mean-it: pool rm */
+	bool mean_it;		     /* --yes-i-really-mean-it: osd purge */
 	bool sticky;		     /* --sticky: health mute */
 	const char *words[CLI_MON_WORDS_MAX];
 	int nwords;
@@ -56,6 +57,8 @@ void cli_render_pgmap(json_t *pgmap);
 void cli_print_json(json_t *out);
 /* Capacity (cmd_df.c): osd df and the ratios (-1: words[0] is none of them), pool set-quota. */
 int cli_osd_cap(struct cli_mon_args *a);
+/* OSD lifecycle (cmd_osd_life.c): reweight, crush reweight, rm, purge, safe-to-destroy, ok-to-stop. */
+int cli_osd_life(struct cli_mon_args *a);
 int cli_pool_quota(struct cli_mon_args *a);
 const char *cli_bytes_str(unsigned long long v, char *buf, size_t cap);
 void cli_render_pool_detail(json_t *out);

@@ -30,7 +30,11 @@ static const struct {
 	{ "health", "health unmute CODE" },
 	{ "df", "df" },
 	{ "mon", "mon stat" },
-	{ "osd", "osd tree | osd dump | osd down|out|in ID | osd set|unset noout|pause" },
+	{ "osd", "osd tree | osd dump | osd down|out|in ID" },
+	{ "osd", "osd set|unset noout|noin|noup|nodown|norecover|nobackfill|norebalance|noscrub|nodeep-scrub|pause" },
+	{ "osd", "osd reweight ID WEIGHT(0..1) | osd crush reweight osd.ID WEIGHT" },
+	{ "osd", "osd safe-to-destroy ID... | osd ok-to-stop ID..." },
+	{ "osd", "osd rm ID | osd purge ID [--force] --yes-i-really-mean-it" },
 	{ "osd", "osd df | osd set-nearfull-ratio|set-backfillfull-ratio|set-full-ratio R" },
 	{ "osd", "osd crush add-bucket NAME TYPE [TYPE=NAME ...]" },
 	{ "osd", "osd crush move NAME TYPE=NAME ... | osd crush rm NAME" },
@@ -92,6 +96,10 @@ int cli_mon_parse(int argc, char **argv, struct cli_mon_args *a)
 		}
 		if (!strcmp(s, "--force") || !strcmp(s, "--yes-i-really-really-mean-it")) {
 			*(s[2] == 'f' ? &a->force : &a->sure) = true;
+			continue;
+		}
+		if (!strcmp(s, "--yes-i-really-mean-it")) {
+			a->mean_it = true;
 			continue;
 		}
 		if (takes) {
@@ -525,6 +533,9 @@ int cli_osd_main(int argc, char **argv)
 	sub = a.words[0];
 	snprintf(prefix, sizeof(prefix), "osd %s", sub);
 	rc = cli_osd_cap(&a); /* osd df, osd set-*-ratio (cmd_df.c) */
+	if (rc >= 0)
+		return rc;
+	rc = cli_osd_life(&a); /* reweight, rm, purge, ... (cmd_osd_life.c) */
 	if (rc >= 0)
 		return rc;
 	if ((!strcmp(sub, "tree") || !strcmp(sub, "dump")) && a.nwords == 1)

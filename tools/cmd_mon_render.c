@@ -217,7 +217,8 @@ void cli_render_osd_tree(json_t *t)
 	json_t *n;
 	size_t i;
 
-	printf("%-6s %-10s %-30s %-7s %s\n", "ID", "WEIGHT", "TYPE NAME", "STATUS", "IN");
+	printf("%-6s %-10s %-30s %-7s %-4s %s\n", "ID", "WEIGHT", "TYPE NAME", "STATUS", "IN",
+	       "REWEIGHT");
 	json_array_foreach(json_object_get(t, "nodes"), i, n) {
 		char name[128];
 		int depth = (int)cli_int(n, "depth");
@@ -229,10 +230,13 @@ void cli_render_osd_tree(json_t *t)
 			snprintf(name, sizeof(name), "%*s%s %s%s", 4 * depth, "", cli_str(n, "type"),
 				 cli_str(n, "name"),
 				 json_is_true(json_object_get(n, "implicit")) ? " *" : "");
-		printf("%-6lld %-10.5f %-30s %-7s %s\n", cli_int(n, "id"),
+		printf("%-6lld %-10.5f %-30s %-7s %-4s", cli_int(n, "id"),
 		       json_real_value(json_object_get(n, "weight")), name,
 		       osd ? (json_is_true(json_object_get(n, "up")) ? "up" : "down") : "",
 		       osd ? (json_is_true(json_object_get(n, "in")) ? "in" : "out") : "");
+		if (osd)
+			printf(" %.5f", json_real_value(json_object_get(n, "reweight")));
+		printf("\n");
 	}
 }
 
@@ -284,12 +288,13 @@ void cli_render_osd_dump(json_t *d)
 	       json_number_value(json_object_get(d, "nearfull_ratio")));
 	cli_render_pools(json_object_get(d, "pools"));
 	json_array_foreach(json_object_get(d, "osds"), i, o)
-		printf("osd.%lld %s %s%s%s weight %.5f up_from %lld down_at %lld public %s cluster %s "
-		       "host %s uuid %s\n",
+		printf("osd.%lld %s %s%s%s weight %.5f reweight %.5f up_from %lld down_at %lld public "
+		       "%s cluster %s host %s uuid %s\n",
 		       cli_int(o, "id"), json_is_true(json_object_get(o, "up")) ? "up" : "down",
 		       json_is_true(json_object_get(o, "in")) ? "in" : "out",
 		       cli_str(o, "fullness")[0] ? " " : "", cli_str(o, "fullness"),
-		       json_real_value(json_object_get(o, "weight")), cli_int(o, "up_from"),
+		       json_real_value(json_object_get(o, "weight")),
+		       json_real_value(json_object_get(o, "reweight")), cli_int(o, "up_from"),
 		       cli_int(o, "down_at"), cli_str(o, "public_addr"), cli_str(o, "cluster_addr"),
 		       cli_str(o, "host"), cli_str(o, "uuid"));
 }

@@ -114,6 +114,13 @@ struct pg_txn {
 
 enum pg_log_level { PG_LOG_DEBUG, PG_LOG_INFO, PG_LOG_WARN, PG_LOG_ERROR };
 
+/* env->paused bits */
+#define PG_PAUSE_RECOVERY   0x1u  /* norecover: no log-based recovery */
+#define PG_PAUSE_BACKFILL   0x2u  /* nobackfill: no backfill */
+#define PG_PAUSE_REBALANCE  0x4u  /* norebalance: no backfill of a PG that is only misplaced */
+#define PG_PAUSE_SCRUB	    0x8u  /* noscrub: no periodic light scrub */
+#define PG_PAUSE_DEEP_SCRUB 0x10u /* nodeep-scrub: no periodic deep scrub */
+
 /* One local object, as a listing or a scan sees it. */
 struct pg_obj {
 	char name[PROTO_OBJ_NAME_MAX + 1];
@@ -171,6 +178,12 @@ struct pg_env_ops {
 	 * urgent: a client op waits for this object. NULL: always.
 	 */
 	bool (*space_ok)(void *arg, struct pg *pg, int32_t osd, bool urgent);
+	/*
+	 * Background work the map's flags hold now (PG_PAUSE_*: norecover,
+	 * nobackfill, norebalance, noscrub, nodeep-scrub); what a client op
+	 * waits for and what an operator asked for are never held. NULL: none.
+	 */
+	uint32_t (*paused)(void *arg, struct pg *pg);
 	bool (*osd_up)(void *arg, int32_t osd);
 	bool (*osd_exists)(void *arg, int32_t osd);
 	uint32_t (*max_osd)(void *arg);
@@ -281,6 +294,7 @@ struct pg {
 	int base; /* self-backfill: the copy scanned for what the log does not name */
 	uint64_t auth_lu;
 	bool self_backfill;
+	uint32_t paused; /* PG_PAUSE_* holding recovery at the last tick (logged on change) */
 	/* recovery waited on space_ok since the last tick began (state backfill_toofull) */
 	bool space_wait, toofull;
 	int32_t toofull_osd; /* the OSD it waited for last */

@@ -199,6 +199,72 @@ static void pg_pull_one(struct pg *pg, struct pg_set_ent *e, uint64_t now, uint3
 	e->stamp = now;
 }
 
+/* ---------------------------------------------------------------- flags */
+
+/*
+ * Misplaced only (Ceph's remapped, not degraded): nothing to do but
+ * backfill new members, while the copies we hold, the complete members and
+ * the complete strays (the copies the new members replace) are `size` at
+ * least. norebalance holds the backfill of such a PG only.
+ */
+static bool pg_misplaced_only(const struct pg *pg)
+{
+	unsigned int complete = 1; /* ours */
+
+	if (pg->missing.n > 0 || pg->self_backfill || pg->nacting < pg->size)
+		return false;
+	for (unsigned int i = 0; i < pg->np; i++) {
+		const struct pg_peer *p = &pg->p[i];
+
+		if (p->acting) {
+			if (!p->activated || (!p->backfill && p->missing.n > 0))
+				return false; /* log-based recovery: degraded */
+			complete += !p->backfill || (p->bf_done && p->missing.n == 0);
+		} else if (p->heard && pg_osd_up(pg, p->osd) &&
+			   !(p->info.flags & (PROTO_PG_INFO_F_EMPTY | PROTO_PG_INFO_F_BACKFILL)) &&
+			   p->info.last_update >= pg->info.lu) {
+			complete++;
+		}
+	}
+	return complete >= pg->size;
+}
+
+/*
+ * Which kinds of this PG's background recovery the flags hold now:
+ * PG_PAUSE_RECOVERY for log-based recovery, PG_PAUSE_BACKFILL for
+ * backfill (norebalance counts as nobackfill for a PG only misplaced).
+ */
+static uint32_t pg_recovery_paused(struct pg *pg)
+{
+	uint32_t f = pg->env->ops->paused != NULL ? pg->env->ops->paused(pg->env->arg, pg) : 0;
+	uint32_t held = f & (PG_PAUSE_RECOVERY | PG_PAUSE_BACKFILL);
+
+	if ((f & PG_PAUSE_REBALANCE) && !(held & PG_PAUSE_BACKFILL) && pg_misplaced_only(pg))
+		held |= PG_PAUSE_BACKFILL | PG_PAUSE_REBALANCE;
+	return held;
+}
+
+/* Is the work on p (NULL: ourselves) backfill or log-based recovery, and is it held? */
+static bool pg_held(const struct pg *pg, const struct pg_peer *p, uint32_t held)
+{
+	bool bf = p != NULL ? p->backfill : pg->self_backfill;
+
+	return (held & (bf ? PG_PAUSE_BACKFILL : PG_PAUSE_RECOVERY)) != 0;
+}
+
+static const char *pg_held_str(uint32_t held)
+{
+	if (held & PG_PAUSE_REBALANCE)
+		return "backfill held: norebalance is set and the PG is only misplaced";
+	if (held == (PG_PAUSE_RECOVERY | PG_PAUSE_BACKFILL))
+		return "recovery and backfill held: norecover and nobackfill are set";
+	if (held & PG_PAUSE_RECOVERY)
+		return "recovery held: norecover is set (objects a client waits for still go)";
+	if (held & PG_PAUSE_BACKFILL)
+		return "backfill held: nobackfill is set";
+	return "recovery goes on: the flags that held it are unset";
+}
+
 static void pg_recovery_pulls(struct pg *pg, bool urgent_only, uint64_t now)
 {
 	struct pg_set_ent *e;
@@ -626,13 +692,20 @@ void pg_recovery_tick(struct pg *pg)
 	uint64_t now = pg_now(pg);
 	bool self;
 	struct pg_peer *a = pg_bf_peer(pg, &self);
+	uint32_t held = pg_recovery_paused(pg);
 
 	pg->space_wait = false;
-	/* what a client waits for first, outside the throttle; then the rest */
+	/*
+	 * What a client waits for first, outside the throttle and the flags;
+	 * then the rest, unless a flag holds it (the set entries stay: they go
+	 * on from where they were once the flag is unset).
+	 */
 	for (int pass = 0; pass < 2; pass++) {
-		pg_recovery_pulls(pg, pass == 0, now);
+		if (pass == 0 || !pg_held(pg, NULL, held))
+			pg_recovery_pulls(pg, pass == 0, now);
 		for (unsigned int i = 0; i < pg->np; i++)
-			if (pg->p[i].acting && pg->p[i].activated)
+			if (pg->p[i].acting && pg->p[i].activated &&
+			    (pass == 0 || !pg_held(pg, &pg->p[i], held)))
 				pg_recovery_pushes(pg, &pg->p[i], pass == 0, now);
 	}
 	for (unsigned int i = 0; i < pg->np; i++) {
@@ -640,12 +713,15 @@ void pg_recovery_tick(struct pg *pg)
 
 		if (!p->acting || !p->activated)
 			continue;
-		if (p->backfill)
+		if (p->backfill && !(held & PG_PAUSE_BACKFILL))
 			pg_bf_step(pg, p, false, now);
 		pg_recovery_member_done(pg, p);
 	}
-	if (self)
+	if (self && !(held & PG_PAUSE_BACKFILL))
 		pg_bf_step(pg, a, true, now);
+	if (held != pg->paused && !pg_recovery_done(pg))
+		pg_logf(pg, PG_LOG_INFO, "%s", pg_held_str(held));
+	pg->paused = held;
 	pg_recovery_self_done(pg);
 	if (pg->space_wait != pg->toofull)
 		pg_logf(pg, pg->space_wait ? PG_LOG_WARN : PG_LOG_INFO,

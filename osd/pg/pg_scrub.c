@@ -299,6 +299,7 @@ void pg_scrub_tick(struct pg *pg)
 	uint64_t now = pg_now(pg), light = pg->env->scrub_ms, deep = pg->env->deep_scrub_ms;
 	bool clean = (pg->state & PROTO_PGS_CLEAN) != 0;
 	enum pg_scrub_kind kind;
+	uint32_t paused;
 	bool repair;
 
 	if (s != NULL) {
@@ -313,11 +314,16 @@ void pg_scrub_tick(struct pg *pg)
 		pg->next_scrub_ms = now + pg_scrub_offset(pg, light);
 	if (pg->next_deep_ms == 0 && deep)
 		pg->next_deep_ms = now + pg_scrub_offset(pg, deep);
-	if (clean && light && now >= pg->next_scrub_ms) {
+	/*
+	 * noscrub / nodeep-scrub hold the periodic ones (an overdue one starts
+	 * once the flag is unset); what an operator asks for still runs.
+	 */
+	paused = pg->env->ops->paused != NULL ? pg->env->ops->paused(pg->env->arg, pg) : 0;
+	if (clean && light && now >= pg->next_scrub_ms && !(paused & PG_PAUSE_SCRUB)) {
 		pg->scrub_wanted = true;
 		pg->next_scrub_ms = now + light;
 	}
-	if (clean && deep && now >= pg->next_deep_ms) {
+	if (clean && deep && now >= pg->next_deep_ms && !(paused & PG_PAUSE_DEEP_SCRUB)) {
 		pg->deep_wanted = true;
 		pg->next_deep_ms = now + deep;
 	}
