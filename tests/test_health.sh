@@ -76,6 +76,9 @@ codes)
 
 	stop_osd 2
 	step "osd.2 killed" "OSD_DOWN,PG_DEGRADED,PG_UNDERSIZED_DOMAIN"
+	# every PG has a copy on osd.2: wait for all to report degraded, else a mute of
+	# PG_DEGRADED would end (rightly) as the count grows
+	wait_for 30 "all $PG_NUM PGs degraded" count_is PG_DEGRADED "$PG_NUM"
 	w osd set noout > /dev/null || fail "osd set noout"
 	step "noout set" "OSDMAP_FLAGS,OSD_DOWN,PG_DEGRADED,PG_UNDERSIZED_DOMAIN"
 	status_is HEALTH_WARN || fail "not HEALTH_WARN with osd.2 down"
