@@ -12,7 +12,8 @@
  * "unknown". Health counts a PG inactive (PG_AVAILABILITY) only once it has
  * been without an active report for mon_pg_inactive_grace: peering after a
  * map change, or a new leader waiting for its first reports, is not an
- * alarm. `status`, `health` and `pg ls` read this table; `pg scrub|
+ * alarm; a PG its primary reports down or incomplete counts at once.
+ * `status`, `health` and `pg ls` read this table; `pg scrub|
  * deep-scrub|repair` queue requests.
  */
 #include <errno.h>
@@ -254,6 +255,9 @@ static bool mon_pg_inactive(struct mon *mon, const struct mon_pool *pool, uint32
 		return true;
 	if (e->inactive_ms == 0)
 		e->inactive_ms = now;
+	/* down or incomplete, as its primary says: no passing phase, at once */
+	if (cur != NULL && (cur->s.state & (PROTO_PGS_DOWN | PROTO_PGS_INCOMPLETE)))
+		return true;
 	return now - e->inactive_ms >= grace;
 }
 

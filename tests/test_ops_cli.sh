@@ -60,6 +60,9 @@ while IFS='|' read -r what cmd; do
 done << EOT
 status|status -c $CONF
 health|health -c $CONF
+health detail|health detail -c $CONF
+df|df -c $CONF
+osd df|osd df -c $CONF
 mon stat|mon stat -c $CONF
 osd tree|osd tree -c $CONF
 osd dump|osd dump -c $CONF
@@ -113,6 +116,13 @@ unknown PG state 'bogus'|$WEFT pg ls --state bogus -c $CONF
 unknown PG state 'bogus'|$WEFT pg ls --state active+bogus -c $CONF
 bad arguments for 'frob'|$WEFT osd frob -c $CONF
 give its name twice|$WEFT pool rm $POOL -c $CONF
+the weight must be a number in 0..1, not '2'|$WEFT osd reweight 0 2 -c $CONF
+'x' is not an osd id (N or osd.N)|$WEFT osd reweight x 0.5 -c $CONF
+the weight must be a number in 0..65535, not 'heavy'|$WEFT osd crush reweight osd.0 heavy -c $CONF
+pass --yes-i-really-mean-it|$WEFT osd purge 0 -c $CONF
+give one or more OSD ids|$WEFT osd safe-to-destroy -c $CONF
+--sticky is an option of health mute|$WEFT health unmute OSD_DOWN --sticky -c $CONF
+TTL 'soon' is not a duration|$WEFT health mute OSD_DOWN soon -c $CONF
 unknown option '--no_such_key=1'|$WEFT status --no_such_key=1 -c $CONF
 timeout must be seconds|$WEFT status --timeout 0 -c $CONF
 unknown subcommand 'frob'|$WEFT config frob
