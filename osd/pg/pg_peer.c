@@ -836,6 +836,12 @@ void pg_tick(struct pg *pg)
 		}
 		break;
 	case PG_PH_GETLOG:
+		/* the copy we fetch from went down (the acting set, and so the
+		 * interval, may stay the same): resending to it would wait for ever */
+		if (pg->fetch >= 0 && !pg_osd_up(pg, pg->p[pg->fetch].osd)) {
+			pg_peer_restart(pg, "the copy whose log we fetch is down");
+			break;
+		}
 		if (pg->fetch >= 0 && now - pg->fetch_ms >= PG_LOG_RESEND_MS) {
 			int i = pg->fetch;
 
