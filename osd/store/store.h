@@ -108,6 +108,17 @@ typedef void (*store_commit_cb)(void *arg, int rc);
  * and tx still belongs to the caller.
  */
 int store_tx_submit(struct store *st, struct store_tx *tx, store_commit_cb cb, void *arg);
+/*
+ * Hold commits: while plugged, store_tx_submit() only queues (the
+ * transaction is checked and its space taken, so it can no longer be
+ * refused) and store_unplug() starts the write. An OSD plugs around a
+ * batch of received messages so its replica records are on the wire
+ * before its own barrier, which a lone transaction runs inline and so
+ * would otherwise delay them (docs/data-path.md). Nests; store_poll(),
+ * store_wait() and store_flush() still start queued work.
+ */
+void store_plug(struct store *st);
+void store_unplug(struct store *st);
 /* Run completions without blocking; returns the number of callbacks fired or -errno. */
 int store_poll(struct store *st);
 /*

@@ -17,6 +17,7 @@
  * relies on one batch at a time: a record is only written after the barrier
  * of the one before it completed, so only the last record can be unbarriered.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -531,8 +532,22 @@ static bool store_batch_done(const struct store *st)
 
 void store_pipeline_kick(struct store *st)
 {
+	if (st->plugged > 0)
+		return;
 	store_batch_start(st);
 	store_batch_absorb(st);
+}
+
+void store_plug(struct store *st)
+{
+	st->plugged++;
+}
+
+void store_unplug(struct store *st)
+{
+	assert(st->plugged > 0);
+	if (--st->plugged == 0)
+		store_pipeline_kick(st);
 }
 
 static int store_advance(struct store *st)

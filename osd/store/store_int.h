@@ -141,6 +141,7 @@ struct store {
 	struct store_txc *fl_head, *fl_tail; /* in the WAL write in flight */
 	struct store_txc *lg_head;           /* committed, data writes still in flight */
 	bool flushing;
+	unsigned int plugged; /* store_plug() depth: submissions only queue */
 	bool flush_sync_data; /* the batch still has to issue the data-device fdatasync */
 	unsigned int flush_data_wait; /* txs of the batch whose data writes are outstanding */
 	unsigned int flush_ntx; /* members of the batch in flight */
