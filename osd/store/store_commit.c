@@ -174,7 +174,10 @@ int store_reap(struct store *st, bool wait)
 				st->flush_rc = res;
 			continue;
 		}
-		store_dreq_done(st, (struct store_dreq *)(uintptr_t)tag, res);
+		if (tag & STORE_TAG_DEFER_BIT)
+			store_defer_done(st, tag, res);
+		else
+			store_dreq_done(st, (struct store_dreq *)(uintptr_t)tag, res);
 	}
 	return n;
 }
