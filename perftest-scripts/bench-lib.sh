@@ -107,7 +107,7 @@ bl_pingpong() {
 	for _ in $(seq 1 50); do grep -q "listening on" "$RES/$name.srv" && break; sleep 0.1; done
 	pport=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$RES/$name.srv" | head -1)
 	[ -n "$pport" ] || bl_die "tcp-pingpong server did not start: $(cat "$RES/$name.srv")"
-	timeout 120 "$BUILD/perftest-scripts/tcp-pingpong" --connect "127.0.0.1:$pport" -s "$size" \
+	timeout --foreground 120 "$BUILD/perftest-scripts/tcp-pingpong" --connect "127.0.0.1:$pport" -s "$size" \
 		-n 20000 --format json > "$RES/$name.json" 2> "$RES/$name.err" ||
 		bl_die "tcp-pingpong $size B: $(cat "$RES/$name.err")"
 	kill "$BL_SERVER" 2> /dev/null
@@ -126,9 +126,18 @@ bl_bench() {
 	local name=$1 secs=$2
 	shift 2
 	bl_say "weft bench bench $secs $* ($name)"
-	timeout $((secs * 4 + 120)) "$WEFT" bench bench "$secs" "$@" --format json -c "$CONF" \
+	timeout --foreground $((secs * 4 + 120)) "$WEFT" bench bench "$secs" "$@" --format json -c "$CONF" \
 		> "$RES/$name.json" 2> "$RES/$name.err" ||
 		bl_die "weft bench $* failed: $(tail -n 3 "$RES/$name.err")"
+	bl_interrupted "$RES/$name.json"
+}
+# bl_interrupted FILE: exit 1 if the weft bench run in FILE was interrupted.
+# weft bench ends a run cleanly on SIGINT and exits 0, and bash then runs no
+# INT trap (the child handled the signal): without this a Ctrl-C would only
+# cut one phase short. (Every timeout here is --foreground, so that the
+# command stays in our process group and gets the Ctrl-C at all.)
+bl_interrupted() {
+	! jq -e '.interrupted == true' "$1" > /dev/null 2>&1 || bl_die "interrupted"
 }
 # bl_rev: the tree's commit, "+dirty" when it has uncommitted changes
 bl_rev() {

@@ -21,8 +21,9 @@ def fio(res, name):
            "p50": p["50.000000"] / 1e3, "p99": p["99.000000"] / 1e3,
            "p999": p["99.900000"] / 1e3}
     # with --fdatasync=1 the durable write is the write plus its fdatasync
+    # (fio 3.33 leaves sync.total_ios at 0; lat_ns.N counts the fdatasyncs)
     sync = j.get("sync", {})
-    if sync.get("total_ios"):
+    if sync.get("total_ios") or sync.get("lat_ns", {}).get("N"):
         sp = sync.get("lat_ns", {}).get("percentile", {})
         out["sync_p50"] = sp.get("50.000000", 0) / 1e3
         out["sync_p99"] = sp.get("99.000000", 0) / 1e3
