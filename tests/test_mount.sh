@@ -167,7 +167,11 @@ pg_fs_up() {
 # pg_fs_down: stop PostgreSQL, unmount ext4, detach the loop device
 pg_fs_down() {
 	pg_stop fast
-	umount "$FS" || fail "umount $FS"
+	# a just-stopped server's last file can still be closing: retry, bounded, and say who holds it
+	if ! umount "$FS" 2> /dev/null; then
+		log "umount $FS: busy ($(fuser -vm "$FS" 2>&1 | tr -s ' \n' ' ' | head -c 300)), retrying"
+		wait_for 30 "umount $FS" umount "$FS"
+	fi
 	losetup -d "$LOOP" || fail "losetup -d $LOOP"
 	LOOP=""
 }
