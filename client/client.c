@@ -459,9 +459,12 @@ int weft_debug_conns_json(struct weft_cluster *cl, char *buf, size_t cap)
 		fab_ep_stats(c->ep, &s);
 		off += (size_t)snprintf(buf + off, cap - off,
 					"%s{\"osd\": %u, \"local\": \"%s\", \"peer\": \"%s\", "
-					"\"tx_bytes\": %" PRIu64 ", \"rx_bytes\": %" PRIu64 "}",
+					"\"tx_bytes\": %" PRIu64 ", \"rx_bytes\": %" PRIu64
+					", \"rx_frames\": %" PRIu64 ", \"rx_ctrl_frames\": %" PRIu64
+					"}",
 					n ? ", " : "", c->osd, fab_ep_local_addr(c->ep),
-					fab_ep_peer_addr(c->ep), s.tx_bytes, s.rx_bytes);
+					fab_ep_peer_addr(c->ep), s.tx_bytes, s.rx_bytes, s.rx_frames,
+					s.rx_ctrl_frames);
 	}
 	if (off < cap)
 		off += (size_t)snprintf(buf + off, cap - off, "]}");

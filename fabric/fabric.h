@@ -246,6 +246,9 @@ struct fab_ep_stats {
 	uint64_t remote_writes, remote_reads; /* one-sided ops peers did to us */
 	uint64_t remote_errors; /* peer ops we refused (bad key, bounds, access) */
 	uint64_t credit_stalls; /* sends that waited for credit */
+	/* frames taken off the wire (tcp only; 0 elsewhere), each counted once,
+	 * by its receiver; ctrl = CREDIT and WRITE_ACK, which carry no message */
+	uint64_t rx_frames, rx_ctrl_frames;
 	uint32_t credits;	/* send credits held now */
 	uint32_t sq_inflight;	/* operations posted and not completed */
 };

@@ -235,6 +235,8 @@ static void osd_stats_add(struct fab_ep_stats *acc, const struct fab_ep_stats *s
 	acc->read_bytes += s->read_bytes;
 	acc->remote_writes += s->remote_writes;
 	acc->remote_reads += s->remote_reads;
+	acc->rx_frames += s->rx_frames;
+	acc->rx_ctrl_frames += s->rx_ctrl_frames;
 }
 
 void osd_conn_free(struct osd_conn *c)

@@ -100,9 +100,11 @@ static void osd_perf_ep(struct asok_out *out, const char *name, const struct fab
 		    ", \"sends\": %" PRIu64 ", \"recvs\": %" PRIu64 ", \"writes\": %" PRIu64
 		    ", \"reads\": %" PRIu64 ", \"write_bytes\": %" PRIu64
 		    ", \"read_bytes\": %" PRIu64 ", \"remote_writes\": %" PRIu64
-		    ", \"remote_reads\": %" PRIu64 "}",
+		    ", \"remote_reads\": %" PRIu64 ", \"rx_frames\": %" PRIu64
+		    ", \"rx_ctrl_frames\": %" PRIu64 "}",
 		    name, s->tx_bytes, s->rx_bytes, s->sends, s->recvs, s->writes, s->reads,
-		    s->write_bytes, s->read_bytes, s->remote_writes, s->remote_reads);
+		    s->write_bytes, s->read_bytes, s->remote_writes, s->remote_reads, s->rx_frames,
+		    s->rx_ctrl_frames);
 }
 
 static void osd_perf_ep_add(struct fab_ep_stats *a, const struct fab_ep_stats *b)
@@ -117,6 +119,8 @@ static void osd_perf_ep_add(struct fab_ep_stats *a, const struct fab_ep_stats *b
 	a->read_bytes += b->read_bytes;
 	a->remote_writes += b->remote_writes;
 	a->remote_reads += b->remote_reads;
+	a->rx_frames += b->rx_frames;
+	a->rx_ctrl_frames += b->rx_ctrl_frames;
 }
 
 static void osd_perf_pool(struct asok_out *out, const char *name, const struct fab_pool *pool)

@@ -28,113 +28,55 @@
 set -uo pipefail
 
 SECS=15 RAW_SECS=6 SCRATCH=/var/tmp/weft-cluster-bench PORT=22700 OUT="" KEEP="" BUILD=./build-release
+BL_NAME=cluster-bench
+# shellcheck source=perftest-scripts/bench-lib.sh
+source "$(dirname "$0")/bench-lib.sh"
 while [ $# -gt 0 ]; do
 	case $1 in
-	-h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+	-h | --help) bl_help "$0"; exit 0 ;;
 	--seconds) SECS=${2:-}; shift ;;
 	--raw-seconds) RAW_SECS=${2:-}; shift ;;
 	--dir) SCRATCH=${2:-}; shift ;;
 	--port) PORT=${2:-}; shift ;;
 	--out) OUT=${2:-}; shift ;;
 	--keep-results) KEEP=${2:-}; shift ;;
-	-*) echo "cluster-bench: unknown option '$1' (try --help)" >&2; exit 2 ;;
+	-*) bl_usage_error "unknown option '$1'" ;;
 	*) BUILD=$1 ;;
 	esac
 	shift
 done
-for v in "$SECS" "$RAW_SECS" "$PORT"; do
-	[[ $v =~ ^[0-9]+$ ]] && [ "$v" -gt 0 ] || { echo "cluster-bench: '$v' is not a positive number" >&2; exit 2; }
-done
-top=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=$(realpath -m "$BUILD")
-SCRATCH=$(realpath -m "$SCRATCH")
-WEFT=$BUILD/tools/weft
-for bin in "$WEFT" "$BUILD/mon/weft-mon" "$BUILD/osd/weft-osd" "$BUILD/perftest-scripts/tcp-pingpong"; do
-	[ -x "$bin" ] || { echo "cluster-bench: $bin not found: build it (cmake --build $BUILD)" >&2; exit 2; }
-done
-for tool in fio jq iperf3 python3; do
-	command -v $tool > /dev/null || { echo "cluster-bench: $tool not installed (scripts/install-deps.sh)" >&2; exit 2; }
-done
+bl_positive "$SECS" "$RAW_SECS" "$PORT"
+bl_require_tools fio jq iperf3 python3
+bl_paths
+bl_require_bins "$WEFT" "$BUILD/mon/weft-mon" "$BUILD/osd/weft-osd" "$BUILD/perftest-scripts/tcp-pingpong"
 "$WEFT" bench --help > /dev/null 2>&1 || { echo "cluster-bench: $WEFT has no 'bench' command" >&2; exit 2; }
-
-CDIR=$SCRATCH/cluster
-RES=$SCRATCH/results
-CL=("$top/scripts/cluster.sh")
-COPTS=(--dir "$CDIR" --build "$BUILD" --port "$PORT" --data-size 5G)
-say() { echo "cluster-bench: $*" >&2; }
-die() { say "FAIL: $*"; exit 1; }
-SERVER=""
-cleanup() {
-	[ -z "$SERVER" ] || kill "$SERVER" 2> /dev/null
-	[ ! -e "$CDIR/cluster.env" ] || "${CL[@]}" down --wipe --dir "$CDIR" > /dev/null 2>&1
-	[ -z "$KEEP" ] || { mkdir -p "$KEEP" && cp -r "$RES"/. "$KEEP"/; }
-	rm -rf "$SCRATCH/fio.dat" "$RES"
-	rmdir "$SCRATCH" 2> /dev/null
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-mkdir -p "$RES" || die "cannot create $SCRATCH"
-[ ! -e "$CDIR/cluster.env" ] || "${CL[@]}" down --wipe --dir "$CDIR" > /dev/null 2>&1
+bl_init
+top=$BL_TOP
 
 START=$(date -u +%Y-%m-%dT%H:%MZ)
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ---- raw disk ----
-# fio_run NAME ARGS...: one fio job on SCRATCH/fio.dat (1 GiB), JSON in RES/NAME.json
-fio_run() {
-	local name=$1
-	shift
-	say "fio $name ($RAW_SECS s)"
-	fio --name="$name" --filename="$SCRATCH/fio.dat" --size=1G --direct=1 --time_based \
-		--runtime="$RAW_SECS" --output-format=json "$@" > "$RES/fio-$name.json" 2> "$RES/fio-$name.err" ||
-		die "fio $name: $(head -c 300 "$RES/fio-$name.err")"
-}
-# written once in full first (so writes overwrite allocated blocks, as on a device)
-say "fio: preparing a 1 GiB file in $SCRATCH"
-fio --name=prep --filename="$SCRATCH/fio.dat" --size=1G --rw=write --bs=4M --direct=1 \
-	--ioengine=io_uring --iodepth=16 --end_fsync=1 --output-format=json > /dev/null 2>&1 ||
-	die "fio cannot write $SCRATCH/fio.dat"
+bl_fio_prep
 U=(--ioengine=io_uring)
-fio_run w4m "${U[@]}" --rw=write --bs=4M --iodepth=16 --end_fsync=1
-fio_run r4m "${U[@]}" --rw=read --bs=4M --iodepth=16
-fio_run rr4m "${U[@]}" --rw=randread --bs=4M --iodepth=16
-fio_run rw4k "${U[@]}" --rw=randwrite --bs=4k --iodepth=32
-fio_run rr4k "${U[@]}" --rw=randread --bs=4k --iodepth=32
-fio_run dsync4k --ioengine=psync --rw=randwrite --bs=4k --iodepth=1 --sync=dsync
+bl_fio_run w4m "${U[@]}" --rw=write --bs=4M --iodepth=16 --end_fsync=1
+bl_fio_run r4m "${U[@]}" --rw=read --bs=4M --iodepth=16
+bl_fio_run rr4m "${U[@]}" --rw=randread --bs=4M --iodepth=16
+bl_fio_run rw4k "${U[@]}" --rw=randwrite --bs=4k --iodepth=32
+bl_fio_run rr4k "${U[@]}" --rw=randread --bs=4k --iodepth=32
+bl_fio_run dsync4k --ioengine=psync --rw=randwrite --bs=4k --iodepth=1 --sync=dsync
 rm -f "$SCRATCH/fio.dat"
-fj() { jq -r "$2" "$RES/fio-$1.json"; }
-pct() { echo ".jobs[0].$1.clat_ns.percentile[\"$2\"] / 1000"; }
 
 # ---- loopback ----
-say "loopback: perftest-scripts/tcp-baseline.sh --json (iperf3, fabric-bench, 64 B ping-pong)"
+bl_say "loopback: perftest-scripts/tcp-baseline.sh --json (iperf3, fabric-bench, 64 B ping-pong)"
 "$top/perftest-scripts/tcp-baseline.sh" --json "$BUILD" > "$RES/tcp.json" 2> "$RES/tcp.err"
 [ $? -le 3 ] && jq -e .iperf3_mb_s "$RES/tcp.json" > /dev/null 2>&1 ||
-	die "tcp-baseline.sh: $(tail -n 3 "$RES/tcp.err")"
-say "loopback: tcp-pingpong -s 4096"
-"$BUILD/perftest-scripts/tcp-pingpong" --server 127.0.0.1:0 > "$RES/pp.srv" 2>&1 &
-SERVER=$!
-for _ in $(seq 1 50); do grep -q "listening on" "$RES/pp.srv" && break; sleep 0.1; done
-PPORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$RES/pp.srv" | head -1)
-[ -n "$PPORT" ] || die "tcp-pingpong server did not start: $(cat "$RES/pp.srv")"
-timeout 120 "$BUILD/perftest-scripts/tcp-pingpong" --connect "127.0.0.1:$PPORT" -s 4096 -n 20000 \
-	--format json > "$RES/pp4k.json" 2> "$RES/pp4k.err" || die "tcp-pingpong 4 KiB: $(cat "$RES/pp4k.err")"
-kill "$SERVER" 2> /dev/null
-wait "$SERVER" 2> /dev/null
-SERVER=""
+	bl_die "tcp-baseline.sh: $(tail -n 3 "$RES/tcp.err")"
+bl_pingpong 4096 pp4k
 
 # ---- cluster ----
-say "cluster: scripts/cluster.sh up (3 mons, 3 OSDs, pool bench size 3 min_size 2)"
-"${CL[@]}" up "${COPTS[@]}" >&2 || die "cluster up"
-CONF=$CDIR/weft.conf
-# bench NAME ARGS...: one weft bench phase, JSON in RES/NAME.json
-bench() {
-	local name=$1
-	shift
-	say "weft bench bench $SECS $* ($name)"
-	timeout $((SECS * 4 + 120)) "$WEFT" bench bench "$SECS" "$@" --format json -c "$CONF" \
-		> "$RES/$name.json" 2> "$RES/$name.err" ||
-		die "weft bench $* failed: $(tail -n 3 "$RES/$name.err")"
-}
+bl_cluster_up
+bench() { bl_bench "$1" "$SECS" "${@:2}"; }
 bench w4m write -b 4M -t 16 --no-cleanup --run-name big
 bench s4m seq -t 16 --run-name big
 bench r4m rand -t 16 --run-name big
@@ -142,51 +84,27 @@ bench w4k write -b 4K -t 32 --no-cleanup --run-name small
 bench r4k rand -t 32 --run-name small
 bench l4k write -b 4K -t 1 --run-name lat
 LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
-REV=$(git -C "$top" rev-parse --short HEAD 2> /dev/null || echo unknown)
-"${CL[@]}" down --wipe --dir "$CDIR" >&2
+REV=$(bl_rev)
+bl_cluster_down
 
 # ---- the table ----
 python3 - "$RES" "$SECS" "$RAW_SECS" "$START" "$REV" "$(nproc)" "$(uname -r)" "$LOAD0" "$LOAD1" \
-	"$BUILD" << 'EOF' | tee ${OUT:+"$OUT"}
-import json, os, sys
-res, secs, raw_secs, start, rev, cores, kernel, load0, load1, build = sys.argv[1:11]
-def load(name):
-    text = open(os.path.join(res, name)).read()
-    return json.loads(text[text.index("{"):])
-def fio(name):
-    j = load("fio-%s.json" % name)["jobs"][0]
-    op = "read" if j["read"]["io_bytes"] else "write"
-    o = j[op]
-    p = o["clat_ns"]["percentile"]
-    return {"mbs": o["bw_bytes"] / 1e6, "iops": o["iops"],
-            "p50": p["50.000000"] / 1e3, "p99": p["99.000000"] / 1e3, "p999": p["99.900000"] / 1e3}
-tcp = load("tcp.json")
-pp4k = load("pp4k.json")
-
-# weft bench --format json (docs/bench.md): bandwidth_mb_s / iops {avg, stddev,
-# max, min}, latency_s {avg, p50, p99, "p99.9", ...} in seconds, errors, explain.
-def bench(name):
-    j = load(name + ".json")
-    def g(*path):
-        v = j
-        for part in path:
-            v = v.get(part) if isinstance(v, dict) else None
-        return v
-    us = lambda k: None if g("latency_s", k) is None else g("latency_s", k) * 1e6
-    mbs = g("bandwidth_mb_s", "avg")
-    if g("bytes") is not None and g("total_time_s"):
-        mbs = g("bytes") / g("total_time_s") / 1e6  # what rados bench calls Bandwidth
-    iops = g("ops") / g("total_time_s") if g("ops") is not None and g("total_time_s") else None
-    return {"mbs": mbs, "iops": iops, "p50": us("p50"), "p99": us("p99"), "p999": us("p99.9"),
-            "errors": g("errors") or 0, "explain": g("explain", "verdict")}
+	"$BUILD" "$top/perftest-scripts" << 'EOF' | tee ${OUT:+"$OUT"}
+import os, sys
+res, secs, raw_secs, start, rev, cores, kernel, load0, load1, build, lib = sys.argv[1:12]
+sys.path.insert(0, lib)
+import bench_lib
+from bench_lib import f
+fio = lambda n: bench_lib.fio(res, n)
+bench = lambda n: bench_lib.bench(res, n)
+tcp = bench_lib.load(res, "tcp.json")
+pp4k = bench_lib.load(res, "pp4k.json")
 
 raw = {n: fio(n) for n in ("w4m", "r4m", "rr4m", "rw4k", "rr4k", "dsync4k")}
 b = {n: bench(n) for n in ("w4m", "s4m", "r4m", "w4k", "r4k", "l4k")}
 net_mbs = tcp["iperf3_mb_s"]
 rtt4k = pp4k["lat_p50_us"]
 
-def f(v, fmt="%.0f"):
-    return "n/a" if v is None else fmt % v
 def ratio(v, lim):
     return "n/a" if v is None or not lim else "**%.2f**" % (v / lim)
 

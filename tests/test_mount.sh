@@ -167,7 +167,11 @@ pg_fs_up() {
 # pg_fs_down: stop PostgreSQL, unmount ext4, detach the loop device
 pg_fs_down() {
 	pg_stop fast
-	umount "$FS" || fail "umount $FS"
+	# a just-stopped server's last file can still be closing: retry, bounded, and say who holds it
+	if ! umount "$FS" 2> /dev/null; then
+		log "umount $FS: busy ($(fuser -vm "$FS" 2>&1 | tr -s ' \n' ' ' | head -c 300)), retrying"
+		wait_for 30 "umount $FS" umount "$FS"
+	fi
 	losetup -d "$LOOP" || fail "losetup -d $LOOP"
 	LOOP=""
 }
@@ -323,27 +327,36 @@ postgres) # docs/mount.md's recipe: PostgreSQL on ext4 on a loop device on a vol
 pgbench) # not in ctest: PostgreSQL on a volume vs. on a local file (docs/performance.md)
 	pg_prepare
 	SECS=${BENCH_SECONDS:-30} SCALE=${PGBENCH_SCALE:-10} CLIENTS=${PGBENCH_CLIENTS:-8}
-	PGB_ARGS=(-n -c "$CLIENTS" -j 2 -T "$SECS")
+	# -l: one line per transaction (its latency in us, 3rd field), for the p99
+	mkdir -p "$DIR/pglat" && chown postgres: "$DIR/pglat"
+	PGB_ARGS=(-n -c "$CLIENTS" -j 2 -T "$SECS" -l)
+	# p99 NAME: the 99th percentile latency (ms) of the run logged as NAME
+	p99() {
+		cat "$DIR/pglat/$1".* | awk '{ print $3 }' | sort -n |
+			awk '{ v[NR] = $1 } END { i = int(NR * 0.99); if (i < 1) i = 1; printf "%.1f", v[i] / 1000 }'
+	}
 	log "load $(cut -d' ' -f1-3 /proc/loadavg)"
 	# the raw limit, same run, same disk: ext4 on a loop device on a local file
 	truncate -s 2G "$DIR/local.img" || fail "truncate $DIR/local.img"
 	pg_fs_up "$DIR/local.img"
 	asp pgbench -h "$SOCK" -p "$PGPORT" -i -s "$SCALE" -q postgres > "$DIR/i.out" 2>&1 || fail "pgbench -i"
-	pgbench_run "$DIR/local.out" "${PGB_ARGS[@]}"
+	pgbench_run "$DIR/local.out" "${PGB_ARGS[@]}" --log-prefix="$DIR/pglat/local"
 	pg_fs_down
 	rm -f "$DIR/local.img"
 	vol_create pg 2G
 	mount_fg bench
 	pg_fs_up "$MNT/pg"
 	asp pgbench -h "$SOCK" -p "$PGPORT" -i -s "$SCALE" -q postgres > "$DIR/i.out" 2>&1 || fail "pgbench -i"
-	pgbench_run "$DIR/weft.out" "${PGB_ARGS[@]}"
+	pgbench_run "$DIR/weft.out" "${PGB_ARGS[@]}" --log-prefix="$DIR/pglat/weft"
 	pg_fs_down
 	umount_fuse bench
 	tps() { sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$1" | head -n 1; }
 	lat() { sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' "$1" | head -n 1; }
 	echo "pgbench TPC-B scale $SCALE, $CLIENTS clients, $SECS s (loop device --direct-io=on, ext4):"
-	echo "  local file:  $(tps "$DIR/local.out") tps, latency avg $(lat "$DIR/local.out") ms"
-	echo "  weft volume: $(tps "$DIR/weft.out") tps, latency avg $(lat "$DIR/weft.out") ms" \
+	echo "  local file:  $(tps "$DIR/local.out") tps, latency avg $(lat "$DIR/local.out") ms," \
+		"p99 $(p99 local) ms"
+	echo "  weft volume: $(tps "$DIR/weft.out") tps, latency avg $(lat "$DIR/weft.out") ms," \
+		"p99 $(p99 weft) ms" \
 		"(pool size 3, the 3 OSDs on the same disk)"
 	awk -v w="$(tps "$DIR/weft.out")" -v l="$(tps "$DIR/local.out")" \
 		'BEGIN { printf "  ratio: %.2f of the local file\n", w / l }'

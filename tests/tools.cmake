@@ -31,3 +31,9 @@ add_test(NAME sim_1000osd_host COMMAND weft sim --racks 10 --hosts 10 --osds-per
 add_test(NAME sim_1000osd_rack COMMAND weft sim --racks 10 --hosts 10 --osds-per-host 10
 	--domain rack --check --quiet)
 set_tests_properties(sim_1000osd_host sim_1000osd_rack PROPERTIES LABELS "unit;scale" TIMEOUT 300)
+
+# The benchmark scripts (perftest-scripts/small-write.sh, cluster-bench.sh):
+# syntax, --help and bad usage only; the benchmarks are not timed tests.
+add_test(NAME bench_scripts_args
+	COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_bench_scripts.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(bench_scripts_args PROPERTIES LABELS "func" TIMEOUT 60)

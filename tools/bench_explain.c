@@ -38,6 +38,7 @@ struct bx_osd_snap {
 	bool ok;
 	double cpu, reactor, commit_busy, read_busy;
 	uint64_t data_w, wal_w, data_r, pub, clu;
+	uint64_t frames, ctrl_frames; /* received on both networks (fabric counters) */
 };
 
 struct bx_osd {
@@ -54,6 +55,7 @@ struct bx_ep {
 	uint32_t osd;
 	char peer[64];
 	uint64_t b0, b1; /* tx + rx bytes */
+	uint64_t f0, f1, c0, c1; /* frames received, of them CREDIT/WRITE_ACK */
 };
 
 struct bench_explain {
@@ -170,6 +172,10 @@ static void bx_osd_snap(struct bx_osd *o, struct bx_osd_snap *s)
 	 * cluster network count the sender's side */
 	s->pub = bx_u64(j, "network.public.rx_bytes") + bx_u64(j, "network.public.tx_bytes");
 	s->clu = bx_u64(j, "network.cluster.tx_bytes");
+	/* each frame once, by its receiver: with the client's, every data-path frame */
+	s->frames = bx_u64(j, "network.public.rx_frames") + bx_u64(j, "network.cluster.rx_frames");
+	s->ctrl_frames =
+	    bx_u64(j, "network.public.rx_ctrl_frames") + bx_u64(j, "network.cluster.rx_ctrl_frames");
 	s->ok = true;
 	json_decref(j);
 }
@@ -244,10 +250,15 @@ static void bx_eps(struct bench_explain *ex, bool end)
 			snprintf(ex->eps[k].peer, sizeof(ex->eps[k].peer), "%s",
 				 json_string_value(json_object_get(c, "peer")) ?: "?");
 		}
-		if (end)
+		if (end) {
 			ex->eps[k].b1 = b;
-		else
+			ex->eps[k].f1 = bx_u64(c, "rx_frames");
+			ex->eps[k].c1 = bx_u64(c, "rx_ctrl_frames");
+		} else {
 			ex->eps[k].b0 = b;
+			ex->eps[k].f0 = bx_u64(c, "rx_frames");
+			ex->eps[k].c0 = bx_u64(c, "rx_ctrl_frames");
+		}
 	}
 	json_decref(j);
 }
@@ -461,6 +472,34 @@ void bench_explain_print(const struct bench_explain *ex, FILE *out)
 	fprintf(out, "  verdict: %s\n", ex->verdict);
 }
 
+/* b - a, or b when the counter restarted (a new connection) */
+static uint64_t bx_delta(uint64_t a, uint64_t b)
+{
+	return b >= a ? b - a : b;
+}
+
+/* Frames received over the run: by the measured OSDs, by this client. */
+static json_t *bx_frames_json(const struct bench_explain *ex)
+{
+	uint64_t osd = 0, osd_ctrl = 0, cl = 0, cl_ctrl = 0;
+
+	for (unsigned int i = 0; i < ex->nosd; i++) {
+		const struct bx_osd *o = &ex->osds[i];
+
+		if (o->s0.ok && o->s1.ok) {
+			osd += bx_delta(o->s0.frames, o->s1.frames);
+			osd_ctrl += bx_delta(o->s0.ctrl_frames, o->s1.ctrl_frames);
+		}
+	}
+	for (unsigned int i = 0; i < ex->neps; i++) {
+		cl += bx_delta(ex->eps[i].f0, ex->eps[i].f1);
+		cl_ctrl += bx_delta(ex->eps[i].c0, ex->eps[i].c1);
+	}
+	return json_pack("{s:I, s:I, s:I, s:I}", "osd_rx", (json_int_t)osd, "osd_rx_ctrl",
+			 (json_int_t)osd_ctrl, "client_rx", (json_int_t)cl, "client_rx_ctrl",
+			 (json_int_t)cl_ctrl);
+}
+
 json_t *bench_explain_json(const struct bench_explain *ex)
 {
 	json_t *osds = json_array(), *eps = json_array();
@@ -491,14 +530,15 @@ json_t *bench_explain_json(const struct bench_explain *ex)
 								 : ex->eps[i].b1)));
 	return json_pack(
 	    "{s:f, s:s, s:i, s:f, s:i, s:i, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:o, s:o, s:s,"
-	    " s:s}",
+	    " s:s, s:o}",
 	    "elapsed_s", ex->elapsed, "host", ex->host, "cpus_online", (int)ex->cpus, "client_mb_s",
 	    ex->client_bw / MIB, "map_epoch_before", (int)ex->epoch0, "map_epoch_after",
 	    (int)ex->epoch1, "resends", (json_int_t)(ex->resends1 - ex->resends0), "client_cores",
 	    ex->client_cores, "machine_busy_cores", ex->machine_cores, "our_cores_on_host",
 	    ex->our_cores_here, "store_write_mb_s", ex->store_w / MIB, "store_read_mb_s",
 	    ex->store_r / MIB, "public_mb_s", ex->pub / MIB, "cluster_mb_s", ex->clu / MIB, "osds",
-	    osds, "client_endpoints", eps, "limit", ex->limit, "verdict", ex->verdict);
+	    osds, "client_endpoints", eps, "limit", ex->limit, "verdict", ex->verdict, "frames",
+	    bx_frames_json(ex));
 }
 
 void bench_explain_free(struct bench_explain *ex)

@@ -170,6 +170,9 @@ static void tcp_rx_header(struct tcp_ep *ep)
 	int rc;
 
 	tcp_hdr_decode(ep->rx_hdrbuf, h);
+	ep->base.stats.rx_frames++;
+	if (h->type == TCP_F_CREDIT || h->type == TCP_F_WRITE_ACK)
+		ep->base.stats.rx_ctrl_frames++;
 	ep->rx_big = false; /* tcp_rx_expect sets it for a large payload */
 	if (ep->state == TCP_EP_HANDSHAKE && h->type != TCP_F_HELLO) {
 		tcp_rx_proto_error(ep, "frame before handshake");
