@@ -130,8 +130,19 @@ int auth_caps_parse(struct auth_caps *caps, enum auth_svc svc, const char *text,
 	unsigned int n = 0;
 	int rc;
 
-	if (strlen(text) >= AUTH_CAPS_TEXT_MAX)
-		CAPS_FAIL("longer than %d characters", AUTH_CAPS_TEXT_MAX - 1);
+	/* Checked first: the other messages quote the text, which must stay one line. */
+	for (size_t i = 0; text[i]; i++) {
+		if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f) {
+			snprintf(err, errcap, "%s cap: byte 0x%02x at offset %zu is not allowed",
+				 auth_svc_names[svc], (unsigned char)text[i], i);
+			return -EINVAL;
+		}
+	}
+	if (strlen(text) >= AUTH_CAPS_TEXT_MAX) {
+		snprintf(err, errcap, "%s cap: longer than %d characters", auth_svc_names[svc],
+			 AUTH_CAPS_TEXT_MAX - 1);
+		return -EINVAL;
+	}
 	for (;;) {
 		end = s + strcspn(s, ",;");
 		if (n == AUTH_GRANTS_MAX)

@@ -110,6 +110,18 @@ int auth_entity_parse(const char *text, struct auth_entity *ent_out, char *err, 
 	const char *id;
 	char why[200];
 
+	/* Checked first: the other messages quote the text, which must stay one line. */
+	for (size_t i = 0; text[i]; i++) {
+		if ((unsigned char)text[i] < 0x20 || (unsigned char)text[i] >= 0x7f) {
+			snprintf(err, errcap, "entity name: byte 0x%02x at offset %zu is not allowed",
+				 (unsigned char)text[i], i);
+			return -EINVAL;
+		}
+	}
+	if (strlen(text) >= AUTH_ENTITY_MAX) {
+		snprintf(err, errcap, "entity name: longer than %d characters", AUTH_ENTITY_MAX - 1);
+		return -EINVAL;
+	}
 	if (dot == NULL) {
 		snprintf(err, errcap,
 			 "entity '%s': expected TYPE.ID: client.NAME, osd.N or mon.", text);

@@ -207,6 +207,14 @@ static void test_caps_args_format_codec(void **state)
 	assert_non_null(strstr(err, "mon caps given twice"));
 	assert_int_equal(auth_caps_parse_args(&d, 2, svc, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "unknown service 'mgr'"));
+	/* A control character is refused without echoing it (the message stays one line). */
+	assert_int_equal(auth_caps_parse(&d, AUTH_SVC_OSD, "allow r\npool=x", err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "osd cap: byte 0x0a at offset 7 is not allowed");
+	struct auth_entity ent;
+
+	assert_int_equal(auth_entity_parse("client.a\nb", &ent, err, sizeof(err)), -EINVAL);
+	assert_null(strchr(err, '\n'));
 
 	proto_enc_init(&enc, buf, sizeof(buf));
 	auth_caps_encode(&enc, &c);
