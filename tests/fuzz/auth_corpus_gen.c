@@ -7,12 +7,14 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "auth/handshake.h"
 #include "auth/ticket.h"
 #include "fuzz_auth.h"
+#include "mon/mon_auth.h"
 
 static int put(const char *dir, const char *name, uint8_t kind, const uint8_t *p, size_t len)
 {
@@ -118,5 +120,28 @@ int main(int argc, char **argv)
 	auth_hs_hello_encode(&enc, &hello);
 	bad |= proto_enc_finish(&enc, &len) != 0 ||
 	       put(argv[1], "hello-ticket", FUZZ_AUTH_HELLO, buf, len);
+
+	{
+		struct mon_auth_op op = {0};
+		struct mon_auth db;
+		void *p;
+
+		op.kind = MON_AUTH_OP_ADD;
+		snprintf(op.entity, sizeof(op.entity), "client.vols");
+		op.key = t.session;
+		op.caps = t.caps;
+		op.stamp_us = FUZZ_AUTH_NOW;
+		bad |= mon_auth_op_encode(&op, &p, &len) != 0 ||
+		       put(argv[1], "mon-op", FUZZ_AUTH_MON_OP, p, len);
+		free(p);
+		mon_auth_init(&db);
+		bad |= mon_auth_apply(&db, &op) != 0;
+		snprintf(op.entity, sizeof(op.entity), "osd.3");
+		bad |= mon_auth_apply(&db, &op) != 0;
+		bad |= mon_auth_db_encode(&db, &p, &len) != 0 ||
+		       put(argv[1], "mon-db", FUZZ_AUTH_MON_DB, p, len);
+		free(p);
+		mon_auth_free(&db);
+	}
 	return bad ? 1 : 0;
 }

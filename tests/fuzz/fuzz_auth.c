@@ -2,7 +2,7 @@
 /*
  * libFuzzer target for the auth/ decoders: the four handshake messages,
  * the ticket body, the sealed ticket (opened under fixed service keys) and
- * the grant. The first byte picks the decoder, the rest is its input.
+ * the grant, and the monitors' auth entries and database. The first byte picks the decoder, the rest is its input.
  * Properties beyond "no crash, no overread": a failure says why in one
  * line, and whatever decodes re-encodes to exactly the input (canonical).
  * Replayed over tests/corpus/auth/ by fuzz_auth_replay (a ctest).
@@ -17,6 +17,7 @@
 #include "auth/handshake.h"
 #include "auth/ticket.h"
 #include "fuzz_auth.h"
+#include "mon/mon_auth.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -137,6 +138,38 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		auth_grant_encode(&enc, &m);
 		fuzz_same(&enc, in, n);
+		return 0;
+	}
+	case FUZZ_AUTH_MON_OP: {
+		struct mon_auth_op op;
+		void *buf;
+		size_t len;
+
+		rc = mon_auth_op_decode(in, n, &err, &op);
+		if (rc != 0)
+			break;
+		if (mon_auth_op_encode(&op, &buf, &len) != 0)
+			fuzz_die("re-encode failed", size);
+		if (len != n || memcmp(buf, in, n) != 0)
+			fuzz_die("re-encode differs from the input", size);
+		free(buf);
+		return 0;
+	}
+	case FUZZ_AUTH_MON_DB: {
+		struct mon_auth db;
+		void *buf;
+		size_t len;
+
+		mon_auth_init(&db);
+		rc = mon_auth_db_decode(in, n, &err, &db);
+		if (rc != 0)
+			break;
+		if (mon_auth_db_encode(&db, &buf, &len) != 0)
+			fuzz_die("re-encode failed", size);
+		if (len != n || memcmp(buf, in, n) != 0)
+			fuzz_die("re-encode differs from the input", size);
+		free(buf);
+		mon_auth_free(&db);
 		return 0;
 	}
 	default:

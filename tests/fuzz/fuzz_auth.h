@@ -13,6 +13,8 @@ enum {
 	FUZZ_AUTH_TICKET,
 	FUZZ_AUTH_SEALED,
 	FUZZ_AUTH_GRANT,
+	FUZZ_AUTH_MON_OP, /* mon/mon_auth.c: a Raft entry's op */
+	FUZZ_AUTH_MON_DB, /* mon/mon_auth.c: the snapshot's database */
 	FUZZ_AUTH_KINDS,
 };
 
