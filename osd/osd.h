@@ -96,6 +96,7 @@ struct osd_peer {
 	char addr[PROTO_ADDR_MAX + 1];
 	struct osd_conn *conn; /* NULL when not connected */
 	bool ring_ready;
+	bool blocked; /* a record for it could not be posted: the next ACK flushes every PG */
 	struct fab_rkey ring;
 	struct osd_ring_slot *slots; /* circular FIFO */
 	uint32_t slot_cap, slot_head, slot_count;
@@ -160,6 +161,10 @@ struct osd_op {
 	int local_rc;
 	int32_t acting[PLC_MAX_REPLICAS];
 	unsigned int nacting;
+	/* placement of the op's PG as of map plc_epoch (0: none yet): computed once per map */
+	uint32_t plc_epoch;
+	int plc_n; /* plc_map_acting's result */
+	int32_t plc_acting[PLC_MAX_REPLICAS];
 	uint32_t repl_wait; /* bit i: acting[i] has not acked */
 	uint32_t repl_sent; /* bit i: record posted to acting[i] on its current connection */
 	uint32_t refs;	    /* completions still to come (fabric ops, store callback) */
