@@ -6,6 +6,8 @@ pkg_check_modules(INIH REQUIRED IMPORTED_TARGET inih)
 pkg_check_modules(ISAL REQUIRED IMPORTED_TARGET libisal)
 pkg_check_modules(JANSSON REQUIRED IMPORTED_TARGET jansson)
 pkg_check_modules(CMOCKA REQUIRED IMPORTED_TARGET cmocka)
+# auth/: keys, HMAC, HKDF, AEAD from OpenSSL 3 (never hand-written primitives)
+pkg_check_modules(LIBCRYPTO REQUIRED IMPORTED_TARGET libcrypto>=3.0)
 # weft-mount (client/mount/): the FUSE 3 low-level API
 pkg_check_modules(FUSE3 REQUIRED IMPORTED_TARGET fuse3>=3.12)
 # nbdkit-weft-plugin (client/nbd/): WEFT_WITH_NBD=AUTO builds it when nbdkit's

@@ -47,7 +47,8 @@ bool mon_cmd_is_write(const char *json, size_t len)
 	if (mon_prefix_in(json, len, mon_write_cmds))
 		return true;
 	root = json_loadb(json, len, 0, NULL);
-	life = mon_life_is_write(json_string_value(json_object_get(root, "prefix")));
+	life = mon_life_is_write(json_string_value(json_object_get(root, "prefix"))) ||
+	       mon_auth_is_write(json_string_value(json_object_get(root, "prefix")));
 	json_decref(root);
 	return life;
 }
@@ -503,6 +504,8 @@ void mon_cmd_handle(struct mon *mon, struct msgr_conn *conn, uint64_t tid, const
 	}
 	if (mon_cmd_is_write(json, len)) {
 		job = mon_job_alloc(conn, tid, mon_job_build_cmd);
+		if (job != NULL && mon_auth_is_write(prefix))
+			job->build_auth = mon_auth_job; /* an auth entry, not a map increment */
 		if (job != NULL)
 			job->json = strndup(json, len);
 		if (job == NULL || job->json == NULL) {
@@ -547,10 +550,11 @@ void mon_cmd_handle(struct mon *mon, struct msgr_conn *conn, uint64_t tid, const
 	else if (!strncmp(prefix, "balancer ", 9))
 		out = mon_crush_read(mon, prefix);
 	else if (!strncmp(prefix, "pg ", 3) || !strcmp(prefix, "osd safe-to-destroy") ||
-		 !strcmp(prefix, "osd ok-to-stop")) {
+		 !strcmp(prefix, "osd ok-to-stop") || !strncmp(prefix, "auth ", 5)) {
 		char err[PROTO_ERRMSG_MAX + 1] = "";
 
-		out = prefix[0] == 'p' ? mon_pg_cmd(mon, prefix, root, &rc, err, sizeof(err))
+		out = prefix[0] == 'a'	 ? mon_auth_read(mon, prefix, root, &rc, err, sizeof(err))
+		      : prefix[0] == 'p' ? mon_pg_cmd(mon, prefix, root, &rc, err, sizeof(err))
 				       : mon_life_read(mon, prefix, root, &rc, err, sizeof(err));
 		if (out == NULL && rc != 0) {
 			mon_reply(mon, cid, tid, rc, NULL, "%s", err);

@@ -258,6 +258,7 @@ out:
 
 static int mon_mkfs(struct mon *mon, const char *join)
 {
+	char admin_kr[PATH_MAX + 16];
 	struct raft_configuration cfg;
 	char path[PATH_MAX + 16];
 	FILE *f;
@@ -296,6 +297,12 @@ static int mon_mkfs(struct mon *mon, const char *join)
 	uv_run(&mon->loop, UV_RUN_DEFAULT);
 	if (rc != 0)
 		return -EIO;
+	/* mon. and client.admin: the first leader seeds the replicated auth database with them. */
+	rc = mon_auth_seed_write(mon, admin_kr, sizeof(admin_kr));
+	if (rc != 0)
+		return rc;
+	printf("%s: admin keyring (client.admin and mon., mode 0600): %s\n", mon->name, admin_kr);
+	log_info("mon", "%s: admin keyring (client.admin and mon.): %s", mon->name, admin_kr);
 write_marker:
 	f = fopen(path, "w");
 	if (f == NULL || fprintf(f, "raft_id %llu\nmons %u\n", (unsigned long long)mon->self_id,
@@ -569,6 +576,7 @@ int main(int argc, char **argv)
 		}
 	}
 	mon_map_init(&mon.map);
+	mon_auth_init(&mon.auth);
 	rc = mon_peers_load(&mon, mkfs && join == NULL);
 	if (rc == 0) {
 		rc = uv_loop_init(&mon.loop) == 0 ? 0 : -ENOMEM;
@@ -581,6 +589,7 @@ int main(int argc, char **argv)
 		uv_loop_close(&mon.loop);
 	mon_hist_free(&mon);
 	mon_map_free(&mon.map);
+	mon_auth_free(&mon.auth);
 	free(mon.live);
 	conf_destroy(mon.conf);
 	weft_log_close();

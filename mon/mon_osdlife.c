@@ -327,7 +327,11 @@ static int mon_life_remove(struct mon *mon, struct mon_job *job, json_t *root, b
 		loc.loc.parent = 0; /* clear: out of the placement tree */
 		rc = mon_inc_add(inc, &loc);
 	}
-	/* no keys to remove: Weft has no authentication yet (docs/operations.md) */
+	/* purge removes osd.N's key too, once this increment is applied (mon_raft.c) */
+	if (purge) {
+		job->purge_key = true;
+		job->purge_id = o->id;
+	}
 	snprintf(inc->reason, sizeof(inc->reason), "'osd %s %u'%s by an operator",
 		 purge ? "purge" : "rm", o->id,
 		 purge && json_is_true(json_object_get(root, "force")) ? " (forced)" : "");

@@ -23,6 +23,7 @@
 
 #include "common/conf.h"
 #include "mon/map.h"
+#include "mon/mon_auth.h"
 #include "msgr/msgr.h"
 
 #define MON_PEERS_MAX 7
@@ -60,7 +61,11 @@ struct mon_job {
 	char *json;	/* command text (MON_CMD) */
 	struct proto_osd_boot boot;
 	uint32_t result_id; /* osd id given by a boot */
-	char out[256];	    /* JSON answer of a command, "" = none */
+	char out[1024];	    /* JSON answer of a command, "" = none */
+	/* auth jobs (mon_auth_cmd.c): build an auth op instead of a map increment */
+	int (*build_auth)(struct mon *mon, struct mon_job *job, struct mon_auth_op *op);
+	bool purge_key;	    /* osd purge: remove osd.purge_id's key once applied */
+	uint32_t purge_id;
 	char errmsg[PROTO_ERRMSG_MAX + 1];
 };
 
@@ -144,6 +149,8 @@ struct mon {
 	struct raft_fsm fsm;
 
 	struct mon_map map;
+	struct mon_auth auth; /* keys and caps: replicated, never in the map (mon_auth.h) */
+	bool auth_seed_queued;
 	struct mon_hist hist[MON_HIST];
 	struct mon_sub *subs;
 
@@ -177,6 +184,18 @@ struct mon {
 	struct mon_fwd *fwds;
 	uint64_t next_tid;
 };
+
+/* mon_auth_cmd.c: the auth database's commands, seeding, FSM entry */
+struct json_t;
+int mon_auth_fsm_apply(struct mon *mon, const uint8_t *entry, size_t len);
+int mon_auth_job_entry(struct mon *mon, struct mon_job *job, struct raft_buffer *rb);
+bool mon_auth_is_write(const char *prefix);
+int mon_auth_job(struct mon *mon, struct mon_job *job, struct mon_auth_op *op);
+struct json_t *mon_auth_read(struct mon *mon, const char *prefix, struct json_t *root, int *rc_out,
+			     char *err, size_t errcap);
+void mon_auth_seed(struct mon *mon);
+void mon_auth_purged(struct mon *mon, uint32_t osd_id);
+int mon_auth_seed_write(struct mon *mon, char *where, size_t cap);
 
 /* mon_raft.c */
 int mon_raft_setup(struct mon *mon);

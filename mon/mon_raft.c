@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Raft glue. The FSM applies map increments (struct mon_inc, encoded); the
- * log holds nothing else. The leader proposes one increment at a time: a
+ * Raft glue. The FSM applies map increments (struct mon_inc, encoded) and
+ * auth database ops (mon_auth.h: a tagged entry kind, so older logs read
+ * as before). The leader proposes one increment at a time: a
  * job's increment is built against the map it will apply to, so "set"
  * records never overwrite a change still in flight. The FSM refuses an
  * increment whose epoch is not map.epoch + 1 (the same way on every
@@ -10,6 +11,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <openssl/crypto.h>
 
 #include "common/clock.h"
 #include "common/log.h"
@@ -143,6 +146,10 @@ static int mon_fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *buf, vo
 					     (size_t)p[3] << 24
 				   : SIZE_MAX;
 
+	if (len == MON_ENTRY_TAG_AUTH) {
+		*result = (void *)(intptr_t)mon_auth_fsm_apply(mon, p, buf->len);
+		return 0;
+	}
 	if (len > buf->len - 4) {
 		log_error("mon", "%s: refusing a log entry of %zu bytes: bad length", mon->name,
 			  buf->len);
@@ -179,30 +186,50 @@ static int mon_fsm_snapshot(struct raft_fsm *fsm, struct raft_buffer *bufs[], un
 {
 	struct mon *mon = fsm->data;
 	struct raft_buffer *b;
-	void *enc;
-	size_t len;
+	void *enc, *aenc = NULL;
+	size_t len, alen;
 	int rc;
 
 	rc = mon_map_encode(&mon->map, &enc, &len);
 	if (rc != 0)
 		return RAFT_NOMEM;
-	b = raft_malloc(sizeof(*b));
+	/* The auth database goes in a second buffer, never in the map. */
+	rc = mon_auth_db_encode(&mon->auth, &aenc, &alen);
+	if (rc != 0 || alen > UINT32_MAX - 8)
+		goto err_free;
+	b = raft_calloc(2, sizeof(*b));
 	if (b == NULL)
 		goto err_free;
-	b->base = raft_malloc(len);
-	if (b->base == NULL)
+	b[0].base = raft_malloc(len);
+	b[1].base = raft_malloc(alen + 8);
+	if (b[0].base == NULL || b[1].base == NULL)
 		goto err_free_b;
-	memcpy(b->base, enc, len);
-	b->len = len;
+	memcpy(b[0].base, enc, len);
+	b[0].len = len;
+	memcpy(b[1].base, aenc, alen);
+	for (int i = 0; i < 4; i++) {
+		((uint8_t *)b[1].base)[alen + i] = (uint8_t)(alen >> (8 * i));
+		((uint8_t *)b[1].base)[alen + 4 + i] = (uint8_t)(MON_SNAP_AUTH_MAGIC >> (8 * i));
+	}
+	b[1].len = alen + 8;
+	OPENSSL_cleanse(aenc, alen);
+	free(aenc);
 	free(enc);
 	*bufs = b;
-	*n_bufs = 1;
-	log_info("mon", "%s: snapshot of the map at epoch %u (%zu bytes)", mon->name,
-		 mon->map.epoch, len);
+	*n_bufs = 2;
+	log_info("mon", "%s: snapshot of the map at epoch %u (%zu bytes) and of %u auth entities",
+		 mon->name, mon->map.epoch, len, mon->auth.count);
 	return 0;
 err_free_b:
+	raft_free(b[0].base);
+	if (b[1].base != NULL)
+		OPENSSL_cleanse(b[1].base, alen + 8);
+	raft_free(b[1].base);
 	raft_free(b);
 err_free:
+	if (aenc != NULL)
+		OPENSSL_cleanse(aenc, alen);
+	free(aenc);
 	free(enc);
 	return RAFT_NOMEM;
 }
@@ -210,8 +237,10 @@ err_free:
 static int mon_fsm_snapshot_finalize(struct raft_fsm *fsm, struct raft_buffer *bufs[],
 				     unsigned *n_bufs)
 {
-	for (unsigned int i = 0; i < *n_bufs; i++)
+	for (unsigned int i = 0; i < *n_bufs; i++) {
+		OPENSSL_cleanse((*bufs)[i].base, (*bufs)[i].len); /* keys in the second */
 		raft_free((*bufs)[i].base);
+	}
 	raft_free(*bufs);
 	*bufs = NULL;
 	*n_bufs = 0;
@@ -221,19 +250,36 @@ static int mon_fsm_snapshot_finalize(struct raft_fsm *fsm, struct raft_buffer *b
 static int mon_fsm_restore(struct raft_fsm *fsm, struct raft_buffer *buf)
 {
 	struct mon *mon = fsm->data;
+	struct mon_auth db;
 	struct proto_err err;
+	const uint8_t *auth;
+	size_t map_len, auth_len;
 	int rc;
 
-	rc = mon_map_decode(buf->base, buf->len, &err, &mon->map);
-	if (rc != 0) {
-		log_error("mon", "%s: snapshot does not decode: %s", mon->name, err.msg);
-		return RAFT_CORRUPT;
+	/* A snapshot from before the auth database is the map alone. */
+	mon_auth_snap_split(buf->base, buf->len, &map_len, &auth, &auth_len);
+	mon_auth_init(&db);
+	if (auth != NULL && (mon_map_decode(buf->base, map_len, &err, &mon->map) != 0 ||
+			     mon_auth_db_decode(auth, auth_len, &err, &db) != 0)) {
+		/* An old map that happens to end like a trailer: read it whole. */
+		mon_auth_free(&db);
+		auth = NULL;
 	}
+	if (auth == NULL) {
+		rc = mon_map_decode(buf->base, buf->len, &err, &mon->map);
+		if (rc != 0) {
+			log_error("mon", "%s: snapshot does not decode: %s", mon->name, err.msg);
+			return RAFT_CORRUPT;
+		}
+	}
+	mon_auth_free(&mon->auth);
+	mon->auth = db;
+	OPENSSL_cleanse(buf->base, buf->len);
 	/* On success the FSM owns the buffer. */
 	raft_free(buf->base);
 	mon_hist_free(mon);
-	log_info("mon", "%s: restored the map at epoch %u from a snapshot", mon->name,
-		 mon->map.epoch);
+	log_info("mon", "%s: restored the map at epoch %u and %u auth entities from a snapshot",
+		 mon->name, mon->map.epoch, mon->auth.count);
 	mon_subs_push(mon);
 	return 0;
 }
@@ -307,6 +353,7 @@ void mon_jobs_fail(struct mon *mon, int status, const char *msg)
 	mon->live_job_queued = false;
 	mon->cap_job_queued = false;
 	mon->bal_queued = false;
+	mon->auth_seed_queued = false;
 }
 
 static void mon_propose_next(struct mon *mon);
@@ -331,6 +378,9 @@ static void mon_apply_cb(struct raft_apply *req, int status, void *result)
 			mon->q_tail = job;
 		mon->q_len++;
 	} else {
+		/* osd purge: the OSD's key goes too, in an auth entry of its own */
+		if (rc == 0 && job->purge_key)
+			mon_auth_purged(mon, job->purge_id);
 		if (rc != 0 && job->errmsg[0] == '\0')
 			snprintf(job->errmsg, sizeof(job->errmsg), "map update refused: %s",
 				 strerror(-rc));
@@ -340,12 +390,50 @@ static void mon_apply_cb(struct raft_apply *req, int status, void *result)
 		mon_propose_next(mon);
 }
 
-static void mon_propose_next(struct mon *mon)
+/* Build a job's increment into a log entry: 0, 1 (nothing to change) or -errno. */
+static int mon_raft_inc_entry(struct mon *mon, struct mon_job *job, struct raft_buffer *rb)
 {
-	struct raft_buffer rb;
 	struct mon_inc inc;
 	void *buf;
 	size_t len;
+	int rc;
+
+	mon_inc_init(&inc);
+	inc.epoch = mon->map.epoch + 1;
+	inc.stamp = (uint64_t)clock_wall_s();
+	rc = job->build(mon, job, &inc);
+	if (rc != 0 || (inc.nops == 0 && mon->map.epoch > 0)) {
+		mon_inc_free(&inc);
+		return rc < 0 ? rc : 1;
+	}
+	rc = mon_inc_encode(&inc, &buf, &len);
+	mon_inc_free(&inc);
+	if (rc != 0)
+		return rc;
+	/*
+	 * raft's on-disk batches assume 8-byte multiples (a shorter entry
+	 * corrupts the closed segment): [u32 len][inc][zero padding].
+	 */
+	rb->len = (4 + len + 7) & ~(size_t)7;
+	rb->base = raft_calloc(1, rb->len); /* raft_apply takes ownership */
+	if (rb->base == NULL) {
+		free(buf);
+		return -ENOMEM;
+	}
+	uint8_t *p = rb->base;
+
+	p[0] = (uint8_t)len;
+	p[1] = (uint8_t)(len >> 8);
+	p[2] = (uint8_t)(len >> 16);
+	p[3] = (uint8_t)(len >> 24);
+	memcpy(p + 4, buf, len);
+	free(buf);
+	return 0;
+}
+
+static void mon_propose_next(struct mon *mon)
+{
+	struct raft_buffer rb;
 	int rc;
 
 	while (mon->inflight == NULL && mon->q_head != NULL && mon->leader_ready) {
@@ -355,38 +443,14 @@ static void mon_propose_next(struct mon *mon)
 		if (mon->q_head == NULL)
 			mon->q_tail = NULL;
 		mon->q_len--;
-		mon_inc_init(&inc);
-		inc.epoch = mon->map.epoch + 1;
-		inc.stamp = (uint64_t)clock_wall_s();
-		rc = job->build(mon, job, &inc);
-		if (rc != 0 || (inc.nops == 0 && mon->map.epoch > 0)) {
-			mon_inc_free(&inc);
+		/* An auth job proposes an auth entry, every other job a map increment. */
+		rc = job->build_auth != NULL ? mon_auth_job_entry(mon, job, &rb)
+					     : mon_raft_inc_entry(mon, job, &rb);
+		if (rc != 0) {
 			mon_job_finish(mon, job, rc < 0 ? rc : 0);
 			continue;
 		}
-		rc = mon_inc_encode(&inc, &buf, &len);
-		mon_inc_free(&inc);
-		if (rc == 0) {
-			/*
-			 * raft's on-disk batches assume 8-byte multiples (a shorter entry
-			 * corrupts the closed segment): [u32 len][inc][zero padding].
-			 */
-			rb.len = (4 + len + 7) & ~(size_t)7;
-			rb.base = raft_calloc(1, rb.len); /* raft_apply takes ownership */
-			if (rb.base == NULL) {
-				rc = -ENOMEM;
-			} else {
-				uint8_t *p = rb.base;
-
-				p[0] = (uint8_t)len;
-				p[1] = (uint8_t)(len >> 8);
-				p[2] = (uint8_t)(len >> 16);
-				p[3] = (uint8_t)(len >> 24);
-				memcpy(p + 4, buf, len);
-			}
-			free(buf);
-		}
-		if (rc == 0) {
+		{
 			mon->apply_req.data = mon;
 			mon->inflight = job;
 			rc = raft_apply(&mon->raft, &mon->apply_req, &rb, 1, mon_apply_cb);
@@ -458,6 +522,8 @@ static void mon_barrier_cb(struct raft_barrier *req, int status)
 			mon_job_submit(mon, job);
 		}
 	}
+	/* The first leader puts --mkfs's mon. and client.admin into the replicated state. */
+	mon_auth_seed(mon);
 	mon_propose_next(mon);
 }
 

@@ -8,6 +8,8 @@ PKGS=(
 	build-essential cmake pkg-config git clang libclang-rt-14-dev
 	# common/: conf parsing, crc32c, JSON output
 	libinih-dev libisal-dev libjansson-dev
+	# auth/: HMAC-SHA256, HKDF, AES-256-GCM, RAND_bytes, base64 (OpenSSL 3)
+	libssl-dev
 	# OSD store: metadata, io_uring; monitors: Raft over libuv
 	librocksdb-dev liburing-dev libraft-dev libuv1-dev
 	# fabric backends (auto-detected at configure time)

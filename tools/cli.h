@@ -29,6 +29,8 @@ int cli_store_bench_main(int argc, char **argv);
 /* Monitor commands (cmd_mon.c): argv[0] is "status" or "health" for cli_status_main. */
 int cli_status_main(int argc, char **argv);
 int cli_mon_main(int argc, char **argv);
+/* weft auth (cmd_auth.c): the monitors' auth database. */
+int cli_auth_main(int argc, char **argv);
 int cli_osd_main(int argc, char **argv);
 int cli_osd_dev_main(int argc, char **argv); /* osd create | activate | list-devices */
 int cli_pool_main(int argc, char **argv);

@@ -46,6 +46,10 @@ static const struct {
 	{ "pool", "pool set NAME size|min_size|pg_num VALUE [--force]" },
 	{ "pool", "pool set NAME failure_domain TYPE | pool set NAME root BUCKET" },
 	{ "balancer", "balancer status | eval | on | off" },
+	{ "auth", "auth ls | auth get ENTITY | auth print-key ENTITY" },
+	{ "auth", "auth get-or-create ENTITY [mon 'CAPS'] [osd 'CAPS']   (client.NAME, osd.N, mon.)" },
+	{ "auth", "auth caps ENTITY mon 'CAPS' [osd 'CAPS'] | auth rm ENTITY | auth rotate ENTITY" },
+	{ "auth", "  CAPS: allow r|w|rw|* [pool=NAME], profile osd|client|mount [pool=NAME]" },
 };
 
 static void cli_mon_usage(FILE *out)

@@ -20,6 +20,8 @@ static const struct cli_cmd cli_cmds[] = {
 	{ "doctor", cli_doctor_main, "check this node: RDMA devices, ports, GIDs, memlock, NUMA" },
 	{ "fabric-bench", cli_fabric_bench_main,
 	  "point-to-point transport benchmark (like perftest ib_write_bw)" },
+	{ "auth", cli_auth_main,
+	  "auth ls | get | print-key | get-or-create | caps | rm | rotate: keys and caps" },
 	{ "status", cli_status_main, "cluster health, monitor quorum, map epoch, OSDs, pools" },
 	{ "health", cli_status_main, "HEALTH_OK / HEALTH_WARN / HEALTH_ERR and why" },
 	{ "mon", cli_mon_main, "mon stat | add NAME ADDR | remove NAME: monitors, leader, quorum" },

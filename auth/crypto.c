@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "auth/crypto.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/kdf.h>
+#include <openssl/params.h>
+#include <openssl/rand.h>
+
+#include "common/log.h"
+
+static int auth_ssl_fail(const char *what)
+{
+	unsigned long e = ERR_get_error();
+
+	log_error("auth", "%s failed: %s", what, e ? ERR_reason_error_string(e) : "unknown");
+	ERR_clear_error();
+	return -EIO;
+}
+
+int auth_random(void *buf, size_t len)
+{
+	if (len > INT_MAX || RAND_bytes(buf, (int)len) != 1)
+		return auth_ssl_fail("RAND_bytes");
+	return 0;
+}
+
+int auth_hmac(const struct auth_key *key, const struct auth_iov *iov, unsigned int n,
+	      uint8_t mac_out[AUTH_MAC_LEN])
+{
+	OSSL_PARAM params[] = {
+		OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, "SHA256", 0),
+		OSSL_PARAM_construct_end(),
+	};
+	EVP_MAC_CTX *ctx = NULL;
+	EVP_MAC *mac;
+	size_t outl = 0;
+	int rc = -EIO;
+
+	mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+	if (mac == NULL)
+		return auth_ssl_fail("EVP_MAC_fetch(HMAC)");
+	ctx = EVP_MAC_CTX_new(mac);
+	if (ctx == NULL || EVP_MAC_init(ctx, key->b, sizeof(key->b), params) != 1) {
+		rc = auth_ssl_fail("HMAC init");
+		goto out;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		if (iov[i].len > 0 && EVP_MAC_update(ctx, iov[i].p, iov[i].len) != 1) {
+			rc = auth_ssl_fail("HMAC update");
+			goto out;
+		}
+	}
+	if (EVP_MAC_final(ctx, mac_out, &outl, AUTH_MAC_LEN) != 1 || outl != AUTH_MAC_LEN) {
+		rc = auth_ssl_fail("HMAC final");
+		goto out;
+	}
+	rc = 0;
+out:
+	EVP_MAC_CTX_free(ctx);
+	EVP_MAC_free(mac);
+	return rc;
+}
+
+bool auth_mac_equal(const uint8_t a[AUTH_MAC_LEN], const uint8_t b[AUTH_MAC_LEN])
+{
+	return CRYPTO_memcmp(a, b, AUTH_MAC_LEN) == 0;
+}
+
+int auth_sha256(const void *p, size_t len, uint8_t out[32])
+{
+	unsigned int outl = 0;
+
+	if (EVP_Digest(p, len, out, &outl, EVP_sha256(), NULL) != 1 || outl != 32)
+		return auth_ssl_fail("SHA-256");
+	return 0;
+}
+
+int auth_hkdf(const struct auth_key *ikm, const void *salt, size_t salt_len, const void *info,
+	      size_t info_len, struct auth_key *key_out)
+{
+	OSSL_PARAM params[] = {
+		OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, "SHA256", 0),
+		OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)ikm->b,
+						  sizeof(ikm->b)),
+		OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, (void *)salt, salt_len),
+		OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, (void *)info, info_len),
+		OSSL_PARAM_construct_end(),
+	};
+	struct auth_key out;
+	EVP_KDF_CTX *ctx = NULL;
+	EVP_KDF *kdf;
+	int rc = 0;
+
+	kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
+	if (kdf == NULL)
+		return auth_ssl_fail("EVP_KDF_fetch(HKDF)");
+	ctx = EVP_KDF_CTX_new(kdf);
+	if (ctx == NULL || EVP_KDF_derive(ctx, out.b, sizeof(out.b), params) != 1)
+		rc = auth_ssl_fail("HKDF");
+	EVP_KDF_CTX_free(ctx);
+	EVP_KDF_free(kdf);
+	if (rc == 0)
+		*key_out = out;
+	auth_key_wipe(&out);
+	return rc;
+}
+
+int auth_aead_seal(const struct auth_key *key, const uint8_t iv[AUTH_AEAD_IV_LEN],
+		   const void *aad, size_t aad_len, const void *pt, size_t len, uint8_t *ct,
+		   uint8_t tag_out[AUTH_AEAD_TAG_LEN])
+{
+	EVP_CIPHER_CTX *ctx;
+	int outl, rc = -EIO;
+
+	if (len > INT_MAX || aad_len > INT_MAX)
+		return -EINVAL;
+	ctx = EVP_CIPHER_CTX_new();
+	if (ctx == NULL)
+		return auth_ssl_fail("EVP_CIPHER_CTX_new");
+	if (EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, NULL, NULL) != 1 ||
+	    EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, AUTH_AEAD_IV_LEN, NULL) != 1 ||
+	    EVP_EncryptInit_ex(ctx, NULL, NULL, key->b, iv) != 1 ||
+	    (aad_len > 0 && EVP_EncryptUpdate(ctx, NULL, &outl, aad, (int)aad_len) != 1) ||
+	    (len > 0 && EVP_EncryptUpdate(ctx, ct, &outl, pt, (int)len) != 1) ||
+	    EVP_EncryptFinal_ex(ctx, ct + len, &outl) != 1 ||
+	    EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, AUTH_AEAD_TAG_LEN, tag_out) != 1) {
+		rc = auth_ssl_fail("AES-256-GCM seal");
+		goto out;
+	}
+	rc = 0;
+out:
+	EVP_CIPHER_CTX_free(ctx);
+	return rc;
+}
+
+int auth_aead_open(const struct auth_key *key, const uint8_t iv[AUTH_AEAD_IV_LEN],
+		   const void *aad, size_t aad_len, const void *ct, size_t len,
+		   const uint8_t tag[AUTH_AEAD_TAG_LEN], uint8_t *pt)
+{
+	uint8_t tagbuf[AUTH_AEAD_TAG_LEN];
+	EVP_CIPHER_CTX *ctx;
+	int outl, rc = -EIO;
+
+	if (len > INT_MAX || aad_len > INT_MAX)
+		return -EINVAL;
+	memcpy(tagbuf, tag, sizeof(tagbuf));
+	ctx = EVP_CIPHER_CTX_new();
+	if (ctx == NULL)
+		return auth_ssl_fail("EVP_CIPHER_CTX_new");
+	if (EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, NULL, NULL) != 1 ||
+	    EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, AUTH_AEAD_IV_LEN, NULL) != 1 ||
+	    EVP_DecryptInit_ex(ctx, NULL, NULL, key->b, iv) != 1 ||
+	    (aad_len > 0 && EVP_DecryptUpdate(ctx, NULL, &outl, aad, (int)aad_len) != 1) ||
+	    (len > 0 && EVP_DecryptUpdate(ctx, pt, &outl, ct, (int)len) != 1) ||
+	    EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, AUTH_AEAD_TAG_LEN, tagbuf) != 1) {
+		rc = auth_ssl_fail("AES-256-GCM open");
+		goto out;
+	}
+	/* A tag that does not verify is an input error, not a library failure. */
+	if (EVP_DecryptFinal_ex(ctx, pt + len, &outl) != 1) {
+		ERR_clear_error();
+		OPENSSL_cleanse(pt, len);
+		rc = -EBADMSG;
+		goto out;
+	}
+	rc = 0;
+out:
+	EVP_CIPHER_CTX_free(ctx);
+	return rc;
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The monitors' auth database: every entity's key and caps, kept in the
+ * Raft-replicated state beside the cluster map but never in it (the map is
+ * pushed to every client and OSD; keys must not be).
+ *
+ * Changes are their own kind of Raft log entry. A map increment entry is
+ * framed [u32 length][increment][zero padding to 8]; an auth entry is
+ * [u32 MON_ENTRY_TAG_AUTH][u32 length][op][padding]. The tag is larger
+ * than any length a map entry can have (the FSM already refuses a length
+ * beyond the entry), so every existing log reads as before.
+ *
+ * A snapshot is two buffers, the map then the auth database with a
+ * trailer [u32 length][u32 MON_SNAP_AUTH_MAGIC]; a snapshot without the
+ * trailer (written before this change) restores the map alone.
+ */
+#ifndef WEFT_MON_AUTH_H
+#define WEFT_MON_AUTH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "auth/caps.h"
+#include "auth/key.h"
+#include "proto/codec.h"
+
+#define MON_ENTRY_TAG_AUTH 0xfffffa01u
+#define MON_SNAP_AUTH_MAGIC 0x48545541u /* "AUTH" */
+#define MON_AUTH_MAX 100000		/* entities */
+#define MON_AUTH_ROTATE_GRACE_US (600ull * 1000000) /* default: 10 minutes */
+
+struct mon_auth_ent {
+	char entity[AUTH_ENTITY_MAX];
+	struct auth_key key;
+	struct auth_caps caps;
+	/* After auth rotate: the previous key, accepted until old_until_us. */
+	struct auth_key old_key;
+	uint64_t old_until_us; /* 0 = none */
+};
+
+struct mon_auth {
+	struct mon_auth_ent *ents;
+	uint32_t count, cap;
+};
+
+enum mon_auth_op_kind {
+	MON_AUTH_OP_ADD = 1,	/* a new entity; refused when it exists */
+	MON_AUTH_OP_CAPS = 2,	/* replace an entity's caps */
+	MON_AUTH_OP_RM = 3,	/* remove an entity */
+	MON_AUTH_OP_ROTATE = 4, /* a new key; the old one kept for grace_us */
+};
+
+struct mon_auth_op {
+	uint8_t kind;
+	char entity[AUTH_ENTITY_MAX];
+	struct auth_key key;   /* ADD, ROTATE: chosen by the leader, so every replica agrees */
+	struct auth_caps caps; /* ADD, CAPS */
+	uint64_t stamp_us;     /* the leader's wall clock when proposed */
+	uint64_t grace_us;     /* ROTATE */
+};
+
+void mon_auth_init(struct mon_auth *db);
+void mon_auth_free(struct mon_auth *db);
+const struct mon_auth_ent *mon_auth_find(const struct mon_auth *db, const char *entity);
+
+int mon_auth_op_encode(const struct mon_auth_op *op, void **buf_out, size_t *len_out);
+int mon_auth_op_decode(const void *buf, size_t len, struct proto_err *err,
+		       struct mon_auth_op *op_out);
+/* Apply one op (the same on every replica): 0, -EEXIST, -ENOENT, -ENOMEM. */
+int mon_auth_apply(struct mon_auth *db, const struct mon_auth_op *op);
+
+int mon_auth_db_encode(const struct mon_auth *db, void **buf_out, size_t *len_out);
+int mon_auth_db_decode(const void *buf, size_t len, struct proto_err *err,
+		       struct mon_auth *db_out);
+
+/*
+ * Split a snapshot into the map part and the auth part (auth_len 0 when
+ * the snapshot has no auth trailer).
+ */
+void mon_auth_snap_split(const uint8_t *buf, size_t len, size_t *map_len_out,
+			 const uint8_t **auth_out, size_t *auth_len_out);
+
+#endif
