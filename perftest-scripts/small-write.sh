@@ -9,7 +9,8 @@
 #     4 MiB write and read, 16 in flight (the disk's sequential limits);
 #     tcp-pingpong on loopback: 64 B and 4 KiB round trips
 #   cluster: scripts/cluster.sh (3 mons, 3 OSDs, pool size 3, tcp, loopback),
-#     weft bench: 4 KiB write -t 1 and -t 32, 4 MiB write / seq / rand -t 16;
+#     weft bench: 4 KiB write -t 1 and -t 32, 4 MiB write / seq / rand -t 16
+#     (the write stops at 3 GiB, before the OSDs fill);
 #     around each phase the CPU (utime + stime, /proc/PID/stat) of every mon
 #     and OSD, plus weft bench's own (its explainer, getrusage), per op;
 #     frames per op from the fabric's rx_frames counters (explain.frames);
@@ -124,7 +125,9 @@ timed() {
 # the CPU window; the cluster is wiped at the end.
 timed l4k write -b 4K -t 1 --no-cleanup --run-name lat
 timed w4k write -b 4K -t 32 --no-cleanup --run-name small
-timed w4m write -b 4M -t 16 --no-cleanup --run-name big
+# Bounded: each OSD's 5 GiB data file holds every copy (size 3 on 3 OSDs), and
+# at ~320 MB/s a 15 s phase filled them (the pool went full, the run failed).
+timed w4m write -b 4M -t 16 --no-cleanup --run-name big --max-bytes 3G
 timed s4m seq -t 16 --run-name big
 timed r4m rand -t 16 --run-name big
 
