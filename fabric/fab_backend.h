@@ -74,6 +74,7 @@ struct fab_ops {
 	int (*domain_open)(const struct fab_domain_attr *attr, struct fab_domain **dom_out);
 	void (*domain_close)(struct fab_domain *dom);
 	int (*progress)(struct fab_domain *dom, unsigned int budget);
+	int (*flush)(struct fab_domain *dom); /* optional: NULL when posts go out at once */
 	int (*wait)(struct fab_domain *dom, int timeout_ms);
 	int (*domain_fd)(const struct fab_domain *dom);
 

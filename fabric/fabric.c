@@ -183,6 +183,11 @@ int fab_progress(struct fab_domain *dom, unsigned int budget)
 	return dom->ops->progress ? dom->ops->progress(dom, budget) : -ENOTSUP;
 }
 
+int fab_flush(struct fab_domain *dom)
+{
+	return dom->ops->flush ? dom->ops->flush(dom) : 0;
+}
+
 int fab_wait(struct fab_domain *dom, int timeout_ms)
 {
 	if (!fab_cq_empty(dom))

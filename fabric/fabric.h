@@ -100,6 +100,13 @@ const char *const *fab_backend_names(void);
  * domain error.
  */
 int fab_progress(struct fab_domain *dom, unsigned int budget);
+/*
+ * Put on the wire what was posted since the last fab_progress(), without
+ * receiving: a caller about to block (a synchronous disk barrier) sends its
+ * posts first. Backends whose posts go out at once have nothing to do.
+ * Returns 0 or a negative errno (the failed endpoints report on progress).
+ */
+int fab_flush(struct fab_domain *dom);
 /* Sleep until progress may have work, for at most timeout_ms (-1 = forever). */
 int fab_wait(struct fab_domain *dom, int timeout_ms);
 /* A file descriptor that polls readable when fab_progress may have work. */

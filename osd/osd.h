@@ -97,6 +97,7 @@ struct osd_peer {
 	char addr[PROTO_ADDR_MAX + 1];
 	struct osd_conn *conn; /* NULL when not connected */
 	bool ring_ready;
+	bool blocked; /* a record for it could not be posted: the next ACK flushes every PG */
 	struct fab_rkey ring;
 	struct osd_ring_slot *slots; /* circular FIFO */
 	uint32_t slot_cap, slot_head, slot_count;

@@ -291,7 +291,13 @@ static int osd_run(struct osd *osd)
 			n += rc;
 		}
 		monc_progress(osd->monc);
-		osd_pg_kick_pending(osd); /* ops the PG machines let go meanwhile */
+		/* ops the PG machines let go meanwhile; replicas first, as in osd_net_progress */
+		if (osd->kicks != NULL) {
+			store_plug(osd->store);
+			osd_pg_kick_pending(osd);
+			fab_flush(osd->dom);
+			store_unplug(osd->store);
+		}
 		if (osd_hup_sig)
 			osd_log_reopen(osd);
 		now = clock_now_ms();

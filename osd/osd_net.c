@@ -494,6 +494,13 @@ int osd_net_progress(struct osd *osd)
 	if (rc < 0)
 		return rc;
 	total += rc;
+	/*
+	 * Writes received in this batch queue in the store; their replica
+	 * records are posted as they arrive. Flush the posts, then start the
+	 * commit: a lone transaction's barrier runs inline, and replicas that
+	 * waited for it would add it to every write (docs/data-path.md).
+	 */
+	store_plug(osd->store);
 	while ((n = fab_cq_poll(osd->dom, cqes, 32)) > 0) {
 		for (int i = 0; i < n; i++)
 			osd_cqe_handle(osd, &cqes[i]);
@@ -501,6 +508,9 @@ int osd_net_progress(struct osd *osd)
 		if (total > 4096)
 			break; /* let the store and the mons have a turn */
 	}
+	if (total > 0)
+		fab_flush(osd->dom);
+	store_unplug(osd->store);
 	/* failed connections are torn down outside the completion loop */
 	for (struct osd_conn *c = osd->conns, *next; c; c = next) {
 		next = c->next;

@@ -266,8 +266,14 @@ void osd_repl_pg_flush(struct osd *osd, struct osd_pg *pg)
 				skip |= stuck[k] == op->acting[i];
 			if (skip)
 				continue;
-			if (osd_repl_post(osd, op, i) != 0 && nstuck < PLC_MAX_REPLICAS * 2)
-				stuck[nstuck++] = op->acting[i];
+			if (osd_repl_post(osd, op, i) != 0) {
+				struct osd_peer *p = osd_peer_get(osd, (uint32_t)op->acting[i]);
+
+				if (p != NULL)
+					p->blocked = true;
+				if (nstuck < PLC_MAX_REPLICAS * 2)
+					stuck[nstuck++] = op->acting[i];
+			}
 		}
 	}
 }
@@ -311,7 +317,15 @@ static void osd_peer_acked(struct osd *osd, struct osd_peer *p, const struct osd
 	osd->ctr.repl_acks++;
 	if (!osd_push_acked(osd, p->id, m))
 		osd_op_repl_acked(osd, p->id, m->pool, m->pg, m->version, m->status);
-	osd_repl_flush_all(osd);
+	/*
+	 * Ring space came back: records that found the ring full go now. Only
+	 * then: walking every PG on every ACK was a hot-path cost (issue 16), and
+	 * the 100 ms tick flushes anyway.
+	 */
+	if (p->blocked) {
+		p->blocked = false;
+		osd_repl_flush_all(osd);
+	}
 }
 
 /* ------------------------------------------------------------- replica side */

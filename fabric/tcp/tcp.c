@@ -523,6 +523,12 @@ static int tcp_progress(struct fab_domain *dom, unsigned int budget)
 	return (int)handled;
 }
 
+static int tcp_flush(struct fab_domain *dom)
+{
+	tcp_flush_all(tcp_dom(dom));
+	return 0;
+}
+
 static int tcp_wait(struct fab_domain *dom, int timeout_ms)
 {
 	struct tcp_domain *td = tcp_dom(dom);
@@ -568,6 +574,7 @@ const struct fab_ops fab_tcp_ops = {
 	.domain_open = tcp_domain_open,
 	.domain_close = tcp_domain_close,
 	.progress = tcp_progress,
+	.flush = tcp_flush,
 	.wait = tcp_wait,
 	.domain_fd = tcp_domain_fd,
 	.mr_reg = tcp_mr_reg,

@@ -502,6 +502,25 @@ static void tcp_ep_sent(struct tcp_ep *ep, struct tcp_op *op)
 	}
 }
 
+/*
+ * The peer holds at most window - in_use - owed credits (in_use: our
+ * receive slots the user has not released yet). Below a quarter of the
+ * window owed, and while that bound stays above a quarter, owed credits
+ * wait for the next frame we send, which carries them in its header: in a
+ * request/answer exchange the answer comes anyway, and a lone CREDIT frame
+ * would only wake the peer (issue 16: 6 of the 12 frames of a replicated
+ * write were such). Past either mark they go alone, so a peer that keeps
+ * sending is never kept waiting for credit we hold.
+ */
+static bool tcp_ep_credits_urgent(const struct tcp_ep *ep)
+{
+	uint32_t window = ep->tdom->base.attr.recv_credits;
+	uint32_t mark = window / 4 ? window / 4 : 1;
+	uint32_t in_use = window - ep->nfree + ep->imm_held;
+
+	return ep->rx_owed >= mark || in_use + ep->rx_owed + mark > window;
+}
+
 /* Returns bytes written (>0), 0 if nothing could go, or -errno (endpoint failed). */
 int tcp_ep_flush(struct tcp_ep *ep)
 {
@@ -509,8 +528,9 @@ int tcp_ep_flush(struct tcp_ep *ep)
 
 	if (ep->fd < 0 || ep->state == TCP_EP_CONNECTING)
 		return 0;
-	/* Credits owed with nothing else to carry them travel alone. */
-	if (ep->rx_owed && ep->state == TCP_EP_CONNECTED && !ep->txq.head) {
+	/* Credits owed with nothing else to carry them travel alone only when the peer needs them. */
+	if (ep->rx_owed && ep->state == TCP_EP_CONNECTED && !ep->txq.head &&
+	    tcp_ep_credits_urgent(ep)) {
 		struct tcp_op *c = tcp_credit_op(ep);
 
 		if (!c)

@@ -46,6 +46,22 @@ int kv_open(const char *path, bool create, struct kv **kv_out)
 	kv->cache = rocksdb_cache_create_lru(KV_BLOCK_CACHE_BYTES);
 	kv->topts = rocksdb_block_based_options_create();
 	rocksdb_block_based_options_set_block_cache(kv->topts, kv->cache);
+	/*
+	 * A bloom filter per SST (10 bits a key, ~1 % false positives): every
+	 * new object name is first looked up and not found, which without one
+	 * read the index and a data block of every level (issue 16: 9.5 % of a
+	 * small write's CPU). The table options own the policy.
+	 */
+	rocksdb_block_based_options_set_filter_policy(kv->topts,
+						      rocksdb_filterpolicy_create_bloom_full(10));
+	/*
+	 * RocksDB's own WAL is kept in its buffer and written when the buffer
+	 * fills or a sync write comes (a checkpoint, docs/store.md rule 3),
+	 * not once per transaction: the store's WAL already holds every
+	 * transaction since the last checkpoint and replay re-applies those
+	 * past RocksDB's M, and point-in-time recovery still gives a prefix.
+	 */
+	rocksdb_options_set_manual_wal_flush(kv->opts, 1);
 	rocksdb_options_set_block_based_table_factory(kv->opts, kv->topts);
 	kv->db = rocksdb_open(kv->opts, path, &err);
 	if (!kv->db) {
@@ -73,8 +89,18 @@ int kv_open(const char *path, bool create, struct kv **kv_out)
 
 void kv_close(struct kv *kv)
 {
+	char *err = NULL;
+
 	if (!kv)
 		return;
+	/* what the buffer still holds (manual_wal_flush); a failed store writes nothing more */
+	if (!kv->write_failed) {
+		rocksdb_flush_wal(kv->db, 1, &err);
+		if (err) {
+			log_error("store", "rocksdb wal flush at close: %s", err);
+			rocksdb_free(err);
+		}
+	}
 	rocksdb_close(kv->db);
 	rocksdb_writeoptions_destroy(kv->wo_async);
 	rocksdb_writeoptions_destroy(kv->wo_sync);
@@ -124,6 +150,9 @@ int kv_write(struct kv *kv, rocksdb_writebatch_t *wb, bool sync)
 	if (kv->write_failed)
 		return -EIO;
 	rocksdb_write(kv->db, sync ? kv->wo_sync : kv->wo_async, wb, &err);
+	/* manual_wal_flush: a sync write must also push out the buffered ones before it */
+	if (!err && sync)
+		rocksdb_flush_wal(kv->db, 1, &err);
 	if (err) {
 		log_error("store", "rocksdb write: %s%s", err,
 			  strstr(err, "No space") ? " (the file system holding osd_db is full)"

@@ -30,6 +30,7 @@ void store_opts_init(struct store_opts *o)
 	o->direct_io = true;
 	o->onode_cache_bytes = STORE_ONODE_CACHE_DEFAULT;
 	o->batch_data = 64ull << 20;
+	o->defer_batch = 1ull << 20;
 	o->reserve_pct = 2;
 }
 
@@ -49,6 +50,7 @@ int store_opts_from_conf(const struct conf *conf, struct store_opts *o)
 	o->large_write = (uint32_t)conf_get_size(conf, CONF_OSD_STORE_LARGE_WRITE);
 	o->direct_io = conf_get_bool(conf, CONF_OSD_STORE_DIRECT_IO);
 	o->batch_data = conf_get_size(conf, CONF_OSD_STORE_BATCH_DATA);
+	o->defer_batch = conf_get_size(conf, CONF_OSD_STORE_DEFER_BATCH);
 	o->reserve_pct = (uint32_t)conf_get_int(conf, CONF_OSD_STORE_RESERVE_PCT);
 	sync = conf_get_str(conf, CONF_OSD_STORE_WAL_SYNC);
 	if (strcmp(sync, "inline") == 0) {
@@ -133,6 +135,12 @@ int store_pread(struct store *st, void *buf, size_t len, uint64_t off)
 {
 	uint64_t t0 = clock_now_ns();
 	size_t done = 0;
+	bool all, any;
+
+	/* small writes not yet on the device are read from memory (store_defer.c) */
+	any = store_defer_overlay(st, buf, len, off, &all);
+	if (any && all)
+		return 0;
 
 	while (done < len) {
 		ssize_t n = pread(st->data_fd, (uint8_t *)buf + done, len - done,
@@ -147,6 +155,8 @@ int store_pread(struct store *st, void *buf, size_t len, uint64_t off)
 			return -EIO;
 		done += (size_t)n;
 	}
+	if (any)
+		store_defer_overlay(st, buf, len, off, &all);
 	st->info.data_read_bytes += len;
 	st->info.read_busy_ns += clock_now_ns() - t0;
 	return 0;
@@ -454,8 +464,10 @@ int store_checkpoint(struct store *st)
 		return 0;
 	/* The LSN after the last committed record: the in-flight one, if any, follows it. */
 	lsn = st->flushing && !st->rec_open ? st->flush_lsn : st->next_lsn;
-	/* Small writes' data went to the data device without a barrier: drain, then sync. */
-	rc = store_drain_data(st);
+	/* Small writes' images go to the data device first (rule 3), then all is drained and synced. */
+	rc = store_defer_drain(st);
+	if (rc == 0)
+		rc = store_drain_data(st);
 	if (rc == 0 && fdatasync(st->data_fd) != 0)
 		rc = -errno;
 	if (rc == 0)
@@ -480,5 +492,6 @@ void store_info_get(const struct store *st, struct store_info *info_out)
 	i.direct_io = st->direct;
 	i.onodes_cached = st->hcount;
 	i.onode_cache_bytes = st->cache_bytes;
+	i.defer_bytes = st->defer_bytes;
 	*info_out = i;
 }

@@ -51,6 +51,7 @@ struct store_opts {
 	enum store_sync sync;
 	bool direct_io;       /* O_DIRECT on data and WAL (falls back with a warning) */
 	uint64_t batch_data;  /* an open batch takes in txs up to this many data bytes */
+	uint64_t defer_batch; /* small writes' data-area writes gather up to this (store_defer.c) */
 	bool wal_salvage;     /* mount even if the WAL is damaged mid-log (drops records) */
 	uint64_t onode_cache_bytes; /* object records kept in memory (clean ones evicted above) */
 	/*
@@ -108,6 +109,17 @@ typedef void (*store_commit_cb)(void *arg, int rc);
  * and tx still belongs to the caller.
  */
 int store_tx_submit(struct store *st, struct store_tx *tx, store_commit_cb cb, void *arg);
+/*
+ * Hold commits: while plugged, store_tx_submit() only queues (the
+ * transaction is checked and its space taken, so it can no longer be
+ * refused) and store_unplug() starts the write. An OSD plugs around a
+ * batch of received messages so its replica records are on the wire
+ * before its own barrier, which a lone transaction runs inline and so
+ * would otherwise delay them (docs/data-path.md). Nests; store_poll(),
+ * store_wait() and store_flush() still start queued work.
+ */
+void store_plug(struct store *st);
+void store_unplug(struct store *st);
 /* Run completions without blocking; returns the number of callbacks fired or -errno. */
 int store_poll(struct store *st);
 /*
@@ -187,6 +199,8 @@ struct store_info {
 	bool direct_io;
 	/* I/O the store issued since mount (weft bench's explainer, "perf dump") */
 	uint64_t data_write_bytes; /* unit images written to the data device */
+	uint64_t defer_requests;   /* merged writes of deferred small-write images */
+	uint64_t defer_bytes;      /* small-write images held in memory, not yet on the device */
 	uint64_t wal_write_bytes;  /* WAL records written */
 	uint64_t data_read_bytes;  /* read back from the data device (reads, RMW, replay checks) */
 	uint64_t commit_busy_ns;   /* time a WAL batch was in flight (one at a time: 100% = busy) */

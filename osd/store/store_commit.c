@@ -17,6 +17,7 @@
  * relies on one batch at a time: a record is only written after the barrier
  * of the one before it completed, so only the last record can be unbarriered.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,7 +174,10 @@ int store_reap(struct store *st, bool wait)
 				st->flush_rc = res;
 			continue;
 		}
-		store_dreq_done(st, (struct store_dreq *)(uintptr_t)tag, res);
+		if (tag & STORE_TAG_DEFER_BIT)
+			store_defer_done(st, tag, res);
+		else
+			store_dreq_done(st, (struct store_dreq *)(uintptr_t)tag, res);
 	}
 	return n;
 }
@@ -531,8 +535,22 @@ static bool store_batch_done(const struct store *st)
 
 void store_pipeline_kick(struct store *st)
 {
+	if (st->plugged > 0)
+		return;
 	store_batch_start(st);
 	store_batch_absorb(st);
+}
+
+void store_plug(struct store *st)
+{
+	st->plugged++;
+}
+
+void store_unplug(struct store *st)
+{
+	assert(st->plugged > 0);
+	if (--st->plugged == 0)
+		store_pipeline_kick(st);
 }
 
 static int store_advance(struct store *st)

@@ -103,6 +103,7 @@ struct store_txc {
 	bool awaited;              /* in the batch in flight, which waits for its data writes */
 	bool committed;
 	struct store_buf *bufs;
+	struct store_defer *defer; /* its small writes' images, until the submit succeeds */
 	store_commit_cb cb;
 	void *arg;
 };
@@ -141,6 +142,7 @@ struct store {
 	struct store_txc *fl_head, *fl_tail; /* in the WAL write in flight */
 	struct store_txc *lg_head;           /* committed, data writes still in flight */
 	bool flushing;
+	unsigned int plugged; /* store_plug() depth: submissions only queue */
 	bool flush_sync_data; /* the batch still has to issue the data-device fdatasync */
 	unsigned int flush_data_wait; /* txs of the batch whose data writes are outstanding */
 	unsigned int flush_ntx; /* members of the batch in flight */
@@ -155,6 +157,14 @@ struct store {
 	uint64_t flush_t0_ns; /* when the batch in flight started (info.commit_busy_ns) */
 	unsigned int inflight_data;
 	int failed;
+
+	/* deferred small writes (store_defer.c) */
+	struct defer_unit **defer_hash;           /* by physical unit; NULL until first use */
+	struct store_defer *defer_q, *defer_q_tail; /* published, not yet issued, oldest first */
+	struct store_defer *defer_dead;           /* kept readable after a failed write */
+	uint64_t defer_q_bytes;                   /* images in defer_q */
+	uint64_t defer_bytes;                     /* images held (queued and in flight) */
+	unsigned int defer_inflight;              /* merged writes in flight */
 
 	uint64_t next_seq, committed_seq, next_lsn;
 	uint64_t vhead, vtail;     /* WAL virtual positions: head = next write, tail = ckpt */
@@ -219,6 +229,21 @@ int store_pgstat_load(struct store *st);
 void store_pgstat_delta(struct store *st, uint64_t pg, bool had, uint64_t old_size, bool has,
 			uint64_t new_size);
 void store_pgstat_fini(struct store *st);
+
+/* store_defer.c: small writes' data-area writes, batched (see there) */
+struct store_defer;
+#define STORE_TAG_DEFER_BIT 1ull /* io_uring tag of a deferred write: its request | 1 */
+/* Hold a small write's unit images (buf, bufcache, now the store's) for runs; readable at once. */
+int store_defer_add(struct store *st, struct store_txc *txc, void *buf, size_t buflen,
+		    const struct alloc_run *runs, unsigned int nruns);
+void store_defer_cancel(struct store *st, struct store_txc *txc); /* the submit failed */
+void store_defer_publish(struct store *st, struct store_txc *txc); /* it succeeded */
+void store_defer_issue(struct store *st);
+void store_defer_done(struct store *st, uint64_t tag, int res);
+int store_defer_drain(struct store *st); /* issue all and wait: before a checkpoint's sync */
+void store_defer_fini(struct store *st);
+/* Copy deferred units' images over buf = data area [off, off+len); *all_out: it covered all. */
+bool store_defer_overlay(struct store *st, void *buf, size_t len, uint64_t off, bool *all_out);
 
 /* store_commit.c */
 void store_pipeline_kick(struct store *st);

@@ -532,8 +532,10 @@ int store_mount(const struct store_opts *o, struct store **st_out)
 	*st_out = st;
 	return 0;
 err:
-	if (st->ring_ok)
+	if (st->ring_ok) {
+		store_defer_fini(st);
 		io_uring_queue_exit(&st->ring);
+	}
 	if (st->event_fd >= 0)
 		close(st->event_fd);
 	store_onode_cache_fini(st);
@@ -561,6 +563,7 @@ int store_umount(struct store *st)
 		rc = store_checkpoint(st);
 	if (st->ring_ok) {
 		store_drain_data(st);
+		store_defer_fini(st); /* written by the checkpoint unless the store failed */
 		io_uring_queue_exit(&st->ring);
 	}
 	if (st->event_fd >= 0)

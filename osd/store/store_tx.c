@@ -462,11 +462,23 @@ static int xl_write(struct xl *x, struct onode *on, uint64_t off, uint64_t len, 
 			t->acap = cap;
 		}
 		t->allocs[t->nallocs++] = runs[i];
-		rc = store_data_write(st, t, buf + (uint64_t)b * unit, runs[i].len * unit,
-				      runs[i].start, !inline_data);
+		if (!inline_data)
+			rc = store_data_write(st, t, buf + (uint64_t)b * unit, runs[i].len * unit,
+					      runs[i].start, true);
 	}
 	if (rc == 0 && !inline_data)
 		x->txc->has_ool = true;
+	if (rc == 0 && inline_data) {
+		/* durable in the WAL record: the data-area write waits to be batched */
+		rc = store_defer_add(st, x->txc, buf, n * unit, runs, nruns);
+		for (struct store_buf **pp = &x->txc->bufs; rc == 0 && *pp; pp = &(*pp)->next) {
+			if (*pp == sb) {
+				*pp = sb->next; /* buf is the deferred images' now */
+				free(sb);
+				break;
+			}
+		}
+	}
 out:
 	free(crcs);
 	free(runs);
@@ -729,10 +741,12 @@ int store_tx_submit(struct store *st, struct store_tx *tx, store_commit_cb cb, v
 		rc = xl_op(&x, &tx->ops[i]);
 	if (rc != 0) {
 		xl_rollback(&x); /* drains data writes, borrowed buffers included */
+		store_defer_cancel(st, t);
 		store_txc_destroy(t);
 		goto out_pool;
 	}
 	xl_adopt_borrowed(&x, tx);
+	store_defer_publish(st, t);
 	for (unsigned int i = 0; i < x.nsnaps; i++)
 		store_pgstat_delta(st, x.snaps[i].on->pg, x.snaps[i].exists, x.snaps[i].size,
 				   x.snaps[i].on->exists, x.snaps[i].on->rec.size);
