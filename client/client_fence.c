@@ -47,8 +47,10 @@ void client_blocklisted_mark(struct weft_cluster *cl, const char *how)
 	if (cl->blocklisted)
 		return;
 	cl->blocklisted = true;
-	log_error("client", "%s: this client instance %s is blocklisted (%s): its writes are "
-		  "fenced", cl->name, mon_instance_str(cl->instance, inst), how);
+	log_error("client",
+		  "%s: this client instance %s is blocklisted (%s): its writes are "
+		  "fenced",
+		  cl->name, mon_instance_str(cl->instance, inst), how);
 }
 
 bool weft_blocklisted(struct weft_cluster *cl)

@@ -85,7 +85,8 @@ int mon_map_blocklist_check(const struct mon_op *op)
 	return 0;
 }
 
-/* Checked by mon_map_blocklist_check; a full list refuses a new instance (the job says so first). */
+/* Checked by mon_map_blocklist_check; a full list refuses a new instance (the job says so first).
+ */
 void mon_map_blocklist_apply(struct mon_map *map, const struct mon_op *op)
 {
 	uint32_t i;

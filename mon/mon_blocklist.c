@@ -20,9 +20,9 @@
 #include "common/log.h"
 #include "mon/mon_priv.h"
 
-#define MON_BLOCKLIST_TICK_MS 1000
+#define MON_BLOCKLIST_TICK_MS	1000
 #define MON_BLOCKLIST_DEFAULT_S 3600ull /* Ceph's mon_osd_blocklist_default_expire */
-#define MON_BLOCKLIST_MAX_S (10ull * 365 * 86400)
+#define MON_BLOCKLIST_MAX_S	(10ull * 365 * 86400)
 
 static uint64_t mon_blocklist_wall_ms(void)
 {
@@ -39,11 +39,11 @@ json_t *mon_blocklist_ls(struct mon *mon)
 		char inst[MON_INSTANCE_STR];
 
 		json_array_append_new(
-		    a, json_pack("{s:s, s:I, s:I, s:I}", "instance",
-				 mon_instance_str(b->instance, inst), "added",
-				 (json_int_t)(b->added_ms / 1000), "until",
-				 (json_int_t)(b->until_ms / 1000), "ttl_left_sec",
-				 (json_int_t)(b->until_ms > now ? (b->until_ms - now + 999) / 1000 : 0)));
+		    a, json_pack(
+			   "{s:s, s:I, s:I, s:I}", "instance", mon_instance_str(b->instance, inst),
+			   "added", (json_int_t)(b->added_ms / 1000), "until",
+			   (json_int_t)(b->until_ms / 1000), "ttl_left_sec",
+			   (json_int_t)(b->until_ms > now ? (b->until_ms - now + 999) / 1000 : 0)));
 	}
 	return json_pack("{s:i, s:o}", "epoch", mon->map.epoch, "blocklist", a);
 }
@@ -59,8 +59,10 @@ int mon_blocklist_job(struct mon *mon, struct mon_job *job, json_t *root, const 
 	uint64_t s = MON_BLOCKLIST_DEFAULT_S, now = mon_blocklist_wall_ms();
 
 	if (mon_instance_parse(text, &op.bl.instance) != 0) {
-		mon_job_refuse(job, "'%s' is not a client instance (1..16 hex digits, not 0; "
-			       "weft vol lock ls shows a holder's)", text ? text : "");
+		mon_job_refuse(job,
+			       "'%s' is not a client instance (1..16 hex digits, not 0; "
+			       "weft vol lock ls shows a holder's)",
+			       text ? text : "");
 		return -EINVAL;
 	}
 	mon_instance_str(op.bl.instance, inst);
@@ -91,8 +93,10 @@ int mon_blocklist_job(struct mon *mon, struct mon_job *job, json_t *root, const 
 	}
 	if (!mon_map_blocklisted(&mon->map, op.bl.instance) &&
 	    mon->map.nblocklist >= MON_BLOCKLIST_MAX) {
-		mon_job_refuse(job, "%u instances are blocklisted already (the most); remove one "
-			       "first (weft osd blocklist rm)", MON_BLOCKLIST_MAX);
+		mon_job_refuse(job,
+			       "%u instances are blocklisted already (the most); remove one "
+			       "first (weft osd blocklist rm)",
+			       MON_BLOCKLIST_MAX);
 		return -ENOSPC;
 	}
 	op.bl.added_ms = now;
@@ -121,7 +125,8 @@ static int mon_blocklist_build_gc(struct mon *mon, struct mon_job *job, struct m
 		if (now < b->until_ms)
 			continue;
 		op.bl.instance = b->instance;
-		mon_reason_add(inc, "blocklist entry %s expired", mon_instance_str(b->instance, inst));
+		mon_reason_add(inc, "blocklist entry %s expired",
+			       mon_instance_str(b->instance, inst));
 		log_info("mon", "%s: blocklist entry %s expired", mon->name, inst);
 		rc = mon_inc_add(inc, &op);
 	}

@@ -35,9 +35,11 @@ void osd_blocklist_map_changed(struct osd *osd)
 		if (c->kind != OSD_CONN_CLIENT || c->failed || c->peer_instance == 0 ||
 		    !mon_map_blocklisted(&osd->map, c->peer_instance))
 			continue;
-		log_info("osd", "%s: map epoch %u blocklists client instance %s: dropping its "
-			 "connection from %s", osd->name, osd->map.epoch,
-			 mon_instance_str(c->peer_instance, inst), fab_ep_peer_addr(c->ep));
+		log_info("osd",
+			 "%s: map epoch %u blocklists client instance %s: dropping its "
+			 "connection from %s",
+			 osd->name, osd->map.epoch, mon_instance_str(c->peer_instance, inst),
+			 fab_ep_peer_addr(c->ep));
 		c->failed = true; /* torn down by the event loop, as any failed connection */
 	}
 }

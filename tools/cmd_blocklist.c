@@ -20,7 +20,8 @@ static void cli_render_blocklist_ls(json_t *out)
 	json_t *a = json_object_get(out, "blocklist"), *e;
 	size_t i;
 
-	json_array_foreach(a, i, e) {
+	json_array_foreach(a, i, e)
+	{
 		time_t until = (time_t)json_integer_value(json_object_get(e, "until"));
 		struct tm tm;
 		char when[32] = "?";
@@ -80,8 +81,10 @@ int cli_osd_blocklist(struct cli_mon_args *a)
 				      cli_render_blocklist_ls);
 	}
 	if (strcmp(sub, "add") != 0 && strcmp(sub, "rm") != 0) {
-		fprintf(stderr, "weft osd blocklist: unknown subcommand '%s' (add INSTANCE "
-			"[SECONDS], rm INSTANCE, ls)\n", sub);
+		fprintf(stderr,
+			"weft osd blocklist: unknown subcommand '%s' (add INSTANCE "
+			"[SECONDS], rm INSTANCE, ls)\n",
+			sub);
 		return 2;
 	}
 	if (a->nwords < 3 || a->nwords > (sub[0] == 'a' ? 4 : 3)) {
@@ -90,8 +93,10 @@ int cli_osd_blocklist(struct cli_mon_args *a)
 		return 2;
 	}
 	if (mon_instance_parse(a->words[2], &inst) != 0) {
-		fprintf(stderr, "weft osd blocklist: '%s' is not a client instance (1..16 hex "
-			"digits, not 0)\n", a->words[2]);
+		fprintf(stderr,
+			"weft osd blocklist: '%s' is not a client instance (1..16 hex "
+			"digits, not 0)\n",
+			a->words[2]);
 		return 2;
 	}
 	if (a->nwords == 4) {
@@ -104,9 +109,9 @@ int cli_osd_blocklist(struct cli_mon_args *a)
 			return 2;
 		}
 	}
-	cmd = json_pack("{s:s, s:s}", "prefix", sub[0] == 'a' ? "osd blocklist add"
-							     : "osd blocklist rm",
-			"instance", a->words[2]);
+	cmd = json_pack("{s:s, s:s}", "prefix",
+			sub[0] == 'a' ? "osd blocklist add" : "osd blocklist rm", "instance",
+			a->words[2]);
 	if (secs > 0)
 		json_object_set_new(cmd, "seconds", json_integer(secs));
 	rc = cli_cmd_simple(a, "osd blocklist", cmd,
