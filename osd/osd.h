@@ -162,6 +162,10 @@ struct osd_op {
 	int local_rc;
 	int32_t acting[PLC_MAX_REPLICAS];
 	unsigned int nacting;
+	/* placement of the op's PG as of map plc_epoch (0: none yet): computed once per map */
+	uint32_t plc_epoch;
+	int plc_n; /* plc_map_acting's result */
+	int32_t plc_acting[PLC_MAX_REPLICAS];
 	uint32_t repl_wait; /* bit i: acting[i] has not acked */
 	uint32_t repl_sent; /* bit i: record posted to acting[i] on its current connection */
 	uint32_t refs;	    /* completions still to come (fabric ops, store callback) */

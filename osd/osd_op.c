@@ -162,9 +162,15 @@ static int osd_op_acting(struct osd *osd, struct osd_op *op, int32_t *acting, un
 
 	if (pool == NULL)
 		return -ENOENT;
-	rc = plc_map_acting(&osd->map, pool, op->pg->pg, acting);
+	/* the same map gives the same answer: receive, start and submit ask in turn */
+	if (op->plc_epoch != osd->map.epoch || op->plc_epoch == 0) {
+		op->plc_n = plc_map_acting(&osd->map, pool, op->pg->pg, op->plc_acting);
+		op->plc_epoch = osd->map.epoch;
+	}
+	rc = op->plc_n;
 	if (rc < 0)
 		return rc;
+	memcpy(acting, op->plc_acting, (size_t)rc * sizeof(*acting));
 	if (op->op != PROTO_OP_READ_LOCAL && (rc == 0 || acting[0] != (int32_t)osd->id))
 		return -ESTALE;
 	*n = (unsigned int)rc;
@@ -215,6 +221,9 @@ void osd_op_recv(struct osd_conn *conn, uint64_t tid, const struct proto_osd_op 
 	}
 	op->tag = OSD_TAG_OP;
 	op->osd = osd;
+	op->plc_epoch = osd->map.epoch; /* the placement just computed, for this map */
+	op->plc_n = n;
+	memcpy(op->plc_acting, acting, sizeof(acting));
 	op->pg = pg;
 	op->conn = conn;
 	op->tid = tid;

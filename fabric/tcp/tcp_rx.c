@@ -313,6 +313,7 @@ static int tcp_rx_recv(struct tcp_ep *ep, void *dst, size_t len)
 int tcp_ep_rx(struct tcp_ep *ep, unsigned int budget)
 {
 	unsigned int frames = 0;
+	bool drained = false;
 	int n;
 
 	if (ep->state == TCP_EP_CONNECTING)
@@ -320,14 +321,22 @@ int tcp_ep_rx(struct tcp_ep *ep, unsigned int budget)
 	while (frames < budget && ep->fd >= 0) {
 		uint32_t avail = ep->stage_len - ep->stage_pos;
 		uint8_t *src = ep->stage + ep->stage_pos;
-		uint32_t take;
+		uint32_t take, want;
 
 		if (avail == 0) {
 			ep->stage_pos = ep->stage_len = 0;
+			/*
+			 * A recv that returned less than it asked for emptied the socket:
+			 * another would only say EAGAIN (issue 16: a syscall per event on
+			 * the hot path). Level-triggered epoll reports what comes later.
+			 */
+			if (drained)
+				break;
 			if (ep->rx == TCP_RX_PAYLOAD && ep->rx_left >= TCP_DIRECT_MIN) {
 				n = tcp_rx_recv(ep, ep->rx_dst, ep->rx_left);
 				if (n <= 0)
 					break;
+				drained = (uint32_t)n < ep->rx_left;
 				ep->rx_dst += n;
 				ep->rx_left -= (uint32_t)n;
 				if (ep->rx_left == 0) {
@@ -341,11 +350,12 @@ int tcp_ep_rx(struct tcp_ep *ep, unsigned int budget)
 			 * take just its header so the payload can land directly in
 			 * its destination instead of being copied from the stage.
 			 */
-			n = tcp_rx_recv(ep, ep->stage,
-					ep->rx == TCP_RX_HDR && ep->rx_big ? TCP_HDR_LEN - ep->rx_have
-									 : TCP_STAGE_SIZE);
+			want = ep->rx == TCP_RX_HDR && ep->rx_big ? TCP_HDR_LEN - ep->rx_have
+								  : TCP_STAGE_SIZE;
+			n = tcp_rx_recv(ep, ep->stage, want);
 			if (n <= 0)
 				break;
+			drained = (uint32_t)n < want;
 			ep->stage_len = (uint32_t)n;
 			continue;
 		}
