@@ -50,6 +50,7 @@ int weft_connect(const char *conf_path, const char *name, struct weft_cluster **
 	if (cl == NULL)
 		return -ENOMEM;
 	snprintf(cl->name, sizeof(cl->name), "%s", name);
+	client_instance_init(cl);
 	cl->epfd = -1;
 	cl->deferfd = -1;
 	cl->monc_fd_added = -1;
@@ -279,8 +280,6 @@ static int client_hello_send(struct weft_cluster *cl, struct client_conn *c)
 	size_t len;
 	int rc;
 
-	if (cl->hello.name_len == 0)
-		proto_hello_init(&cl->hello, cl->name);
 	rc = proto_hello_frame(&cl->hello, buf, sizeof(buf), &len);
 	return rc != 0 ? rc : fab_send(c->ep, buf, len, NULL);
 }

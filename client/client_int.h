@@ -90,6 +90,8 @@ struct weft_cluster {
 	uint8_t *txbuf;
 	struct proto_hello hello; /* ours: first frame on each OSD connection */
 	uint64_t resends; /* ops sent again (stale epoch, primary change, failure) */
+	uint64_t instance; /* this handle's instance (client_fence.c), the hello's nonce */
+	bool blocklisted;  /* an OSD refused us as blocklisted, or a map listed us: sticky */
 };
 
 /* client.c */
@@ -98,6 +100,17 @@ void client_conn_free(struct client_conn *c);
 /* The registered pool holding [buf, buf+len), or NULL. */
 struct fab_pool *client_buf_pool(struct weft_cluster *cl, const void *buf, size_t len);
 void *client_bounce_get(struct weft_cluster *cl, uint64_t len, struct fab_pool **pool_out);
+
+/* client_fence.c */
+/* Draw this handle's instance and build its hello. */
+void client_instance_init(struct weft_cluster *cl);
+void client_blocklisted_mark(struct weft_cluster *cl, const char *how);
+/*
+ * Blocklist another instance for seconds and wait until our map has the
+ * epoch that lists it. 0; -EDEADLK for our own instance; the mons' error.
+ */
+int client_fence(struct weft_cluster *cl, uint64_t instance, unsigned int seconds,
+		 uint32_t *epoch_out);
 
 /* client_op.c */
 int client_op_submit(struct weft_cluster *cl, struct client_op *op);

@@ -212,6 +212,8 @@ void client_op_reply(struct weft_cluster *cl, struct client_conn *conn, const vo
 	default:
 		break;
 	}
+	if (r->status == -WEFT_E_BLOCKLISTED)
+		client_blocklisted_mark(cl, "an OSD refused an op");
 	op->res.length = r->length;
 	op->res.version = r->version;
 	if (r->status != 0) {

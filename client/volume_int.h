@@ -29,6 +29,8 @@
 #define VOL_OBJ_NAME_MAX   64u		 /* data/lock object names */
 #define VOL_BATCH_WINDOW   32u		 /* removes in flight while deleting objects */
 #define VOL_CAS_TRIES	   16u
+/* How long a broken lock's holder stays blocklisted (Ceph's default blocklist expiry). */
+#define VOL_FENCE_SECONDS 3600u
 
 #define VOL_DIR_OBJ "wvol_directory"
 
@@ -129,6 +131,10 @@ void vol_holder_make(struct weft_cluster *cl, char *out, size_t cap);
 int vol_lock_acquire(struct weft_vol *vol, bool force);
 /* Give it back if still ours; -ENOLCK if someone broke it. */
 int vol_lock_release(struct weft_vol *vol);
+/* The client instance at the end of a holder string ("/i=HEX"), or -ENOENT. */
+int vol_holder_instance(const char *holder, uint64_t *instance_out);
+/* The lock is lost (once, logged): every write, discard and flush fails -ENOLCK from now. */
+void vol_lock_lost_mark(struct weft_vol *vol, const char *why);
 /* Is the stored lock still ours? 0, -ENOLCK (and marks the handle), or an I/O error. */
 int vol_lock_check(struct weft_vol *vol);
 /* Decode what a read of the lock object returned and compare with ours. */

@@ -10,7 +10,11 @@
  * here: the OSD reads nothing it does not have. Discards become removes
  * (whole objects), truncates (an object's tail) or zero ops.
  * Writes and discards are kept in submit order on the handle so a flush
- * knows when everything before it has completed.
+ * knows when everything before it has completed. Every write is durable on
+ * all replicas when it completes, so that barrier is the whole flush: an
+ * exclusive handle reads no lock (docs/volumes.md, "Exclusive lock"). A
+ * fenced handle's ops are refused by the OSDs (-WEFT_E_BLOCKLISTED), which
+ * marks the lock lost before any later flush can pass its barrier.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -51,7 +55,6 @@ struct vol_flush {
 	bool started;
 	weft_op_cb cb;
 	void *arg;
-	uint8_t lockbuf[VOL_LOCK_MAX + 1];
 };
 
 static void vol_io_finish(struct vol_io *io)
@@ -94,6 +97,11 @@ static void vol_piece_cb(const struct weft_result *res, void *arg)
 		}
 	} else if ((p->kind == VOL_P_REMOVE || p->kind == VOL_P_TRUNC) && rc == -ENOENT) {
 		rc = 0; /* nothing there: already zeros */
+	}
+	if (rc == -WEFT_E_BLOCKLISTED && (io->vol->locked || io->vol->lock_lost)) {
+		/* fenced: our lock was broken (volume_lock.c) */
+		vol_lock_lost_mark(io->vol, "the OSDs refuse this client instance: blocklisted");
+		rc = -ENOLCK;
 	}
 	if (rc != 0 && io->rc == 0) {
 		io->rc = rc;
@@ -251,6 +259,8 @@ static int vol_io_check(struct weft_vol *vol, bool write, uint64_t off, uint64_t
 {
 	if (write && (vol->flags & WEFT_VOL_RDONLY))
 		return -EROFS;
+	if (write && vol->locked && !vol->lock_lost && weft_blocklisted(vol->cl))
+		vol_lock_lost_mark(vol, "the map blocklists this client instance");
 	if (write && vol->lock_lost)
 		return -ENOLCK;
 	if (len > WEFT_VOL_IO_MAX)
@@ -329,35 +339,26 @@ static void vol_flush_complete(struct vol_flush *f, int rc)
 	free(f);
 }
 
-static void vol_flush_lock_cb(const struct weft_result *res, void *arg)
-{
-	struct vol_flush *f = arg;
-	int rc = res->rc;
-
-	if (rc == -ENOENT || rc == 0)
-		rc = vol_lock_check_buf(f->vol, f->lockbuf, rc == 0 ? res->length : 0);
-	vol_flush_complete(f, rc);
-}
-
 static void vol_flush_deferred_cb(const struct weft_result *res, void *arg)
 {
 	vol_flush_complete(arg, res->rc);
 }
 
-/* The barrier has passed: check the lock (exclusive handles) or just complete. */
+/*
+ * The barrier has passed: every write before the flush is durable, and none
+ * was refused as fenced (that marks the lock lost). No lock read: an OSD
+ * that served those writes did so before it knew of any blocklisting of us,
+ * so a new holder (who waits for that epoch) sees them.
+ */
 static void vol_flush_start(struct vol_flush *f)
 {
 	struct weft_vol *vol = f->vol;
 	int rc;
 
 	f->started = true;
-	if (vol->locked || vol->lock_lost) {
-		rc = vol->lock_lost ? -ENOLCK
-				    : weft_aio_read(vol->cl, vol->pool, vol->lock_obj, f->lockbuf,
-						    sizeof(f->lockbuf), 0, vol_flush_lock_cb, f);
-	} else {
-		rc = vol_defer(vol->cl, 0, 0, vol_flush_deferred_cb, f);
-	}
+	if (vol->locked && !vol->lock_lost && weft_blocklisted(vol->cl))
+		vol_lock_lost_mark(vol, "the map blocklists this client instance");
+	rc = vol_defer(vol->cl, vol->lock_lost ? -ENOLCK : 0, 0, vol_flush_deferred_cb, f);
 	if (rc != 0) /* could not even queue: complete through a deferred error */
 		rc = vol_defer(vol->cl, rc, 0, vol_flush_deferred_cb, f);
 	if (rc != 0) {

@@ -25,6 +25,8 @@ static const char *status_weft_name(int code)
 		return "remote key unknown or revoked";
 	case WEFT_E_CORRUPT:
 		return "checksum mismatch on stored data";
+	case WEFT_E_BLOCKLISTED:
+		return "this client instance is blocklisted (fenced)";
 	default:
 		return NULL;
 	}

@@ -240,6 +240,8 @@ static uint8_t mon_op_version(const struct mon_op *op)
 {
 	if (op->kind == MON_OP_MON_SET || op->kind == MON_OP_MON_RM)
 		return 5;
+	if (op->kind == MON_OP_BLOCKLIST_ADD || op->kind == MON_OP_BLOCKLIST_RM)
+		return 7;
 	if (op->kind == MON_OP_MUTE_SET || op->kind == MON_OP_MUTE_RM)
 		return 6;
 	if (op->kind == MON_OP_OSD_RM || (op->kind == MON_OP_OSD_SET && op->osd.reject != 0) ||
@@ -261,6 +263,8 @@ static uint8_t mon_map_version(const struct mon_map *map)
 
 	bool v4 = (map->flags & ~MON_FLAGS_V1) != 0;
 
+	if (map->nblocklist > 0)
+		return 7;
 	if (map->nmutes > 0)
 		return 6;
 	if (map->next_mon_id != 0 || map->nmons != 0)
@@ -310,6 +314,8 @@ static void mon_map_put(struct proto_enc *enc, const struct mon_map *map)
 	/* version 4 is another part's (its fields come before these) */
 	if (version >= 6)
 		mon_map_mutes_put(enc, map);
+	if (version >= 7)
+		mon_map_blocklist_put(enc, map);
 }
 
 static int mon_encode_alloc(void (*put)(struct proto_enc *, const void *), const void *obj,
@@ -435,6 +441,8 @@ int mon_map_decode(const void *buf, size_t len, struct proto_err *err, struct mo
 	}
 	if (version >= 6 && dec.err == 0)
 		mon_map_mutes_get(&dec, &m);
+	if (version >= 7 && dec.err == 0)
+		mon_map_blocklist_get(&dec, &m);
 	/* canonical: what a lower version can say is said in it */
 	if (dec.err == 0 && version > 1 && mon_map_version(&m) != version)
 		proto_dec_fail(&dec, "version: %u for a map that needs version %u", version,
@@ -541,6 +549,12 @@ static void mon_inc_put(struct proto_enc *enc, const void *obj)
 			break;
 		case MON_OP_MUTE_RM:
 			proto_enc_put_str16(enc, op->mute.code, strlen(op->mute.code));
+			break;
+		case MON_OP_BLOCKLIST_ADD:
+			mon_blocklist_put(enc, &op->bl);
+			break;
+		case MON_OP_BLOCKLIST_RM:
+			proto_enc_put_u64(enc, op->bl.instance);
 			break;
 		}
 	}
@@ -651,6 +665,14 @@ int mon_inc_decode(const void *buf, size_t len, struct proto_err *err, struct mo
 					       op->mute.code);
 			break;
 		}
+		case MON_OP_BLOCKLIST_ADD:
+			mon_blocklist_get(&dec, &op->bl);
+			break;
+		case MON_OP_BLOCKLIST_RM:
+			proto_dec_get_u64(&dec, "op.instance", &op->bl.instance);
+			if (dec.err == 0 && op->bl.instance == 0)
+				proto_dec_fail(&dec, "op.instance: 0 is not a client instance");
+			break;
 		default:
 			proto_dec_fail(&dec, "op.kind: unknown %u", op->kind);
 			break;
@@ -776,6 +798,9 @@ int mon_map_apply(struct mon_map *map, const struct mon_inc *inc)
 		} else if (op->kind == MON_OP_MUTE_SET || op->kind == MON_OP_MUTE_RM) {
 			if (mon_map_mute_check(op) != 0)
 				return -EINVAL;
+		} else if (op->kind == MON_OP_BLOCKLIST_ADD || op->kind == MON_OP_BLOCKLIST_RM) {
+			if (mon_map_blocklist_check(op) != 0)
+				return -EINVAL;
 		} else if (op->kind < MON_OP_POOL_SET || op->kind > MON_OP_FULL_RATIOS) {
 			return -EINVAL;
 		}
@@ -830,6 +855,10 @@ int mon_map_apply(struct mon_map *map, const struct mon_inc *inc)
 		case MON_OP_MUTE_SET:
 		case MON_OP_MUTE_RM:
 			mon_map_mute_apply(&next, op);
+			break;
+		case MON_OP_BLOCKLIST_ADD:
+		case MON_OP_BLOCKLIST_RM:
+			mon_map_blocklist_apply(&next, op);
 			break;
 		default:
 			/* ops in order: a bucket made by one op can hold the next */

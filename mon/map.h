@@ -31,8 +31,9 @@
  * version that can say what it holds (so older decoders still read it and
  * each map has one encoding); an older map decodes with the default ratios.
  * Version 6 adds the health mutes (`weft health mute`, map_mute.c).
+ * Version 7 adds the client blocklist (`weft osd blocklist`, map_blocklist.c).
  */
-#define MON_MAP_VERSION 6
+#define MON_MAP_VERSION 7
 #define MON_MAP_VERSION_MIN 1
 #define MON_BUCKET_MAX 16384 /* buckets in one map */
 #define MON_UPMAP_MAX (1u << 20)
@@ -99,6 +100,21 @@ struct mon_mute {
 	uint64_t until_ms;
 	uint32_t count; /* the check's count when muted */
 	uint8_t sticky;
+};
+
+/*
+ * Version 7: a blocklisted client instance (`weft osd blocklist add`). An
+ * instance is the 64-bit id a libweft cluster handle draws at start and
+ * sends in its hello (proto_hello.nonce); OSDs refuse every op from a
+ * connection whose peer is listed (-WEFT_E_BLOCKLISTED) and drop those
+ * connections when the map arrives. Entries stay until the leader removes
+ * them at until_ms (wall-clock ms; never 0), so a reader needs no clock.
+ */
+#define MON_BLOCKLIST_MAX 256
+struct mon_blocklist {
+	uint64_t instance; /* never 0; sorted by instance in the map */
+	uint64_t until_ms; /* expiry, wall-clock ms */
+	uint64_t added_ms; /* when added, wall-clock ms (shown by `ls`) */
 };
 
 struct mon_osd {
@@ -219,6 +235,9 @@ struct mon_map {
 	/* version 6: health mutes, sorted by code */
 	uint32_t nmutes;
 	struct mon_mute mutes[MON_MUTE_MAX];
+	/* version 7: the client blocklist, sorted by instance */
+	uint32_t nblocklist;
+	struct mon_blocklist blocklist[MON_BLOCKLIST_MAX];
 	/*
 	 * Not encoded: built on first use by a reader of this exact map (atomic
 	 * pointer), dropped by copy/apply/decode/free. Maps change only through
@@ -249,6 +268,9 @@ enum mon_op_kind {
 	/* version 6 (kinds 20-23 are the health mutes') */
 	MON_OP_MUTE_SET = 20, /* add or replace the mute of one code */
 	MON_OP_MUTE_RM = 21,  /* remove it (no-op when absent) */
+	/* version 7 (kinds 24-27 are the blocklist's) */
+	MON_OP_BLOCKLIST_ADD = 24, /* add or replace the entry of one instance */
+	MON_OP_BLOCKLIST_RM = 25,  /* remove it (no-op when absent) */
 };
 
 struct mon_ratios {
@@ -272,6 +294,7 @@ struct mon_op {
 		struct mon_mon mon;
 		uint32_t mon_id;
 		struct mon_mute mute;
+		struct mon_blocklist bl; /* MON_OP_BLOCKLIST_RM: only instance */
 	};
 };
 
@@ -332,6 +355,17 @@ const struct mon_mon *mon_map_mon_by_name(const struct mon_map *map, const char 
 /* Health mutes (map_mute.c): a code is 1..31 of [A-Z0-9_], as the checks' codes. */
 bool mon_mute_code_valid(const char *code);
 const struct mon_mute *mon_map_mute(const struct mon_map *map, const char *code);
+
+/* The blocklist entry of instance (map_blocklist.c), or NULL: a binary search. */
+const struct mon_blocklist *mon_map_blocklist_find(const struct mon_map *map, uint64_t instance);
+/* An instance as text: 16 lowercase hex digits (parse also takes fewer, and a 0x). */
+#define MON_INSTANCE_STR 17
+int mon_instance_parse(const char *s, uint64_t *out);
+const char *mon_instance_str(uint64_t instance, char out[MON_INSTANCE_STR]);
+static inline bool mon_map_blocklisted(const struct mon_map *map, uint64_t instance)
+{
+	return map->nblocklist > 0 && mon_map_blocklist_find(map, instance) != NULL;
+}
 
 /* 0 < nearfull <= backfillfull <= full < MON_RATIO_ONE */
 bool mon_ratios_valid(const struct mon_ratios *r);

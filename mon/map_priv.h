@@ -52,4 +52,12 @@ int mon_map_mutes_get(struct proto_dec *dec, struct mon_map *m);
 int mon_map_mute_check(const struct mon_op *op);
 void mon_map_mute_apply(struct mon_map *map, const struct mon_op *op);
 
+/* Version 7: the client blocklist (map_blocklist.c). */
+void mon_blocklist_put(struct proto_enc *enc, const struct mon_blocklist *b);
+int mon_blocklist_get(struct proto_dec *dec, struct mon_blocklist *b);
+void mon_map_blocklist_put(struct proto_enc *enc, const struct mon_map *map);
+int mon_map_blocklist_get(struct proto_dec *dec, struct mon_map *m);
+int mon_map_blocklist_check(const struct mon_op *op);
+void mon_map_blocklist_apply(struct mon_map *map, const struct mon_op *op);
+
 #endif

@@ -24,7 +24,7 @@ static const char *const mon_write_cmds[] = {
 	"osd crush set-location", "osd crush rm", "balancer on", "balancer off",
 	"osd set-nearfull-ratio", "osd set-backfillfull-ratio", "osd set-full-ratio",
 	"pool set-quota", "mon add", "mon remove", "mon rm", "mon _register", "health mute",
-	"health unmute", NULL,
+	"health unmute", "osd blocklist add", "osd blocklist rm", NULL,
 };
 
 static bool mon_prefix_in(const char *json, size_t len, const char *const *list)
@@ -467,6 +467,8 @@ static int mon_job_build_cmd(struct mon *mon, struct mon_job *job, struct mon_in
 		mon_job_refuse(job, "command is not a JSON object with a prefix");
 	} else if (!strncmp(prefix, "health ", 7)) {
 		rc = mon_mute_job(mon, job, root, prefix, inc);
+	} else if (!strncmp(prefix, "osd blocklist ", 14)) {
+		rc = mon_blocklist_job(mon, job, root, prefix, inc);
 	} else if (!strncmp(prefix, "osd set-", 8) || !strcmp(prefix, "pool set-quota")) {
 		rc = mon_cap_job(mon, job, root, prefix, inc);
 	} else if (mon_life_is_write(prefix)) {
@@ -540,6 +542,8 @@ void mon_cmd_handle(struct mon *mon, struct msgr_conn *conn, uint64_t tid, const
 		out = mon_cmd_osd_tree(mon);
 	else if (!strcmp(prefix, "osd dump"))
 		out = mon_cmd_osd_dump(mon);
+	else if (!strcmp(prefix, "osd blocklist ls"))
+		out = mon_blocklist_ls(mon);
 	else if (!strcmp(prefix, "df"))
 		out = mon_cap_df(mon);
 	else if (!strcmp(prefix, "osd df"))

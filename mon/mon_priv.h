@@ -62,6 +62,7 @@ struct mon_job {
 	struct proto_osd_boot boot;
 	uint32_t result_id; /* osd id given by a boot */
 	char out[1024];	    /* JSON answer of a command, "" = none */
+	bool reply_epoch;   /* answer {"epoch": the map's after the commit, out's members} */
 	/* auth jobs (mon_auth_cmd.c): build an auth op instead of a map increment */
 	int (*build_auth)(struct mon *mon, struct mon_job *job, struct mon_auth_op *op);
 	bool purge_key;	    /* osd purge: remove osd.purge_id's key once applied */
@@ -166,6 +167,8 @@ struct mon {
 	bool live_job_queued;
 	bool cap_job_queued; /* mon_cap.c: an automatic capacity job waits */
 	bool mute_job_queued; /* mon_mute.c: ending mutes */
+	bool blocklist_job_queued; /* mon_blocklist.c: expiring entries */
+	uint64_t blocklist_tick_ms;
 	uint64_t mute_tick_ms;
 	uint64_t ready_ms;	 /* when leader_ready last became true */
 	uint64_t leader_seen_ms; /* last time this mon knew a ready leader (itself or a peer) */
@@ -313,6 +316,12 @@ struct json_t *mon_json_health(struct mon *mon, bool have_quorum, unsigned int n
 struct json_t *mon_mute_health(struct mon *mon, struct json_t *health);
 int mon_mute_job(struct mon *mon, struct mon_job *job, struct json_t *root, const char *prefix,
 		 struct mon_inc *inc);
+/* mon_blocklist.c: `osd blocklist add|rm|ls` (entries live in the map, version 7) */
+int mon_blocklist_job(struct mon *mon, struct mon_job *job, struct json_t *root,
+		      const char *prefix, struct mon_inc *inc);
+struct json_t *mon_blocklist_ls(struct mon *mon);
+/* Leader: remove the entries whose time has come. */
+void mon_blocklist_tick(struct mon *mon);
 /* Leader: end mutes that expired, whose check cleared or got worse (not sticky). */
 void mon_mute_tick(struct mon *mon);
 

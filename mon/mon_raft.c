@@ -324,7 +324,13 @@ static void mon_job_finish(struct mon *mon, struct mon_job *job, int status)
 	char out[64];
 
 	if (job->conn_id != 0) {
-		if (status == 0 && job->out[0] != '\0') {
+		if (status == 0 && job->reply_epoch) {
+			char o[sizeof(job->out) + 32];
+
+			snprintf(o, sizeof(o), "{\"epoch\": %u%s%s}", mon->map.epoch,
+				 job->out[0] ? ", " : "", job->out);
+			mon_reply(mon, job->conn_id, job->tid, 0, o, "%s", "");
+		} else if (status == 0 && job->out[0] != '\0') {
 			mon_reply(mon, job->conn_id, job->tid, 0, job->out, "%s", "");
 		} else if (status == 0 && job->result_id != PROTO_OSD_ID_NONE) {
 			snprintf(out, sizeof(out), "{\"osd\": %u, \"epoch\": %u}", job->result_id,
@@ -554,5 +560,6 @@ void mon_raft_tick(struct mon *mon)
 		mon_cap_tick(mon);
 		mon_pg_tick(mon);
 		mon_mute_tick(mon);
+		mon_blocklist_tick(mon);
 	}
 }

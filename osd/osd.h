@@ -64,6 +64,7 @@ struct osd_conn {
 	bool hello_done;	      /* the peer's hello passed (osd_hello.c) */
 	uint64_t refused_until_ms;    /* != 0: refused by the hello check, closed by then */
 	uint64_t peer_features;	      /* features both sides have */
+	uint64_t peer_instance;	      /* CLIENT: the client instance of its hello (0: none) */
 	struct osd_conn *next, *prev; /* osd->conns */
 	/* REPLICA: the ring the peer writes records into */
 	struct fab_mr *ring_mr;
@@ -190,6 +191,7 @@ struct osd_counters {
 	uint64_t estale, enxio, blocked;
 	uint64_t full_refused, quota_refused; /* writes refused: an OSD full, the pool's quota */
 	uint64_t full_log_ms;		      /* last "refusing writes" line (one per 10 s) */
+	uint64_t blocklist_refused;	      /* ops refused: their client is blocklisted */
 };
 
 struct osd {
@@ -238,6 +240,12 @@ struct osd {
 	uint64_t purging_objects; /* objects of removed pools still to delete (PG_STATS) */
 	struct osd_purge *purge;  /* removed pools being deleted (osd_purge.c) */
 };
+
+/* osd_blocklist.c: fencing blocklisted client instances */
+/* 0, or -WEFT_E_BLOCKLISTED when the map blocklists conn's client instance. */
+int osd_blocklist_check(struct osd_conn *conn);
+/* A new map: drop the connections of the instances it blocklists. */
+void osd_blocklist_map_changed(struct osd *osd);
 
 /* osd_hb.c: peer failure reports to the monitors */
 struct osd_hb_ent;

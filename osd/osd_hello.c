@@ -61,6 +61,9 @@ void osd_hello_recv(struct osd_conn *c, const void *data, size_t len)
 	}
 	c->hello_done = true;
 	c->peer_features = proto_hello_common(&c->osd->hello, &msg.hello);
+	/* a client's nonce is its instance (client.c draws one per cluster handle) */
+	if (c->kind == OSD_CONN_CLIENT && msg.hello.entity_type == PROTO_ENTITY_CLIENT)
+		c->peer_instance = msg.hello.nonce;
 	log_debug("osd", "%s: peer %s is %s (weft %s)", c->osd->name, peer, msg.hello.name,
 		  msg.hello.version);
 }

@@ -239,6 +239,7 @@ static void osd_map_cb(struct monc *mc, const struct mon_map *map, void *arg)
 	}
 	osd_pg_map_changed(osd); /* intervals first: ops of a new interval wait for peering */
 	osd_op_map_changed(osd);
+	osd_blocklist_map_changed(osd);
 }
 
 static void osd_beacon(struct osd *osd)

@@ -339,13 +339,14 @@ int osd_perf_json(struct osd *osd, char *buf, size_t cap, size_t *len_out)
 		osd_stats_add(k->kind == OSD_CONN_CLIENT ? &pub : &clu, &s);
 	}
 	osd_jsonf(buf, cap, &off,
-		  "{\"osd\": %u, \"public_addr\": \"%s\", \"cluster_addr\": \"%s\", "
+		  "{\"osd\": %u, \"map_epoch\": %u, \"public_addr\": \"%s\", "
+		  "\"cluster_addr\": \"%s\", "
 		  "\"ops\": %" PRIu64 ", \"op_errors\": %" PRIu64 ", \"writes\": %" PRIu64
 		  ", \"reads\": %" PRIu64 ", \"write_bytes\": %" PRIu64 ", \"read_bytes\": %" PRIu64
 		  ", \"repl_records\": %" PRIu64 ", \"repl_bytes\": %" PRIu64
 		  ", \"replica_records\": %" PRIu64 ", \"replica_bytes\": %" PRIu64
 		  ", \"estale\": %" PRIu64 ", \"enxio\": %" PRIu64 ", \"blocked\": %" PRIu64 ", ",
-		  osd->id, osd->pub_addr, osd->clu_addr, c->ops, c->op_errors, c->writes, c->reads,
+		  osd->id, osd->map.epoch, osd->pub_addr, osd->clu_addr, c->ops, c->op_errors, c->writes, c->reads,
 		  c->write_bytes, c->read_bytes, c->repl_records, c->repl_bytes, c->replica_records,
 		  c->replica_bytes, c->estale, c->enxio, c->blocked);
 	osd_jsonf(buf, cap, &off,

@@ -190,6 +190,8 @@ void osd_op_recv(struct osd_conn *conn, uint64_t tid, const struct proto_osd_op 
 	osd->ctr.ops++;
 	if (m->op == PROTO_OP_PERF)
 		return osd_perf_reply(conn, tid);
+	if ((n = osd_blocklist_check(conn)) != 0) /* a fenced client (osd_blocklist.c) */
+		return osd_reply_now(conn, tid, n, 0);
 	/* we are behind (or our boot's map has not come yet): the client retries */
 	if (!osd->booted || osd->map.epoch < osd->boot_epoch || osd->map.epoch == 0 ||
 	    m->epoch > osd->map.epoch)

@@ -213,10 +213,11 @@ int osd_perf_dump(struct osd *osd, struct asok_out *out)
 		    ", \"repl_bytes\": %" PRIu64 ", \"repl_acks\": %" PRIu64
 		    ", \"replica_records\": %" PRIu64 ", \"replica_bytes\": %" PRIu64
 		    ", \"estale\": %" PRIu64 ", \"enxio\": %" PRIu64 ", \"blocked\": %" PRIu64
-		    ", \"store_pending\": %u}, ",
+		    ", \"blocklist_refused\": %" PRIu64 ", \"store_pending\": %u}, ",
 		    c->ops, c->op_errors, c->writes, c->reads, c->write_bytes, c->read_bytes,
 		    c->repl_records, c->repl_bytes, c->repl_acks, c->replica_records,
-		    c->replica_bytes, c->estale, c->enxio, c->blocked, osd->store_pending);
+		    c->replica_bytes, c->estale, c->enxio, c->blocked, c->blocklist_refused,
+		    osd->store_pending);
 	store_info_get(osd->store, &si);
 	if (store_usage_get(osd->store, &su) != 0)
 		su = (struct store_usage){0};

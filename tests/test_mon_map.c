@@ -535,6 +535,126 @@ static void test_map_mutes(void **state)
 	mon_map_free(&back);
 }
 
+/* The client blocklist (version 7): add, replace, remove, canonical order, bad input. */
+static void test_map_blocklist(void **state)
+{
+	struct mon_map map, back;
+	struct mon_inc inc, ib;
+	struct mon_op op = { .kind = MON_OP_BLOCKLIST_ADD };
+	struct proto_err err;
+	void *buf;
+	size_t len;
+
+	(void)state;
+	mon_map_init(&map);
+	mon_map_init(&back);
+	mon_inc_init(&inc);
+	inc.epoch = 1;
+	/* added out of order: the map keeps them sorted by instance */
+	op.bl = (struct mon_blocklist){ 0x9000000000000001ull, 1800000000000ull, 1700000000000ull };
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+	op.bl = (struct mon_blocklist){ 0x11ull, 1800000001000ull, 1700000000500ull };
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+	op.bl = (struct mon_blocklist){ 0x5555ull, 1800000002000ull, 1700000000600ull };
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+	assert_int_equal(mon_inc_encode(&inc, &buf, &len), 0);
+	assert_int_equal(((uint8_t *)buf)[0], 7);
+	assert_int_equal(mon_inc_decode(buf, len, &err, &ib), 0);
+	/* every truncation of the increment is refused, never crashes */
+	for (size_t n = 0; n < len; n++) {
+		struct mon_inc t;
+
+		assert_int_equal(mon_inc_decode(buf, n, &err, &t), -EBADMSG);
+	}
+	free(buf);
+	assert_int_equal(ib.nops, 3);
+	assert_int_equal(ib.ops[1].bl.until_ms, 1800000001000ull);
+	assert_int_equal(mon_map_apply(&map, &ib), 0);
+	mon_inc_free(&ib);
+	assert_int_equal(map.nblocklist, 3);
+	assert_true(map.blocklist[0].instance == 0x11ull);
+	assert_true(map.blocklist[1].instance == 0x5555ull);
+	assert_true(map.blocklist[2].instance == 0x9000000000000001ull);
+	assert_true(mon_map_blocklisted(&map, 0x5555ull));
+	assert_true(mon_map_blocklisted(&map, 0x9000000000000001ull));
+	assert_false(mon_map_blocklisted(&map, 0x5556ull));
+	assert_false(mon_map_blocklisted(&map, 1));
+	/* the map round-trips in version 7 */
+	assert_int_equal(mon_map_encode(&map, &buf, &len), 0);
+	assert_int_equal(((uint8_t *)buf)[0], 7);
+	assert_int_equal(mon_map_decode(buf, len, &err, &back), 0);
+	assert_int_equal(back.nblocklist, 3);
+	assert_true(back.blocklist[1].added_ms == 1700000000600ull);
+	assert_true(back.blocklist[2].until_ms == 1800000000000ull);
+	/* out of order on the wire (swap the first two instances' bytes): refused */
+	{
+		size_t at = len - 3 * 24, i;
+		uint8_t tmp[8];
+
+		for (i = 0; i < 8; i++)
+			tmp[i] = ((uint8_t *)buf)[at + i];
+		memcpy((uint8_t *)buf + at, (uint8_t *)buf + at + 24, 8);
+		memcpy((uint8_t *)buf + at + 24, tmp, 8);
+		assert_int_equal(mon_map_decode(buf, len, &err, &back), -EBADMSG);
+		assert_non_null(strstr(err.msg, "blocklist"));
+	}
+	free(buf);
+	/* replace (new expiry), then remove two, one of them absent: a no-op */
+	mon_inc_free(&inc);
+	inc.epoch = 2;
+	op.bl = (struct mon_blocklist){ 0x5555ull, 1900000000000ull, 1700000009000ull };
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+	op = (struct mon_op){ .kind = MON_OP_BLOCKLIST_RM };
+	op.bl.instance = 0x11ull;
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+	op.bl.instance = 0x77ull;
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+	assert_int_equal(mon_inc_encode(&inc, &buf, &len), 0);
+	assert_int_equal(mon_inc_decode(buf, len, &err, &ib), 0);
+	free(buf);
+	assert_int_equal(mon_map_apply(&map, &ib), 0);
+	mon_inc_free(&ib);
+	assert_int_equal(map.nblocklist, 2);
+	assert_true(mon_map_blocklist_find(&map, 0x5555ull)->until_ms == 1900000000000ull);
+	assert_false(mon_map_blocklisted(&map, 0x11ull));
+	/* remove the rest: the map goes back to a lower version */
+	mon_inc_free(&inc);
+	inc.epoch = 3;
+	op.bl.instance = 0x5555ull;
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+	op.bl.instance = 0x9000000000000001ull;
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+	assert_int_equal(mon_map_apply(&map, &inc), 0);
+	assert_int_equal(map.nblocklist, 0);
+	assert_int_equal(mon_map_encode(&map, &buf, &len), 0);
+	assert_int_equal(((uint8_t *)buf)[0], 1);
+	free(buf);
+	/* an entry without expiry, or of instance 0, is refused by apply and by the decoder */
+	mon_inc_free(&inc);
+	inc.epoch = 4;
+	op = (struct mon_op){ .kind = MON_OP_BLOCKLIST_ADD };
+	op.bl.instance = 0x42;
+	assert_int_equal(mon_inc_add(&inc, &op), 0);
+	assert_int_equal(mon_map_apply(&map, &inc), -EINVAL);
+	assert_int_equal(mon_inc_encode(&inc, &buf, &len), 0);
+	assert_int_equal(mon_inc_decode(buf, len, &err, &ib), -EBADMSG);
+	assert_non_null(strstr(err.msg, "expire"));
+	free(buf);
+	inc.ops[0].bl.until_ms = 5;
+	inc.ops[0].bl.instance = 0;
+	assert_int_equal(mon_map_apply(&map, &inc), -EINVAL);
+	/* a version-6 increment cannot carry a blocklist op */
+	inc.ops[0].bl.instance = 0x42;
+	assert_int_equal(mon_inc_encode(&inc, &buf, &len), 0);
+	((uint8_t *)buf)[0] = 6;
+	assert_int_equal(mon_inc_decode(buf, len, &err, &ib), -EBADMSG);
+	assert_non_null(strstr(err.msg, "needs version 7"));
+	free(buf);
+	mon_inc_free(&inc);
+	mon_map_free(&map);
+	mon_map_free(&back);
+}
+
 static void roundtrip(const struct proto_msg *m)
 {
 	uint8_t buf[4096], buf2[4096];
@@ -802,6 +922,7 @@ int main(void)
 		cmocka_unit_test(test_mon_messages),
 		cmocka_unit_test(test_pg_stats_capacity),
 		cmocka_unit_test(test_map_mutes),
+		cmocka_unit_test(test_map_blocklist),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

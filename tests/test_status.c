@@ -36,6 +36,8 @@ static void test_weft_codes(void **state)
 	assert_string_equal(weft_strerror(-WEFT_E_AUTH), "authentication failed");
 	assert_string_equal(weft_strerror(-WEFT_E_BADKEY), "remote key unknown or revoked");
 	assert_string_equal(weft_strerror(-WEFT_E_CORRUPT), "checksum mismatch on stored data");
+	assert_string_equal(weft_strerror(-WEFT_E_BLOCKLISTED),
+			    "this client instance is blocklisted (fenced)");
 }
 
 static void test_unknown(void **state)
@@ -44,7 +46,7 @@ static void test_unknown(void **state)
 	assert_string_equal(weft_strerror(5), "unknown error 5");
 	assert_string_equal(weft_strerror(-4000), "unknown error -4000");
 	assert_string_equal(weft_strerror(-WEFT_ERRNO_BASE), "unknown error -4096");
-	assert_string_equal(weft_strerror(-WEFT_ERRNO_MAX), "unknown error -4103");
+	assert_string_equal(weft_strerror(-WEFT_ERRNO_MAX), "unknown error -4104");
 	assert_string_equal(weft_strerror(-99999), "unknown error -99999");
 	assert_string_equal(weft_strerror(INT32_MIN), "unknown error -2147483648");
 }

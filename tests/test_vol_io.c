@@ -44,6 +44,7 @@ __attribute__((constructor)) static void io_unbuffered(void)
 	} while (0)
 
 static struct weft_cluster *cl, *cl2;
+static const char *conf_path; /* for cluster handles a case fences (case_exclusive) */
 static uint32_t pool;
 static uint64_t rng_state = 42;
 
@@ -365,28 +366,68 @@ static void case_cas(void)
 	printf("ok: compare-and-write: one of two racing swaps wins\n");
 }
 
+/*
+ * Wait (bounded, 20 s) until every OSD of the map has at least epoch: an OSD
+ * that has not seen a blocklist yet may still serve the fenced client (a
+ * write the new holder will see; docs/volumes.md, "The limits").
+ */
+static void osds_wait_epoch(uint32_t epoch)
+{
+	const struct mon_map *map = weft_debug_map(cl2);
+	char json[16384];
+
+	for (uint32_t id = 0; id < map->max_osd; id++) {
+		int tries = 0;
+
+		if (!(map->osds[id].state & MON_OSD_UP))
+			continue;
+		for (;; tries++) {
+			const char *p = NULL;
+
+			if (weft_debug_osd_perf(cl2, id, json, sizeof(json)) == 0)
+				p = strstr(json, "\"map_epoch\": ");
+			if (p != NULL && strtoul(p + 13, NULL, 10) >= epoch)
+				break;
+			CHECK(tries < 200, "osd.%u never reached map epoch %u", id, epoch);
+			weft_poll(cl2, 100);
+		}
+	}
+}
+
+/*
+ * Breaking a lock blocklists the holder's client instance, which fences its
+ * whole cluster handle: the holders here get handles of their own (ha, hb),
+ * so cl and cl2 stay usable for the other cases.
+ */
 static void case_exclusive(void)
 {
+	struct weft_cluster *ha, *hb;
 	struct weft_vol *a, *b, *c;
 	struct weft_vol_lock_info li;
 	uint8_t buf[4096] = {1};
-	char holder_a[sizeof(li.holder)];
+	char holder_a[sizeof(li.holder)], inst[24];
 
+	CHECK_RC(weft_connect(conf_path, "client.admin", &ha), 0);
+	CHECK_RC(weft_connect(conf_path, "client.admin", &hb), 0);
+	CHECK(weft_instance(ha) != weft_instance(hb) && weft_instance(ha) != weft_instance(cl),
+	      "two cluster handles, one instance %016" PRIx64, weft_instance(ha));
 	CHECK_RC(weft_vol_create(cl, pool, "excl", 1 << 20, NULL), 0);
 	CHECK_RC(weft_vol_lock_get(cl, pool, "excl", &li), 0);
 	CHECK(li.holder[0] == '\0' && li.epoch == 0, "new volume's lock: '%s'", li.holder);
-	CHECK_RC(weft_vol_open(cl, pool, "excl", WEFT_VOL_FORCE, &a), -EINVAL);
-	CHECK_RC(weft_vol_open(cl, pool, "excl", WEFT_VOL_EXCLUSIVE, &a), 0);
+	CHECK_RC(weft_vol_open(ha, pool, "excl", WEFT_VOL_FORCE, &a), -EINVAL);
+	CHECK_RC(weft_vol_open(ha, pool, "excl", WEFT_VOL_EXCLUSIVE, &a), 0);
 	CHECK_RC(weft_vol_lock_get(cl2, pool, "excl", &li), 0);
 	CHECK(li.holder[0] != '\0' && li.epoch == 1 && li.since > 0, "held lock: '%s'", li.holder);
 	snprintf(holder_a, sizeof(holder_a), "%s", li.holder);
 	CHECK(strstr(holder_a, "client.admin@") == holder_a, "holder names the client: %s",
 	      holder_a);
+	snprintf(inst, sizeof(inst), "/i=%016" PRIx64, weft_instance(ha));
+	CHECK(strstr(holder_a, inst) != NULL, "holder names its instance (%s): %s", inst, holder_a);
 	/* another client: exclusive and shared-write opens fail, read-only works */
 	CHECK_RC(weft_vol_open(cl2, pool, "excl", WEFT_VOL_EXCLUSIVE, &b), -EBUSY);
 	CHECK_RC(weft_vol_open(cl2, pool, "excl", 0, &b), -EBUSY);
 	/* a second handle in the same process is another holder */
-	CHECK_RC(weft_vol_open(cl, pool, "excl", WEFT_VOL_EXCLUSIVE, &b), -EBUSY);
+	CHECK_RC(weft_vol_open(ha, pool, "excl", WEFT_VOL_EXCLUSIVE, &b), -EBUSY);
 	CHECK_RC(weft_vol_open(cl2, pool, "excl", WEFT_VOL_RDONLY, &b), 0);
 	CHECK_RC(weft_vol_close(b), 0);
 	CHECK_RC(weft_vol_remove(cl2, pool, "excl"), -EBUSY);
@@ -395,31 +436,43 @@ static void case_exclusive(void)
 	CHECK_RC(weft_vol_resize(a, 2 << 20), 0);
 	printf("ok: exclusive open: a second writer gets -EBUSY while the first holds it\n");
 
-	/* the holder "dies": break it (a wrong holder name breaks nothing) */
+	/* the holder "dies": break it (a wrong holder name breaks, and fences, nothing) */
 	CHECK_RC(weft_vol_lock_break(cl2, pool, "excl", "client.x@nowhere:1/0"), -ESTALE);
+	CHECK(!mon_map_blocklisted(weft_debug_map(cl2), weft_instance(ha)),
+	      "a wrong break fenced a");
 	CHECK_RC(weft_vol_lock_break(cl2, pool, "excl", holder_a), 0);
+	/* the breaker waited for the epoch that fences a */
+	CHECK(mon_map_blocklisted(weft_debug_map(cl2), weft_instance(ha)), "break did not fence a");
+	osds_wait_epoch(weft_map_epoch(cl2));
 	CHECK_RC(weft_vol_lock_get(cl2, pool, "excl", &li), 0);
 	CHECK(li.holder[0] == '\0' && li.epoch == 2, "after break: '%s' epoch %" PRIu64, li.holder,
 	      li.epoch);
 	CHECK_RC(weft_vol_lock_break(cl2, pool, "excl", NULL), 0); /* already free */
-	CHECK_RC(weft_vol_open(cl2, pool, "excl", WEFT_VOL_EXCLUSIVE, &b), 0);
-	/* the old holder finds out at its next flush, and cannot write any more */
-	CHECK_RC(weft_vol_flush(a), -ENOLCK);
+	CHECK_RC(weft_vol_open(hb, pool, "excl", WEFT_VOL_EXCLUSIVE, &b), 0);
+	/* the old holder is refused at its next op, and cannot write or flush any more */
 	CHECK_RC(weft_vol_write(a, buf, sizeof(buf), 0), -ENOLCK);
+	CHECK(weft_blocklisted(ha), "a's handle does not know it is fenced");
+	CHECK_RC(weft_vol_flush(a), -ENOLCK);
 	CHECK_RC(weft_vol_resize(a, 1 << 20), -ENOLCK);
 	CHECK_RC(weft_vol_close(a), -ENOLCK); /* and its close leaves the new lock alone */
 	CHECK_RC(weft_vol_lock_get(cl, pool, "excl", &li), 0);
 	CHECK(li.holder[0] != '\0' && strcmp(li.holder, holder_a) != 0 && li.epoch == 3,
 	      "lock after the old holder closed: '%s' epoch %" PRIu64, li.holder, li.epoch);
-	/* --force: take it over from a live holder */
+	/* --force: take it over from a live holder (fencing hb) */
 	CHECK_RC(weft_vol_open(cl, pool, "excl", WEFT_VOL_EXCLUSIVE | WEFT_VOL_FORCE, &c), 0);
+	osds_wait_epoch(weft_map_epoch(cl));
+	CHECK_RC(weft_vol_write(b, buf, sizeof(buf), 0), -ENOLCK);
 	CHECK_RC(weft_vol_flush(b), -ENOLCK);
 	CHECK_RC(weft_vol_close(b), -ENOLCK);
+	CHECK_RC(weft_vol_write(c, buf, sizeof(buf), 0), 0);
+	CHECK_RC(weft_vol_flush(c), 0);
 	CHECK_RC(weft_vol_close(c), 0);
 	CHECK_RC(weft_vol_lock_get(cl, pool, "excl", &li), 0);
 	CHECK(li.holder[0] == '\0', "close released the lock: '%s'", li.holder);
 	CHECK_RC(weft_vol_remove(cl, pool, "excl"), 0);
-	printf("ok: lock break: the old holder gets -ENOLCK, the new one keeps the lock\n");
+	weft_disconnect(ha);
+	weft_disconnect(hb);
+	printf("ok: lock break: the old holder is fenced (-ENOLCK), the new one keeps the lock\n");
 }
 
 static void case_corrupt(void)
@@ -742,6 +795,7 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		rng_state = strtoull(argv[optind], NULL, 0) | 1;
+	conf_path = conf;
 	CHECK_RC(weft_connect(conf, "client.admin", &cl), 0);
 	CHECK_RC(weft_connect(conf, "client.admin", &cl2), 0);
 	CHECK_RC(weft_pool_lookup(cl, pname, &pool), 0);

@@ -18,3 +18,16 @@ if(TARGET weft-osd AND TARGET weft_client)
 	weft_vol_func_test(io 22300)
 	weft_vol_func_test(cli 22400)
 endif()
+
+# Fencing a broken exclusive lock by blocklisting the old holder's client
+# instance (tests/test_fence.sh, docs/volumes.md "Exclusive lock"). Ports 39000-39099.
+if(TARGET weft-osd AND TARGET weft_client)
+	add_executable(fence_io ${CMAKE_CURRENT_LIST_DIR}/fence_io.c)
+	target_link_libraries(fence_io PRIVATE weft_client)
+	add_test(NAME vol_func_fence
+		COMMAND ${CMAKE_CURRENT_LIST_DIR}/test_fence.sh 39000
+			$<TARGET_FILE:weft-mon> $<TARGET_FILE:weft-osd> $<TARGET_FILE:weft>
+			$<TARGET_FILE:fence_io>)
+	set_tests_properties(vol_func_fence PROPERTIES LABELS "func;vol" TIMEOUT 300
+		SKIP_RETURN_CODE 77)
+endif()

@@ -60,6 +60,8 @@ int cli_osd_cap(struct cli_mon_args *a);
 /* OSD lifecycle (cmd_osd_life.c): reweight, crush reweight, rm, purge, safe-to-destroy, ok-to-stop. */
 int cli_osd_life(struct cli_mon_args *a);
 int cli_pool_quota(struct cli_mon_args *a);
+/* osd blocklist add|rm|ls (cmd_blocklist.c); -1: words[0] is not "blocklist". */
+int cli_osd_blocklist(struct cli_mon_args *a);
 const char *cli_bytes_str(unsigned long long v, char *buf, size_t cap);
 void cli_render_pool_detail(json_t *out);
 /* weft pg verify (cmd_pg_verify.c): words[0] = "verify", then PGIDs unless all. */

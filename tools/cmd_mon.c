@@ -35,6 +35,7 @@ static const struct {
 	{ "osd", "osd reweight ID WEIGHT(0..1) | osd crush reweight osd.ID WEIGHT" },
 	{ "osd", "osd safe-to-destroy ID... | osd ok-to-stop ID..." },
 	{ "osd", "osd rm ID | osd purge ID [--force] --yes-i-really-mean-it" },
+	{ "osd", "osd blocklist add INSTANCE [SECONDS] | osd blocklist rm INSTANCE | osd blocklist ls" },
 	{ "osd", "osd df | osd set-nearfull-ratio|set-backfillfull-ratio|set-full-ratio R" },
 	{ "osd", "osd crush add-bucket NAME TYPE [TYPE=NAME ...]" },
 	{ "osd", "osd crush move NAME TYPE=NAME ... | osd crush rm NAME" },
@@ -537,6 +538,9 @@ int cli_osd_main(int argc, char **argv)
 	sub = a.words[0];
 	snprintf(prefix, sizeof(prefix), "osd %s", sub);
 	rc = cli_osd_cap(&a); /* osd df, osd set-*-ratio (cmd_df.c) */
+	if (rc >= 0)
+		return rc;
+	rc = cli_osd_blocklist(&a); /* osd blocklist add|rm|ls (cmd_blocklist.c) */
 	if (rc >= 0)
 		return rc;
 	rc = cli_osd_life(&a); /* reweight, rm, purge, ... (cmd_osd_life.c) */

@@ -27,6 +27,7 @@ enum weft_status {
 	WEFT_E_AUTH = 4100,	/* authentication failed */
 	WEFT_E_BADKEY = 4101,	/* remote key unknown or revoked */
 	WEFT_E_CORRUPT = 4102,	/* checksum mismatch on stored data */
+	WEFT_E_BLOCKLISTED = 4103, /* this client instance is blocklisted (weft osd blocklist) */
 	WEFT_ERRNO_MAX
 };
 
@@ -41,6 +42,7 @@ const char *weft_version(void);
 
 /* ------------------------------------------------------------------ libweft */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -92,6 +94,17 @@ int weft_conf_set(struct weft_cluster *cl, const char *key, const char *value);
 /* Pool id by name; a pool the map lacks waits up to 2 s for a newer map (one
  * just created may not have reached the mon we asked), then -ENOENT. */
 int weft_pool_lookup(struct weft_cluster *cl, const char *pool, uint32_t *pool_id_out);
+/*
+ * This handle's client instance: a random 64-bit id drawn at weft_connect()
+ * that OSDs know every connection of this handle by. `weft osd blocklist add`
+ * takes it (16 hex digits) to fence the handle.
+ */
+uint64_t weft_instance(const struct weft_cluster *cl);
+/*
+ * Has this handle been blocklisted? True once an OSD refused one of its ops
+ * with -WEFT_E_BLOCKLISTED or the map listed its instance (then it stays true).
+ */
+bool weft_blocklisted(struct weft_cluster *cl);
 /* The map epoch the client works with. */
 uint32_t weft_map_epoch(const struct weft_cluster *cl);
 /* Wait (bounded) until the client has at least this map epoch. */
