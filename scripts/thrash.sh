@@ -262,6 +262,13 @@ all_clean() {
 	pg_json | jq -e '(.pg_stats | length) > 0 and
 		([.pg_stats[] | select(.state != "active+clean")] | length) == 0' > /dev/null 2>&1
 }
+# Every OSD up and in: PGs can be clean on the others while a revived OSD
+# still boots, and its return then moves copies under the check's feet.
+all_osds_up() {
+	"$WEFT" status -c "$CONF" --timeout 5 --format json 2> /dev/null |
+		jq -e --argjson n "$NOSD" '.osdmap.num_up_osds == $n and .osdmap.num_in_osds == $n' \
+			> /dev/null 2>&1
+}
 
 RESULTS=$DIR/results
 : > "$RESULTS"
@@ -302,7 +309,7 @@ for cycle in $(seq 1 "$CYCLES"); do
 	T_W=$(date +%s)
 	log "cycle $cycle: writer done: $WJ"
 	DEADLINE=$((T_W + 300))
-	while ! all_clean; do
+	while ! all_osds_up || ! all_clean; do
 		cl_check_alive
 		if [ "$(date +%s)" -ge "$DEADLINE" ]; then
 			pg_json | jq -c '[.pg_stats[] | select(.state != "active+clean") |
