@@ -77,11 +77,10 @@ int weft_connect(const char *conf_path, const char *name, struct weft_cluster **
 	if (rc != 0)
 		goto err_conf;
 	cl->msg_size = attr.msg_size;
-	cl->txbuf = malloc(cl->msg_size);
-	if (cl->txbuf == NULL) {
-		rc = -ENOMEM;
+	rc = msgr_create_on(cl->dom, cl->name, &cl->msgr);
+	if (rc != 0)
 		goto err_dom;
-	}
+	msgr_hello_set(cl->msgr, &cl->hello); /* its nonce is this handle's instance */
 	/* registered once: OSDs pull payloads from and push reads into these */
 	rc = fab_pool_create(cl->dom, CLIENT_SMALL_BUF, CLIENT_SMALL_COUNT,
 			     FAB_ACCESS_REMOTE_READ | FAB_ACCESS_REMOTE_WRITE, 0, &cl->small_pool);
@@ -91,7 +90,7 @@ int weft_connect(const char *conf_path, const char *name, struct weft_cluster **
 		    FAB_ACCESS_REMOTE_READ | FAB_ACCESS_REMOTE_WRITE, 0, &cl->large_pool);
 	if (rc != 0)
 		goto err_dom;
-	rc = monc_create(cl->conf, cl->name, &cl->monc);
+	rc = monc_create_on(cl->msgr, cl->conf, cl->name, &cl->monc);
 	if (rc != 0)
 		goto err_dom;
 	monc_subscribe(cl->monc, NULL, NULL);
@@ -124,7 +123,7 @@ err_monc:
 		close(cl->epfd);
 	monc_destroy(cl->monc);
 err_dom:
-	free(cl->txbuf);
+	msgr_destroy(cl->msgr);
 	if (cl->large_pool)
 		fab_pool_destroy(cl->large_pool);
 	if (cl->small_pool)
@@ -145,6 +144,7 @@ void weft_disconnect(struct weft_cluster *cl)
 	while (cl->conns)
 		client_conn_free(cl->conns);
 	monc_destroy(cl->monc);
+	msgr_destroy(cl->msgr);
 	close(cl->deferfd);
 	close(cl->epfd);
 	if (cl->large_pool)
@@ -153,7 +153,6 @@ void weft_disconnect(struct weft_cluster *cl)
 		fab_pool_destroy(cl->small_pool);
 	fab_domain_close(cl->dom);
 	conf_destroy(cl->conf);
-	free(cl->txbuf);
 	free(cl);
 }
 
@@ -272,51 +271,52 @@ void weft_buf_free(struct weft_cluster *cl, void *buf)
 		fab_pool_put(p, buf);
 }
 
-#define CLIENT_HELLO_LINGER_MS 2000
+/* ---------------------------------------------------- OSD connections */
 
-static int client_hello_send(struct weft_cluster *cl, struct client_conn *c)
+static struct client_conn *client_conn_of(struct msgr_conn *mc)
 {
-	uint8_t buf[512];
-	size_t len;
-	int rc;
+	struct client_conn *c = msgr_conn_ctx(mc);
 
-	rc = proto_hello_frame(&cl->hello, buf, sizeof(buf), &len);
-	return rc != 0 ? rc : fab_send(c->ep, buf, len, NULL);
+	return c != NULL && !c->failed ? c : NULL;
 }
 
-/* The OSD's first frame: its hello. A refusal fails the ops sent to it (client_op.c). */
-static void client_hello_recv(struct weft_cluster *cl, struct client_conn *c, const void *data,
-			      size_t len)
+static void client_recv_cb(struct msgr_conn *mc, const struct proto_hdr *hdr,
+			   const struct proto_msg *msg, void *arg)
 {
-	char why[PROTO_HELLO_WHY_MAX], who[96];
-	struct proto_hdr hdr;
-	struct proto_msg msg;
-	int rc;
+	struct weft_cluster *cl = arg;
+	struct client_conn *c = client_conn_of(mc);
 
-	snprintf(who, sizeof(who), "%s osd.%u", cl->name, c->osd);
-	if (proto_frame_decode(data, len, cl->msg_size, who, NULL, &hdr, &msg) != 0) {
+	if (c == NULL)
+		return;
+	if (msg->type != PROTO_OSD_OP_REPLY) {
+		/* a confused peer is dropped, its ops resent */
+		log_warn("client", "%s: unexpected %s message from osd.%u at %s; closing", cl->name,
+			 proto_type_name(msg->type), c->osd, c->addr);
 		c->failed = true;
 		return;
 	}
-	if (msg.type != PROTO_HELLO) {
-		proto_hello_unexpected(msg.type, c->addr, why, sizeof(why));
-		rc = -EPROTONOSUPPORT;
-	} else {
-		rc = proto_hello_check(&cl->hello, &msg.hello, c->addr, why, sizeof(why));
-	}
-	if (rc != 0) {
-		/*
-		 * The ops sent here fail now; the connection lingers a little,
-		 * delivering nothing, so our queued hello reaches the OSD too.
-		 */
-		log_error("client", "%s: %s", cl->name, why);
-		c->refused = rc;
-		c->refused_until_ms = clock_now_ms() + CLIENT_HELLO_LINGER_MS;
-		client_ops_conn_failed(cl, c);
+	client_op_reply(cl, c, hdr->tid, &msg->osd_op_reply);
+}
+
+/* The connection broke, or the OSD's hello was refused (then its ops fail: client_op.c). */
+static void client_fail_cb(struct msgr_conn *mc, int status, void *arg)
+{
+	struct client_conn *c = msgr_conn_ctx(mc);
+
+	(void)arg;
+	if (c == NULL) {
+		msgr_conn_close(mc);
 		return;
 	}
-	c->hello_done = true;
+	if (status == -EPROTONOSUPPORT)
+		c->refused = status;
+	c->failed = true; /* freed by weft_poll after the current batch */
 }
+
+static const struct msgr_ops client_conn_ops = {
+    .recv_cb = client_recv_cb, .fail_cb = client_fail_cb,
+    /* no write_imm_cb: OSDs write read data with plain one-sided writes */
+};
 
 struct client_conn *client_conn_get(struct weft_cluster *cl, uint32_t osd, const char *addr)
 {
@@ -329,7 +329,8 @@ struct client_conn *client_conn_get(struct weft_cluster *cl, uint32_t osd, const
 	c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return NULL;
-	rc = fab_connect(cl->dom, addr, NULL, c, &c->ep);
+	/* our hello goes first, queued behind the connect (msgr/msgr.h) */
+	rc = msgr_connect_ops(cl->msgr, addr, NULL, &client_conn_ops, cl, c, &c->mc);
 	if (rc != 0) {
 		log_warn("client", "%s: connect to osd.%u at %s: %s", cl->name, osd, addr,
 			 weft_strerror(rc));
@@ -339,15 +340,6 @@ struct client_conn *client_conn_get(struct weft_cluster *cl, uint32_t osd, const
 	c->cl = cl;
 	c->osd = osd;
 	snprintf(c->addr, sizeof(c->addr), "%s", addr);
-	/* our hello goes first, queued behind the connect (proto/hello.h) */
-	rc = client_hello_send(cl, c);
-	if (rc != 0) {
-		log_warn("client", "%s: hello to osd.%u at %s: %s", cl->name, osd, addr,
-			 weft_strerror(rc));
-		fab_ep_close(c->ep);
-		free(c);
-		return NULL;
-	}
 	c->next = cl->conns;
 	cl->conns = c;
 	return c;
@@ -364,42 +356,14 @@ void client_conn_free(struct client_conn *c)
 		}
 	}
 	client_ops_conn_failed(cl, c);
-	fab_ep_close(c->ep);
+	msgr_conn_close(c->mc);
 	free(c);
-}
-
-static void client_cqe_handle(struct weft_cluster *cl, const struct fab_cqe *cqe)
-{
-	struct client_conn *c = cqe->ep ? fab_ep_ctx(cqe->ep) : NULL;
-
-	switch (cqe->kind) {
-	case FAB_EV_RECV:
-		if (c != NULL && c->refused)
-			; /* refused by the hello check: lingering until closed */
-		else if (c != NULL && !c->failed && !c->hello_done)
-			client_hello_recv(cl, c, cqe->data, cqe->len);
-		else if (c != NULL && !c->failed)
-			client_op_reply(cl, c, cqe->data, cqe->len);
-		fab_recv_release(cqe);
-		break;
-	case FAB_EV_CONNECTED:
-		if (cqe->status != 0 && c != NULL)
-			c->failed = true;
-		break;
-	case FAB_EV_PEER_FAILED:
-		if (c != NULL)
-			c->failed = true;
-		break;
-	default:
-		break;
-	}
 }
 
 int weft_poll(struct weft_cluster *cl, int timeout_ms)
 {
-	struct fab_cqe cqes[32];
 	struct epoll_event ev[4];
-	int n, total = 0, rc;
+	int total = 0, rc;
 
 	uint64_t v;
 
@@ -407,19 +371,13 @@ int weft_poll(struct weft_cluster *cl, int timeout_ms)
 	if (read(cl->deferfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return -errno;
 	for (int round = 0; round < 2; round++) {
-		rc = fab_progress(cl->dom, 0);
+		/* the OSDs' replies and the mon client's frames: one messenger, one domain */
+		rc = msgr_progress_budget(cl->msgr, 4096);
 		if (rc < 0)
 			return rc;
 		total += rc;
-		while ((n = fab_cq_poll(cl->dom, cqes, 32)) > 0) {
-			for (int i = 0; i < n; i++)
-				client_cqe_handle(cl, &cqes[i]);
-			total += n;
-		}
 		for (struct client_conn *c = cl->conns, *next; c; c = next) {
 			next = c->next;
-			if (c->refused && clock_now_ms() >= c->refused_until_ms)
-				c->failed = true;
 			if (c->failed)
 				client_conn_free(c);
 		}
@@ -453,17 +411,17 @@ int weft_debug_conns_json(struct weft_cluster *cl, char *buf, size_t cap)
 
 	off += (size_t)snprintf(buf, cap, "{\"conns\": [");
 	for (struct client_conn *c = cl->conns; c && off < cap; c = c->next, n++) {
+		struct fab_ep *ep = msgr_conn_ep(c->mc);
 		struct fab_ep_stats s;
 
-		fab_ep_stats(c->ep, &s);
-		off += (size_t)snprintf(buf + off, cap - off,
-					"%s{\"osd\": %u, \"local\": \"%s\", \"peer\": \"%s\", "
-					"\"tx_bytes\": %" PRIu64 ", \"rx_bytes\": %" PRIu64
-					", \"rx_frames\": %" PRIu64 ", \"rx_ctrl_frames\": %" PRIu64
-					"}",
-					n ? ", " : "", c->osd, fab_ep_local_addr(c->ep),
-					fab_ep_peer_addr(c->ep), s.tx_bytes, s.rx_bytes, s.rx_frames,
-					s.rx_ctrl_frames);
+		fab_ep_stats(ep, &s);
+		off += (size_t)snprintf(
+		    buf + off, cap - off,
+		    "%s{\"osd\": %u, \"local\": \"%s\", \"peer\": \"%s\", "
+		    "\"tx_bytes\": %" PRIu64 ", \"rx_bytes\": %" PRIu64 ", \"rx_frames\": %" PRIu64
+		    ", \"rx_ctrl_frames\": %" PRIu64 "}",
+		    n ? ", " : "", c->osd, fab_ep_local_addr(ep), fab_ep_peer_addr(ep), s.tx_bytes,
+		    s.rx_bytes, s.rx_frames, s.rx_ctrl_frames);
 	}
 	if (off < cap)
 		off += (size_t)snprintf(buf + off, cap - off, "]}");

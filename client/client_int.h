@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libweft internals (docs/client.md). One struct weft_cluster per
- * connection to a cluster: the mon client (maps), one fabric domain with
- * one endpoint per OSD it talks to (their public addresses), registered
- * buffer pools, and every op that is queued or in flight.
+ * connection to a cluster: one fabric domain and one messenger over it,
+ * carrying the mon client (maps) and one connection per OSD it talks to
+ * (their public addresses), registered buffer pools, and every op that is
+ * queued or in flight.
  *
  *   client.c      connect, map, connections, buffers, the event loop
  *   client_op.c   ops: placement, send, replies, resend, timeouts, sync forms
@@ -17,6 +18,7 @@
 #include "common/conf.h"
 #include "fabric/fabric.h"
 #include "mon/monc/monc.h"
+#include "msgr/msgr.h"
 #include "proto/proto.h"
 #include "weft/weft.h"
 
@@ -28,11 +30,9 @@ struct client_conn {
 	struct weft_cluster *cl;
 	uint32_t osd;
 	char addr[PROTO_ADDR_MAX + 1];
-	struct fab_ep *ep;
-	bool failed;
-	bool hello_done;	   /* the OSD's hello passed proto_hello_check */
-	int refused;		   /* -EPROTONOSUPPORT once the hello check refused the OSD */
-	uint64_t refused_until_ms; /* refused: freed then (or when the OSD closes) */
+	struct msgr_conn *mc;
+	bool failed;  /* freed by weft_poll after the current batch */
+	int refused;  /* -EPROTONOSUPPORT: the hello check refused the OSD (resending cannot help) */
 	struct client_conn *next;
 };
 
@@ -78,6 +78,7 @@ struct weft_cluster {
 	struct monc *monc;
 	uint32_t epoch; /* last epoch the ops were kicked for */
 	struct fab_domain *dom;
+	struct msgr *msgr; /* every connection of this handle, the mon client's too */
 	struct fab_pool *small_pool, *large_pool;
 	struct client_conn *conns;
 	struct client_op *ops;
@@ -87,8 +88,7 @@ struct weft_cluster {
 	uint64_t max_op, inline_max, op_timeout_ms;
 	int epfd, monc_fd_added;
 	int deferfd; /* eventfd: deferred completions pending (weft_fd() readable) */
-	uint8_t *txbuf;
-	struct proto_hello hello; /* ours: first frame on each OSD connection */
+	struct proto_hello hello; /* ours: first frame on each connection (its nonce: our instance) */
 	uint64_t resends; /* ops sent again (stale epoch, primary change, failure) */
 	uint64_t instance; /* this handle's instance (client_fence.c), the hello's nonce */
 	bool blocklisted;  /* an OSD refused us as blocklisted, or a map listed us: sticky */
@@ -114,8 +114,8 @@ int client_fence(struct weft_cluster *cl, uint64_t instance, unsigned int second
 
 /* client_op.c */
 int client_op_submit(struct weft_cluster *cl, struct client_op *op);
-void client_op_reply(struct weft_cluster *cl, struct client_conn *conn, const void *buf,
-		     size_t len);
+void client_op_reply(struct weft_cluster *cl, struct client_conn *conn, uint64_t tid,
+		     const struct proto_osd_op_reply *r);
 void client_ops_conn_failed(struct weft_cluster *cl, struct client_conn *conn);
 /* Send what can be sent, expire what timed out, run finished callbacks. Returns callbacks run. */
 int client_ops_tick(struct weft_cluster *cl);

@@ -138,8 +138,7 @@ static void client_op_send(struct weft_cluster *cl, struct client_op *op)
 	}
 	if (op->opcode == PROTO_OP_ZERO) {
 		/* the range travels in offset/length; no payload */
-	} else if (op->len > 0 &&
-		   !(client_op_is_write(op->opcode) && op->len <= cl->inline_max)) {
+	} else if (op->len > 0 && !(client_op_is_write(op->opcode) && op->len <= cl->inline_max)) {
 		if (client_op_prepare_buf(cl, op) != 0)
 			return; /* every bounce buffer busy: retried on the next tick */
 		o->flags |= PROTO_OP_F_RKEY;
@@ -155,16 +154,16 @@ static void client_op_send(struct weft_cluster *cl, struct client_op *op)
 		return;
 	}
 	op->tid = cl->next_tid++;
-	rc = proto_frame_encode(&m, op->tid, cl->txbuf, cl->msg_size, &flen);
-	if (rc == -ENOBUFS && (o->flags & PROTO_OP_F_INLINE)) {
+	rc = (o->flags & PROTO_OP_F_INLINE) ? proto_frame_encode(&m, op->tid, NULL, 0, &flen) : 0;
+	if (rc == 0 && (o->flags & PROTO_OP_F_INLINE) && flen > cl->msg_size) {
 		/* name + data too big for one message: pull it instead */
 		cl->inline_max = 0;
 		op->retry_at_ms = 0;
 		return;
 	}
 	if (rc == 0)
-		rc = fab_send(conn->ep, cl->txbuf, flen, NULL);
-	if (rc == -EAGAIN || rc == -ENOTCONN) {
+		rc = msgr_send(conn->mc, &m, op->tid); /* a full send queue parks it in order */
+	if (rc == -ENOTCONN) {
 		op->retry_at_ms = clock_now_ms() + 1;
 		return;
 	}
@@ -174,22 +173,13 @@ static void client_op_send(struct weft_cluster *cl, struct client_op *op)
 	op->state = CLIENT_OP_SENT;
 }
 
-void client_op_reply(struct weft_cluster *cl, struct client_conn *conn, const void *buf, size_t len)
+void client_op_reply(struct weft_cluster *cl, struct client_conn *conn, uint64_t tid,
+		     const struct proto_osd_op_reply *r)
 {
-	struct proto_hdr hdr;
-	struct proto_msg m;
-	struct proto_osd_op_reply *r = &m.osd_op_reply;
 	struct client_op *op;
-	char who[96];
 
-	snprintf(who, sizeof(who), "%s osd.%u", cl->name, conn->osd);
-	if (proto_frame_decode(buf, len, cl->msg_size, who, NULL, &hdr, &m) != 0 ||
-	    m.type != PROTO_OSD_OP_REPLY) {
-		conn->failed = true; /* a malformed peer is dropped, its ops resent */
-		return;
-	}
 	for (op = cl->ops; op; op = op->next)
-		if (op->tid == hdr.tid && op->conn == conn)
+		if (op->tid == tid && op->conn == conn)
 			break;
 	if (op == NULL)
 		return; /* a reply to an op that was resent or completed */
@@ -551,7 +541,8 @@ int weft_zero(struct weft_cluster *cl, uint32_t pool, const char *name, uint64_t
 {
 	struct client_sync s = {0};
 
-	return client_sync_wait(cl, &s, weft_aio_zero(cl, pool, name, off, len, client_sync_cb, &s));
+	return client_sync_wait(cl, &s,
+				weft_aio_zero(cl, pool, name, off, len, client_sync_cb, &s));
 }
 
 /* ------------------------------------------------------------ debug calls */
@@ -621,8 +612,10 @@ const char *weft_result_describe(const struct weft_result *res, char *buf, size_
 
 		if (osd)
 			snprintf(who, sizeof(who), "osd.%d", res->osd);
-		snprintf(buf, cap, "%s (%s failed it; the write may have been applied and "
-			 "completes on every copy by recovery)", e, who);
+		snprintf(buf, cap,
+			 "%s (%s failed it; the write may have been applied and "
+			 "completes on every copy by recovery)",
+			 e, who);
 	} else if (osd && res->rc == -ENOSPC) {
 		snprintf(buf, cap, "%s (osd.%d is full)", e, res->osd);
 	} else if (osd) {

@@ -12,8 +12,8 @@
 #include "common/log.h"
 #include "proto/hello.h"
 
-#define MSGR_BULK_OUT_MAX 256 /* large frames a peer has not pulled yet, per connection */
-#define MSGR_PENDING_MAX 4096 /* frames parked on a full send queue, per connection */
+#define MSGR_BULK_OUT_MAX 256  /* large frames a peer has not pulled yet, per connection */
+#define MSGR_PENDING_MAX  4096 /* frames parked on a full send queue, per connection */
 /*
  * A refused connection stays open (delivering nothing) until the peer closes
  * it or this long has passed, so our own hello, still queued, reaches the
@@ -45,10 +45,20 @@ struct msgr_bulk_in {
 	struct fab_mr *mr;
 };
 
+struct msgr_listener {
+	struct msgr *msgr;
+	struct msgr_listener *next;
+	struct fab_listener *l;
+	const struct msgr_ops *ops;
+	void *arg;
+};
+
 struct msgr_conn {
 	struct msgr *msgr;
 	struct msgr_conn *next, *prev;
 	struct fab_ep *ep;
+	const struct msgr_ops *ops; /* the owner's */
+	void *arg;
 	void *ctx;
 	uint64_t id;
 	bool failed;
@@ -64,48 +74,82 @@ struct msgr_conn {
 
 struct msgr {
 	struct fab_domain *dom;
-	struct msgr_ops ops;
+	bool owns_dom;
+	char name[PROTO_NAME_MAX + 1];
+	struct msgr_ops ops; /* the default owner (msgr_create) */
 	void *arg;
 	uint32_t msg_size;
-	struct fab_listener *listener;
+	struct msgr_listener *listener; /* msgr_listen's */
+	struct msgr_listener *listeners;
 	struct msgr_conn *conns;
+	unsigned int nparked; /* connections with frames parked */
+	unsigned int nlinger; /* refused connections lingering */
+	msgr_rma_cb rma_cb;
+	void *rma_arg;
 	struct msgr_bulk_in *bulk_in;
 	uint64_t next_conn_id;
 	uint64_t next_bulk_id;
-	uint8_t *scratch; /* msg_size bytes: small frames are encoded here */
+	uint8_t *scratch;	  /* msg_size bytes: small frames are encoded here */
 	struct proto_hello hello; /* ours: the first frame on every connection */
 };
+
+static int msgr_init(struct msgr *m, struct fab_domain *dom, const char *name)
+{
+	m->dom = dom;
+	m->msg_size = fab_domain_msg_size(dom);
+	m->next_conn_id = 1;
+	m->next_bulk_id = 1;
+	snprintf(m->name, sizeof(m->name), "%s", name ? name : "client.unknown");
+	proto_hello_init(&m->hello, m->name);
+	m->scratch = malloc(m->msg_size);
+	return m->scratch != NULL ? 0 : -ENOMEM;
+}
+
+int msgr_create_on(struct fab_domain *dom, const char *name, struct msgr **msgr_out)
+{
+	struct msgr *m = calloc(1, sizeof(*m));
+
+	if (m == NULL)
+		return -ENOMEM;
+	if (msgr_init(m, dom, name) != 0) {
+		free(m);
+		return -ENOMEM;
+	}
+	*msgr_out = m;
+	return 0;
+}
 
 int msgr_create(const struct fab_domain_attr *attr, const struct msgr_ops *ops, void *arg,
 		struct msgr **msgr_out)
 {
+	struct fab_domain *dom;
 	struct msgr *m;
 	int rc;
 
-	m = calloc(1, sizeof(*m));
-	if (m == NULL)
-		return -ENOMEM;
-	rc = fab_domain_open(attr, &m->dom);
+	rc = fab_domain_open(attr, &dom);
 	if (rc != 0)
-		goto err_free;
+		return rc;
+	rc = msgr_create_on(dom, attr->name, &m);
+	if (rc != 0) {
+		fab_domain_close(dom);
+		return rc;
+	}
+	m->owns_dom = true;
 	m->ops = *ops;
 	m->arg = arg;
-	m->msg_size = attr->msg_size;
-	m->next_conn_id = 1;
-	m->next_bulk_id = 1;
-	proto_hello_init(&m->hello, attr->name ? attr->name : "client.unknown");
-	m->scratch = malloc(m->msg_size);
-	if (m->scratch == NULL) {
-		rc = -ENOMEM;
-		goto err_close;
-	}
 	*msgr_out = m;
 	return 0;
-err_close:
-	fab_domain_close(m->dom);
-err_free:
-	free(m);
-	return rc;
+}
+
+struct fab_domain *msgr_domain(const struct msgr *m)
+{
+	return m->dom;
+}
+
+void msgr_rma_handler(struct msgr *m, msgr_rma_cb cb, void *arg)
+{
+	m->rma_cb = cb;
+	m->rma_arg = arg;
 }
 
 static void msgr_conn_free(struct msgr_conn *c)
@@ -129,6 +173,10 @@ static void msgr_conn_free(struct msgr_conn *c)
 	for (struct msgr_bulk_in *b = m->bulk_in; b != NULL; b = b->next)
 		if (b->conn == c)
 			b->conn = NULL;
+	if (c->npend > 0)
+		m->nparked--;
+	if (c->linger_until_ms != 0)
+		m->nlinger--;
 	if (c->prev != NULL)
 		c->prev->next = c->next;
 	else
@@ -159,16 +207,18 @@ void msgr_destroy(struct msgr *m)
 		return;
 	while (m->conns != NULL)
 		msgr_conn_close(m->conns);
-	if (m->listener != NULL)
-		fab_listener_close(m->listener);
+	while (m->listeners != NULL)
+		msgr_listener_close(m->listeners);
 	while (m->bulk_in != NULL)
 		msgr_bulk_in_free(m, m->bulk_in);
-	fab_domain_close(m->dom);
+	if (m->owns_dom)
+		fab_domain_close(m->dom);
 	free(m->scratch);
 	free(m);
 }
 
-static struct msgr_conn *msgr_conn_new(struct msgr *m, struct fab_ep *ep, void *ctx)
+static struct msgr_conn *msgr_conn_new(struct msgr *m, struct fab_ep *ep,
+				       const struct msgr_ops *ops, void *arg, void *ctx)
 {
 	struct msgr_conn *c = calloc(1, sizeof(*c));
 
@@ -176,6 +226,8 @@ static struct msgr_conn *msgr_conn_new(struct msgr *m, struct fab_ep *ep, void *
 		return NULL;
 	c->msgr = m;
 	c->ep = ep;
+	c->ops = ops;
+	c->arg = arg;
 	c->ctx = ctx;
 	c->id = m->next_conn_id++;
 	c->next = m->conns;
@@ -186,14 +238,58 @@ static struct msgr_conn *msgr_conn_new(struct msgr *m, struct fab_ep *ep, void *
 	return c;
 }
 
+int msgr_listen_ops(struct msgr *m, const char *addr, const struct msgr_ops *ops, void *arg,
+		    struct msgr_listener **l_out)
+{
+	struct msgr_listener *l = calloc(1, sizeof(*l));
+	int rc;
+
+	if (l == NULL)
+		return -ENOMEM;
+	l->msgr = m;
+	l->ops = ops;
+	l->arg = arg;
+	/* accepted endpoints are matched to l by cqe->listener (msgr_accepted) */
+	rc = fab_listen(m->dom, addr, NULL, &l->l);
+	if (rc != 0) {
+		free(l);
+		return rc;
+	}
+	l->next = m->listeners;
+	m->listeners = l;
+	*l_out = l;
+	return 0;
+}
+
 int msgr_listen(struct msgr *m, const char *addr)
 {
-	return fab_listen(m->dom, addr, NULL, &m->listener);
+	return msgr_listen_ops(m, addr, &m->ops, m->arg, &m->listener);
+}
+
+uint16_t msgr_listener_port(const struct msgr_listener *l)
+{
+	return fab_listener_port(l->l);
 }
 
 uint16_t msgr_listen_port(const struct msgr *m)
 {
-	return m->listener != NULL ? fab_listener_port(m->listener) : 0;
+	return m->listener != NULL ? msgr_listener_port(m->listener) : 0;
+}
+
+void msgr_listener_close(struct msgr_listener *l)
+{
+	struct msgr *m = l->msgr;
+
+	for (struct msgr_listener **pp = &m->listeners; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == l) {
+			*pp = l->next;
+			break;
+		}
+	}
+	if (m->listener == l)
+		m->listener = NULL;
+	fab_listener_close(l->l);
+	free(l);
 }
 
 static int msgr_post(struct msgr_conn *c, const void *buf, size_t len);
@@ -213,6 +309,11 @@ void msgr_hello_set(struct msgr *m, const struct proto_hello *h)
 	m->hello = *h;
 }
 
+const struct proto_hello *msgr_hello(const struct msgr *m)
+{
+	return &m->hello;
+}
+
 const struct proto_hello *msgr_conn_peer_hello(const struct msgr_conn *c)
 {
 	return c->hello_done ? &c->peer_hello : NULL;
@@ -223,16 +324,17 @@ const char *msgr_conn_refusal(const struct msgr_conn *c)
 	return c->refusal;
 }
 
-int msgr_connect(struct msgr *m, const char *addr, void *ctx, struct msgr_conn **conn_out)
+int msgr_connect_ops(struct msgr *m, const char *addr, const char *local_addr,
+		     const struct msgr_ops *ops, void *arg, void *ctx, struct msgr_conn **conn_out)
 {
 	struct msgr_conn *c;
 	struct fab_ep *ep;
 	int rc;
 
-	rc = fab_connect(m->dom, addr, NULL, NULL, &ep);
+	rc = fab_connect(m->dom, addr, local_addr, NULL, &ep);
 	if (rc != 0)
 		return rc;
-	c = msgr_conn_new(m, ep, ctx);
+	c = msgr_conn_new(m, ep, ops, arg, ctx);
 	if (c == NULL) {
 		fab_ep_close(ep);
 		return -ENOMEM;
@@ -245,6 +347,11 @@ int msgr_connect(struct msgr *m, const char *addr, void *ctx, struct msgr_conn *
 	}
 	*conn_out = c;
 	return 0;
+}
+
+int msgr_connect(struct msgr *m, const char *addr, void *ctx, struct msgr_conn **conn_out)
+{
+	return msgr_connect_ops(m, addr, NULL, &m->ops, m->arg, ctx, conn_out);
 }
 
 void msgr_conn_close(struct msgr_conn *c)
@@ -263,6 +370,16 @@ void msgr_conn_set_ctx(struct msgr_conn *c, void *ctx)
 void *msgr_conn_ctx(const struct msgr_conn *c)
 {
 	return c->ctx;
+}
+
+struct fab_ep *msgr_conn_ep(const struct msgr_conn *c)
+{
+	return c->ep;
+}
+
+unsigned int msgr_conn_parked(const struct msgr_conn *c)
+{
+	return c->npend;
 }
 
 const char *msgr_conn_peer(const struct msgr_conn *c)
@@ -329,7 +446,8 @@ static int msgr_post(struct msgr_conn *c, const void *buf, size_t len)
 	else
 		c->pend_head = f;
 	c->pend_tail = f;
-	c->npend++;
+	if (c->npend++ == 0)
+		c->msgr->nparked++;
 	return 0;
 }
 
@@ -343,7 +461,8 @@ static void msgr_flush(struct msgr_conn *c)
 		c->pend_head = f->next;
 		if (c->pend_head == NULL)
 			c->pend_tail = NULL;
-		c->npend--;
+		if (--c->npend == 0)
+			c->msgr->nparked--;
 		free(f);
 	}
 }
@@ -352,7 +471,7 @@ static int msgr_send_bulk(struct msgr_conn *c, const struct proto_msg *msg, uint
 			  size_t len)
 {
 	struct msgr *m = c->msgr;
-	struct proto_msg bm = { .type = PROTO_BULK };
+	struct proto_msg bm = {.type = PROTO_BULK};
 	struct fab_rkey rkey;
 	struct msgr_bulk_out *b;
 	size_t blen;
@@ -428,13 +547,13 @@ static void msgr_conn_fail(struct msgr_conn *c, int status)
 	if (c->failed)
 		return;
 	c->failed = true;
-	c->msgr->ops.fail_cb(c, status, c->msgr->arg);
+	c->ops->fail_cb(c, status, c->arg);
 }
 
 static void msgr_bulk_start(struct msgr_conn *c, const struct proto_bulk *bk)
 {
 	struct msgr *m = c->msgr;
-	struct fab_rkey rkey = { bk->rkey.addr, bk->rkey.len, bk->rkey.key };
+	struct fab_rkey rkey = {bk->rkey.addr, bk->rkey.len, bk->rkey.key};
 	struct msgr_bulk_in *b;
 	struct fab_sge sge;
 	int rc;
@@ -456,8 +575,8 @@ static void msgr_bulk_start(struct msgr_conn *c, const struct proto_bulk *bk)
 	sge.mr = b->mr;
 	rc = fab_read(c->ep, &sge, &rkey, 0, b);
 	if (rc != 0) {
-		log_warn("msgr", "peer %s: pulling a %u-byte frame: %s", msgr_conn_peer(c),
-			 bk->len, strerror(-rc));
+		log_warn("msgr", "peer %s: pulling a %u-byte frame: %s", msgr_conn_peer(c), bk->len,
+			 strerror(-rc));
 		fab_mr_dereg(b->mr);
 		goto err_free_buf;
 	}
@@ -513,6 +632,8 @@ static void msgr_hello_recv(struct msgr_conn *c, const struct proto_msg *msg)
 		log_error("msgr", "%s: %s", c->msgr->hello.name, why);
 		free(c->refusal);
 		c->refusal = strdup(why);
+		if (c->linger_until_ms == 0)
+			c->msgr->nlinger++;
 		c->linger_until_ms = clock_now_ms() + MSGR_REFUSE_LINGER_MS;
 		if (c->refusal == NULL)
 			msgr_conn_fail(c, rc);
@@ -523,18 +644,21 @@ static void msgr_hello_recv(struct msgr_conn *c, const struct proto_msg *msg)
 	log_debug("msgr", "%s: peer %s is %s (weft %s), features 0x%llx", c->msgr->hello.name,
 		  msgr_conn_peer(c), msg->hello.name, msg->hello.version,
 		  (unsigned long long)proto_hello_common(&c->msgr->hello, &msg->hello));
+	if (c->ops->ready_cb != NULL)
+		c->ops->ready_cb(c, c->arg);
 }
 
 /* One frame from the wire or from a bulk pull; the callback may close conn. */
 static void msgr_deliver(struct msgr_conn *c, const void *data, size_t len)
 {
-	struct msgr *m = c->msgr;
 	struct proto_hdr hdr;
 	struct proto_msg msg;
-	char who[96];
+	struct proto_err err;
 
-	snprintf(who, sizeof(who), "msgr peer %s", msgr_conn_peer(c));
-	if (proto_frame_decode(data, len, PROTO_PAYLOAD_MAX, who, NULL, &hdr, &msg) != 0) {
+	if (proto_frame_decode(data, len, PROTO_PAYLOAD_MAX, NULL, &err, &hdr, &msg) != 0) {
+		/* malformed input closes the connection, with one line naming the peer */
+		log_warn("msgr", "%s: dropping a malformed message from %s and closing: %s",
+			 c->msgr->name, msgr_conn_peer(c), err.msg);
 		msgr_conn_fail(c, -EPROTO);
 		return;
 	}
@@ -552,14 +676,14 @@ static void msgr_deliver(struct msgr_conn *c, const void *data, size_t len)
 		msgr_bulk_done(c, msg.bulk_done.id);
 		return;
 	}
-	m->ops.recv_cb(c, &hdr, &msg, m->arg);
+	c->ops->recv_cb(c, &hdr, &msg, c->arg);
 }
 
 static void msgr_read_done(struct msgr *m, const struct fab_cqe *cqe)
 {
 	struct msgr_bulk_in *b = cqe->ctx;
 	struct msgr_conn *c = b->conn;
-	struct proto_msg done = { .type = PROTO_BULK_DONE };
+	struct proto_msg done = {.type = PROTO_BULK_DONE};
 
 	if (c != NULL && cqe->status == 0) {
 		done.bulk_done.id = b->id;
@@ -576,6 +700,55 @@ static void msgr_read_done(struct msgr *m, const struct fab_cqe *cqe)
 	msgr_bulk_in_free(m, b);
 }
 
+static bool msgr_bulk_in_ours(const struct msgr *m, const void *ctx)
+{
+	/* our own pulls are few (large frames only): a short walk, no tagged contexts */
+	for (const struct msgr_bulk_in *b = m->bulk_in; b != NULL; b = b->next)
+		if (b == ctx)
+			return true;
+	return false;
+}
+
+static void msgr_accepted(struct msgr *m, const struct fab_cqe *cqe)
+{
+	struct msgr_listener *l = m->listeners;
+	struct msgr_conn *c;
+
+	while (l != NULL && l->l != cqe->listener)
+		l = l->next;
+	if (l == NULL) {
+		fab_ep_close(cqe->ep); /* its listener was closed meanwhile */
+		return;
+	}
+	c = msgr_conn_new(m, cqe->ep, l->ops, l->arg, NULL);
+	if (c == NULL) {
+		fab_ep_close(cqe->ep);
+		return;
+	}
+	if (msgr_hello_send(c) != 0) {
+		msgr_conn_close(c);
+		return;
+	}
+	if (c->ops->accept_cb != NULL)
+		c->ops->accept_cb(c, c->arg);
+}
+
+/* A peer wrote into our memory: allowed only once it said who it is. */
+static void msgr_write_imm(struct msgr_conn *c, const struct fab_cqe *cqe)
+{
+	if (c->failed || c->refusal != NULL)
+		return;
+	if (!c->hello_done || c->ops->write_imm_cb == NULL) {
+		log_warn("msgr", "%s: peer %s wrote into our memory %s; closing", c->msgr->name,
+			 msgr_conn_peer(c),
+			 c->hello_done ? "on a connection that takes no writes"
+				       : "before its hello");
+		msgr_conn_fail(c, -EPROTO);
+		return;
+	}
+	c->ops->write_imm_cb(c, cqe->imm, cqe->len, c->arg);
+}
+
 static void msgr_handle(struct msgr *m, const struct fab_cqe *cqe)
 {
 	struct msgr_conn *c = cqe->ep != NULL ? fab_ep_ctx(cqe->ep) : NULL;
@@ -587,28 +760,27 @@ static void msgr_handle(struct msgr *m, const struct fab_cqe *cqe)
 			msgr_deliver(c, cqe->data, cqe->len);
 		fab_recv_release(cqe);
 		break;
+	case FAB_EV_WRITE_IMM:
+		if (c != NULL)
+			msgr_write_imm(c, cqe);
+		break;
 	case FAB_EV_READ:
-		msgr_read_done(m, cqe);
+	case FAB_EV_WRITE:
+		if (cqe->kind == FAB_EV_READ && cqe->ctx != NULL && msgr_bulk_in_ours(m, cqe->ctx))
+			msgr_read_done(m, cqe);
+		else if (cqe->ctx != NULL && m->rma_cb != NULL)
+			m->rma_cb(c, cqe, m->rma_arg);
+		/* a failed write is followed by PEER_FAILED */
 		break;
 	case FAB_EV_ACCEPTED:
-		c = msgr_conn_new(m, cqe->ep, NULL);
-		if (c == NULL) {
-			fab_ep_close(cqe->ep);
-			break;
-		}
-		if (msgr_hello_send(c) != 0) {
-			msgr_conn_close(c);
-			break;
-		}
-		if (m->ops.accept_cb != NULL)
-			m->ops.accept_cb(c, m->arg);
+		msgr_accepted(m, cqe);
 		break;
 	case FAB_EV_CONNECTED:
 		if (c == NULL)
 			break;
 		id = c->id;
-		if (m->ops.connect_cb != NULL)
-			m->ops.connect_cb(c, cqe->status, m->arg);
+		if (c->ops->connect_cb != NULL)
+			c->ops->connect_cb(c, cqe->status, c->arg);
 		/* A refused or timed-out connect is a failure like any other. */
 		c = msgr_conn_find(m, id);
 		if (cqe->status != 0 && c != NULL)
@@ -620,30 +792,47 @@ static void msgr_handle(struct msgr *m, const struct fab_cqe *cqe)
 		else if (c != NULL)
 			msgr_conn_fail(c, cqe->status != 0 ? cqe->status : -ECONNRESET);
 		break;
-	default:
-		break; /* SEND/WRITE: nothing to do; a failure is followed by PEER_FAILED */
+	case FAB_EV_SEND:
+		break; /* nothing to do; a failure is followed by PEER_FAILED */
 	}
 }
 
-int msgr_progress(struct msgr *m)
+/* Parked frames go out in order; refused connections past their linger fail. */
+static void msgr_conns_service(struct msgr *m)
 {
-	struct fab_cqe cqe;
-	int rc, n = 0;
+	uint64_t now = m->nlinger > 0 ? clock_now_ms() : 0;
 
 	for (struct msgr_conn *c = m->conns, *next; c != NULL; c = next) {
 		next = c->next; /* fail_cb may close c, and only c */
 		if (c->pend_head != NULL)
 			msgr_flush(c);
-		if (c->refusal != NULL && !c->failed && clock_now_ms() >= c->linger_until_ms)
+		if (c->refusal != NULL && !c->failed && now >= c->linger_until_ms)
 			msgr_conn_fail(c, -EPROTONOSUPPORT);
 	}
+}
+
+int msgr_progress_budget(struct msgr *m, unsigned int budget)
+{
+	struct fab_cqe cqe;
+	int rc, n = 0;
+
+	/* a walk of every connection only while one needs it: the common case is none */
+	if (m->nparked > 0 || m->nlinger > 0)
+		msgr_conns_service(m);
 	rc = fab_progress(m->dom, 0);
 	if (rc < 0)
 		return rc;
+	if (budget == 0)
+		budget = 256;
 	/* One at a time: a callback may close an endpoint a later completion names. */
-	for (int i = 0; i < 256 && fab_cq_poll(m->dom, &cqe, 1) == 1; i++) {
+	for (unsigned int i = 0; i < budget && fab_cq_poll(m->dom, &cqe, 1) == 1; i++) {
 		msgr_handle(m, &cqe);
 		n++;
 	}
 	return n + rc;
+}
+
+int msgr_progress(struct msgr *m)
+{
+	return msgr_progress_budget(m, 0);
 }

@@ -499,7 +499,7 @@ int main(int argc, char **argv)
 		rc = osd_purge_init(&osd); /* before the first map: a purge left half-way resumes */
 	if (rc != 0)
 		goto out_net;
-	rc = monc_create(osd.conf, osd.name, &osd.monc);
+	rc = monc_create_on(osd.msgr, osd.conf, osd.name, &osd.monc);
 	if (rc != 0)
 		goto out_net;
 	{

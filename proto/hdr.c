@@ -71,6 +71,12 @@ const char *proto_type_name(uint16_t type)
 		return "pg_delete";
 	case PROTO_PG_NOTIFY:
 		return "pg_notify";
+	case PROTO_REPL_RING_REQ:
+		return "repl_ring_req";
+	case PROTO_REPL_RING_GRANT:
+		return "repl_ring_grant";
+	case PROTO_REPL_ACK:
+		return "repl_ack";
 	}
 	return "unknown";
 }
@@ -107,6 +113,9 @@ bool proto_type_known(uint16_t type)
 	case PROTO_PG_SCAN_REQ:
 	case PROTO_PG_SCAN:
 	case PROTO_PG_DELETE:
+	case PROTO_REPL_RING_REQ:
+	case PROTO_REPL_RING_GRANT:
+	case PROTO_REPL_ACK:
 	case PROTO_PG_NOTIFY:
 	case PROTO_OSD_FAILURE:
 		return true;

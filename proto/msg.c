@@ -495,6 +495,10 @@ int proto_osd_op_reply_decode(const void *buf, size_t len, struct proto_err *err
 int proto_msg_validate(const struct proto_msg *msg, struct proto_err *err)
 {
 	switch (msg->type) {
+	case PROTO_REPL_RING_REQ:
+	case PROTO_REPL_RING_GRANT:
+	case PROTO_REPL_ACK:
+		return proto_repl_validate(msg->type, msg, err);
 	case PROTO_HELLO:
 		return proto_hello_validate(&msg->hello, err);
 	case PROTO_AUTH_CHALLENGE:
@@ -601,6 +605,10 @@ static int proto_msg_put(struct proto_enc *enc, const struct proto_msg *msg)
 	case PROTO_PG_DELETE:
 	case PROTO_PG_NOTIFY:
 		return proto_pg_encode(enc, msg->type, &msg->pg);
+	case PROTO_REPL_RING_REQ:
+	case PROTO_REPL_RING_GRANT:
+	case PROTO_REPL_ACK:
+		return proto_repl_encode(enc, msg);
 	}
 	return -EINVAL;
 }
@@ -711,6 +719,11 @@ int proto_msg_decode(uint16_t type, const void *payload, size_t len, struct prot
 	case PROTO_PG_DELETE:
 	case PROTO_PG_NOTIFY:
 		rc = proto_pg_decode(type, payload, len, err, &msg_out->pg);
+		break;
+	case PROTO_REPL_RING_REQ:
+	case PROTO_REPL_RING_GRANT:
+	case PROTO_REPL_ACK:
+		rc = proto_repl_decode(type, payload, len, err, msg_out);
 		break;
 	default:
 		return proto_err_set(err, "msg", "type: unknown message type %u", type);

@@ -77,6 +77,10 @@ enum proto_type {
 	PROTO_PG_SCAN = 72,
 	PROTO_PG_DELETE = 73,
 	PROTO_PG_NOTIFY = 74, /* stray -> primary: "I hold a copy" (INFO's layout) */
+	/* replication control between OSDs (proto_repl.h, msg_repl.c); PING/PONG heartbeats */
+	PROTO_REPL_RING_REQ = 80,
+	PROTO_REPL_RING_GRANT = 81,
+	PROTO_REPL_ACK = 82,
 };
 
 struct proto_hdr {
@@ -257,6 +261,7 @@ struct proto_osd_op_reply {
 
 #include "proto/proto_mon.h"
 #include "proto/proto_pg.h"
+#include "proto/proto_repl.h"
 
 struct proto_msg {
 	uint16_t type; /* enum proto_type: says which member is valid */
@@ -280,6 +285,9 @@ struct proto_msg {
 		struct proto_osd_failure osd_failure;
 		struct proto_pg pg; /* PROTO_PG_QUERY .. PROTO_PG_DELETE */
 		struct proto_pg_stats pg_stats;
+		struct proto_repl_ring_req repl_ring_req;
+		struct proto_repl_ring_grant repl_ring_grant;
+		struct proto_repl_ack repl_ack;
 	};
 };
 
@@ -300,6 +308,11 @@ int proto_auth_challenge_decode(const void *buf, size_t len, struct proto_err *e
 int proto_auth_response_encode(struct proto_enc *enc, const struct proto_auth_response *m);
 int proto_auth_response_decode(const void *buf, size_t len, struct proto_err *err,
 			       struct proto_auth_response *m_out);
+
+int proto_repl_validate(uint16_t type, const struct proto_msg *m, struct proto_err *err);
+int proto_repl_encode(struct proto_enc *enc, const struct proto_msg *m);
+int proto_repl_decode(uint16_t type, const void *buf, size_t len, struct proto_err *err,
+		      struct proto_msg *m_out);
 
 int proto_ping_encode(struct proto_enc *enc, const struct proto_ping *m);
 int proto_ping_decode(const void *buf, size_t len, struct proto_err *err,

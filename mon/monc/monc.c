@@ -13,9 +13,9 @@
 #include "common/log.h"
 #include "msgr/msgr.h"
 
-#define MONC_MONS_MAX 16
-#define MONC_RETRY_MS 300    /* resend after -EAGAIN (no leader yet) */
-#define MONC_HUNT_MS 200     /* pause before trying the next monitor */
+#define MONC_MONS_MAX	 16
+#define MONC_RETRY_MS	 300 /* resend after -EAGAIN (no leader yet) */
+#define MONC_HUNT_MS	 200 /* pause before trying the next monitor */
 #define MONC_EAGAIN_HUNT 5   /* consecutive -EAGAIN answers before trying another mon */
 
 struct monc_req {
@@ -35,6 +35,7 @@ struct monc {
 	char mons[MONC_MONS_MAX][PROTO_ADDR_MAX + 1];
 	unsigned int nmons, cur;
 	struct msgr *msgr;
+	bool own_msgr; /* monc_create's; else the process's (monc_create_on), driven by its owner */
 	struct msgr_conn *conn;
 	bool connected;
 	uint64_t hunt_at_ms;
@@ -48,6 +49,7 @@ struct monc {
 };
 
 static void monc_hunt(struct monc *mc, uint64_t delay_ms);
+static const struct msgr_ops monc_ops;
 
 static void monc_req_done(struct monc *mc, struct monc_req *r, int status, const char *out,
 			  size_t out_len, const char *msg)
@@ -75,7 +77,7 @@ static void monc_req_send(struct monc *mc, struct monc_req *r)
 
 static void monc_sub_send(struct monc *mc)
 {
-	struct proto_msg m = { .type = PROTO_MON_SUB };
+	struct proto_msg m = {.type = PROTO_MON_SUB};
 
 	if (mc->conn == NULL || !mc->subscribed)
 		return;
@@ -244,7 +246,8 @@ static void monc_try_connect(struct monc *mc)
 {
 	if (mc->conn != NULL || clock_now_ms() < mc->hunt_at_ms)
 		return;
-	if (msgr_connect(mc->msgr, mc->mons[mc->cur], mc, &mc->conn) != 0) {
+	if (msgr_connect_ops(mc->msgr, mc->mons[mc->cur], NULL, &monc_ops, mc, mc, &mc->conn) !=
+	    0) {
 		mc->conn = NULL;
 		monc_hunt(mc, MONC_HUNT_MS);
 		return;
@@ -255,19 +258,18 @@ static void monc_try_connect(struct monc *mc)
 		monc_req_send(mc, r);
 }
 
-int monc_create(const struct conf *conf, const char *name, struct monc **monc_out)
+static const struct msgr_ops monc_ops = {
+    .recv_cb = monc_recv_cb,
+    .connect_cb = monc_connect_cb,
+    .fail_cb = monc_fail_cb,
+};
+
+static int monc_init(const struct conf *conf, const char *name, struct monc **monc_out)
 {
-	static const struct msgr_ops ops = {
-		.recv_cb = monc_recv_cb,
-		.connect_cb = monc_connect_cb,
-		.fail_cb = monc_fail_cb,
-	};
 	unsigned int n;
 	const struct conf_addr *hosts = conf_get_addrs(conf, CONF_MON_HOST, &n);
 	uint16_t defport = (uint16_t)conf_get_int(conf, CONF_MON_PORT);
-	struct fab_domain_attr attr;
 	struct monc *mc;
-	int rc;
 
 	if (n == 0) {
 		log_error("monc", "%s: mon_host is empty: no monitor to talk to", name);
@@ -286,14 +288,44 @@ int monc_create(const struct conf *conf, const char *name, struct monc **monc_ou
 	mc->cur = (unsigned int)((uint64_t)clock_now_ns() % mc->nmons);
 	mc->next_tid = 1;
 	mon_map_init(&mc->map);
+	*monc_out = mc;
+	return 0;
+}
+
+int monc_create(const struct conf *conf, const char *name, struct monc **monc_out)
+{
+	struct fab_domain_attr attr;
+	struct monc *mc;
+	int rc;
+
+	rc = monc_init(conf, name, &mc);
+	if (rc != 0)
+		return rc;
 	fab_domain_attr_from_conf(&attr, conf);
 	attr.name = mc->name;
-	rc = msgr_create(&attr, &ops, mc, &mc->msgr);
+	rc = msgr_create(&attr, &monc_ops, mc, &mc->msgr);
 	if (rc != 0) {
 		log_error("monc", "%s: fabric: %s", name, strerror(-rc));
+		mon_map_free(&mc->map);
 		free(mc);
 		return rc;
 	}
+	mc->own_msgr = true;
+	monc_try_connect(mc);
+	*monc_out = mc;
+	return 0;
+}
+
+int monc_create_on(struct msgr *msgr, const struct conf *conf, const char *name,
+		   struct monc **monc_out)
+{
+	struct monc *mc;
+	int rc;
+
+	rc = monc_init(conf, name, &mc);
+	if (rc != 0)
+		return rc;
+	mc->msgr = msgr;
 	monc_try_connect(mc);
 	*monc_out = mc;
 	return 0;
@@ -305,7 +337,10 @@ void monc_destroy(struct monc *mc)
 		return;
 	while (mc->reqs != NULL)
 		monc_req_done(mc, mc->reqs, -ECANCELED, NULL, 0, "mon client closed");
-	msgr_destroy(mc->msgr);
+	if (mc->own_msgr)
+		msgr_destroy(mc->msgr);
+	else if (mc->conn != NULL)
+		msgr_conn_close(mc->conn);
 	mon_map_free(&mc->map);
 	free(mc);
 }
@@ -373,7 +408,7 @@ int monc_request(struct monc *mc, const struct proto_msg *msg, unsigned int time
 int monc_command(struct monc *mc, const char *json, unsigned int timeout_ms, monc_reply_cb cb,
 		 void *arg)
 {
-	struct proto_msg m = { .type = PROTO_MON_CMD };
+	struct proto_msg m = {.type = PROTO_MON_CMD};
 
 	m.mon_cmd.json = json;
 	m.mon_cmd.json_len = (uint32_t)strlen(json);
@@ -395,7 +430,8 @@ int monc_progress(struct monc *mc)
 	int n = 0, rc;
 
 	monc_try_connect(mc);
-	for (int i = 0; i < 64 && (rc = msgr_progress(mc->msgr)) > 0; i++)
+	/* a shared messenger is driven by its owner's loop, which calls us for the timers */
+	for (int i = 0; mc->own_msgr && i < 64 && (rc = msgr_progress(mc->msgr)) > 0; i++)
 		n += rc;
 	for (struct monc_req *r = mc->reqs, *next; r != NULL; r = next) {
 		next = r->next;
@@ -413,14 +449,18 @@ int monc_progress(struct monc *mc)
 
 int monc_wait(struct monc *mc, int timeout_ms)
 {
+	int n = 0;
+
 	/* Short sleeps: deadlines, retries and hunting are timers of our own. */
 	msgr_wait(mc->msgr, timeout_ms < 0 || timeout_ms > 20 ? 20 : timeout_ms);
-	return monc_progress(mc);
+	if (!mc->own_msgr) /* a sync call on a shared messenger: everyone's frames move */
+		n = msgr_progress(mc->msgr);
+	return n + monc_progress(mc);
 }
 
 int monc_fd(const struct monc *mc)
 {
-	return msgr_fd(mc->msgr);
+	return mc->own_msgr ? msgr_fd(mc->msgr) : -1;
 }
 
 bool monc_connected(const struct monc *mc)
@@ -466,10 +506,10 @@ static void monc_sync_cb(struct monc *mc, int status, const char *out, size_t ou
 		snprintf(s->errmsg, s->errcap, "%s", errmsg != NULL ? errmsg : "");
 }
 
-int monc_command_sync(struct monc *mc, const char *json, unsigned int timeout_ms,
-		      char **out_out, char *errmsg, size_t errcap)
+int monc_command_sync(struct monc *mc, const char *json, unsigned int timeout_ms, char **out_out,
+		      char *errmsg, size_t errcap)
 {
-	struct monc_sync s = { .errmsg = errmsg, .errcap = errcap };
+	struct monc_sync s = {.errmsg = errmsg, .errcap = errcap};
 	int rc;
 
 	rc = monc_command(mc, json, timeout_ms, monc_sync_cb, &s);
