@@ -31,8 +31,8 @@ struct client_conn {
 	uint32_t osd;
 	char addr[PROTO_ADDR_MAX + 1];
 	struct msgr_conn *mc;
-	bool failed;  /* freed by weft_poll after the current batch */
-	int refused;  /* -EPROTONOSUPPORT: the hello check refused the OSD (resending cannot help) */
+	bool failed; /* freed by weft_poll after the current batch */
+	int refused; /* -EPROTONOSUPPORT: the hello check refused the OSD (resending cannot help) */
 	struct client_conn *next;
 };
 
@@ -43,9 +43,13 @@ enum client_op_state {
 	CLIENT_OP_DONE,	    /* result ready, callback pending */
 };
 
+#define CLIENT_TID_BUCKETS 1024u /* a power of two: replies find their op in O(1) */
+
 struct client_op {
 	struct weft_cluster *cl;
 	struct client_op *next, *prev; /* cl->ops */
+	struct client_op *tnext;       /* cl->by_tid[tid % CLIENT_TID_BUCKETS], from send to free */
+	bool in_tid;
 	enum client_op_state state;
 	uint16_t opcode;
 	uint32_t pool;
@@ -83,13 +87,15 @@ struct weft_cluster {
 	struct client_conn *conns;
 	struct client_op *ops;
 	unsigned int nops;
+	struct client_op *by_tid[CLIENT_TID_BUCKETS]; /* ops with a tid on the wire */
 	uint64_t next_tid;
 	uint32_t msg_size;
 	uint64_t max_op, inline_max, op_timeout_ms;
 	int epfd, monc_fd_added;
 	int deferfd; /* eventfd: deferred completions pending (weft_fd() readable) */
-	struct proto_hello hello; /* ours: first frame on each connection (its nonce: our instance) */
-	uint64_t resends; /* ops sent again (stale epoch, primary change, failure) */
+	struct proto_hello
+	    hello;	   /* ours: first frame on each connection (its nonce: our instance) */
+	uint64_t resends;  /* ops sent again (stale epoch, primary change, failure) */
 	uint64_t instance; /* this handle's instance (client_fence.c), the hello's nonce */
 	bool blocklisted;  /* an OSD refused us as blocklisted, or a map listed us: sticky */
 };
@@ -129,6 +135,7 @@ int client_op_defer(struct weft_cluster *cl, const struct weft_result *res, weft
  * object is replaced only on a match, else the op fails with -ECANCELED.
  */
 int client_aio_cmp_write_full(struct weft_cluster *cl, uint32_t pool, const char *name,
-			      const void *buf, size_t cmp_len, size_t len, weft_op_cb cb, void *arg);
+			      const void *buf, size_t cmp_len, size_t len, weft_op_cb cb,
+			      void *arg);
 
 #endif

@@ -23,8 +23,34 @@
 #define CLIENT_RETRY_MS	     20u
 #define CLIENT_FAIL_RETRY_MS 200u
 
+static void client_op_tid_del(struct weft_cluster *cl, struct client_op *op)
+{
+	struct client_op **pp = &cl->by_tid[op->tid & (CLIENT_TID_BUCKETS - 1)];
+
+	if (!op->in_tid)
+		return;
+	while (*pp != op)
+		pp = &(*pp)->tnext;
+	*pp = op->tnext;
+	op->in_tid = false;
+}
+
+/* A new tid for op, findable by its reply (the old one's late reply finds nothing). */
+static void client_op_tid_new(struct weft_cluster *cl, struct client_op *op)
+{
+	struct client_op **b;
+
+	client_op_tid_del(cl, op);
+	op->tid = cl->next_tid++;
+	b = &cl->by_tid[op->tid & (CLIENT_TID_BUCKETS - 1)];
+	op->tnext = *b;
+	*b = op;
+	op->in_tid = true;
+}
+
 static void client_op_unlink(struct weft_cluster *cl, struct client_op *op)
 {
+	client_op_tid_del(cl, op);
 	if (op->prev)
 		op->prev->next = op->next;
 	else
@@ -153,7 +179,7 @@ static void client_op_send(struct weft_cluster *cl, struct client_op *op)
 		op->retry_at_ms = clock_now_ms() + CLIENT_FAIL_RETRY_MS;
 		return;
 	}
-	op->tid = cl->next_tid++;
+	client_op_tid_new(cl, op);
 	rc = (o->flags & PROTO_OP_F_INLINE) ? proto_frame_encode(&m, op->tid, NULL, 0, &flen) : 0;
 	if (rc == 0 && (o->flags & PROTO_OP_F_INLINE) && flen > cl->msg_size) {
 		/* name + data too big for one message: pull it instead */
@@ -178,7 +204,7 @@ void client_op_reply(struct weft_cluster *cl, struct client_conn *conn, uint64_t
 {
 	struct client_op *op;
 
-	for (op = cl->ops; op; op = op->next)
+	for (op = cl->by_tid[tid & (CLIENT_TID_BUCKETS - 1)]; op; op = op->tnext)
 		if (op->tid == tid && op->conn == conn)
 			break;
 	if (op == NULL)

@@ -38,8 +38,6 @@
 #define OSD_REC_HDR_MAX 2048u	   /* encoded record header, name included */
 #define OSD_META_PG	UINT64_MAX /* the store "PG" holding the OSD's own metadata */
 
-#define OSD_TAG_OP   0x4f50u
-#define OSD_TAG_REPL 0x5250u
 
 struct osd;
 struct osd_hold;
@@ -121,7 +119,8 @@ struct osd_pg {
 	struct osd_op *head, *tail; /* ops in arrival order */
 	bool kicking, rekick;
 	struct osd_op *dead; /* finished during a kick, freed after it */
-	struct osd_pg *hnext;
+	struct osd_pg *hnext; /* osd->pgs[] bucket (osd_pgs.c) */
+	struct osd_pg *lnext; /* osd->pg_list: osd_pg_foreach */
 	struct pg *m;	       /* the PG state machine (osd/pg/pg.h), NULL until used */
 	struct pg_set busy;    /* names with a write between ordering and local commit */
 	bool kick_wanted;      /* osd_pg_kick_later */
@@ -131,8 +130,38 @@ struct osd_pg {
 	bool purged; /* its pool was removed: no machine ever again (osd_purge.c) */
 };
 
+/*
+ * The ctx of every one-sided operation the OSD posts for an op: its
+ * completion names the op and what the operation was (osd_op_event).
+ */
+enum osd_rma_kind {
+	OSD_RMA_PULL = 1, /* read of a write's payload from the client */
+	OSD_RMA_SEND,	  /* write of read data into the client's buffer */
+	OSD_RMA_REPL,	  /* write_imm of a replication record into acting[idx]'s ring */
+};
+
+struct osd_rma {
+	struct osd_op *op;
+	uint8_t kind; /* enum osd_rma_kind */
+	uint8_t idx;  /* REPL: the acting index */
+};
+
+/*
+ * What happens to an op, all through osd_op_event (osd_op.c has the table
+ * of what each does in each state): the one place an op moves.
+ */
+enum osd_op_ev {
+	OSD_OP_EV_PULLED = 1,	   /* the payload pull completed (status) */
+	OSD_OP_EV_SENT,		   /* the read data landed in the client's buffer (status) */
+	OSD_OP_EV_REPL_WRITTEN,	   /* the record write to acting[idx] completed (status) */
+	OSD_OP_EV_LOCAL_COMMIT,	   /* our store transaction is durable (status) */
+	OSD_OP_EV_REPL_ACK,	   /* acting[idx] committed the record (status) */
+	OSD_OP_EV_INTERVAL_CHANGE, /* the PG's acting set changed; we stay primary */
+	OSD_OP_EV_CONN_LOST,	   /* the client's connection went away */
+	OSD_OP_EV_TIMEOUT,	   /* osd_op_timeout passed */
+};
+
 struct osd_op {
-	uint32_t tag; /* OSD_TAG_OP: fabric completions carry op or repl ctx */
 	struct osd *osd;
 	struct osd_pg *pg;
 	struct osd_op *next, *prev; /* pg queue */
@@ -169,6 +198,8 @@ struct osd_op {
 	int32_t plc_acting[PLC_MAX_REPLICAS];
 	uint32_t repl_wait; /* bit i: acting[i] has not acked */
 	uint32_t repl_sent; /* bit i: record posted to acting[i] on its current connection */
+	struct osd_rma rma;			  /* the pull or the send */
+	struct osd_rma rrec[PLC_MAX_REPLICAS]; /* the record write to acting[i] */
 	uint32_t refs;	    /* completions still to come (fabric ops, store callback) */
 	uint64_t result_len;
 	int status;
@@ -176,14 +207,6 @@ struct osd_op {
 	/* an error's detail for the reply (PROTO_REPLY_F_MAYBE / _OSD, reply_osd) */
 	uint16_t reply_flags;
 	int32_t reply_osd;
-};
-
-/* ctx of a record write to a replica */
-struct osd_repl_ctx {
-	uint32_t tag; /* OSD_TAG_REPL */
-	struct osd_op *op;
-	struct osd_peer *peer;
-	unsigned int idx;
 };
 
 struct osd_counters {
@@ -219,7 +242,9 @@ struct osd {
 	struct fab_pool *small_pool, *large_pool;
 	struct osd_conn *conns;
 	struct osd_peer *peers;
-	struct osd_pg *pgs[OSD_PG_BUCKETS];
+	struct osd_pg *pgs[OSD_PG_BUCKETS]; /* the PG registry (osd_pgs.c) */
+	struct osd_pg *pg_list;
+	uint32_t npgs;
 	uint32_t store_pending;
 	uint32_t msg_size;
 	uint64_t ring_size;
@@ -242,6 +267,15 @@ struct osd {
 	uint64_t purging_objects; /* objects of removed pools still to delete (PG_STATS) */
 	struct osd_purge *purge;  /* removed pools being deleted (osd_purge.c) */
 };
+
+/* osd_pgs.c: the PG registry */
+/* The PG's struct, or NULL when this OSD has none. */
+struct osd_pg *osd_pg_find(struct osd *osd, uint32_t pool, uint32_t pg);
+/* Find or create; NULL only without memory. */
+struct osd_pg *osd_pg_get(struct osd *osd, uint32_t pool, uint32_t pg);
+void osd_pgs_free(struct osd *osd); /* at stop, after every op and machine is gone */
+/* Every PG this OSD has, in no particular order; the body must not free PGs. */
+#define osd_pg_foreach(osd, pg) for ((pg) = (osd)->pg_list; (pg) != NULL; (pg) = (pg)->lnext)
 
 /* osd_blocklist.c: fencing blocklisted client instances */
 /* 0, or -WEFT_E_BLOCKLISTED when the map blocklists conn's client instance. */
@@ -288,7 +322,10 @@ void *osd_buf_get(struct osd *osd, uint64_t len, struct fab_pool **pool_out,
 
 /* osd_op.c */
 void osd_op_recv(struct osd_conn *conn, uint64_t tid, const struct proto_osd_op *m);
-void osd_op_fab_done(struct osd_op *op, const struct fab_cqe *cqe);
+/* Move op on an event; op may be freed on return. */
+void osd_op_event(struct osd_op *op, enum osd_op_ev ev, unsigned int idx, int status);
+/* The completion of a one-sided op posted with ctx r: its event. */
+void osd_op_rma_done(const struct osd_rma *r, int status);
 void osd_op_conn_failed(struct osd *osd, struct osd_conn *conn);
 void osd_op_map_changed(struct osd *osd);
 void osd_op_tick(struct osd *osd);
@@ -334,7 +371,6 @@ int osd_rec_hdr_decode(const void *buf, size_t len, struct osd_rec_hdr *h_out,
 		       uint32_t *hdr_len_out);
 
 /* The PG state machine (osd/pg/) in the OSD: osd_pg.c, osd_pgenv.c, osd_push.c (osd_pg.h) */
-struct osd_pg *osd_pg_get(struct osd *osd, uint32_t pool, uint32_t pg);
 int osd_pg_init(struct osd *osd);
 void osd_pg_fini(struct osd *osd);
 void osd_pg_map_changed(struct osd *osd); /* before osd_op_map_changed */

@@ -545,15 +545,13 @@ static void osd_write_imm_cb(struct msgr_conn *mc, uint32_t imm, uint32_t len, v
 	osd_repl_write_imm(conn, imm, len);
 }
 
-/* Our one-sided ops: payload pulls, read data, replication records. */
+/* Our one-sided ops for client ops: payload pulls, read data, replication records. */
 static void osd_rma_cb(struct msgr_conn *mc, const struct fab_cqe *cqe, void *arg)
 {
-	const uint32_t *tag = cqe->ctx;
-
 	(void)mc;
 	(void)arg;
-	if (*tag == OSD_TAG_OP || *tag == OSD_TAG_REPL)
-		osd_op_fab_done((struct osd_op *)cqe->ctx, cqe);
+	/* every ctx the OSD posts is a struct osd_rma (push writes post none) */
+	osd_op_rma_done(cqe->ctx, cqe->status);
 }
 
 static const struct msgr_ops osd_client_ops = {

@@ -497,6 +497,7 @@ static void osd_pg_map_one(struct osd *osd, struct osd_pg *opg, const struct mon
 
 void osd_pg_map_changed(struct osd *osd)
 {
+	struct osd_pg *pg;
 	const struct mon_map *map = &osd->map;
 	uint32_t gap_from = osd_pg_prev_epoch + 1 < map->epoch ? osd_pg_prev_epoch : 0;
 
@@ -522,10 +523,8 @@ void osd_pg_map_changed(struct osd *osd)
 		}
 	}
 	/* then the map goes to every PG with a machine: members, and copies we hold */
-	for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++)
-		for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext)
-			if (pg->m != NULL && pg->m->map_epoch < map->epoch)
-				osd_pg_map_one(osd, pg, mon_map_pool(map, pg->pool), gap_from);
+	osd_pg_foreach(osd, pg) if (pg->m != NULL && pg->m->map_epoch < map->epoch)
+	    osd_pg_map_one(osd, pg, mon_map_pool(map, pg->pool), gap_from);
 	/* pools of the previous map gone from this one (ids are never reused): purged */
 	for (uint32_t p = 0; p < osd_pg_prev_npools; p++)
 		if (mon_map_pool(map, osd_pg_prev_pools[p].id) == NULL &&
@@ -691,6 +690,7 @@ static uint64_t osd_pg_missing_bytes(struct osd *osd, struct pg *m, uint64_t mis
 /* Every second: the state of each PG this OSD leads, to the monitors. */
 static int osd_pg_stats_send(struct osd *osd)
 {
+	struct osd_pg *pg;
 	struct proto_msg msg = {.type = PROTO_PG_STATS};
 	struct proto_enc enc;
 	struct store_usage u;
@@ -704,44 +704,42 @@ static int osd_pg_stats_send(struct osd *osd)
 	for (int pass = 0; pass < 2; pass++) {
 		proto_enc_init(&enc, buf, cap);
 		n = 0;
-		for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++) {
-			for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext) {
-				struct pg *m = pg->m;
-				struct proto_pg_stat s = {0};
-				struct store_pg_usage pu;
+		osd_pg_foreach(osd, pg)
+		{
+			struct pg *m = pg->m;
+			struct proto_pg_stat s = {0};
+			struct store_pg_usage pu;
 
-				held += pass == 0 && m != NULL;
-				if (m == NULL || !m->primary || n == PROTO_PG_ENTRIES_MAX)
-					continue;
-				/* live counts of our copy (the store keeps them), not the last
-				 * scrub's */
-				store_pg_usage_get(osd->store, osd_pg_key(pg->pool, pg->pg), &pu);
-				s.pool = pg->pool;
-				s.pg = pg->pg;
-				s.state = m->state;
-				s.same_since = m->same_since;
-				s.last_update = m->info.lu;
-				s.objects = pu.objects;
-				s.bytes = pu.bytes;
-				s.missing = pg_missing_count(m);
-				s.missing_bytes = s.missing && pass == 1
-						      ? osd_pg_missing_bytes(osd, m, s.missing)
-						      : 0;
-				s.inconsistent = m->inconsistent;
-				s.last_scrub = m->last_scrub;
-				s.unfound = m->missing.n > 0 ? m->unfound : 0;
-				s.verify_token = m->verify_token;
-				s.verify_inconsistent = m->verify_inconsistent;
-				if (m->phase == PG_PH_DOWN) {
-					s.nblocked = m->nblocked;
-					for (unsigned int i = 0; i < m->nblocked; i++)
-						s.blocked[i] = (uint32_t)m->blocked[i];
-				}
-				s.recovered_objects = osd->rec_objects;
-				s.recovered_bytes = osd->rec_bytes;
-				proto_pg_stat_put(&enc, &s);
-				n++;
+			held += pass == 0 && m != NULL;
+			if (m == NULL || !m->primary || n == PROTO_PG_ENTRIES_MAX)
+				continue;
+			/* live counts of our copy (the store keeps them), not the last
+			 * scrub's */
+			store_pg_usage_get(osd->store, osd_pg_key(pg->pool, pg->pg), &pu);
+			s.pool = pg->pool;
+			s.pg = pg->pg;
+			s.state = m->state;
+			s.same_since = m->same_since;
+			s.last_update = m->info.lu;
+			s.objects = pu.objects;
+			s.bytes = pu.bytes;
+			s.missing = pg_missing_count(m);
+			s.missing_bytes =
+			    s.missing && pass == 1 ? osd_pg_missing_bytes(osd, m, s.missing) : 0;
+			s.inconsistent = m->inconsistent;
+			s.last_scrub = m->last_scrub;
+			s.unfound = m->missing.n > 0 ? m->unfound : 0;
+			s.verify_token = m->verify_token;
+			s.verify_inconsistent = m->verify_inconsistent;
+			if (m->phase == PG_PH_DOWN) {
+				s.nblocked = m->nblocked;
+				for (unsigned int i = 0; i < m->nblocked; i++)
+					s.blocked[i] = (uint32_t)m->blocked[i];
 			}
+			s.recovered_objects = osd->rec_objects;
+			s.recovered_bytes = osd->rec_bytes;
+			proto_pg_stat_put(&enc, &s);
+			n++;
 		}
 		if (proto_enc_finish(&enc, &len) != 0)
 			return -ENOBUFS;
@@ -786,19 +784,18 @@ static int osd_pg_stats_send(struct osd *osd)
 
 void osd_pg_tick(struct osd *osd)
 {
+	struct osd_pg *pg;
 	static uint64_t next_stats;
 	uint64_t now = clock_now_ms();
 
-	for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++) {
-		for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext) {
-			if (pg->m != NULL)
-				pg_tick(pg->m);
-			if (pg->fenced_epoch != 0 &&
-			    (pg->fenced_epoch != osd->map.epoch ||
-			     now - pg->fenced_ms >= OSD_PG_FENCE_HOLD_MS)) {
-				pg->fenced_epoch = 0; /* the held writes go (or fail) now */
-				osd_pg_kick_later(osd, pg);
-			}
+	osd_pg_foreach(osd, pg)
+	{
+		if (pg->m != NULL)
+			pg_tick(pg->m);
+		if (pg->fenced_epoch != 0 && (pg->fenced_epoch != osd->map.epoch ||
+					      now - pg->fenced_ms >= OSD_PG_FENCE_HOLD_MS)) {
+			pg->fenced_epoch = 0; /* the held writes go (or fail) now */
+			osd_pg_kick_later(osd, pg);
 		}
 	}
 	osd_push_tick(osd);
@@ -830,12 +827,12 @@ int osd_pg_init(struct osd *osd)
 
 void osd_pg_fini(struct osd *osd)
 {
+	struct osd_pg *pg;
 	osd_push_fini(osd);
-	for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++) {
-		for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext) {
-			pg_free(pg->m);
-			pg->m = NULL;
-			pg_set_clear(&pg->busy);
-		}
+	osd_pg_foreach(osd, pg)
+	{
+		pg_free(pg->m);
+		pg->m = NULL;
+		pg_set_clear(&pg->busy);
 	}
 }

@@ -150,7 +150,7 @@ static int osd_repl_post(struct osd *osd, struct osd_op *op, unsigned int idx)
 	    (op->op == PROTO_OP_WRITE || op->op == PROTO_OP_WRITE_FULL ? op->length : 0);
 	uint64_t slot_len = (rec_len + OSD_REC_ALIGN - 1) & ~(uint64_t)(OSD_REC_ALIGN - 1);
 	struct fab_sge src = {op->buf, (uint32_t)rec_len, op->sge.mr};
-	struct osd_repl_ctx *ctx;
+	struct osd_rma *ctx = &op->rrec[idx];
 	struct osd_ring_slot *s;
 	uint64_t off;
 	int rc;
@@ -164,18 +164,11 @@ static int osd_repl_post(struct osd *osd, struct osd_op *op, unsigned int idx)
 	rc = osd_ring_alloc(p, slot_len, &off);
 	if (rc != 0)
 		return rc;
-	ctx = calloc(1, sizeof(*ctx));
-	if (ctx == NULL)
-		return -ENOMEM;
-	ctx->tag = OSD_TAG_REPL;
-	ctx->op = op;
-	ctx->peer = p;
-	ctx->idx = idx;
+	/* the op's own slot for this replica: no allocation per record */
+	*ctx = (struct osd_rma){op, OSD_RMA_REPL, (uint8_t)idx};
 	rc = fab_write_imm(p->conn->ep, &src, &p->ring, off, (uint32_t)(off / OSD_REC_ALIGN), ctx);
-	if (rc != 0) {
-		free(ctx);
+	if (rc != 0)
 		return rc;
-	}
 	s = &p->slots[(p->slot_head + p->slot_count) % p->slot_cap];
 	s->off = off;
 	s->len = slot_len;
@@ -263,24 +256,23 @@ void osd_repl_pg_flush(struct osd *osd, struct osd_pg *pg)
 
 static void osd_repl_flush_all(struct osd *osd)
 {
-	for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++)
-		for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext)
-			if (pg->head)
-				osd_repl_pg_flush(osd, pg);
+	struct osd_pg *pg;
+
+	osd_pg_foreach(osd, pg) if (pg->head) osd_repl_pg_flush(osd, pg);
 }
 
 void osd_repl_peer_failed(struct osd *osd, struct osd_peer *p)
 {
+	struct osd_pg *pg;
+
 	log_warn("osd", "%s: connection to osd.%u (%s) failed; records will be resent", osd->name,
 		 p->id, p->addr);
 	osd_peer_reset(p);
 	/* whatever was in that ring is gone: every unacked record goes again */
-	for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++)
-		for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext)
-			for (struct osd_op *op = pg->head; op; op = op->next)
-				for (unsigned int i = 1; i < op->nacting; i++)
-					if (op->acting[i] == (int32_t)p->id)
-						op->repl_sent &= ~(1u << i);
+	osd_pg_foreach(osd, pg) for (struct osd_op *op = pg->head; op;
+				     op = op->next) for (unsigned int i = 1; i < op->nacting;
+							 i++) if (op->acting[i] == (int32_t)p->id)
+	    op->repl_sent &= ~(1u << i);
 }
 
 static void osd_peer_acked(struct osd *osd, struct osd_peer *p, const struct proto_repl_ack *m)
