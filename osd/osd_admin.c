@@ -65,8 +65,7 @@ static int osd_admin_ops_cb(void *arg, struct asok_out *out)
 	unsigned int n = 0;
 
 	asok_printf(out, "{\"ops\": [");
-	osd_pg_foreach(osd, pg)
-	{
+	osd_pg_foreach(osd, pg) {
 		for (struct osd_op *op = pg->head; op; op = op->next, n++) {
 			if (n >= OSD_ADMIN_OPS_MAX)
 				continue;

@@ -630,7 +630,9 @@ void osd_pg_kick_all(struct osd *osd)
 {
 	struct osd_pg *pg;
 
-	osd_pg_foreach(osd, pg) if (pg->head) osd_pg_kick(pg);
+	osd_pg_foreach(osd, pg)
+		if (pg->head)
+			osd_pg_kick(pg);
 }
 
 /* A replica's ACK (status 0) or refusal of op's record to acting[idx]. */
@@ -809,11 +811,11 @@ void osd_op_conn_failed(struct osd *osd, struct osd_conn *conn)
 
 	if (conn->ops_inflight == 0)
 		return; /* the common case: nothing of it queued */
-	osd_pg_foreach(osd, pg)
-	{
+	osd_pg_foreach(osd, pg) {
 		bool had = false;
 
-		for (struct osd_op *op = pg->head; op; op = op->next) {
+		for (struct osd_op *op = pg->head, *next; op; op = next) {
+			next = op->next;
 			if (op->conn == conn) {
 				osd_op_event(op, OSD_OP_EV_CONN_LOST, 0, 0);
 				had = true;
@@ -833,8 +835,7 @@ void osd_op_map_changed(struct osd *osd)
 {
 	struct osd_pg *pg;
 
-	osd_pg_foreach(osd, pg)
-	{
+	osd_pg_foreach(osd, pg) {
 		for (struct osd_op *op = pg->head, *next; op; op = next) {
 			const struct mon_pool *pool;
 			int32_t acting[PLC_MAX_REPLICAS];
@@ -895,8 +896,7 @@ void osd_op_tick(struct osd *osd)
 	uint64_t now = clock_now_ms();
 	struct osd_pg *pg;
 
-	osd_pg_foreach(osd, pg)
-	{
+	osd_pg_foreach(osd, pg) {
 		for (struct osd_op *op = pg->head, *next; op; op = next) {
 			next = op->next;
 			if (now - op->start_ms >= osd->op_timeout_ms)
@@ -914,8 +914,7 @@ void osd_ops_cleanup(struct osd *osd)
 	struct osd_pg *pg;
 
 	/* ops still queued are dropped without a reply; the domain is gone */
-	osd_pg_foreach(osd, pg)
-	{
+	osd_pg_foreach(osd, pg) {
 		for (struct osd_op *op = pg->head, *next; op; op = next) {
 			next = op->next;
 			free(op->inline_data);

@@ -523,8 +523,9 @@ void osd_pg_map_changed(struct osd *osd)
 		}
 	}
 	/* then the map goes to every PG with a machine: members, and copies we hold */
-	osd_pg_foreach(osd, pg) if (pg->m != NULL && pg->m->map_epoch < map->epoch)
-	    osd_pg_map_one(osd, pg, mon_map_pool(map, pg->pool), gap_from);
+	osd_pg_foreach(osd, pg)
+		if (pg->m != NULL && pg->m->map_epoch < map->epoch)
+			osd_pg_map_one(osd, pg, mon_map_pool(map, pg->pool), gap_from);
 	/* pools of the previous map gone from this one (ids are never reused): purged */
 	for (uint32_t p = 0; p < osd_pg_prev_npools; p++)
 		if (mon_map_pool(map, osd_pg_prev_pools[p].id) == NULL &&
@@ -704,8 +705,7 @@ static int osd_pg_stats_send(struct osd *osd)
 	for (int pass = 0; pass < 2; pass++) {
 		proto_enc_init(&enc, buf, cap);
 		n = 0;
-		osd_pg_foreach(osd, pg)
-		{
+		osd_pg_foreach(osd, pg) {
 			struct pg *m = pg->m;
 			struct proto_pg_stat s = {0};
 			struct store_pg_usage pu;
@@ -788,8 +788,7 @@ void osd_pg_tick(struct osd *osd)
 	static uint64_t next_stats;
 	uint64_t now = clock_now_ms();
 
-	osd_pg_foreach(osd, pg)
-	{
+	osd_pg_foreach(osd, pg) {
 		if (pg->m != NULL)
 			pg_tick(pg->m);
 		if (pg->fenced_epoch != 0 && (pg->fenced_epoch != osd->map.epoch ||
@@ -829,8 +828,7 @@ void osd_pg_fini(struct osd *osd)
 {
 	struct osd_pg *pg;
 	osd_push_fini(osd);
-	osd_pg_foreach(osd, pg)
-	{
+	osd_pg_foreach(osd, pg) {
 		pg_free(pg->m);
 		pg->m = NULL;
 		pg_set_clear(&pg->busy);

@@ -258,7 +258,9 @@ static void osd_repl_flush_all(struct osd *osd)
 {
 	struct osd_pg *pg;
 
-	osd_pg_foreach(osd, pg) if (pg->head) osd_repl_pg_flush(osd, pg);
+	osd_pg_foreach(osd, pg)
+		if (pg->head)
+			osd_repl_pg_flush(osd, pg);
 }
 
 void osd_repl_peer_failed(struct osd *osd, struct osd_peer *p)
@@ -269,10 +271,11 @@ void osd_repl_peer_failed(struct osd *osd, struct osd_peer *p)
 		 p->id, p->addr);
 	osd_peer_reset(p);
 	/* whatever was in that ring is gone: every unacked record goes again */
-	osd_pg_foreach(osd, pg) for (struct osd_op *op = pg->head; op;
-				     op = op->next) for (unsigned int i = 1; i < op->nacting;
-							 i++) if (op->acting[i] == (int32_t)p->id)
-	    op->repl_sent &= ~(1u << i);
+	osd_pg_foreach(osd, pg)
+		for (struct osd_op *op = pg->head; op; op = op->next)
+			for (unsigned int i = 1; i < op->nacting; i++)
+				if (op->acting[i] == (int32_t)p->id)
+					op->repl_sent &= ~(1u << i);
 }
 
 static void osd_peer_acked(struct osd *osd, struct osd_peer *p, const struct proto_repl_ack *m)
