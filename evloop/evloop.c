@@ -575,6 +575,11 @@ bool evl_stopped(const struct evl *evl)
 	return evl->stop;
 }
 
+unsigned int evl_depth(const struct evl *evl)
+{
+	return evl->depth;
+}
+
 int evl_fd(const struct evl *evl)
 {
 	return evl->epfd;

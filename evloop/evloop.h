@@ -137,6 +137,8 @@ void evl_wake(struct evl *evl);
  * and then call evl_run_once(evl, 0).
  */
 int evl_fd(const struct evl *evl);
+/* How many evl_run_once calls are running now: 0 outside the loop and its callbacks. */
+unsigned int evl_depth(const struct evl *evl);
 /* The loop's clock, read now. */
 uint64_t evl_now_ns(const struct evl *evl);
 uint32_t evl_busy_poll_us(const struct evl *evl);

@@ -528,12 +528,14 @@ struct reent {
 	struct evl_fd *h;
 	struct evl_poller *self;
 	int calls, inner;
+	unsigned int depth[2]; /* evl_depth seen by the outer and the inner call */
 };
 
 static int reent_cb(struct evl *evl, void *arg)
 {
 	struct reent *r = arg;
 
+	r->depth[r->calls < 2 ? r->calls : 1] = evl_depth(evl);
 	if (++r->calls > 1)
 		return 0;
 	r->inner = evl_run_once(evl, 0);
@@ -555,6 +557,9 @@ static void test_reentrant(void **state)
 	assert_int_equal(r.calls, 2);		   /* the inner round called it too */
 	assert_int_equal(r.inner, 1);		   /* ... and the fd again */
 	assert_int_equal(f.calls, 2);
+	assert_int_equal(r.depth[0], 1);
+	assert_int_equal(r.depth[1], 2);
+	assert_int_equal(evl_depth(evl), 0);
 	assert_int_equal(evl_run_once(evl, 0), 0); /* both gone */
 	assert_int_equal(r.calls, 2);
 	close(efd);
