@@ -598,6 +598,12 @@ void evl_busy_poll_set(struct evl *evl, uint32_t us)
 void evl_stats_get(const struct evl *evl, struct evl_stats *stats_out)
 {
 	*stats_out = evl->st;
+	stats_out->timers_armed = evl->heap_len;
+	stats_out->fds = stats_out->pollers = 0;
+	for (const struct evl_fd *h = evl->fds; h != NULL; h = h->next)
+		stats_out->fds++;
+	for (const struct evl_poller *p = evl->pollers; p != NULL; p = p->next)
+		stats_out->pollers += !p->dead;
 }
 
 const char *evl_name(const struct evl *evl)

@@ -77,6 +77,8 @@ struct evl_stats {
 	uint64_t fd_checks;    /* non-blocking epoll_wait calls */
 	uint64_t fd_events;    /* fd callbacks run */
 	uint64_t timers_fired; /* timer callbacks run */
+	uint32_t timers_armed; /* now */
+	uint32_t fds, pollers; /* registered now (the loop's own two fds included) */
 };
 
 void evl_opts_init(struct evl_opts *opts);

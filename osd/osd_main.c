@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "admin/asok.h"
 #include "common/clock.h"
 #include "common/conf_runtime.h"
 #include "common/log.h"
@@ -504,6 +506,27 @@ static int osd_loop_create(struct osd *osd)
 	return rc;
 }
 
+/* "loop stats": what the reactor did (docs/evloop.md), to judge ms_busy_poll by. */
+static int osd_loop_stats_cb(void *arg, struct asok_out *out)
+{
+	struct osd *osd = arg;
+	struct evl_stats st;
+
+	if (osd->loop == NULL)
+		return -EAGAIN;
+	evl_stats_get(osd->loop, &st);
+	asok_printf(out,
+		    "{\"busy_poll_us\": %u, \"rounds\": %" PRIu64 ", \"busy_rounds\": %" PRIu64
+		    ", \"spin_rounds\": %" PRIu64 ", \"sleeps\": %" PRIu64
+		    ", \"sleep_seconds\": %.6f, \"fd_checks\": %" PRIu64 ", \"fd_events\": %" PRIu64
+		    ", \"timers_fired\": %" PRIu64 ", \"timers_armed\": %u, \"fds\": %u"
+		    ", \"pollers\": %u}",
+		    evl_busy_poll_us(osd->loop), st.rounds, st.busy_rounds, st.spin_rounds,
+		    st.sleeps, (double)st.sleep_ns / 1e9, st.fd_checks, st.fd_events,
+		    st.timers_fired, st.timers_armed, st.fds, st.pollers);
+	return 0;
+}
+
 /* The loop with the mon client attached; until a signal, a stop, or a fatal error. */
 static int osd_run(struct osd *osd)
 {
@@ -519,6 +542,12 @@ static int osd_run(struct osd *osd)
 		return rc;
 	}
 	osd_sig_loop = osd->loop;
+	if (osd->asok != NULL &&
+	    (rc = asok_register(osd->asok, "loop stats",
+				"the reactor's event loop: rounds, busy, spinning, sleeps, timers",
+				osd_loop_stats_cb, osd)) != 0)
+		log_warn("osd", "%s: admin socket command 'loop stats': %s", osd->name,
+			 weft_strerror(rc));
 	if (osd->boot_retry_ms != 0 && !osd->booted && !osd->boot_pending)
 		evl_timer_arm_at(osd->loop, &osd_rx.boot_retry, osd->boot_retry_ms * 1000000u);
 	rc = evl_run(osd->loop);

@@ -98,6 +98,14 @@ static void test_timers_fire_in_order(void **state)
 	}
 	assert_int_equal(evl_run_once(evl, 0), 0);
 	assert_int_equal(log.n, 0);
+	{
+		struct evl_stats st;
+
+		evl_stats_get(evl, &st);
+		assert_int_equal(st.timers_armed, 4);
+		assert_int_equal(st.fds, 2); /* the wake eventfd and the timerfd */
+		assert_int_equal(st.pollers, 0);
+	}
 	fake_ns += 15000;
 	assert_int_equal(evl_run_once(evl, 0), 2);
 	/* equal due times fire in the order they were armed */
