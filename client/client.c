@@ -8,40 +8,83 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "client/client_debug.h"
 #include "client/client_int.h"
+#include "client/client_loop.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/version.h"
 #include "proto/hello.h"
 
-static int client_epoll_sync(struct weft_cluster *cl)
-{
-	int fd = monc_fd(cl->monc);
-	struct epoll_event ev = {.events = EPOLLIN};
+/* How often the mon client runs without traffic: its request deadlines, resends and hunting. */
+#define CLIENT_MONC_TICK_US 20000u
 
-	if (fd == cl->monc_fd_added)
-		return 0;
-	if (cl->monc_fd_added >= 0)
-		epoll_ctl(cl->epfd, EPOLL_CTL_DEL, cl->monc_fd_added, NULL);
-	cl->monc_fd_added = -1;
-	if (fd < 0)
-		return 0;
-	if (epoll_ctl(cl->epfd, EPOLL_CTL_ADD, fd, &ev) != 0)
-		return -errno;
-	cl->monc_fd_added = fd;
-	return 0;
+static void client_monc_progress(struct weft_cluster *cl)
+{
+	monc_progress(cl->monc);
+	if (monc_map(cl->monc)->epoch != cl->epoch) {
+		cl->epoch = monc_map(cl->monc)->epoch;
+		client_ops_map_changed(cl);
+	}
+}
+
+static void client_monc_timer_cb(struct evl *evl, struct evl_timer *t, void *arg)
+{
+	(void)evl;
+	(void)t;
+	client_monc_progress(arg);
+}
+
+/*
+ * The mon client in the loop: its frames come through the handle's
+ * messenger (client_fab_poll); what it does on its own clock (request
+ * deadlines, resends, hunting) runs on a periodic timer.
+ */
+static int client_loop_monc_attach(struct weft_cluster *cl)
+{
+	evl_timer_init(&cl->monc_timer, client_monc_timer_cb, cl);
+	return evl_timer_arm(cl->loop, &cl->monc_timer, CLIENT_MONC_TICK_US, CLIENT_MONC_TICK_US);
+}
+
+static int client_fab_poll(struct evl *evl, void *arg);
+
+/*
+ * One loop per cluster handle (docs/evloop.md): the fabric and the finished
+ * ops' callbacks are pollers, the fabric's fd wakes it, the mon client is
+ * an fd and a timer, each op's deadline and retry is a timer of its own.
+ */
+static int client_loop_create(struct weft_cluster *cl)
+{
+	struct evl_opts o;
+	int rc;
+
+	evl_opts_init(&o);
+	o.name = cl->name;
+	o.busy_poll_us = (uint32_t)conf_get_duration_us(cl->conf, CONF_MS_BUSY_POLL);
+	rc = evl_create(&o, &cl->loop);
+	if (rc != 0)
+		return rc;
+	rc = evl_poller_add(cl->loop, client_fab_poll, cl, NULL);
+	if (rc == 0)
+		rc = evl_poller_add(cl->loop, client_ops_done_poll, cl, NULL);
+	if (rc == 0)
+		rc = evl_fd_add(cl->loop, fab_domain_fd(cl->dom), EVL_READ, NULL, NULL, NULL);
+	if (rc == 0)
+		rc = client_loop_monc_attach(cl);
+	return rc;
+}
+
+struct evl *client_loop(struct weft_cluster *cl)
+{
+	return cl->loop;
 }
 
 int weft_connect(const char *conf_path, const char *name, struct weft_cluster **cl_out)
 {
 	struct weft_cluster *cl;
 	struct fab_domain_attr attr;
-	struct epoll_event ev = {.events = EPOLLIN};
 	int rc;
 
 	if (name == NULL || strncmp(name, "client.", 7) != 0 || strlen(name) > PROTO_NAME_MAX)
@@ -51,9 +94,6 @@ int weft_connect(const char *conf_path, const char *name, struct weft_cluster **
 		return -ENOMEM;
 	snprintf(cl->name, sizeof(cl->name), "%s", name);
 	client_instance_init(cl);
-	cl->epfd = -1;
-	cl->deferfd = -1;
-	cl->monc_fd_added = -1;
 	cl->next_tid = 1;
 	rc = conf_create(name, &cl->conf);
 	if (rc != 0)
@@ -94,19 +134,9 @@ int weft_connect(const char *conf_path, const char *name, struct weft_cluster **
 	if (rc != 0)
 		goto err_dom;
 	monc_subscribe(cl->monc, NULL, NULL);
-	cl->epfd = epoll_create1(EPOLL_CLOEXEC);
-	ev.data.u32 = 1;
-	if (cl->epfd < 0 || epoll_ctl(cl->epfd, EPOLL_CTL_ADD, fab_domain_fd(cl->dom), &ev) != 0) {
-		rc = -errno;
+	rc = client_loop_create(cl);
+	if (rc != 0)
 		goto err_monc;
-	}
-	/* deferred completions (client_op_defer) make weft_fd() readable through this */
-	cl->deferfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	ev.data.u32 = 2;
-	if (cl->deferfd < 0 || epoll_ctl(cl->epfd, EPOLL_CTL_ADD, cl->deferfd, &ev) != 0) {
-		rc = -errno;
-		goto err_monc;
-	}
 	rc = monc_wait_map_sync(cl->monc, 0, (unsigned int)cl->op_timeout_ms);
 	if (rc != 0) {
 		log_error("client", "%s: no cluster map from the monitors: %s", cl->name,
@@ -117,10 +147,7 @@ int weft_connect(const char *conf_path, const char *name, struct weft_cluster **
 	*cl_out = cl;
 	return 0;
 err_monc:
-	if (cl->deferfd >= 0)
-		close(cl->deferfd);
-	if (cl->epfd >= 0)
-		close(cl->epfd);
+	evl_destroy(cl->loop);
 	monc_destroy(cl->monc);
 err_dom:
 	msgr_destroy(cl->msgr);
@@ -143,10 +170,10 @@ void weft_disconnect(struct weft_cluster *cl)
 	client_ops_cancel_all(cl);
 	while (cl->conns)
 		client_conn_free(cl->conns);
+	evl_timer_cancel(cl->loop, &cl->monc_timer);
+	evl_destroy(cl->loop);
 	monc_destroy(cl->monc);
 	msgr_destroy(cl->msgr);
-	close(cl->deferfd);
-	close(cl->epfd);
 	if (cl->large_pool)
 		fab_pool_destroy(cl->large_pool);
 	if (cl->small_pool)
@@ -163,6 +190,8 @@ int weft_conf_set(struct weft_cluster *cl, const char *key, const char *value)
 	if (rc == 0) {
 		cl->inline_max = conf_get_size(cl->conf, CONF_CLIENT_INLINE_MAX);
 		cl->op_timeout_ms = conf_get_duration_us(cl->conf, CONF_CLIENT_OP_TIMEOUT) / 1000;
+		evl_busy_poll_set(cl->loop,
+				  (uint32_t)conf_get_duration_us(cl->conf, CONF_MS_BUSY_POLL));
 	}
 	return rc;
 }
@@ -360,43 +389,45 @@ void client_conn_free(struct client_conn *c)
 	free(c);
 }
 
+/*
+ * The messenger: OSD replies and the mon client's frames, then connections
+ * that failed meanwhile are freed; a map that came with them lets the ops
+ * waiting for it go at once (not at the mon client's next tick).
+ */
+static int client_fab_poll(struct evl *evl, void *arg)
+{
+	struct weft_cluster *cl = arg;
+	int rc;
+
+	(void)evl;
+	rc = msgr_progress_budget(cl->msgr, 4096);
+	if (rc < 0)
+		return rc;
+	for (struct client_conn *c = cl->conns, *next; c; c = next) {
+		next = c->next;
+		if (c->failed)
+			client_conn_free(c);
+	}
+	if (monc_map(cl->monc)->epoch != cl->epoch) {
+		cl->epoch = monc_map(cl->monc)->epoch;
+		client_ops_map_changed(cl);
+	}
+	return rc;
+}
+
 int weft_poll(struct weft_cluster *cl, int timeout_ms)
 {
-	struct epoll_event ev[4];
-	int total = 0, rc;
+	uint64_t before = cl->callbacks;
+	int rc = evl_run_once(cl->loop, timeout_ms);
 
-	uint64_t v;
-
-	/* the completions it announced run in this tick */
-	if (read(cl->deferfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		return -errno;
-	for (int round = 0; round < 2; round++) {
-		/* the OSDs' replies and the mon client's frames: one messenger, one domain */
-		rc = msgr_progress_budget(cl->msgr, 4096);
-		if (rc < 0)
-			return rc;
-		total += rc;
-		for (struct client_conn *c = cl->conns, *next; c; c = next) {
-			next = c->next;
-			if (c->failed)
-				client_conn_free(c);
-		}
-		total += monc_progress(cl->monc) > 0;
-		client_epoll_sync(cl);
-		rc = client_ops_tick(cl);
-		if (rc > 0)
-			return rc; /* callbacks ran: the caller has something to look at */
-		if (total > 0 || timeout_ms == 0 || round == 1)
-			break;
-		/* timers (retries, timeouts) need a tick every few ms */
-		epoll_wait(cl->epfd, ev, 4, timeout_ms < 5 ? timeout_ms : 5);
-	}
-	return 0;
+	if (rc < 0)
+		return rc;
+	return (int)(cl->callbacks - before);
 }
 
 int weft_fd(const struct weft_cluster *cl)
 {
-	return cl->epfd;
+	return evl_fd(cl->loop);
 }
 
 unsigned int weft_inflight(const struct weft_cluster *cl)

@@ -6,8 +6,8 @@
  * (their public addresses), registered buffer pools, and every op that is
  * queued or in flight.
  *
- *   client.c      connect, map, connections, buffers, the event loop
- *   client_op.c   ops: placement, send, replies, resend, timeouts, sync forms
+ *   client.c      connect, map, connections, buffers, the event loop (evloop/)
+ *   client_op.c   ops: placement, send, replies, resend, per-op timers, sync forms
  */
 #ifndef WEFT_CLIENT_CLIENT_INT_H
 #define WEFT_CLIENT_CLIENT_INT_H
@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "common/conf.h"
+#include "evloop/evloop.h"
 #include "fabric/fabric.h"
 #include "mon/monc/monc.h"
 #include "msgr/msgr.h"
@@ -74,6 +75,10 @@ struct client_op {
 	size_t inline_cap;
 	weft_op_cb cb;
 	void *arg;
+	/* WAIT: the next retry or the deadline, whichever is first; SENT: the deadline */
+	struct evl_timer timer;
+	struct client_op *done_next; /* cl->done_head: completed, callback to run */
+	bool done_queued;
 };
 
 struct weft_cluster {
@@ -91,11 +96,13 @@ struct weft_cluster {
 	uint64_t next_tid;
 	uint32_t msg_size;
 	uint64_t max_op, inline_max, op_timeout_ms;
-	int epfd, monc_fd_added;
-	int deferfd; /* eventfd: deferred completions pending (weft_fd() readable) */
-	struct proto_hello
-	    hello;	   /* ours: first frame on each connection (its nonce: our instance) */
-	uint64_t resends;  /* ops sent again (stale epoch, primary change, failure) */
+	/* the event loop (docs/evloop.md): weft_poll runs it, weft_fd is its epoll fd */
+	struct evl *loop;
+	struct evl_timer monc_timer;		 /* the mon client's own deadlines and retries */
+	struct client_op *done_head, *done_tail; /* DONE ops whose callbacks run next */
+	uint64_t callbacks;			 /* op callbacks run (weft_poll's answer) */
+	struct proto_hello hello; /* ours: first frame on each connection (its nonce: our instance) */
+	uint64_t resends;	  /* ops sent again (stale epoch, primary change, failure) */
 	uint64_t instance; /* this handle's instance (client_fence.c), the hello's nonce */
 	bool blocklisted;  /* an OSD refused us as blocklisted, or a map listed us: sticky */
 };
@@ -123,8 +130,10 @@ int client_op_submit(struct weft_cluster *cl, struct client_op *op);
 void client_op_reply(struct weft_cluster *cl, struct client_conn *conn, uint64_t tid,
 		     const struct proto_osd_op_reply *r);
 void client_ops_conn_failed(struct weft_cluster *cl, struct client_conn *conn);
-/* Send what can be sent, expire what timed out, run finished callbacks. Returns callbacks run. */
-int client_ops_tick(struct weft_cluster *cl);
+/* The loop's poller: runs the callbacks of completed ops. Returns callbacks run. */
+int client_ops_done_poll(struct evl *evl, void *arg);
+/* The map moved: ops waiting for an epoch or for the pause flag to go are sent now. */
+void client_ops_map_changed(struct weft_cluster *cl);
 void client_ops_cancel_all(struct weft_cluster *cl);
 /* A completion with res that runs from the next weft_poll() (nothing is sent). */
 int client_op_defer(struct weft_cluster *cl, const struct weft_result *res, weft_op_cb cb,

@@ -2,7 +2,8 @@
 /*
  * weft-osd internals. One thread runs everything (docs/osd.md): the fabric
  * domain (public and cluster listeners, peer connections), the store and
- * the mon client are polled from one run-to-completion loop (osd_main.c).
+ * the mon client are driven by one run-to-completion event loop
+ * (osd_main.c, evloop/).
  *
  *   osd_main.c   arguments, mkfs/mount, boot, beacons, the reactor loop
  *   osd_net.c    addresses, listeners, connections, frames, events
@@ -23,6 +24,7 @@
 #include <stdint.h>
 
 #include "common/conf.h"
+#include "evloop/evloop.h"
 #include "fabric/fabric.h"
 #include "mon/map.h"
 #include "msgr/msgr.h"
@@ -207,6 +209,7 @@ struct osd_op {
 	/* an error's detail for the reply (PROTO_REPLY_F_MAYBE / _OSD, reply_osd) */
 	uint16_t reply_flags;
 	int32_t reply_osd;
+	struct evl_timer timer; /* osd_op_timeout from arrival; cancelled when it finishes */
 };
 
 struct osd_counters {
@@ -237,6 +240,7 @@ struct osd {
 	struct msgr *msgr; /* every connection of the OSD, the mon client's too (msgr/) */
 	struct msgr_listener *pub_l, *clu_l;
 	uint32_t nfailed; /* connections marked failed, torn down after the current batch */
+	struct evl *loop; /* the reactor (osd_main.c, docs/evloop.md); NULL outside osd_run */
 	char pub_addr[PROTO_ADDR_MAX + 1], clu_addr[PROTO_ADDR_MAX + 1];
 	char clu_ip[64];
 	struct fab_pool *small_pool, *large_pool;

@@ -71,6 +71,7 @@ static void osd_op_finish(struct osd_op *op, int status)
 
 	if (op->state == OSD_OP_DONE)
 		return;
+	evl_timer_cancel(osd->loop, &op->timer);
 	osd_perf_op_done(op, status);
 	if (op->conn != NULL) {
 		struct proto_osd_op_reply r = {.status = status, .epoch = osd->map.epoch};
@@ -165,6 +166,22 @@ static int osd_op_acting(struct osd *osd, struct osd_op *op, int32_t *acting, un
 	return 0;
 }
 
+/* osd_op_timeout after it arrived, an op still unanswered fails with -ETIMEDOUT. */
+static void osd_op_timeout_cb(struct evl *evl, struct evl_timer *t, void *arg)
+{
+	struct osd_op *op = arg;
+	struct osd *osd = op->osd;
+	struct osd_pg *pg = op->pg;
+
+	(void)evl;
+	(void)t;
+	osd_op_event(op, OSD_OP_EV_TIMEOUT, 0, 0); /* may free op */
+	if (pg->head) {
+		osd_pg_kick(pg);
+		osd_repl_pg_flush(osd, pg);
+	}
+}
+
 void osd_op_recv(struct osd_conn *conn, uint64_t tid, const struct proto_osd_op *m)
 {
 	struct osd *osd = conn->osd;
@@ -231,6 +248,12 @@ void osd_op_recv(struct osd_conn *conn, uint64_t tid, const struct proto_osd_op 
 			return osd_reply_now(conn, tid, -ENOMEM, 0);
 		}
 		memcpy(op->inline_data, m->data, m->data_len);
+	}
+	evl_timer_init(&op->timer, osd_op_timeout_cb, op);
+	if (evl_timer_arm(osd->loop, &op->timer, osd->op_timeout_ms * 1000u, 0) != 0) {
+		free(op->inline_data);
+		free(op);
+		return osd_reply_now(conn, tid, -ENOMEM, 0);
 	}
 	conn->ops_inflight++;
 	op->prev = pg->tail;
@@ -891,17 +914,15 @@ void osd_op_pg_interval(struct osd *osd, struct osd_pg *pg)
 	}
 }
 
+/*
+ * A safety net for waits with no event of their own (a free buffer, a
+ * blocked ring): PGs with queued ops move again. Timeouts are per-op timers.
+ */
 void osd_op_tick(struct osd *osd)
 {
-	uint64_t now = clock_now_ms();
 	struct osd_pg *pg;
 
 	osd_pg_foreach(osd, pg) {
-		for (struct osd_op *op = pg->head, *next; op; op = next) {
-			next = op->next;
-			if (now - op->start_ms >= osd->op_timeout_ms)
-				osd_op_event(op, OSD_OP_EV_TIMEOUT, 0, 0);
-		}
 		if (pg->head) {
 			osd_pg_kick(pg);
 			osd_repl_pg_flush(osd, pg);

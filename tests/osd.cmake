@@ -132,5 +132,5 @@ endif()
 weft_add_test(test_osd_op SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_osd_op.c
 	${PROJECT_SOURCE_DIR}/osd/osd_op.c ${PROJECT_SOURCE_DIR}/osd/osd_repl.c
 	${PROJECT_SOURCE_DIR}/osd/osd_wire.c ${PROJECT_SOURCE_DIR}/osd/osd_pgs.c
-	LIBS weft_proto weft_plcmap weft_monmap weft_common LABELS unit)
+	LIBS weft_evloop weft_proto weft_plcmap weft_monmap weft_common LABELS unit)
 target_include_directories(test_osd_op PRIVATE ${PROJECT_SOURCE_DIR}/include)

@@ -441,6 +441,13 @@ static int setup(void **state)
 	snprintf(osd.name, sizeof(osd.name), "osd.%u", osd.id);
 	osd.booted = true;
 	osd.boot_epoch = 2;
+	{
+		struct evl_opts o;
+
+		evl_opts_init(&o);
+		o.name = "test_osd_op";
+		assert_int_equal(evl_create(&o, &osd.loop), 0); /* the ops' timeout timers */
+	}
 	osd.max_op = 4u << 20;
 	osd.op_timeout_ms = 30000;
 	memset(&client, 0, sizeof(client));
@@ -460,6 +467,7 @@ static int teardown(void **state)
 	for (unsigned int i = 0; i < F.nconns; i++)
 		free(F.conns[i]);
 	mon_map_free(&osd.map);
+	evl_destroy(osd.loop);
 	return 0;
 }
 
@@ -834,9 +842,11 @@ static void test_below_min_size_posts_nothing(void **state)
 	assert_int_equal(F.ncommits, 0);
 	assert_int_equal(F.nreplies, 0);
 	assert_true(the_osd_pg()->head->blocked);
-	/* it times out, answered once */
-	osd.op_timeout_ms = 0;
-	osd_op_tick(&osd);
+	/* its timer fires: answered once, -ETIMEDOUT (the 30 s of setup cut to 1 ms) */
+	evl_timer_cancel(osd.loop, &the_osd_pg()->head->timer);
+	assert_int_equal(evl_timer_arm(osd.loop, &the_osd_pg()->head->timer, 1000, 0), 0);
+	for (int i = 0; i < 2000 && F.nreplies == 0; i++)
+		evl_run_once(osd.loop, 5);
 	assert_int_equal(F.nreplies, 1);
 	assert_int_equal(F.replies[0].r.status, -ETIMEDOUT);
 	assert_null(the_osd_pg()->head);

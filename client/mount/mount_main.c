@@ -324,7 +324,7 @@ static int mount_run(struct mount *m, const struct mount_args *a)
 
 int main(int argc, char **argv)
 {
-	struct mount m = {.q_efd = -1, .io_epfd = -1, .next_ino = MOUNT_ROOT_INO + 1};
+	struct mount m = {.next_ino = MOUNT_ROOT_INO + 1};
 	struct mount_args a = {0};
 	struct fuse_args fargs;
 	uint64_t op_timeout_us = 0;
