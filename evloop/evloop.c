@@ -77,8 +77,7 @@ uint64_t evl_now_ns(const struct evl *evl)
 
 void evl_opts_init(struct evl_opts *opts)
 {
-	memset(opts, 0, sizeof(*opts));
-	opts->busy_poll_us = 50;
+	memset(opts, 0, sizeof(*opts)); /* busy_poll_us 0: sleep at once, as ms_busy_poll's default */
 }
 
 /* ------------------------------------------------------------------ timers */

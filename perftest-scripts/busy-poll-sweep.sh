@@ -13,7 +13,7 @@
 #   --seconds: each weft bench phase (default 8); --port: the clusters' base
 #   port (default 39500); --dir: scratch space (small-write.sh's --dir);
 #   --out: also write the table there; --keep-results: each run's JSON and
-#   raw output in DIR/spin-V. The 4 MiB phases of small-write.sh run too
+#   raw output in DIR/spin-V(.json). The 4 MiB phases of small-write.sh run too
 #   (it has no switch for them); pgbench does not. Progress: stderr.
 # exit: 0 done, 1 a run failed, 2 bad usage.
 set -uo pipefail
@@ -51,6 +51,7 @@ for v in "${VS[@]}"; do
 		echo "busy-poll-sweep: the run with ms_busy_poll = ${v}us failed" >&2
 		exit 1
 	fi
+	[ -z "$KEEP" ] || cp "$TMP/spin-$v.json" "$KEEP/spin-$v.json"
 done
 python3 - "$TMP" "$VALUES" << 'EOF' | tee ${OUT:+"$OUT"}
 import json, os, sys
