@@ -21,6 +21,15 @@
  *   or 2 s pass, so our queued hello reaches the peer and it refuses too.
  *   Nothing reaches recv_cb before the peer's hello has been accepted;
  *   frames sent earlier are queued behind ours.
+ * - Authentication (msgr_auth_set; msgr_auth.c, docs/security.md): after
+ *   the hellos the connecting side proves its entity's key and the
+ *   accepting side proves it knows that key too (auth/session.h); frames
+ *   the owner sends before then wait. From then on every frame carries a
+ *   MAC trailer; one that fails closes the connection. Nothing reaches
+ *   recv_cb before the handshake passed, or before the peer's first frame
+ *   showed it does not authenticate where the conf allows that. A refused
+ *   peer gets an ERROR frame with the reason, and fail_cb(-EACCES) runs
+ *   (msgr_conn_refusal has the line).
  * - Failure: when a connection breaks, fail_cb runs once; the owner then
  *   calls msgr_conn_close() (inside the callback is fine). Every callback
  *   may close the connection it is given, and nothing else.
@@ -80,11 +89,55 @@ int msgr_wait(struct msgr *msgr, int timeout_ms);
 int msgr_fd(const struct msgr *msgr);
 uint32_t msgr_msg_size(const struct msgr *msgr);
 
+struct auth_key;
+struct auth_caps;
+struct auth_sess_keys;
+
+/* What a messenger proves and checks; strings and the key are copied. */
+struct msgr_auth {
+	/* Connections we open: authenticate as entity (NULL or "": do not) with key, to server. */
+	const char *entity;
+	const struct auth_key *key;
+	const char *server; /* the entity we expect to answer: "mon." */
+	/*
+	 * Connections we accept: prove to be self ("mon.") with the keys lookup
+	 * finds for the entity a peer claims: 0, -ENOENT (no such entity), or
+	 * -EAGAIN (cannot tell yet: the peer is told to try elsewhere, and
+	 * fails with -EAGAIN rather than -EACCES); NULL: we serve no handshake.
+	 */
+	const char *self;
+	int (*lookup)(const char *entity, struct auth_sess_keys *keys_out, void *arg);
+	void *lookup_arg;
+	/* Refuse an accepted peer that does not authenticate, by what its hello claims. */
+	bool require_daemons, require_clients;
+	const char *fsid; /* the conf's fsid (a UUID); NULL or "": none */
+};
+
+/*
+ * Authenticate connections opened or accepted from now on. 0, -EINVAL (a
+ * bad fsid or an incomplete config, logged), -ENOMEM.
+ */
+int msgr_auth_set(struct msgr *msgr, const struct msgr_auth *auth);
+/*
+ * The peer's authenticated entity ("client.admin"; on a connection we
+ * opened, the server's: "mon."), or NULL: not authenticated (yet, or not
+ * at all where the conf lets a peer in without a key).
+ */
+const char *msgr_conn_entity(const struct msgr_conn *conn);
+/* An accepted peer's caps (from the lookup at its handshake), or NULL. */
+const struct auth_caps *msgr_conn_caps(const struct msgr_conn *conn);
+/* Replace them (the auth database changed). */
+void msgr_conn_caps_set(struct msgr_conn *conn, const struct auth_caps *caps);
+/* The key this session proved stops authenticating in ms (a rotation): close it then. */
+void msgr_conn_auth_expire(struct msgr_conn *conn, uint64_t ms);
+/* Walk the connections: the first (prev NULL) or the one after prev; NULL at the end. */
+struct msgr_conn *msgr_conn_next(struct msgr *msgr, struct msgr_conn *prev);
+
 /* Replace the hello this messenger sends (tests: a peer with other features). */
 void msgr_hello_set(struct msgr *msgr, const struct proto_hello *h);
 /* The peer's accepted hello, or NULL before it arrived. */
 const struct proto_hello *msgr_conn_peer_hello(const struct msgr_conn *conn);
-/* Why the hello check refused this connection's peer, or NULL. */
+/* Why the hello check or authentication refused this connection's peer, or NULL. */
 const char *msgr_conn_refusal(const struct msgr_conn *conn);
 
 #endif
