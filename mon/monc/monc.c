@@ -9,6 +9,8 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "auth/keyring.h"
+#include "auth/policy.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "msgr/msgr.h"
@@ -17,6 +19,12 @@
 #define MONC_RETRY_MS 300    /* resend after -EAGAIN (no leader yet) */
 #define MONC_HUNT_MS 200     /* pause before trying the next monitor */
 #define MONC_EAGAIN_HUNT 5   /* consecutive -EAGAIN answers before trying another mon */
+/*
+ * Consecutive monitors (at least this many, and every one of mon_host)
+ * that refused our key before requests fail with -EACCES: a key just made
+ * may not have reached the monitor we asked yet.
+ */
+#define MONC_AUTH_REFUSALS 3
 
 struct monc_req {
 	struct monc_req *next;
@@ -45,9 +53,16 @@ struct monc {
 	monc_map_cb map_cb;
 	void *map_arg;
 	struct mon_map map;
+	unsigned int auth_refusals; /* consecutive monitors that refused our key */
+	char auth_why[PROTO_ERRMSG_MAX + 1];
 };
 
 static void monc_hunt(struct monc *mc, uint64_t delay_ms);
+
+static unsigned int monc_auth_refusals_max(const struct monc *mc)
+{
+	return mc->nmons > MONC_AUTH_REFUSALS ? mc->nmons : MONC_AUTH_REFUSALS;
+}
 
 static void monc_req_done(struct monc *mc, struct monc_req *r, int status, const char *out,
 			  size_t out_len, const char *msg)
@@ -164,6 +179,7 @@ static void monc_recv_cb(struct msgr_conn *conn, const struct proto_hdr *hdr,
 
 	if (conn != mc->conn)
 		return;
+	mc->auth_refusals = 0; /* it let us in */
 	switch (msg->type) {
 	case PROTO_MAP:
 	case PROTO_MAP_INC:
@@ -217,6 +233,20 @@ static void monc_fail_cb(struct msgr_conn *conn, int status, void *arg)
 		while (mc->reqs != NULL)
 			monc_req_done(mc, mc->reqs, status, NULL, 0, why ? why : "");
 	}
+	if (conn == mc->conn && status == -EACCES) {
+		/*
+		 * Authentication failed (logged by msgr): after enough monitors said
+		 * so, requests fail with the reason rather than time out. Hunting
+		 * goes on: the key may be added, or a monitor may not have applied
+		 * it yet.
+		 */
+		const char *why = msgr_conn_refusal(conn);
+
+		snprintf(mc->auth_why, sizeof(mc->auth_why), "%s", why ? why : "permission denied");
+		if (++mc->auth_refusals >= monc_auth_refusals_max(mc))
+			while (mc->reqs != NULL)
+				monc_req_done(mc, mc->reqs, status, NULL, 0, mc->auth_why);
+	}
 	if (conn == mc->conn) {
 		if (mc->connected)
 			log_info("monc", "%s: lost mon %s: %s; hunting", mc->name,
@@ -255,7 +285,99 @@ static void monc_try_connect(struct monc *mc)
 		monc_req_send(mc, r);
 }
 
+/*
+ * The entity a process authenticates as: its name, except that every
+ * monitor ("mon.a") holds the one key of "mon.". -EINVAL for a name that
+ * is no entity.
+ */
+static int monc_entity(const char *name, char *entity, size_t cap, char *err, size_t errcap)
+{
+	struct auth_entity ent;
+	char why[200];
+
+	if (auth_entity_parse(name, &ent, why, sizeof(why)) != 0) {
+		snprintf(err, errcap, "%s: cannot authenticate: %s", name, why);
+		return -EINVAL;
+	}
+	snprintf(entity, cap, "%s", ent.type == AUTH_ETYPE_MON ? "mon." : ent.name);
+	return 0;
+}
+
+/* Authenticate to the monitors as name, with the key of the conf's keyring. */
+static int monc_auth_setup(struct monc *mc, const struct conf *conf, const char *name, char *why,
+			   size_t whycap)
+{
+	struct msgr_auth a = {0};
+	const struct auth_keyring_entry *e;
+	struct auth_keyring kr;
+	struct auth_policy pol;
+	char entity[AUTH_ENTITY_MAX], err[512];
+	const char *path = auth_keyring_path(conf);
+	bool daemon = !strncmp(name, "osd.", 4) || !strncmp(name, "mon.", 4);
+	int rc;
+
+	auth_policy_from_conf(conf, &pol);
+	auth_policy_warn(&pol, name,
+			 !daemon	  ? CONF_WHO_CLIENT
+			 : name[0] == 'o' ? CONF_WHO_OSD
+					  : CONF_WHO_MON);
+	if (!auth_policy_connect(&pol, daemon)) {
+		/*
+		 * No key sent; the link still reads a monitor's refusal (an ERROR
+		 * first thing: "requires authentication") as one.
+		 */
+		a.fsid = conf_get_str(conf, CONF_FSID);
+		rc = msgr_auth_set(mc->msgr, &a);
+		if (rc != 0)
+			snprintf(why, whycap, "%s: cannot set up the connection: %s", name,
+				 strerror(-rc));
+		return rc;
+	}
+	rc = monc_entity(name, entity, sizeof(entity), why, whycap);
+	if (rc != 0)
+		return rc;
+	auth_keyring_init(&kr);
+	rc = auth_keyring_load(&kr, path, err, sizeof(err));
+	if (rc != 0) {
+		if (rc == -ENOENT)
+			snprintf(why, whycap,
+				 "%s: no key to authenticate with: keyring %s: %s (give "
+				 "it with --keyring=PATH or the conf's keyring)",
+				 name, path, strerror(ENOENT));
+		else
+			snprintf(why, whycap, "%s: no key to authenticate with: %s", name, err);
+		auth_keyring_free(&kr);
+		return -ENOKEY;
+	}
+	e = auth_keyring_find(&kr, entity);
+	if (e == NULL) {
+		snprintf(why, whycap, "%s: keyring %s has no key for %s", name, path, entity);
+		auth_keyring_free(&kr);
+		return -ENOKEY;
+	}
+	a.entity = entity;
+	a.key = &e->key;
+	a.server = "mon.";
+	a.fsid = conf_get_str(conf, CONF_FSID);
+	rc = msgr_auth_set(mc->msgr, &a);
+	if (rc != 0)
+		snprintf(why, whycap, "%s: cannot set up authentication: %s", name, strerror(-rc));
+	auth_keyring_free(&kr);
+	return rc;
+}
+
 int monc_create(const struct conf *conf, const char *name, struct monc **monc_out)
+{
+	char why[PROTO_ERRMSG_MAX + 1];
+	int rc = monc_create_err(conf, name, why, sizeof(why), monc_out);
+
+	if (rc != 0)
+		log_error("monc", "%s", why);
+	return rc;
+}
+
+int monc_create_err(const struct conf *conf, const char *name, char *why, size_t whycap,
+		    struct monc **monc_out)
 {
 	static const struct msgr_ops ops = {
 		.recv_cb = monc_recv_cb,
@@ -270,7 +392,7 @@ int monc_create(const struct conf *conf, const char *name, struct monc **monc_ou
 	int rc;
 
 	if (n == 0) {
-		log_error("monc", "%s: mon_host is empty: no monitor to talk to", name);
+		snprintf(why, whycap, "%s: mon_host is empty: no monitor to talk to", name);
 		return -EINVAL;
 	}
 	mc = calloc(1, sizeof(*mc));
@@ -290,7 +412,13 @@ int monc_create(const struct conf *conf, const char *name, struct monc **monc_ou
 	attr.name = mc->name;
 	rc = msgr_create(&attr, &ops, mc, &mc->msgr);
 	if (rc != 0) {
-		log_error("monc", "%s: fabric: %s", name, strerror(-rc));
+		snprintf(why, whycap, "%s: fabric: %s", name, strerror(-rc));
+		free(mc);
+		return rc;
+	}
+	rc = monc_auth_setup(mc, conf, name, why, whycap);
+	if (rc != 0) {
+		msgr_destroy(mc->msgr);
 		free(mc);
 		return rc;
 	}
@@ -494,6 +622,8 @@ int monc_wait_map_sync(struct monc *mc, uint32_t epoch, unsigned int timeout_ms)
 	while (mc->map.epoch == 0 || mc->map.epoch < epoch) {
 		if (clock_now_ms() >= deadline)
 			return -ETIMEDOUT;
+		if (mc->auth_refusals >= monc_auth_refusals_max(mc))
+			return -EACCES;
 		monc_wait(mc, 20);
 	}
 	return 0;

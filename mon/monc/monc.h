@@ -32,8 +32,18 @@ typedef void (*monc_reply_cb)(struct monc *monc, int status, const char *out, si
 /* The map moved to a new epoch; map is monc's (valid until the next monc call). */
 typedef void (*monc_map_cb)(struct monc *monc, const struct mon_map *map, void *arg);
 
-/* conf: mon_host, mon_port, ms_*; name for logs ("client.admin", "osd.3"). */
+/*
+ * conf: mon_host, mon_port, ms_*, the auth_* options, keyring; name is the
+ * entity ("client.admin", "osd.3"; a monitor "mon.a" authenticates as
+ * "mon."). Where the conf wants authentication, the key comes from the
+ * keyring (-ENOKEY, logged, when there is none). A monitor that refuses
+ * the key is logged; once enough have (every one of mon_host, at least 3
+ * tries) requests fail with -EACCES and the reason.
+ */
 int monc_create(const struct conf *conf, const char *name, struct monc **monc_out);
+/* The same, with the reason of a failure in why (one line, not logged). */
+int monc_create_err(const struct conf *conf, const char *name, char *why, size_t whycap,
+		    struct monc **monc_out);
 /* Pending requests complete with -ECANCELED. */
 void monc_destroy(struct monc *monc);
 
