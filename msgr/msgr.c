@@ -918,8 +918,10 @@ int msgr_progress(struct msgr *m)
 		next = c->next; /* fail_cb may close c, and only c */
 		if (c->pend_head != NULL)
 			msgr_flush(c);
-		if (c->refusal != NULL && !c->failed && now >= c->linger_until_ms)
+		if (c->refusal != NULL && !c->failed && now >= c->linger_until_ms) {
 			msgr_conn_fail(c, c->refuse_status);
+			continue; /* fail_cb may have closed c */
+		}
 		if (c->auth != NULL && c->refusal == NULL && !c->failed) {
 			struct msgr_auth_conn ac;
 			struct msgr_auth_out out;
