@@ -359,7 +359,7 @@ struct client_conn *client_conn_get(struct weft_cluster *cl, uint32_t osd, const
 	if (c == NULL)
 		return NULL;
 	/* our hello goes first, queued behind the connect (msgr/msgr.h) */
-	rc = msgr_connect_ops(cl->msgr, addr, NULL, &client_conn_ops, cl, c, &c->mc);
+	rc = msgr_connect_ops(cl->msgr, addr, NULL, &client_conn_ops, cl, NULL, c, &c->mc);
 	if (rc != 0) {
 		log_warn("client", "%s: connect to osd.%u at %s: %s", cl->name, osd, addr,
 			 weft_strerror(rc));

@@ -276,6 +276,8 @@ static int mon_mkfs(struct mon *mon, const char *join)
 	}
 	if (join != NULL) {
 		rc = mon_join_lookup(mon, join);
+		if (rc == 0)
+			rc = mon_auth_join_keyring(mon);
 		if (rc != 0)
 			return rc;
 		goto write_marker;

@@ -40,12 +40,23 @@
  *   or 2 s pass, so our queued hello reaches the peer and it refuses too.
  *   Nothing reaches recv_cb before the peer's hello has been accepted;
  *   frames sent earlier are queued behind ours.
+ * - Authentication (msgr_auth_set, msgr_auth_add; msgr_auth.c,
+ *   docs/security.md): per owner. After the hellos the connecting side
+ *   proves its entity's key and the accepting side proves it knows that key
+ *   too (auth/session.h); frames the owner sends before then wait. From
+ *   then on every frame carries a MAC trailer; one that fails closes the
+ *   connection. Nothing reaches recv_cb (nor ready_cb) before the handshake
+ *   passed, or before the peer's first frame showed it does not
+ *   authenticate where the conf allows that. A refused peer gets an ERROR
+ *   frame with the reason, and fail_cb(-EACCES) runs (msgr_conn_refusal has
+ *   the line). The mon client authenticates its connections while the
+ *   OSD's own connections on the same messenger do not (yet).
  * - Failure: when a connection breaks, fail_cb runs once with why: a
  *   fabric status (the peer closed, reset, refused or timed out: the peer
  *   is lost), -EPROTO (it sent a malformed frame), -EPROTONOSUPPORT (its
- *   hello was refused) or -ENOMEM. The owner then calls msgr_conn_close()
- *   (inside the callback is fine). Every callback may close the connection
- *   it is given, and nothing else.
+ *   hello was refused), -EACCES (authentication refused) or -ENOMEM. The
+ *   owner then calls msgr_conn_close() (inside the callback is fine). Every
+ *   callback may close the connection it is given, and nothing else.
  */
 #ifndef WEFT_MSGR_MSGR_H
 #define WEFT_MSGR_MSGR_H
@@ -108,11 +119,13 @@ int msgr_listen(struct msgr *msgr, const char *addr);
 /* The default listener's port (useful after listening on port 0); 0 when not listening. */
 uint16_t msgr_listen_port(const struct msgr *msgr);
 /*
- * Listen on addr; accepted connections belong to ops/arg. A port in use is
- * -EADDRINUSE without a log line (the caller may try the next port).
+ * Listen on addr; accepted connections belong to ops/arg and authenticate
+ * with auth (msgr_auth_add; NULL: not). A port in use is -EADDRINUSE
+ * without a log line (the caller may try the next port).
  */
+struct msgr_auth_cfg;
 int msgr_listen_ops(struct msgr *msgr, const char *addr, const struct msgr_ops *ops, void *arg,
-		    struct msgr_listener **l_out);
+		    const struct msgr_auth_cfg *auth, struct msgr_listener **l_out);
 uint16_t msgr_listener_port(const struct msgr_listener *l);
 /* Stop accepting; connections already accepted stay. */
 void msgr_listener_close(struct msgr_listener *l);
@@ -120,11 +133,13 @@ void msgr_listener_close(struct msgr_listener *l);
 /* Connect with the default owner; ctx is the connection's (msgr_conn_ctx). */
 int msgr_connect(struct msgr *msgr, const char *addr, void *ctx, struct msgr_conn **conn_out);
 /*
- * Connect to addr from local_addr (NULL = any) for owner ops/arg. The
- * connection is usable at once: frames sent before it is up wait for it.
+ * Connect to addr from local_addr (NULL = any) for owner ops/arg,
+ * authenticating with auth (msgr_auth_add; NULL: not). The connection is
+ * usable at once: frames sent before it is up wait for it.
  */
 int msgr_connect_ops(struct msgr *msgr, const char *addr, const char *local_addr,
-		     const struct msgr_ops *ops, void *arg, void *ctx, struct msgr_conn **conn_out);
+		     const struct msgr_ops *ops, void *arg, const struct msgr_auth_cfg *auth,
+		     void *ctx, struct msgr_conn **conn_out);
 void msgr_conn_close(struct msgr_conn *conn);
 
 /* Encode and send one frame. 0, -EINVAL (bad message), -ENOTCONN, -ENOMEM, -ENOBUFS. */
@@ -155,12 +170,64 @@ int msgr_wait(struct msgr *msgr, int timeout_ms);
 int msgr_fd(const struct msgr *msgr);
 uint32_t msgr_msg_size(const struct msgr *msgr);
 
+struct auth_key;
+struct auth_caps;
+struct auth_sess_keys;
+
+/* What a messenger proves and checks; strings and the key are copied. */
+struct msgr_auth {
+	/* Connections we open: authenticate as entity (NULL or "": do not) with key, to server. */
+	const char *entity;
+	const struct auth_key *key;
+	const char *server; /* the entity we expect to answer: "mon." */
+	/*
+	 * Connections we accept: prove to be self ("mon.") with the keys lookup
+	 * finds for the entity a peer claims: 0, -ENOENT (no such entity), or
+	 * -EAGAIN (cannot tell yet: the peer is told to try elsewhere, and
+	 * fails with -EAGAIN rather than -EACCES); NULL: we serve no handshake.
+	 */
+	const char *self;
+	int (*lookup)(const char *entity, struct auth_sess_keys *keys_out, void *arg);
+	void *lookup_arg;
+	/* Refuse an accepted peer that does not authenticate, by what its hello claims. */
+	bool require_daemons, require_clients;
+	const char *fsid; /* the conf's fsid (a UUID); NULL or "": none */
+};
+
+/*
+ * The default owner's connections (msgr_listen, msgr_connect) authenticate
+ * from now on. 0, -EINVAL (a bad fsid or an incomplete config, logged),
+ * -ENOMEM.
+ */
+int msgr_auth_set(struct msgr *msgr, const struct msgr_auth *auth);
+/*
+ * A set-up for another owner's connections (msgr_listen_ops,
+ * msgr_connect_ops), kept until the messenger is destroyed. Errors as
+ * msgr_auth_set.
+ */
+int msgr_auth_add(struct msgr *msgr, const struct msgr_auth *auth,
+		  const struct msgr_auth_cfg **cfg_out);
+/*
+ * The peer's authenticated entity ("client.admin"; on a connection we
+ * opened, the server's: "mon."), or NULL: not authenticated (yet, or not
+ * at all where the conf lets a peer in without a key).
+ */
+const char *msgr_conn_entity(const struct msgr_conn *conn);
+/* An accepted peer's caps (from the lookup at its handshake), or NULL. */
+const struct auth_caps *msgr_conn_caps(const struct msgr_conn *conn);
+/* Replace them (the auth database changed). */
+void msgr_conn_caps_set(struct msgr_conn *conn, const struct auth_caps *caps);
+/* The key this session proved stops authenticating in ms (a rotation): close it then. */
+void msgr_conn_auth_expire(struct msgr_conn *conn, uint64_t ms);
+/* Walk the connections: the first (prev NULL) or the one after prev; NULL at the end. */
+struct msgr_conn *msgr_conn_next(struct msgr *msgr, struct msgr_conn *prev);
+
 /* Replace the hello this messenger sends (its features, a client's instance). */
 void msgr_hello_set(struct msgr *msgr, const struct proto_hello *h);
 const struct proto_hello *msgr_hello(const struct msgr *msgr);
 /* The peer's accepted hello, or NULL before it arrived. */
 const struct proto_hello *msgr_conn_peer_hello(const struct msgr_conn *conn);
-/* Why the hello check refused this connection's peer, or NULL. */
+/* Why the hello check or authentication refused this connection's peer, or NULL. */
 const char *msgr_conn_refusal(const struct msgr_conn *conn);
 
 #endif

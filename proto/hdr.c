@@ -21,6 +21,8 @@ const char *proto_type_name(uint16_t type)
 		return "pong";
 	case PROTO_ERROR:
 		return "error";
+	case PROTO_AUTH:
+		return "auth";
 	case PROTO_MAP_GET:
 		return "map_get";
 	case PROTO_MAP:
@@ -90,6 +92,7 @@ bool proto_type_known(uint16_t type)
 	case PROTO_PING:
 	case PROTO_PONG:
 	case PROTO_ERROR:
+	case PROTO_AUTH:
 	case PROTO_MAP_GET:
 	case PROTO_MAP:
 	case PROTO_OSD_OP:

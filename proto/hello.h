@@ -46,9 +46,16 @@
  */
 #define PROTO_FEAT_REPL_MSG (1ull << 5)
 
+/*
+ * The messenger authenticates (AUTH frames, then a MAC on every frame):
+ * a peer without it is an older version that cannot, refused by a side
+ * that requires authentication with a line saying so (msgr/msgr_auth.c).
+ */
+#define PROTO_FEAT_AUTH (1ull << 6)
+
 #define PROTO_FEATS_SUPPORTED                                                                      \
 	(PROTO_FEAT_BASE | PROTO_FEAT_BULK | PROTO_FEAT_REPLY_OSD | PROTO_FEAT_OSD_PING |           \
-	 PROTO_FEAT_IO_STATS | PROTO_FEAT_REPL_MSG)
+	 PROTO_FEAT_IO_STATS | PROTO_FEAT_REPL_MSG | PROTO_FEAT_AUTH)
 #define PROTO_FEATS_REQUIRED  (PROTO_FEAT_BASE | PROTO_FEAT_BULK)
 /* The oldest protocol version this build still talks to. */
 #define PROTO_VERSION_MIN 1u

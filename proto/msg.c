@@ -519,6 +519,8 @@ int proto_msg_validate(const struct proto_msg *msg, struct proto_err *err)
 		return proto_bulk_validate(&msg->bulk, err);
 	case PROTO_BULK_DONE:
 		return proto_bulk_done_validate(&msg->bulk_done, err);
+	case PROTO_AUTH:
+		return proto_auth_validate(&msg->auth, err);
 	case PROTO_MON_CMD:
 		return proto_mon_cmd_validate(&msg->mon_cmd, err);
 	case PROTO_MON_CMD_REPLY:
@@ -577,6 +579,8 @@ static int proto_msg_put(struct proto_enc *enc, const struct proto_msg *msg)
 		return proto_bulk_encode(enc, &msg->bulk);
 	case PROTO_BULK_DONE:
 		return proto_bulk_done_encode(enc, &msg->bulk_done);
+	case PROTO_AUTH:
+		return proto_auth_encode(enc, &msg->auth);
 	case PROTO_MON_CMD:
 		return proto_mon_cmd_encode(enc, &msg->mon_cmd);
 	case PROTO_MON_CMD_REPLY:
@@ -682,6 +686,9 @@ int proto_msg_decode(uint16_t type, const void *payload, size_t len, struct prot
 		break;
 	case PROTO_BULK_DONE:
 		rc = proto_bulk_done_decode(payload, len, err, &msg_out->bulk_done);
+		break;
+	case PROTO_AUTH:
+		rc = proto_auth_decode(payload, len, err, &msg_out->auth);
 		break;
 	case PROTO_MON_CMD:
 		rc = proto_mon_cmd_decode(payload, len, err, &msg_out->mon_cmd);

@@ -50,6 +50,7 @@ enum proto_type {
 	PROTO_PING = 4,
 	PROTO_PONG = 5,
 	PROTO_ERROR = 6,
+	PROTO_AUTH = 7,	     /* msgr: a message of the authentication handshake (proto_mon.h) */
 	PROTO_BULK = 8,	     /* msgr rendezvous: pull a large frame (proto_mon.h) */
 	PROTO_BULK_DONE = 9,
 	PROTO_MAP_GET = 16,
@@ -277,6 +278,7 @@ struct proto_msg {
 		struct proto_osd_op_reply osd_op_reply;
 		struct proto_bulk bulk;
 		struct proto_bulk_done bulk_done;
+		struct proto_auth auth;
 		struct proto_mon_cmd mon_cmd;
 		struct proto_mon_cmd_reply mon_cmd_reply;
 		struct proto_mon_sub mon_sub;

@@ -13,6 +13,11 @@
  * completions reach the right owner; a write into an owner that takes none
  * closes the connection. test_parked_in_order: a tiny send queue parks
  * frames, which all arrive in order.
+ * test_auth_*: the same traffic on authenticated connections (msgr_auth_set:
+ * the handshake, frames held until the key exists, a MAC on every frame and
+ * on every pulled large frame, over both backends, whose endpoints must
+ * report the addresses the transcript binds alike on both sides); a wrong
+ * key and a keyless peer refused with fail_cb(-EACCES) and the line.
  *
  * test_listen_alias: a messenger listening on 127.1.0.1 (routable over lo,
  * assigned to no interface, as the functional tests use) either serves a
@@ -30,6 +35,7 @@
 
 #include <cmocka.h>
 
+#include "auth/session.h"
 #include "common/clock.h"
 #include "fabric/fabric.h"
 #include "msgr/msgr.h"
@@ -43,6 +49,8 @@ struct side {
 	int pongs, bigs, fails;
 	uint64_t last_tid;
 	bool order_ok;
+	int fail_status;
+	char why[512]; /* msgr_conn_refusal at the last fail_cb */
 };
 
 static uint8_t big[BIG_LEN];
@@ -77,6 +85,9 @@ static void fail_cb(struct msgr_conn *conn, int status, void *arg)
 	struct side *s = arg;
 
 	s->fails++;
+	s->fail_status = status;
+	snprintf(s->why, sizeof(s->why), "%s",
+		 msgr_conn_refusal(conn) ? msgr_conn_refusal(conn) : "");
 	if (conn == s->conn)
 		s->conn = NULL;
 	msgr_conn_close(conn);
@@ -158,6 +169,123 @@ static void test_small_and_bulk(void **state)
 	srv.m = NULL;
 	pump(&cli, &srv, fail_done);
 	msgr_destroy(cli.m);
+}
+
+/* The server's database: one entity, client.t, with this key and mon 'allow r'. */
+static struct auth_key auth_key_t;
+
+static int lookup_cb(const char *entity, struct auth_sess_keys *keys_out, void *arg)
+{
+	(void)arg;
+	if (strcmp(entity, "client.t") != 0)
+		return -ENOENT;
+	keys_out->key[0] = auth_key_t;
+	keys_out->nkeys = 1;
+	return auth_caps_parse(&keys_out->caps, AUTH_SVC_MON, "allow r", NULL, 0);
+}
+
+/* A server requiring keys and a client with key (NULL: a keyless client). */
+static void auth_pair(struct side *srv, struct side *cli, const struct auth_key *key, char *addr,
+		      size_t cap)
+{
+	struct msgr_auth sa = {0}, ca = {0};
+	struct fab_domain_attr attr;
+
+	fab_domain_attr_init(&attr);
+	attr.backend = backend;
+	attr.msg_size = 4096;
+	attr.name = "mon.t";
+	assert_int_equal(msgr_create(&attr, &ops, srv, &srv->m), 0);
+	attr.name = "client.t";
+	assert_int_equal(msgr_create(&attr, &ops, cli, &cli->m), 0);
+	sa.self = "mon.";
+	sa.lookup = lookup_cb;
+	sa.require_clients = sa.require_daemons = true;
+	sa.fsid = "8d5a4c1e-3b7f-4e2a-9c61-0e4f2a7b9d30";
+	assert_int_equal(msgr_auth_set(srv->m, &sa), 0);
+	ca.fsid = sa.fsid;
+	if (key != NULL) {
+		ca.entity = "client.t";
+		ca.key = key;
+		ca.server = "mon.";
+	}
+	assert_int_equal(msgr_auth_set(cli->m, &ca), 0);
+	assert_int_equal(msgr_listen(srv->m, "127.0.0.1:0"), 0);
+	snprintf(addr, cap, "127.0.0.1:%u", msgr_listen_port(srv->m));
+}
+
+static void test_auth_small_and_bulk(void **state)
+{
+	struct side srv = {.order_ok = true}, cli = {.order_ok = true};
+	const struct auth_caps *caps;
+	char addr[64];
+
+	for (size_t i = 0; i < BIG_LEN; i++)
+		big[i] = (uint8_t)(i * 13 + 1);
+	assert_int_equal(auth_key_generate(&auth_key_t), 0);
+	auth_pair(&srv, &cli, &auth_key_t, addr, sizeof(addr));
+	assert_int_equal(msgr_connect(cli.m, addr, NULL, &cli.conn), 0);
+	/* sent before the handshake: held, sealed and sent once the key exists */
+	for (int i = 0; i < 10; i++) {
+		struct proto_msg ping = {.type = PROTO_PING};
+
+		ping.ping.seq = (uint64_t)i;
+		assert_int_equal(msgr_send(cli.conn, &ping, (uint64_t)i + 1), 0);
+	}
+	pump(&cli, &srv, pongs_done);
+	assert_non_null(srv.conn);
+	assert_string_equal(msgr_conn_entity(srv.conn), "client.t");
+	assert_string_equal(msgr_conn_entity(cli.conn), "mon.");
+	caps = msgr_conn_caps(srv.conn);
+	assert_non_null(caps);
+	assert_true(auth_caps_allow(caps, AUTH_SVC_MON, NULL, AUTH_PERM_R));
+	assert_false(auth_caps_allow(caps, AUTH_SVC_MON, NULL, AUTH_PERM_W));
+	assert_null(msgr_conn_caps(cli.conn)); /* a server's caps are not ours to know */
+	/* large frames, MAC'd and bound to their BULK, in order */
+	for (uint32_t i = 0; i < NBIG; i++) {
+		struct proto_msg m = {.type = PROTO_MON_CMD_REPLY};
+
+		m.mon_cmd_reply.out = big;
+		m.mon_cmd_reply.out_len = BIG_LEN - i;
+		assert_int_equal(msgr_send(cli.conn, &m, i), 0);
+	}
+	pump(&cli, &srv, bigs_done);
+	assert_true(srv.order_ok);
+	assert_int_equal(cli.fails + srv.fails, 0);
+	msgr_destroy(cli.m);
+	msgr_destroy(srv.m);
+}
+
+static bool cli_failed(struct side *a, struct side *b)
+{
+	return a->fails > 0;
+}
+
+/* A wrong key and no key: refused, the reason kept, nothing delivered. */
+static void test_auth_refused(void **state)
+{
+	for (int k = 0; k < 2; k++) {
+		struct side srv = {.order_ok = true}, cli = {.order_ok = true};
+		struct proto_msg ping = {.type = PROTO_PING};
+		struct auth_key wrong;
+		char addr[64];
+
+		assert_int_equal(auth_key_generate(&auth_key_t), 0);
+		assert_int_equal(auth_key_generate(&wrong), 0);
+		auth_pair(&srv, &cli, k == 0 ? &wrong : NULL, addr, sizeof(addr));
+		assert_int_equal(msgr_connect(cli.m, addr, NULL, &cli.conn), 0);
+		assert_int_equal(msgr_send(cli.conn, &ping, 1), 0);
+		pump(&cli, &srv, cli_failed);
+		assert_int_equal(cli.fail_status, -EACCES);
+		if (strstr(cli.why, k == 0 ? "authentication of client.t failed"
+					   : "requires authentication") == NULL)
+			fail_msg("refusal: '%s'", cli.why);
+		assert_int_equal(cli.pongs, 0);
+		assert_int_equal(srv.pongs, 0);
+		assert_null(srv.conn); /* nothing was delivered to the server's owner */
+		msgr_destroy(cli.m);
+		msgr_destroy(srv.m);
+	}
 }
 
 static void test_listen_alias(void **state)
@@ -338,12 +466,14 @@ static void test_owners_on_shared_domain(void **state)
 	assert_int_equal(msgr_msg_size(srv), 4096);
 	assert_int_equal(msgr_create(&attr, &owner_a_ops, &o[2], &cli), 0);
 	msgr_rma_handler(cli, owner_rma_cb, NULL);
-	assert_int_equal(msgr_listen_ops(srv, "127.0.0.1:0", &owner_a_ops, &o[0], &la), 0);
-	assert_int_equal(msgr_listen_ops(srv, "127.0.0.1:0", &owner_b_ops, &o[1], &lb), 0);
+	assert_int_equal(msgr_listen_ops(srv, "127.0.0.1:0", &owner_a_ops, &o[0], NULL, &la), 0);
+	assert_int_equal(msgr_listen_ops(srv, "127.0.0.1:0", &owner_b_ops, &o[1], NULL, &lb), 0);
 	snprintf(addr, sizeof(addr), "127.0.0.1:%u", msgr_listener_port(la));
-	assert_int_equal(msgr_connect_ops(cli, addr, NULL, &owner_a_ops, &o[2], NULL, &ca), 0);
+	assert_int_equal(msgr_connect_ops(cli, addr, NULL, &owner_a_ops, &o[2], NULL, NULL, &ca),
+			 0);
 	snprintf(addr, sizeof(addr), "127.0.0.1:%u", msgr_listener_port(lb));
-	assert_int_equal(msgr_connect_ops(cli, addr, NULL, &owner_b_ops, &o[3], NULL, &cb), 0);
+	assert_int_equal(msgr_connect_ops(cli, addr, NULL, &owner_b_ops, &o[3], NULL, NULL, &cb),
+			 0);
 	pump2(srv, cli, both_ready, o);
 
 	/* frames reach their own owner only, in order */
@@ -435,6 +565,8 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_small_and_bulk),
+	    cmocka_unit_test(test_auth_small_and_bulk),
+	    cmocka_unit_test(test_auth_refused),
 	    cmocka_unit_test(test_listen_alias),
 	    cmocka_unit_test(test_owners_on_shared_domain),
 	    cmocka_unit_test(test_parked_in_order),

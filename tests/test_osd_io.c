@@ -582,7 +582,7 @@ int main(int argc, char **argv)
 				"verify|readback|writer|write|ops|perf|bench ...\n");
 		return 2;
 	}
-	rc = weft_connect(conf, "client.test", &cl);
+	rc = weft_connect(conf, "client.admin", &cl);
 	if (rc != 0) {
 		fprintf(stderr, "FAIL: connect: %s\n", weft_strerror(rc));
 		return 1;

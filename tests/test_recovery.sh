@@ -200,8 +200,10 @@ peerdown)
 	# out before they start reporting
 	FAKE=$(dirname "$RIO")/weft-fake-osd
 	for k in 0 1; do
+		cl_osd_key $((30 + k)) # the fakes boot as osd.30 and osd.31, with their keys
 		"$FAKE" -c "$CONF" --uuid "f00dfeed-0000-4000-8000-00000000000$k" --host "liar$k" \
 			--public "127.1.0.$((40 + k)):$((RPORT + 90 + k))" --run 150 --weight 1 \
+			--want-id $((30 + k)) \
 			--report-failed 2 --report-when "$DIR/lie" --reboot > "$DIR/fake$k.out" 2>&1 &
 		PIDS[fake$k]=$!
 	done
