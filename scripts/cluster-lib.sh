@@ -84,6 +84,8 @@ write_conf() {
 	ms_type = $MS
 	log_level = ${CL_LOG_LEVEL:-${WEFT_TEST_LOG_LEVEL:-info}}
 	admin_socket = $DIR/\$name.asok
+	# this cluster's own keyring: a /etc/weft/keyring on the machine would win otherwise
+	keyring = $DIR/keyring
 	ms_connect_timeout = ${CL_CONNECT_TIMEOUT:-${WEFT_TEST_CONNECT_TIMEOUT:-2s}}
 	ms_peer_timeout = ${CL_PEER_TIMEOUT:-${WEFT_TEST_PEER_TIMEOUT:-3s}}
 	osd_pool_default_size = $POOL_SIZE
