@@ -30,6 +30,7 @@ done
 dpkg-query -W -f='${Status}' weft-common 2> /dev/null | grep -q "install ok installed" &&
 	skip "weft packages are already installed on this machine"
 [ -e /etc/weft/weft.conf ] && skip "/etc/weft/weft.conf exists (a real node?)"
+[ -e /etc/weft/keyring ] && skip "/etc/weft/keyring exists (a real node?)"
 
 T=$(mktemp -d /tmp/weft-packages.XXXXXX)
 PKGS="weft-common weft-mon weft-osd weft-client libweft1 libweft-dev nbdkit-plugin-weft"
