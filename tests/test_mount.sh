@@ -421,7 +421,10 @@ lifecycle)
 	# volume the first has open for writing, not write it, until the first closes it
 	MNT2=$DIR/mnt2
 	mkdir -p "$MNT2"
-	"$MOUNT" -c "$CONF" --name client.other rbd "$MNT2" > "$DIR/other.out" 2>&1 || fail "second mount"
+	(umask 077 && w auth get-or-create client.other mon 'profile mount' osd 'profile mount' \
+		> "$DIR/other.keyring") || fail "weft auth get-or-create client.other"
+	"$MOUNT" -c "$CONF" --name client.other -k "$DIR/other.keyring" rbd "$MNT2" > "$DIR/other.out" 2>&1 ||
+		{ cat "$DIR/other.out"; fail "second mount"; }
 	exec 3<> "$MNT/a" || fail "open $MNT/a read-write"
 	echo second | dd of="$MNT2/a" conv=notrunc status=none 2> "$DIR/busy.err" &&
 		fail "two mounts opened rbd/a for writing at once"

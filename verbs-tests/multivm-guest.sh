@@ -100,6 +100,11 @@ wait_for() { # wait_for SECONDS WHAT CMD...: poll, fail when a daemon died or ti
 "$B/mon/weft-mon" -i "$M" -c "$CONF" < /dev/null >> "$LOGS/mon.$M.out" 2>&1 &
 PIDS[mon.$M]=$!
 mkdir -p "/tmp/weft/osd.$K"
+# osd.K's key (docs/security.md): the mons make it once they are in quorum
+quorum3() { [ "$(WJ mon stat | jq '.quorum | length')" = 3 ]; }
+wait_for 300 "3 mons in quorum (mon.a, mon.b, mon.c on 3 VMs)" quorum3
+(umask 077 && W auth get-or-create "osd.$K" mon "profile osd" osd "profile osd" \
+	> "/tmp/weft/osd.$K/keyring") || fail "weft auth get-or-create osd.$K"
 "$B/osd/weft-osd" --mkfs -i "$K" -c "$CONF" >> "$LOGS/osd.$K.out" 2>&1 || fail "mkfs osd.$K"
 "$B/osd/weft-osd" -i "$K" -c "$CONF" < /dev/null >> "$LOGS/osd.$K.out" 2>&1 &
 PIDS[osd.$K]=$!
@@ -119,8 +124,6 @@ if [ "$K" != 0 ]; then
 fi
 
 # --- VM 0: the client
-quorum3() { [ "$(WJ mon stat | jq '.quorum | length')" = 3 ]; }
-wait_for 300 "3 mons in quorum (mon.a, mon.b, mon.c on 3 VMs)" quorum3
 up3() { [ "$(WJ status | jq .osdmap.num_up_osds)" = 3 ]; }
 wait_for 300 "3 OSDs up" up3
 WJ osd dump > /tmp/weft/dump.json || fail "osd dump"

@@ -143,6 +143,8 @@ cat > "$SHARE/weft.conf" << EOF
 	osd_max_op_size = 8M
 	client_op_timeout = 180s
 	client_buffers = 20
+	# mon. and client.admin for all three mons, made below before the VMs boot
+	keyring = $SHARE/keyring
 [mon]
 	mon_data = /tmp/weft/\$name
 	mon_raft_port_offset = 5
@@ -156,6 +158,8 @@ cat > "$SHARE/weft.conf" << EOF
 [mon.c]
 	mon_addr = ${ADDR[2]}:$PORT
 [osd]
+	# osd.N's own key: vmN asks the mons for it once they are in quorum
+	keyring = /tmp/weft/\$name/keyring
 	osd_data = /tmp/weft/\$name/block
 	osd_db = /tmp/weft/\$name/db
 	# the WAL inside the data file (the default is the deployed layout's device)
@@ -168,6 +172,23 @@ cat > "$SHARE/weft.conf" << EOF
 	osd_op_buffers = 6
 	osd_op_timeout = 120s
 EOF
+# --- the admin keyring (mon. and client.admin): the three mons' --mkfs run at
+# once in three VMs, so each would make its own keys; one scratch mkfs here
+# makes them and every mon's --mkfs takes them from the conf's keyring
+mkdir -p "$T/keygen"
+cat > "$T/keygen/weft.conf" << EOF
+[global]
+	mon_host = 127.0.0.1:$PORT
+	keyring = $T/keygen/none
+	log_file = $T/keygen/\$name.log
+[mon]
+	mon_data = $T/keygen/\$name
+[mon.a]
+	mon_addr = 127.0.0.1:$PORT
+EOF
+"$BUILD/mon/weft-mon" --mkfs -i a -c "$T/keygen/weft.conf" > "$T/keygen/mkfs.out" 2>&1 &&
+	cp "$T/keygen/keyring" "$SHARE/keyring" ||
+	{ cat "$T/keygen/mkfs.out" >&2; echo "multivm: cannot make the admin keyring" >&2; exit 1; }
 
 # --- three VMs, each in the namespace on its tap
 MEM=${WEFT_MULTIVM_MEM:-2G}
