@@ -24,6 +24,7 @@
 #include "common/conf.h"
 #include "mon/map.h"
 #include "mon/mon_auth.h"
+#include "mon/mon_raft_auth.h"
 #include "msgr/msgr.h"
 
 #define MON_PEERS_MAX 7
@@ -146,7 +147,7 @@ struct mon {
 
 	struct raft raft;
 	struct raft_io io;
-	struct raft_uv_transport transport;
+	struct raft_uv_transport transport; /* mon_raft_auth.h: the mon. key before raft's bytes */
 	struct raft_fsm fsm;
 
 	struct mon_map map;
@@ -199,6 +200,12 @@ struct json_t *mon_auth_read(struct mon *mon, const char *prefix, struct json_t 
 void mon_auth_seed(struct mon *mon);
 void mon_auth_purged(struct mon *mon, uint32_t osd_id);
 int mon_auth_seed_write(struct mon *mon, char *where, size_t cap);
+
+/* mon_raft_key.c: what the Raft port proves (mon.) and binds (fsid) */
+int mon_fsid_get(struct mon *mon, uint8_t fsid_out[AUTH_FSID_LEN]);
+int mon_raft_key_load(struct mon *mon, struct auth_key *key_out);
+/* --mkfs --join: mon_data/keyring with mon. from the conf's keyring or the one beside mon_data. */
+int mon_raft_key_join(struct mon *mon);
 
 /* mon_raft.c */
 int mon_raft_setup(struct mon *mon);

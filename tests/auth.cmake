@@ -45,3 +45,16 @@ if(TARGET weft-mon AND TARGET weft-osd)
 	set_tests_properties(auth_func_cli PROPERTIES LABELS "func;auth" TIMEOUT 120
 		SKIP_RETURN_CODE 77)
 endif()
+
+# The monitors' Raft port authenticated (mon/mon_raft_auth.c): attackers on a
+# real 3-mon cluster (tests/raft_peer.c); ports 38600-38699.
+if(TARGET weft-mon)
+	add_executable(raft_peer ${CMAKE_CURRENT_SOURCE_DIR}/raft_peer.c
+		${CMAKE_SOURCE_DIR}/mon/mon_raft_wire.c)
+	target_link_libraries(raft_peer PRIVATE weft_auth weft_monmap weft_proto weft_common)
+	add_test(NAME mon_func_raft_auth
+		COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_mon_raft_auth.sh 38600
+			$<TARGET_FILE:weft-mon> $<TARGET_FILE:weft> $<TARGET_FILE:raft_peer>)
+	set_tests_properties(mon_func_raft_auth PROPERTIES LABELS "func;security;mon" TIMEOUT 300
+		SKIP_RETURN_CODE 77)
+endif()
