@@ -66,6 +66,8 @@ struct mon_job {
 	bool reply_epoch;   /* answer {"epoch": the map's after the commit, out's members} */
 	/* auth jobs (mon_auth_cmd.c): build an auth op instead of a map increment */
 	int (*build_auth)(struct mon *mon, struct mon_job *job, struct mon_auth_op *op);
+	/* other entries (the service keys): build the whole Raft buffer; 1 = nothing to do */
+	int (*build_entry)(struct mon *mon, struct mon_job *job, struct raft_buffer *rb);
 	bool purge_key;	    /* osd purge: remove osd.purge_id's key once applied */
 	uint32_t purge_id;
 	char errmsg[PROTO_ERRMSG_MAX + 1];
@@ -153,6 +155,7 @@ struct mon {
 	struct mon_map map;
 	struct mon_auth auth; /* keys and caps: replicated, never in the map (mon_auth.h) */
 	bool auth_seed_queued;
+	uint64_t svc_check_ms; /* leader: next look at the service keys' schedule */
 	struct mon_hist hist[MON_HIST];
 	struct mon_sub *subs;
 
@@ -200,6 +203,16 @@ struct json_t *mon_auth_read(struct mon *mon, const char *prefix, struct json_t 
 void mon_auth_seed(struct mon *mon);
 void mon_auth_purged(struct mon *mon, uint32_t osd_id);
 int mon_auth_seed_write(struct mon *mon, char *where, size_t cap);
+
+/* mon_auth_svc_cmd.c: the service keys (rotation, FSM entry, `auth service-keys`) */
+int mon_auth_svc_fsm_apply(struct mon *mon, const uint8_t *entry, size_t len);
+void mon_auth_svc_tick(struct mon *mon);
+uint64_t mon_auth_svc_ttl_us(struct mon *mon);
+struct json_t *mon_auth_svc_json(struct mon *mon);
+
+/* mon_ticket.c: AUTH_TICKET, AUTH_SVC_KEYS */
+void mon_ticket_handle(struct mon *mon, struct msgr_conn *conn, const struct proto_hdr *hdr,
+		       const struct proto_msg *msg);
 
 /* mon_raft_key.c: what the Raft port proves (mon.) and binds (fsid) */
 int mon_fsid_get(struct mon *mon, uint8_t fsid_out[AUTH_FSID_LEN]);

@@ -39,9 +39,12 @@
 /* PG_STATS may carry the OSD's client I/O counters after its entries (weft status rates). */
 #define PROTO_FEAT_IO_STATS (1ull << 4)
 
+/* The monitor issues tickets and service keys (AUTH_TICKET, AUTH_SVC_KEYS): ask it only then. */
+#define PROTO_FEAT_TICKETS (1ull << 6)
+
 #define PROTO_FEATS_SUPPORTED                                                                      \
 	(PROTO_FEAT_BASE | PROTO_FEAT_BULK | PROTO_FEAT_REPLY_OSD | PROTO_FEAT_OSD_PING |           \
-	 PROTO_FEAT_IO_STATS)
+	 PROTO_FEAT_IO_STATS | PROTO_FEAT_TICKETS)
 #define PROTO_FEATS_REQUIRED  (PROTO_FEAT_BASE | PROTO_FEAT_BULK)
 /* The oldest protocol version this build still talks to. */
 #define PROTO_VERSION_MIN 1u

@@ -102,7 +102,7 @@ static void peer_addrs(int fd, char *local, char *remote, size_t cap)
 {
 	struct sockaddr_in a;
 	socklen_t len = sizeof(a);
-	char ip[64];
+	char ip[INET_ADDRSTRLEN];
 
 	getsockname(fd, (struct sockaddr *)&a, &len);
 	inet_ntop(AF_INET, &a.sin_addr, ip, sizeof(ip));

@@ -23,6 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const uint16_t fuzz_mon_types[] = {
 	PROTO_BULK,	PROTO_BULK_DONE,  PROTO_MON_CMD,    PROTO_MON_CMD_REPLY, PROTO_MON_SUB,
 	PROTO_MAP_INC,	PROTO_OSD_BOOT,	  PROTO_OSD_BEACON, PROTO_OSD_FAILURE,
+	PROTO_AUTH_TICKET, PROTO_AUTH_TICKET_REPLY, PROTO_AUTH_SVC_KEYS,
+	PROTO_AUTH_SVC_KEYS_REPLY,
 };
 
 static uint8_t fuzz_out[1 << 20];
