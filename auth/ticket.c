@@ -576,3 +576,51 @@ int auth_grant_open(const struct auth_key *conn_session, const struct auth_grant
 	auth_key_wipe(&k);
 	return rc;
 }
+
+/* ---------------------------------------------------------------- holder */
+
+int auth_ticket_holder_take(struct auth_ticket_holder *h, const struct auth_key *conn_session,
+			    const void *grant, size_t len, uint64_t now_us, struct proto_err *err)
+{
+	struct auth_grant_msg m;
+	struct auth_key k;
+	int rc;
+
+	rc = auth_grant_decode(grant, len, err, &m);
+	if (rc != 0)
+		return rc;
+	if (m.ticket_len > sizeof(h->ticket))
+		return proto_err_set(err, NULL, "auth_grant.ticket: %u bytes (at most %zu)",
+				     m.ticket_len, sizeof(h->ticket));
+	if (m.expires_us <= now_us)
+		return proto_err_set(err, NULL, "auth_grant: the ticket expired %" PRIu64 " s ago",
+				     (now_us - m.expires_us) / 1000000);
+	rc = auth_grant_open(conn_session, &m, &k);
+	if (rc != 0)
+		return proto_err_set(
+		    err, NULL, "auth_grant: the ticket's key does not open under this session");
+	memcpy(h->ticket, m.ticket, m.ticket_len);
+	h->ticket_len = m.ticket_len;
+	h->key = k;
+	h->got_us = now_us;
+	h->expires_us = m.expires_us;
+	h->renew_us = now_us + (m.expires_us - now_us) / 4 * 3;
+	h->have = true;
+	auth_key_wipe(&k);
+	return 0;
+}
+
+bool auth_ticket_holder_renew_due(const struct auth_ticket_holder *h, uint64_t now_us)
+{
+	return !h->have || now_us >= h->renew_us;
+}
+
+bool auth_ticket_holder_valid(const struct auth_ticket_holder *h, uint64_t now_us)
+{
+	return h->have && now_us < h->expires_us;
+}
+
+void auth_ticket_holder_clear(struct auth_ticket_holder *h)
+{
+	OPENSSL_cleanse(h, sizeof(*h));
+}

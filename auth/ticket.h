@@ -32,6 +32,7 @@
 #ifndef WEFT_AUTH_TICKET_H
 #define WEFT_AUTH_TICKET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -177,5 +178,31 @@ int auth_grant_encode(struct proto_enc *enc, const struct auth_grant_msg *m);
 /* The client's side: the ticket's session key, -EBADMSG when it does not open. */
 int auth_grant_open(const struct auth_key *conn_session, const struct auth_grant_msg *m,
 		    struct auth_key *ticket_key_out);
+
+/*
+ * What a ticket's holder (the mon client of a client or an OSD's peer)
+ * keeps: the sealed ticket to present in HELLO and its session key. It
+ * asks for a new one from three quarters of the lifetime on (counted from
+ * when the grant arrived: the holder does not see the sealed issue time),
+ * and keeps using the one it has until the new one is in hand, so renewal
+ * never interrupts I/O. A grant that does not open or has expired never
+ * replaces a good ticket.
+ */
+struct auth_ticket_holder {
+	uint8_t ticket[AUTH_TICKET_PLAIN_MAX + AUTH_SEALED_OVERHEAD];
+	uint32_t ticket_len;
+	struct auth_key key; /* the ticket's session key */
+	uint64_t got_us, renew_us, expires_us;
+	bool have;
+};
+
+/* A grant from the monitor (the blob of AUTH_TICKET_REPLY): 0, or -EBADMSG with why in err. */
+int auth_ticket_holder_take(struct auth_ticket_holder *h, const struct auth_key *conn_session,
+			    const void *grant, size_t len, uint64_t now_us, struct proto_err *err);
+/* No ticket yet, or past three quarters of its lifetime: ask for a new one. */
+bool auth_ticket_holder_renew_due(const struct auth_ticket_holder *h, uint64_t now_us);
+/* A ticket to present now (not expired). */
+bool auth_ticket_holder_valid(const struct auth_ticket_holder *h, uint64_t now_us);
+void auth_ticket_holder_clear(struct auth_ticket_holder *h);
 
 #endif

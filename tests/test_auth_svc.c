@@ -606,6 +606,74 @@ static void test_messages(void **state)
 	}
 }
 
+/*
+ * The holder: renews from three quarters of the lifetime on, keeps the
+ * ticket it has until the new one arrives (no gap for I/O), and never
+ * swaps a good ticket for a grant that does not open or has expired.
+ */
+static void test_holder(void **state)
+{
+	static uint8_t g1[PROTO_AUTH_GRANT_MAX], g2[PROTO_AUTH_GRANT_MAX];
+	struct auth_ticket_holder h = {0};
+	struct auth_key sess, other;
+	struct auth_ticket seen;
+	struct proto_err err;
+	struct mon_auth db;
+	uint8_t first[sizeof(h.ticket)];
+	char why[256];
+	size_t l1, l2;
+	uint64_t t;
+
+	(void)state;
+	mon_auth_init(&db);
+	db_add(&db, "client.vol", "profile client", "allow rw pool=rbd");
+	rotate(&db.svc, T0);
+	rotate(&db.svc, T0);
+	assert_int_equal(auth_key_generate(&sess), 0);
+	assert_int_equal(auth_key_generate(&other), 0);
+	assert_true(auth_ticket_holder_renew_due(&h, T0));
+	assert_false(auth_ticket_holder_valid(&h, T0));
+	assert_int_equal(mon_ticket_build(&db, "client.vol", &sess, T0, TTL, g1, sizeof(g1), &l1,
+					  why, sizeof(why)),
+			 0);
+	/* under another session: refused, nothing taken */
+	assert_int_equal(auth_ticket_holder_take(&h, &other, g1, l1, T0, &err), -EBADMSG);
+	assert_false(h.have);
+	assert_int_equal(auth_ticket_holder_take(&h, &sess, g1, l1, T0, &err), 0);
+	assert_true(auth_ticket_holder_valid(&h, T0));
+	assert_false(auth_ticket_holder_renew_due(&h, T0 + TTL / 4 * 3 - 1));
+	assert_true(auth_ticket_holder_renew_due(&h, T0 + TTL / 4 * 3));
+	memcpy(first, h.ticket, h.ticket_len);
+	/* renewal is due, but until the answer comes, the ticket in hand still works */
+	for (t = T0 + TTL / 4 * 3; t < T0 + TTL; t += TTL / 16) {
+		assert_true(auth_ticket_holder_valid(&h, t));
+		assert_int_equal(
+		    auth_ticket_unseal(&db.svc, h.ticket, h.ticket_len, t, &err, &seen), 0);
+		auth_key_wipe(&seen.session);
+	}
+	/* a stale grant (expired by the time it arrived) never replaces it */
+	assert_int_equal(auth_ticket_holder_take(&h, &sess, g1, l1, T0 + TTL, &err), -EBADMSG);
+	assert_non_null(strstr(err.msg, "expired"));
+	assert_memory_equal(h.ticket, first, h.ticket_len);
+	/* the renewal arrives: a new ticket and key, due again at 3/4 of its own life */
+	t = T0 + TTL / 4 * 3 + S;
+	assert_int_equal(mon_ticket_build(&db, "client.vol", &sess, t, TTL, g2, sizeof(g2), &l2,
+					  why, sizeof(why)),
+			 0);
+	assert_int_equal(auth_ticket_holder_take(&h, &sess, g2, l2, t, &err), 0);
+	assert_true(memcmp(h.ticket, first, h.ticket_len) != 0);
+	assert_false(auth_ticket_holder_renew_due(&h, t + TTL / 2));
+	assert_true(auth_ticket_holder_valid(&h, T0 + TTL + S));
+	assert_int_equal(
+	    auth_ticket_unseal(&db.svc, h.ticket, h.ticket_len, T0 + TTL + S, &err, &seen), 0);
+	assert_true(auth_key_equal(&seen.session, &h.key));
+	auth_key_wipe(&seen.session);
+	assert_false(auth_ticket_holder_valid(&h, t + TTL));
+	auth_ticket_holder_clear(&h);
+	assert_false(h.have);
+	mon_auth_free(&db);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -614,7 +682,7 @@ int main(void)
 	    cmocka_unit_test(test_pending),	cmocka_unit_test(test_keys_codec),
 	    cmocka_unit_test(test_op_replicas), cmocka_unit_test(test_db_versions),
 	    cmocka_unit_test(test_ticket_path), cmocka_unit_test(test_ticket_refusals),
-	    cmocka_unit_test(test_messages),
+	    cmocka_unit_test(test_messages),	cmocka_unit_test(test_holder),
 	};
 
 	srand(17);

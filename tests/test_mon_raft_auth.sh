@@ -179,7 +179,10 @@ wait_for 30 "mon.$CM refused (wrong mon. key)" \
 	"$DIR/mon.$LM.log"
 wait_for 30 "mon.$CM says its handshake failed" grep -q "raft port: handshake with raft id .* failed" \
 	"$DIR/mon.$CM.log"
-quorum2() { [ "$(wj mon stat 2> /dev/null | jq '.quorum | length')" = 2 ]; }
+# asked of the leader: the locked-out monitor answers from its own view, without a leader
+quorum2() {
+	[ "$(wj mon stat --mon_host="$(mon_addr "$L")" 2> /dev/null | jq '.quorum | length')" = 2 ]
+}
 wait_for 20 "a quorum of two without mon.$CM" quorum2
 w osd set noout > /dev/null || fail "a write with one mon locked out"
 sleep 3
