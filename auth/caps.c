@@ -92,7 +92,8 @@ static int auth_grant_parse(enum auth_svc svc, const char *text, const char *s, 
 	} else if (strcmp(word, "profile") == 0) {
 		if (!auth_caps_word(&s, end, word, sizeof(word), &too_long))
 			CAPS_FAIL("'profile' needs a name (osd, client or mount)");
-		for (size_t i = 1; i < sizeof(auth_profile_names) / sizeof(auth_profile_names[0]); i++)
+		for (size_t i = 1; i < sizeof(auth_profile_names) / sizeof(auth_profile_names[0]);
+		     i++)
 			if (strcmp(word, auth_profile_names[i]) == 0)
 				g.profile = (uint8_t)i;
 		if (g.profile == AUTH_PROFILE_NONE)
@@ -109,8 +110,8 @@ static int auth_grant_parse(enum auth_svc svc, const char *text, const char *s, 
 		if (g.profile == AUTH_PROFILE_OSD || g.perm == AUTH_PERM_ALL)
 			CAPS_FAIL("pool= does not go with '%s'",
 				  g.profile ? "profile osd" : "allow *");
-		if (too_long || weft_name_check("pool", word + 5, AUTH_POOL_MAX - 1, why,
-						sizeof(why)) != 0)
+		if (too_long ||
+		    weft_name_check("pool", word + 5, AUTH_POOL_MAX - 1, why, sizeof(why)) != 0)
 			CAPS_FAIL("%s", too_long ? "pool name too long" : why);
 		g.has_pool = true;
 		/* Checked above: at most AUTH_POOL_MAX - 1 characters. */
@@ -174,7 +175,8 @@ int auth_caps_parse_args(struct auth_caps *caps_out, int argc, char *const *argv
 	}
 	for (int i = 0; i < argc; i += 2) {
 		if (auth_svc_lookup(argv[i], &svc) != 0) {
-			snprintf(err, errcap, "unknown service '%s' (expected mon or osd)", argv[i]);
+			snprintf(err, errcap, "unknown service '%s' (expected mon or osd)",
+				 argv[i]);
 			return -EINVAL;
 		}
 		if (caps.set[svc]) {
@@ -189,6 +191,16 @@ int auth_caps_parse_args(struct auth_caps *caps_out, int argc, char *const *argv
 	return 0;
 }
 
+bool auth_caps_has_profile(const struct auth_caps *caps, enum auth_svc svc, enum auth_profile p)
+{
+	if ((unsigned)svc >= AUTH_SVC_COUNT)
+		return false;
+	for (unsigned int i = 0; i < caps->count[svc]; i++)
+		if (caps->grant[svc][i].profile == p)
+			return true;
+	return false;
+}
+
 int auth_caps_format(const struct auth_caps *caps, enum auth_svc svc, char *buf, size_t cap)
 {
 	size_t off = 0;
@@ -197,10 +209,10 @@ int auth_caps_format(const struct auth_caps *caps, enum auth_svc svc, char *buf,
 	buf[0] = '\0';
 	for (unsigned int i = 0; i < caps->count[svc]; i++) {
 		const struct auth_grant *g = &caps->grant[svc][i];
-		const char *perm = g->perm == AUTH_PERM_ALL ? "*"
+		const char *perm = g->perm == AUTH_PERM_ALL		    ? "*"
 				   : g->perm == (AUTH_PERM_R | AUTH_PERM_W) ? "rw"
-				   : g->perm == AUTH_PERM_R		   ? "r"
-									   : "w";
+				   : g->perm == AUTH_PERM_R		    ? "r"
+									    : "w";
 
 		if (g->profile != AUTH_PROFILE_NONE)
 			n = snprintf(buf + off, cap - off, "%sprofile %s", i ? ", " : "",

@@ -9,8 +9,11 @@
  *
  * What the permission bits mean:
  *   mon  R  read the maps and status, subscribe
- *        W  daemon reports: boot, beacons, failure reports, PG stats
+ *        W  daemon reports: boot, beacons, failure reports, PG stats (the
+ *           monitor also checks that osd.N speaks only for N; no client may)
  *        X  change the cluster map, run auth commands ('allow *' only)
+ *        mon 'profile client' and 'profile mount' also let a client fence
+ *        another with `osd blocklist add` (exclusive locks need it)
  *   osd  R  read objects       W  write and remove objects
  *        X  cluster-network traffic (replication, peering, recovery)
  * Profiles expand to bits: mon 'profile osd' = R|W (the caller also checks
@@ -38,9 +41,9 @@ enum auth_svc {
 	AUTH_SVC_COUNT = 2,
 };
 
-#define AUTH_PERM_R 0x1u
-#define AUTH_PERM_W 0x2u
-#define AUTH_PERM_X 0x4u
+#define AUTH_PERM_R   0x1u
+#define AUTH_PERM_W   0x2u
+#define AUTH_PERM_X   0x4u
 #define AUTH_PERM_ALL (AUTH_PERM_R | AUTH_PERM_W | AUTH_PERM_X)
 
 enum auth_profile {
@@ -50,8 +53,8 @@ enum auth_profile {
 	AUTH_PROFILE_MOUNT,
 };
 
-#define AUTH_GRANTS_MAX 16
-#define AUTH_POOL_MAX 64      /* the map's pool name field, with its NUL */
+#define AUTH_GRANTS_MAX	   16
+#define AUTH_POOL_MAX	   64	/* the map's pool name field, with its NUL */
 #define AUTH_CAPS_TEXT_MAX 1024 /* one service's cap string */
 
 struct auth_grant {
@@ -92,6 +95,9 @@ int auth_caps_format(const struct auth_caps *caps, enum auth_svc svc, char *buf,
  */
 bool auth_caps_allow(const struct auth_caps *caps, enum auth_svc svc, const char *pool,
 		     unsigned int need);
+
+/* Whether caps hold a grant of profile p on service svc (mon 'profile client' may fence). */
+bool auth_caps_has_profile(const struct auth_caps *caps, enum auth_svc svc, enum auth_profile p);
 
 /* Wire form: one str16 per service, the canonical strings, reparsed on decode. */
 void auth_caps_encode(struct proto_enc *enc, const struct auth_caps *caps);

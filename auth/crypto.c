@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <openssl/core_names.h>
@@ -35,8 +36,8 @@ int auth_hmac(const struct auth_key *key, const struct auth_iov *iov, unsigned i
 	      uint8_t mac_out[AUTH_MAC_LEN])
 {
 	OSSL_PARAM params[] = {
-		OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, "SHA256", 0),
-		OSSL_PARAM_construct_end(),
+	    OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, "SHA256", 0),
+	    OSSL_PARAM_construct_end(),
 	};
 	EVP_MAC_CTX *ctx = NULL;
 	EVP_MAC *mac;
@@ -86,12 +87,11 @@ int auth_hkdf(const struct auth_key *ikm, const void *salt, size_t salt_len, con
 	      size_t info_len, struct auth_key *key_out)
 {
 	OSSL_PARAM params[] = {
-		OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, "SHA256", 0),
-		OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)ikm->b,
-						  sizeof(ikm->b)),
-		OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, (void *)salt, salt_len),
-		OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, (void *)info, info_len),
-		OSSL_PARAM_construct_end(),
+	    OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, "SHA256", 0),
+	    OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)ikm->b, sizeof(ikm->b)),
+	    OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, (void *)salt, salt_len),
+	    OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, (void *)info, info_len),
+	    OSSL_PARAM_construct_end(),
 	};
 	struct auth_key out;
 	EVP_KDF_CTX *ctx = NULL;
@@ -112,8 +112,66 @@ int auth_hkdf(const struct auth_key *ikm, const void *salt, size_t salt_len, con
 	return rc;
 }
 
-int auth_aead_seal(const struct auth_key *key, const uint8_t iv[AUTH_AEAD_IV_LEN],
-		   const void *aad, size_t aad_len, const void *pt, size_t len, uint8_t *ct,
+struct auth_mac_ctx {
+	EVP_MAC_CTX *ctx;
+};
+
+int auth_mac_ctx_new(const struct auth_key *key, struct auth_mac_ctx **ctx_out)
+{
+	OSSL_PARAM params[] = {
+	    OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, "SHA256", 0),
+	    OSSL_PARAM_construct_end(),
+	};
+	struct auth_mac_ctx *c;
+	EVP_MAC *mac;
+	int rc = 0;
+
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return -ENOMEM;
+	mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+	if (mac == NULL) {
+		free(c);
+		return auth_ssl_fail("EVP_MAC_fetch(HMAC)");
+	}
+	c->ctx = EVP_MAC_CTX_new(mac);
+	EVP_MAC_free(mac); /* the context holds its own reference */
+	if (c->ctx == NULL || EVP_MAC_init(c->ctx, key->b, sizeof(key->b), params) != 1)
+		rc = auth_ssl_fail("HMAC init");
+	if (rc != 0) {
+		auth_mac_ctx_free(c);
+		return rc;
+	}
+	*ctx_out = c;
+	return 0;
+}
+
+int auth_mac_ctx_run(struct auth_mac_ctx *c, const struct auth_iov *iov, unsigned int n,
+		     uint8_t mac_out[AUTH_MAC_LEN])
+{
+	size_t outl = 0;
+
+	/* A NULL key restarts the MAC under the key already set (OpenSSL 3 HMAC). */
+	if (EVP_MAC_init(c->ctx, NULL, 0, NULL) != 1)
+		return auth_ssl_fail("HMAC reinit");
+	for (unsigned int i = 0; i < n; i++)
+		if (iov[i].len > 0 && EVP_MAC_update(c->ctx, iov[i].p, iov[i].len) != 1)
+			return auth_ssl_fail("HMAC update");
+	if (EVP_MAC_final(c->ctx, mac_out, &outl, AUTH_MAC_LEN) != 1 || outl != AUTH_MAC_LEN)
+		return auth_ssl_fail("HMAC final");
+	return 0;
+}
+
+void auth_mac_ctx_free(struct auth_mac_ctx *c)
+{
+	if (c == NULL)
+		return;
+	EVP_MAC_CTX_free(c->ctx); /* frees (and cleanses) the key schedule */
+	free(c);
+}
+
+int auth_aead_seal(const struct auth_key *key, const uint8_t iv[AUTH_AEAD_IV_LEN], const void *aad,
+		   size_t aad_len, const void *pt, size_t len, uint8_t *ct,
 		   uint8_t tag_out[AUTH_AEAD_TAG_LEN])
 {
 	EVP_CIPHER_CTX *ctx;
@@ -140,9 +198,9 @@ out:
 	return rc;
 }
 
-int auth_aead_open(const struct auth_key *key, const uint8_t iv[AUTH_AEAD_IV_LEN],
-		   const void *aad, size_t aad_len, const void *ct, size_t len,
-		   const uint8_t tag[AUTH_AEAD_TAG_LEN], uint8_t *pt)
+int auth_aead_open(const struct auth_key *key, const uint8_t iv[AUTH_AEAD_IV_LEN], const void *aad,
+		   size_t aad_len, const void *ct, size_t len, const uint8_t tag[AUTH_AEAD_TAG_LEN],
+		   uint8_t *pt)
 {
 	uint8_t tagbuf[AUTH_AEAD_TAG_LEN];
 	EVP_CIPHER_CTX *ctx;

@@ -14,8 +14,8 @@
 
 #include "auth/key.h"
 
-#define AUTH_MAC_LEN 32
-#define AUTH_AEAD_IV_LEN 12
+#define AUTH_MAC_LEN	  32
+#define AUTH_AEAD_IV_LEN  12
 #define AUTH_AEAD_TAG_LEN 16
 
 /* One piece of the message a MAC covers (the pieces are concatenated). */
@@ -39,11 +39,20 @@ int auth_hkdf(const struct auth_key *ikm, const void *salt, size_t salt_len, con
  * open returns 0, or -EBADMSG when the tag does not verify (nothing of
  * the plaintext may be used then).
  */
-int auth_aead_seal(const struct auth_key *key, const uint8_t iv[AUTH_AEAD_IV_LEN],
-		   const void *aad, size_t aad_len, const void *pt, size_t len, uint8_t *ct,
+/*
+ * A keyed HMAC-SHA256 for many messages under one key (a session's frame
+ * MACs): the key is set once, each run costs only the hash.
+ */
+struct auth_mac_ctx;
+int auth_mac_ctx_new(const struct auth_key *key, struct auth_mac_ctx **ctx_out);
+int auth_mac_ctx_run(struct auth_mac_ctx *ctx, const struct auth_iov *iov, unsigned int n,
+		     uint8_t mac_out[AUTH_MAC_LEN]);
+void auth_mac_ctx_free(struct auth_mac_ctx *ctx);
+int auth_aead_seal(const struct auth_key *key, const uint8_t iv[AUTH_AEAD_IV_LEN], const void *aad,
+		   size_t aad_len, const void *pt, size_t len, uint8_t *ct,
 		   uint8_t tag_out[AUTH_AEAD_TAG_LEN]);
-int auth_aead_open(const struct auth_key *key, const uint8_t iv[AUTH_AEAD_IV_LEN],
-		   const void *aad, size_t aad_len, const void *ct, size_t len,
-		   const uint8_t tag[AUTH_AEAD_TAG_LEN], uint8_t *pt);
+int auth_aead_open(const struct auth_key *key, const uint8_t iv[AUTH_AEAD_IV_LEN], const void *aad,
+		   size_t aad_len, const void *ct, size_t len, const uint8_t tag[AUTH_AEAD_TAG_LEN],
+		   uint8_t *pt);
 
 #endif

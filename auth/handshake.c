@@ -121,8 +121,8 @@ int auth_hs_proof_encode(struct proto_enc *enc, enum auth_hs_kind kind,
 	return enc->err;
 }
 
-int auth_hs_proof_decode(const void *buf, size_t len, enum auth_hs_kind kind,
-			 struct proto_err *err, struct auth_hs_proof *m_out)
+int auth_hs_proof_decode(const void *buf, size_t len, enum auth_hs_kind kind, struct proto_err *err,
+			 struct auth_hs_proof *m_out)
 {
 	struct auth_hs_proof m;
 	struct proto_dec dec;
@@ -155,6 +155,7 @@ int auth_hs_transcript(const struct auth_hs_bind *b, uint8_t *buf, size_t cap, s
 	auth_put_str(&enc, b->server_addr);
 	proto_enc_put_bytes(&enc, b->nonce_c, sizeof(b->nonce_c));
 	proto_enc_put_bytes(&enc, b->nonce_s, sizeof(b->nonce_s));
+	proto_enc_put_bytes(&enc, b->prelude, sizeof(b->prelude));
 	return proto_enc_finish(&enc, len_out);
 }
 
@@ -167,8 +168,8 @@ int auth_hs_mac(const struct auth_key *k, enum auth_role role, const uint8_t *t,
 	return auth_hmac(k, iov, 2, mac_out);
 }
 
-int auth_hs_mac_verify(const struct auth_key *k, enum auth_role role, const uint8_t *t,
-		       size_t tlen, const uint8_t mac[AUTH_MAC_LEN])
+int auth_hs_mac_verify(const struct auth_key *k, enum auth_role role, const uint8_t *t, size_t tlen,
+		       const uint8_t mac[AUTH_MAC_LEN])
 {
 	uint8_t want[AUTH_MAC_LEN];
 	int rc;
@@ -384,8 +385,8 @@ int auth_hs_server_start(struct auth_hs *hs, const struct auth_hs_bind *bind,
 	return 0;
 }
 
-int auth_hs_server_on_proof(struct auth_hs *hs, const void *msg, size_t len,
-			    struct proto_err *err, void *out, size_t cap, size_t *len_out)
+int auth_hs_server_on_proof(struct auth_hs *hs, const void *msg, size_t len, struct proto_err *err,
+			    void *out, size_t cap, size_t *len_out)
 {
 	struct auth_hs_proof proof, done;
 	struct proto_enc enc;

@@ -11,7 +11,9 @@
  *
  * T, the transcript, binds the version, the method, the cluster fsid,
  * both entity names, both connection addresses (as "ip:port", the client's
- * own address as the server sees it) and both nonces. K is the client's
+ * own address as the server sees it), both nonces and a digest of what the
+ * connection carried before the handshake (the prelude: the messenger's
+ * version hellos). K is the client's
  * long-term key (method KEY, client -> mon) or the session key inside a
  * ticket (method TICKET, client -> OSD, the ticket carried in HELLO).
  *
@@ -37,11 +39,12 @@
 #include "auth/key.h"
 #include "proto/codec.h"
 
-#define AUTH_HS_VERSION 1
-#define AUTH_NONCE_LEN 32
-#define AUTH_FSID_LEN 16
-#define AUTH_ADDR_MAX 64      /* "[v6]:port" with room */
+#define AUTH_HS_VERSION	     1
+#define AUTH_NONCE_LEN	     32
+#define AUTH_FSID_LEN	     16
+#define AUTH_ADDR_MAX	     64	  /* "[v6]:port" with room */
 #define AUTH_TICKET_WIRE_MAX 4096 /* a sealed ticket in HELLO */
+#define AUTH_PRELUDE_LEN     32	  /* SHA-256 of the bytes before the handshake */
 
 enum auth_method {
 	AUTH_METHOD_KEY = 1,	/* K = the entity's key (client/OSD -> mon) */
@@ -84,8 +87,8 @@ int auth_hs_challenge_decode(const void *buf, size_t len, struct proto_err *err,
 /* kind: AUTH_HS_PROOF or AUTH_HS_DONE (same layout). */
 int auth_hs_proof_encode(struct proto_enc *enc, enum auth_hs_kind kind,
 			 const struct auth_hs_proof *m);
-int auth_hs_proof_decode(const void *buf, size_t len, enum auth_hs_kind kind,
-			 struct proto_err *err, struct auth_hs_proof *m_out);
+int auth_hs_proof_decode(const void *buf, size_t len, enum auth_hs_kind kind, struct proto_err *err,
+			 struct auth_hs_proof *m_out);
 
 /* Everything the transcript binds. */
 struct auth_hs_bind {
@@ -98,6 +101,12 @@ struct auth_hs_bind {
 	char server_addr[AUTH_ADDR_MAX];
 	uint8_t nonce_c[AUTH_NONCE_LEN];
 	uint8_t nonce_s[AUTH_NONCE_LEN];
+	/*
+	 * SHA-256 of what the connection said before the handshake (the
+	 * messenger's two version hellos, the client's first): an attacker
+	 * who edits a hello (to strip a feature) breaks both proofs.
+	 */
+	uint8_t prelude[AUTH_PRELUDE_LEN];
 };
 
 enum auth_role {
@@ -113,8 +122,8 @@ int auth_hs_transcript(const struct auth_hs_bind *b, uint8_t *buf, size_t cap, s
 int auth_hs_mac(const struct auth_key *k, enum auth_role role, const uint8_t *t, size_t tlen,
 		uint8_t mac_out[AUTH_MAC_LEN]);
 /* 0 when mac is role's proof over t under k, -EACCES when not. */
-int auth_hs_mac_verify(const struct auth_key *k, enum auth_role role, const uint8_t *t,
-		       size_t tlen, const uint8_t mac[AUTH_MAC_LEN]);
+int auth_hs_mac_verify(const struct auth_key *k, enum auth_role role, const uint8_t *t, size_t tlen,
+		       const uint8_t mac[AUTH_MAC_LEN]);
 int auth_hs_session_key(const struct auth_key *k, const struct auth_hs_bind *b,
 			struct auth_key *key_out);
 
@@ -161,8 +170,8 @@ int auth_hs_server_start(struct auth_hs *hs, const struct auth_hs_bind *bind,
 			 const struct auth_hs_hello *hello, const struct auth_key *k,
 			 struct proto_err *err, void *out, size_t cap, size_t *len_out);
 /* Server: PROOF in, DONE out; then hs->session holds the session key. */
-int auth_hs_server_on_proof(struct auth_hs *hs, const void *msg, size_t len,
-			    struct proto_err *err, void *out, size_t cap, size_t *len_out);
+int auth_hs_server_on_proof(struct auth_hs *hs, const void *msg, size_t len, struct proto_err *err,
+			    void *out, size_t cap, size_t *len_out);
 /* Wipe the keys. */
 void auth_hs_clear(struct auth_hs *hs);
 

@@ -8,40 +8,83 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "client/client_debug.h"
 #include "client/client_int.h"
+#include "client/client_loop.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/version.h"
 #include "proto/hello.h"
 
-static int client_epoll_sync(struct weft_cluster *cl)
-{
-	int fd = monc_fd(cl->monc);
-	struct epoll_event ev = {.events = EPOLLIN};
+/* How often the mon client runs without traffic: its request deadlines, resends and hunting. */
+#define CLIENT_MONC_TICK_US 20000u
 
-	if (fd == cl->monc_fd_added)
-		return 0;
-	if (cl->monc_fd_added >= 0)
-		epoll_ctl(cl->epfd, EPOLL_CTL_DEL, cl->monc_fd_added, NULL);
-	cl->monc_fd_added = -1;
-	if (fd < 0)
-		return 0;
-	if (epoll_ctl(cl->epfd, EPOLL_CTL_ADD, fd, &ev) != 0)
-		return -errno;
-	cl->monc_fd_added = fd;
-	return 0;
+static void client_monc_progress(struct weft_cluster *cl)
+{
+	monc_progress(cl->monc);
+	if (monc_map(cl->monc)->epoch != cl->epoch) {
+		cl->epoch = monc_map(cl->monc)->epoch;
+		client_ops_map_changed(cl);
+	}
+}
+
+static void client_monc_timer_cb(struct evl *evl, struct evl_timer *t, void *arg)
+{
+	(void)evl;
+	(void)t;
+	client_monc_progress(arg);
+}
+
+/*
+ * The mon client in the loop: its frames come through the handle's
+ * messenger (client_fab_poll); what it does on its own clock (request
+ * deadlines, resends, hunting) runs on a periodic timer.
+ */
+static int client_loop_monc_attach(struct weft_cluster *cl)
+{
+	evl_timer_init(&cl->monc_timer, client_monc_timer_cb, cl);
+	return evl_timer_arm(cl->loop, &cl->monc_timer, CLIENT_MONC_TICK_US, CLIENT_MONC_TICK_US);
+}
+
+static int client_fab_poll(struct evl *evl, void *arg);
+
+/*
+ * One loop per cluster handle (docs/evloop.md): the fabric and the finished
+ * ops' callbacks are pollers, the fabric's fd wakes it, the mon client is
+ * an fd and a timer, each op's deadline and retry is a timer of its own.
+ */
+static int client_loop_create(struct weft_cluster *cl)
+{
+	struct evl_opts o;
+	int rc;
+
+	evl_opts_init(&o);
+	o.name = cl->name;
+	o.busy_poll_us = (uint32_t)conf_get_duration_us(cl->conf, CONF_MS_BUSY_POLL);
+	rc = evl_create(&o, &cl->loop);
+	if (rc != 0)
+		return rc;
+	rc = evl_poller_add(cl->loop, client_fab_poll, cl, NULL);
+	if (rc == 0)
+		rc = evl_poller_add(cl->loop, client_ops_done_poll, cl, NULL);
+	if (rc == 0)
+		rc = evl_fd_add(cl->loop, fab_domain_fd(cl->dom), EVL_READ, NULL, NULL, NULL);
+	if (rc == 0)
+		rc = client_loop_monc_attach(cl);
+	return rc;
+}
+
+struct evl *client_loop(struct weft_cluster *cl)
+{
+	return cl->loop;
 }
 
 int weft_connect(const char *conf_path, const char *name, struct weft_cluster **cl_out)
 {
 	struct weft_cluster *cl;
 	struct fab_domain_attr attr;
-	struct epoll_event ev = {.events = EPOLLIN};
 	int rc;
 
 	if (name == NULL || strncmp(name, "client.", 7) != 0 || strlen(name) > PROTO_NAME_MAX)
@@ -51,9 +94,6 @@ int weft_connect(const char *conf_path, const char *name, struct weft_cluster **
 		return -ENOMEM;
 	snprintf(cl->name, sizeof(cl->name), "%s", name);
 	client_instance_init(cl);
-	cl->epfd = -1;
-	cl->deferfd = -1;
-	cl->monc_fd_added = -1;
 	cl->next_tid = 1;
 	rc = conf_create(name, &cl->conf);
 	if (rc != 0)
@@ -77,11 +117,10 @@ int weft_connect(const char *conf_path, const char *name, struct weft_cluster **
 	if (rc != 0)
 		goto err_conf;
 	cl->msg_size = attr.msg_size;
-	cl->txbuf = malloc(cl->msg_size);
-	if (cl->txbuf == NULL) {
-		rc = -ENOMEM;
+	rc = msgr_create_on(cl->dom, cl->name, &cl->msgr);
+	if (rc != 0)
 		goto err_dom;
-	}
+	msgr_hello_set(cl->msgr, &cl->hello); /* its nonce is this handle's instance */
 	/* registered once: OSDs pull payloads from and push reads into these */
 	rc = fab_pool_create(cl->dom, CLIENT_SMALL_BUF, CLIENT_SMALL_COUNT,
 			     FAB_ACCESS_REMOTE_READ | FAB_ACCESS_REMOTE_WRITE, 0, &cl->small_pool);
@@ -91,23 +130,13 @@ int weft_connect(const char *conf_path, const char *name, struct weft_cluster **
 		    FAB_ACCESS_REMOTE_READ | FAB_ACCESS_REMOTE_WRITE, 0, &cl->large_pool);
 	if (rc != 0)
 		goto err_dom;
-	rc = monc_create(cl->conf, cl->name, &cl->monc);
+	rc = monc_create_on(cl->msgr, cl->conf, cl->name, &cl->monc);
 	if (rc != 0)
 		goto err_dom;
 	monc_subscribe(cl->monc, NULL, NULL);
-	cl->epfd = epoll_create1(EPOLL_CLOEXEC);
-	ev.data.u32 = 1;
-	if (cl->epfd < 0 || epoll_ctl(cl->epfd, EPOLL_CTL_ADD, fab_domain_fd(cl->dom), &ev) != 0) {
-		rc = -errno;
+	rc = client_loop_create(cl);
+	if (rc != 0)
 		goto err_monc;
-	}
-	/* deferred completions (client_op_defer) make weft_fd() readable through this */
-	cl->deferfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	ev.data.u32 = 2;
-	if (cl->deferfd < 0 || epoll_ctl(cl->epfd, EPOLL_CTL_ADD, cl->deferfd, &ev) != 0) {
-		rc = -errno;
-		goto err_monc;
-	}
 	rc = monc_wait_map_sync(cl->monc, 0, (unsigned int)cl->op_timeout_ms);
 	if (rc != 0) {
 		log_error("client", "%s: no cluster map from the monitors: %s", cl->name,
@@ -118,13 +147,10 @@ int weft_connect(const char *conf_path, const char *name, struct weft_cluster **
 	*cl_out = cl;
 	return 0;
 err_monc:
-	if (cl->deferfd >= 0)
-		close(cl->deferfd);
-	if (cl->epfd >= 0)
-		close(cl->epfd);
+	evl_destroy(cl->loop);
 	monc_destroy(cl->monc);
 err_dom:
-	free(cl->txbuf);
+	msgr_destroy(cl->msgr);
 	if (cl->large_pool)
 		fab_pool_destroy(cl->large_pool);
 	if (cl->small_pool)
@@ -144,16 +170,16 @@ void weft_disconnect(struct weft_cluster *cl)
 	client_ops_cancel_all(cl);
 	while (cl->conns)
 		client_conn_free(cl->conns);
+	evl_timer_cancel(cl->loop, &cl->monc_timer);
+	evl_destroy(cl->loop);
 	monc_destroy(cl->monc);
-	close(cl->deferfd);
-	close(cl->epfd);
+	msgr_destroy(cl->msgr);
 	if (cl->large_pool)
 		fab_pool_destroy(cl->large_pool);
 	if (cl->small_pool)
 		fab_pool_destroy(cl->small_pool);
 	fab_domain_close(cl->dom);
 	conf_destroy(cl->conf);
-	free(cl->txbuf);
 	free(cl);
 }
 
@@ -164,6 +190,8 @@ int weft_conf_set(struct weft_cluster *cl, const char *key, const char *value)
 	if (rc == 0) {
 		cl->inline_max = conf_get_size(cl->conf, CONF_CLIENT_INLINE_MAX);
 		cl->op_timeout_ms = conf_get_duration_us(cl->conf, CONF_CLIENT_OP_TIMEOUT) / 1000;
+		evl_busy_poll_set(cl->loop,
+				  (uint32_t)conf_get_duration_us(cl->conf, CONF_MS_BUSY_POLL));
 	}
 	return rc;
 }
@@ -272,51 +300,52 @@ void weft_buf_free(struct weft_cluster *cl, void *buf)
 		fab_pool_put(p, buf);
 }
 
-#define CLIENT_HELLO_LINGER_MS 2000
+/* ---------------------------------------------------- OSD connections */
 
-static int client_hello_send(struct weft_cluster *cl, struct client_conn *c)
+static struct client_conn *client_conn_of(struct msgr_conn *mc)
 {
-	uint8_t buf[512];
-	size_t len;
-	int rc;
+	struct client_conn *c = msgr_conn_ctx(mc);
 
-	rc = proto_hello_frame(&cl->hello, buf, sizeof(buf), &len);
-	return rc != 0 ? rc : fab_send(c->ep, buf, len, NULL);
+	return c != NULL && !c->failed ? c : NULL;
 }
 
-/* The OSD's first frame: its hello. A refusal fails the ops sent to it (client_op.c). */
-static void client_hello_recv(struct weft_cluster *cl, struct client_conn *c, const void *data,
-			      size_t len)
+static void client_recv_cb(struct msgr_conn *mc, const struct proto_hdr *hdr,
+			   const struct proto_msg *msg, void *arg)
 {
-	char why[PROTO_HELLO_WHY_MAX], who[96];
-	struct proto_hdr hdr;
-	struct proto_msg msg;
-	int rc;
+	struct weft_cluster *cl = arg;
+	struct client_conn *c = client_conn_of(mc);
 
-	snprintf(who, sizeof(who), "%s osd.%u", cl->name, c->osd);
-	if (proto_frame_decode(data, len, cl->msg_size, who, NULL, &hdr, &msg) != 0) {
+	if (c == NULL)
+		return;
+	if (msg->type != PROTO_OSD_OP_REPLY) {
+		/* a confused peer is dropped, its ops resent */
+		log_warn("client", "%s: unexpected %s message from osd.%u at %s; closing", cl->name,
+			 proto_type_name(msg->type), c->osd, c->addr);
 		c->failed = true;
 		return;
 	}
-	if (msg.type != PROTO_HELLO) {
-		proto_hello_unexpected(msg.type, c->addr, why, sizeof(why));
-		rc = -EPROTONOSUPPORT;
-	} else {
-		rc = proto_hello_check(&cl->hello, &msg.hello, c->addr, why, sizeof(why));
-	}
-	if (rc != 0) {
-		/*
-		 * The ops sent here fail now; the connection lingers a little,
-		 * delivering nothing, so our queued hello reaches the OSD too.
-		 */
-		log_error("client", "%s: %s", cl->name, why);
-		c->refused = rc;
-		c->refused_until_ms = clock_now_ms() + CLIENT_HELLO_LINGER_MS;
-		client_ops_conn_failed(cl, c);
+	client_op_reply(cl, c, hdr->tid, &msg->osd_op_reply);
+}
+
+/* The connection broke, or the OSD's hello was refused (then its ops fail: client_op.c). */
+static void client_fail_cb(struct msgr_conn *mc, int status, void *arg)
+{
+	struct client_conn *c = msgr_conn_ctx(mc);
+
+	(void)arg;
+	if (c == NULL) {
+		msgr_conn_close(mc);
 		return;
 	}
-	c->hello_done = true;
+	if (status == -EPROTONOSUPPORT)
+		c->refused = status;
+	c->failed = true; /* freed by weft_poll after the current batch */
 }
+
+static const struct msgr_ops client_conn_ops = {
+    .recv_cb = client_recv_cb, .fail_cb = client_fail_cb,
+    /* no write_imm_cb: OSDs write read data with plain one-sided writes */
+};
 
 struct client_conn *client_conn_get(struct weft_cluster *cl, uint32_t osd, const char *addr)
 {
@@ -329,7 +358,8 @@ struct client_conn *client_conn_get(struct weft_cluster *cl, uint32_t osd, const
 	c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return NULL;
-	rc = fab_connect(cl->dom, addr, NULL, c, &c->ep);
+	/* our hello goes first, queued behind the connect (msgr/msgr.h) */
+	rc = msgr_connect_ops(cl->msgr, addr, NULL, &client_conn_ops, cl, NULL, c, &c->mc);
 	if (rc != 0) {
 		log_warn("client", "%s: connect to osd.%u at %s: %s", cl->name, osd, addr,
 			 weft_strerror(rc));
@@ -339,15 +369,6 @@ struct client_conn *client_conn_get(struct weft_cluster *cl, uint32_t osd, const
 	c->cl = cl;
 	c->osd = osd;
 	snprintf(c->addr, sizeof(c->addr), "%s", addr);
-	/* our hello goes first, queued behind the connect (proto/hello.h) */
-	rc = client_hello_send(cl, c);
-	if (rc != 0) {
-		log_warn("client", "%s: hello to osd.%u at %s: %s", cl->name, osd, addr,
-			 weft_strerror(rc));
-		fab_ep_close(c->ep);
-		free(c);
-		return NULL;
-	}
 	c->next = cl->conns;
 	cl->conns = c;
 	return c;
@@ -364,81 +385,49 @@ void client_conn_free(struct client_conn *c)
 		}
 	}
 	client_ops_conn_failed(cl, c);
-	fab_ep_close(c->ep);
+	msgr_conn_close(c->mc);
 	free(c);
 }
 
-static void client_cqe_handle(struct weft_cluster *cl, const struct fab_cqe *cqe)
+/*
+ * The messenger: OSD replies and the mon client's frames, then connections
+ * that failed meanwhile are freed; a map that came with them lets the ops
+ * waiting for it go at once (not at the mon client's next tick).
+ */
+static int client_fab_poll(struct evl *evl, void *arg)
 {
-	struct client_conn *c = cqe->ep ? fab_ep_ctx(cqe->ep) : NULL;
+	struct weft_cluster *cl = arg;
+	int rc;
 
-	switch (cqe->kind) {
-	case FAB_EV_RECV:
-		if (c != NULL && c->refused)
-			; /* refused by the hello check: lingering until closed */
-		else if (c != NULL && !c->failed && !c->hello_done)
-			client_hello_recv(cl, c, cqe->data, cqe->len);
-		else if (c != NULL && !c->failed)
-			client_op_reply(cl, c, cqe->data, cqe->len);
-		fab_recv_release(cqe);
-		break;
-	case FAB_EV_CONNECTED:
-		if (cqe->status != 0 && c != NULL)
-			c->failed = true;
-		break;
-	case FAB_EV_PEER_FAILED:
-		if (c != NULL)
-			c->failed = true;
-		break;
-	default:
-		break;
+	(void)evl;
+	rc = msgr_progress_budget(cl->msgr, 4096);
+	if (rc < 0)
+		return rc;
+	for (struct client_conn *c = cl->conns, *next; c; c = next) {
+		next = c->next;
+		if (c->failed)
+			client_conn_free(c);
 	}
+	if (monc_map(cl->monc)->epoch != cl->epoch) {
+		cl->epoch = monc_map(cl->monc)->epoch;
+		client_ops_map_changed(cl);
+	}
+	return rc;
 }
 
 int weft_poll(struct weft_cluster *cl, int timeout_ms)
 {
-	struct fab_cqe cqes[32];
-	struct epoll_event ev[4];
-	int n, total = 0, rc;
+	uint64_t before = cl->callbacks;
+	int rc = evl_run_once(cl->loop, timeout_ms);
 
-	uint64_t v;
-
-	/* the completions it announced run in this tick */
-	if (read(cl->deferfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		return -errno;
-	for (int round = 0; round < 2; round++) {
-		rc = fab_progress(cl->dom, 0);
-		if (rc < 0)
-			return rc;
-		total += rc;
-		while ((n = fab_cq_poll(cl->dom, cqes, 32)) > 0) {
-			for (int i = 0; i < n; i++)
-				client_cqe_handle(cl, &cqes[i]);
-			total += n;
-		}
-		for (struct client_conn *c = cl->conns, *next; c; c = next) {
-			next = c->next;
-			if (c->refused && clock_now_ms() >= c->refused_until_ms)
-				c->failed = true;
-			if (c->failed)
-				client_conn_free(c);
-		}
-		total += monc_progress(cl->monc) > 0;
-		client_epoll_sync(cl);
-		rc = client_ops_tick(cl);
-		if (rc > 0)
-			return rc; /* callbacks ran: the caller has something to look at */
-		if (total > 0 || timeout_ms == 0 || round == 1)
-			break;
-		/* timers (retries, timeouts) need a tick every few ms */
-		epoll_wait(cl->epfd, ev, 4, timeout_ms < 5 ? timeout_ms : 5);
-	}
-	return 0;
+	if (rc < 0)
+		return rc;
+	return (int)(cl->callbacks - before);
 }
 
 int weft_fd(const struct weft_cluster *cl)
 {
-	return cl->epfd;
+	return evl_fd(cl->loop);
 }
 
 unsigned int weft_inflight(const struct weft_cluster *cl)
@@ -453,17 +442,17 @@ int weft_debug_conns_json(struct weft_cluster *cl, char *buf, size_t cap)
 
 	off += (size_t)snprintf(buf, cap, "{\"conns\": [");
 	for (struct client_conn *c = cl->conns; c && off < cap; c = c->next, n++) {
+		struct fab_ep *ep = msgr_conn_ep(c->mc);
 		struct fab_ep_stats s;
 
-		fab_ep_stats(c->ep, &s);
-		off += (size_t)snprintf(buf + off, cap - off,
-					"%s{\"osd\": %u, \"local\": \"%s\", \"peer\": \"%s\", "
-					"\"tx_bytes\": %" PRIu64 ", \"rx_bytes\": %" PRIu64
-					", \"rx_frames\": %" PRIu64 ", \"rx_ctrl_frames\": %" PRIu64
-					"}",
-					n ? ", " : "", c->osd, fab_ep_local_addr(c->ep),
-					fab_ep_peer_addr(c->ep), s.tx_bytes, s.rx_bytes, s.rx_frames,
-					s.rx_ctrl_frames);
+		fab_ep_stats(ep, &s);
+		off += (size_t)snprintf(
+		    buf + off, cap - off,
+		    "%s{\"osd\": %u, \"local\": \"%s\", \"peer\": \"%s\", "
+		    "\"tx_bytes\": %" PRIu64 ", \"rx_bytes\": %" PRIu64 ", \"rx_frames\": %" PRIu64
+		    ", \"rx_ctrl_frames\": %" PRIu64 "}",
+		    n ? ", " : "", c->osd, fab_ep_local_addr(ep), fab_ep_peer_addr(ep), s.tx_bytes,
+		    s.rx_bytes, s.rx_frames, s.rx_ctrl_frames);
 	}
 	if (off < cap)
 		off += (size_t)snprintf(buf + off, cap - off, "]}");

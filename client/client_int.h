@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libweft internals (docs/client.md). One struct weft_cluster per
- * connection to a cluster: the mon client (maps), one fabric domain with
- * one endpoint per OSD it talks to (their public addresses), registered
- * buffer pools, and every op that is queued or in flight.
+ * connection to a cluster: one fabric domain and one messenger over it,
+ * carrying the mon client (maps) and one connection per OSD it talks to
+ * (their public addresses), registered buffer pools, and every op that is
+ * queued or in flight.
  *
- *   client.c      connect, map, connections, buffers, the event loop
- *   client_op.c   ops: placement, send, replies, resend, timeouts, sync forms
+ *   client.c      connect, map, connections, buffers, the event loop (evloop/)
+ *   client_op.c   ops: placement, send, replies, resend, per-op timers, sync forms
  */
 #ifndef WEFT_CLIENT_CLIENT_INT_H
 #define WEFT_CLIENT_CLIENT_INT_H
@@ -15,8 +16,10 @@
 #include <stdint.h>
 
 #include "common/conf.h"
+#include "evloop/evloop.h"
 #include "fabric/fabric.h"
 #include "mon/monc/monc.h"
+#include "msgr/msgr.h"
 #include "proto/proto.h"
 #include "weft/weft.h"
 
@@ -28,11 +31,9 @@ struct client_conn {
 	struct weft_cluster *cl;
 	uint32_t osd;
 	char addr[PROTO_ADDR_MAX + 1];
-	struct fab_ep *ep;
-	bool failed;
-	bool hello_done;	   /* the OSD's hello passed proto_hello_check */
-	int refused;		   /* -EPROTONOSUPPORT once the hello check refused the OSD */
-	uint64_t refused_until_ms; /* refused: freed then (or when the OSD closes) */
+	struct msgr_conn *mc;
+	bool failed; /* freed by weft_poll after the current batch */
+	int refused; /* -EPROTONOSUPPORT: the hello check refused the OSD (resending cannot help) */
 	struct client_conn *next;
 };
 
@@ -43,9 +44,13 @@ enum client_op_state {
 	CLIENT_OP_DONE,	    /* result ready, callback pending */
 };
 
+#define CLIENT_TID_BUCKETS 1024u /* a power of two: replies find their op in O(1) */
+
 struct client_op {
 	struct weft_cluster *cl;
 	struct client_op *next, *prev; /* cl->ops */
+	struct client_op *tnext;       /* cl->by_tid[tid % CLIENT_TID_BUCKETS], from send to free */
+	bool in_tid;
 	enum client_op_state state;
 	uint16_t opcode;
 	uint32_t pool;
@@ -70,6 +75,10 @@ struct client_op {
 	size_t inline_cap;
 	weft_op_cb cb;
 	void *arg;
+	/* WAIT: the next retry or the deadline, whichever is first; SENT: the deadline */
+	struct evl_timer timer;
+	struct client_op *done_next; /* cl->done_head: completed, callback to run */
+	bool done_queued;
 };
 
 struct weft_cluster {
@@ -78,18 +87,22 @@ struct weft_cluster {
 	struct monc *monc;
 	uint32_t epoch; /* last epoch the ops were kicked for */
 	struct fab_domain *dom;
+	struct msgr *msgr; /* every connection of this handle, the mon client's too */
 	struct fab_pool *small_pool, *large_pool;
 	struct client_conn *conns;
 	struct client_op *ops;
 	unsigned int nops;
+	struct client_op *by_tid[CLIENT_TID_BUCKETS]; /* ops with a tid on the wire */
 	uint64_t next_tid;
 	uint32_t msg_size;
 	uint64_t max_op, inline_max, op_timeout_ms;
-	int epfd, monc_fd_added;
-	int deferfd; /* eventfd: deferred completions pending (weft_fd() readable) */
-	uint8_t *txbuf;
-	struct proto_hello hello; /* ours: first frame on each OSD connection */
-	uint64_t resends; /* ops sent again (stale epoch, primary change, failure) */
+	/* the event loop (docs/evloop.md): weft_poll runs it, weft_fd is its epoll fd */
+	struct evl *loop;
+	struct evl_timer monc_timer;		 /* the mon client's own deadlines and retries */
+	struct client_op *done_head, *done_tail; /* DONE ops whose callbacks run next */
+	uint64_t callbacks;			 /* op callbacks run (weft_poll's answer) */
+	struct proto_hello hello; /* ours: first frame on each connection (its nonce: our instance) */
+	uint64_t resends;	  /* ops sent again (stale epoch, primary change, failure) */
 	uint64_t instance; /* this handle's instance (client_fence.c), the hello's nonce */
 	bool blocklisted;  /* an OSD refused us as blocklisted, or a map listed us: sticky */
 };
@@ -114,11 +127,13 @@ int client_fence(struct weft_cluster *cl, uint64_t instance, unsigned int second
 
 /* client_op.c */
 int client_op_submit(struct weft_cluster *cl, struct client_op *op);
-void client_op_reply(struct weft_cluster *cl, struct client_conn *conn, const void *buf,
-		     size_t len);
+void client_op_reply(struct weft_cluster *cl, struct client_conn *conn, uint64_t tid,
+		     const struct proto_osd_op_reply *r);
 void client_ops_conn_failed(struct weft_cluster *cl, struct client_conn *conn);
-/* Send what can be sent, expire what timed out, run finished callbacks. Returns callbacks run. */
-int client_ops_tick(struct weft_cluster *cl);
+/* The loop's poller: runs the callbacks of completed ops. Returns callbacks run. */
+int client_ops_done_poll(struct evl *evl, void *arg);
+/* The map moved: ops waiting for an epoch or for the pause flag to go are sent now. */
+void client_ops_map_changed(struct weft_cluster *cl);
 void client_ops_cancel_all(struct weft_cluster *cl);
 /* A completion with res that runs from the next weft_poll() (nothing is sent). */
 int client_op_defer(struct weft_cluster *cl, const struct weft_result *res, weft_op_cb cb,
@@ -129,6 +144,7 @@ int client_op_defer(struct weft_cluster *cl, const struct weft_result *res, weft
  * object is replaced only on a match, else the op fails with -ECANCELED.
  */
 int client_aio_cmp_write_full(struct weft_cluster *cl, uint32_t pool, const char *name,
-			      const void *buf, size_t cmp_len, size_t len, weft_op_cb cb, void *arg);
+			      const void *buf, size_t cmp_len, size_t len, weft_op_cb cb,
+			      void *arg);
 
 #endif

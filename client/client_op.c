@@ -7,7 +7,9 @@
  *   -EAGAIN  the OSD is behind us: resend shortly
  *   -ENXIO   not the primary (maps disagree): resend once the map moves
  * An OSD connection failing makes its ops wait and resend. Every op has a
- * deadline (client_op_timeout) and completes exactly once.
+ * deadline (client_op_timeout) and completes exactly once. Each op has one
+ * timer in the loop (docs/evloop.md): its next retry while it waits, else
+ * its deadline; nothing walks every op on a poll.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -22,9 +24,40 @@
 
 #define CLIENT_RETRY_MS	     20u
 #define CLIENT_FAIL_RETRY_MS 200u
+/*
+ * A waiting op with no retry time of its own (its epoch, the pause flag, a
+ * free bounce buffer) is tried again this often; a new map also sends it.
+ */
+#define CLIENT_WAIT_POLL_MS 5u
+
+static void client_op_tid_del(struct weft_cluster *cl, struct client_op *op)
+{
+	struct client_op **pp = &cl->by_tid[op->tid & (CLIENT_TID_BUCKETS - 1)];
+
+	if (!op->in_tid)
+		return;
+	while (*pp != op)
+		pp = &(*pp)->tnext;
+	*pp = op->tnext;
+	op->in_tid = false;
+}
+
+/* A new tid for op, findable by its reply (the old one's late reply finds nothing). */
+static void client_op_tid_new(struct weft_cluster *cl, struct client_op *op)
+{
+	struct client_op **b;
+
+	client_op_tid_del(cl, op);
+	op->tid = cl->next_tid++;
+	b = &cl->by_tid[op->tid & (CLIENT_TID_BUCKETS - 1)];
+	op->tnext = *b;
+	*b = op;
+	op->in_tid = true;
+}
 
 static void client_op_unlink(struct weft_cluster *cl, struct client_op *op)
 {
+	client_op_tid_del(cl, op);
 	if (op->prev)
 		op->prev->next = op->next;
 	else
@@ -37,15 +70,52 @@ static void client_op_unlink(struct weft_cluster *cl, struct client_op *op)
 static void client_op_free(struct weft_cluster *cl, struct client_op *op)
 {
 	client_op_unlink(cl, op);
+	evl_timer_cancel(cl->loop, &op->timer);
 	if (op->bounce)
 		fab_pool_put(op->bpool, op->bounce);
 	free(op);
+}
+
+/* The op's callback runs from the loop's done poller (never inside the call that finished it). */
+static void client_op_done_queue(struct weft_cluster *cl, struct client_op *op)
+{
+	evl_timer_cancel(cl->loop, &op->timer);
+	if (op->done_queued)
+		return;
+	op->done_queued = true;
+	op->done_next = NULL;
+	if (cl->done_tail)
+		cl->done_tail->done_next = op;
+	else
+		cl->done_head = op;
+	cl->done_tail = op;
 }
 
 static void client_op_complete(struct client_op *op, int rc)
 {
 	op->res.rc = rc;
 	op->state = CLIENT_OP_DONE;
+	client_op_done_queue(op->cl, op);
+}
+
+/* Its timer: WAIT at its retry time (or a short poll), capped by the deadline; SENT: deadline. */
+static void client_op_timer_set(struct weft_cluster *cl, struct client_op *op)
+{
+	uint64_t due = op->deadline_ms;
+
+	if (op->state == CLIENT_OP_WAIT) {
+		uint64_t now = clock_now_ms();
+		uint64_t retry =
+		    op->retry_at_ms > now ? op->retry_at_ms : now + CLIENT_WAIT_POLL_MS;
+
+		if (retry < due)
+			due = retry;
+	} else if (op->state != CLIENT_OP_SENT) {
+		return;
+	}
+	if (evl_timer_arm_at(cl->loop, &op->timer, due * 1000000u) != 0)
+		log_error("client", "%s: out of memory arming the timer of an op on %s", cl->name,
+			  op->name);
 }
 
 static void client_op_wait(struct client_op *op, uint32_t want_epoch, uint64_t delay_ms)
@@ -57,6 +127,7 @@ static void client_op_wait(struct client_op *op, uint32_t want_epoch, uint64_t d
 	op->retry_at_ms = clock_now_ms() + delay_ms;
 	op->resends++;
 	op->cl->resends++;
+	client_op_timer_set(op->cl, op);
 }
 
 static bool client_op_is_write(uint16_t opc)
@@ -138,8 +209,7 @@ static void client_op_send(struct weft_cluster *cl, struct client_op *op)
 	}
 	if (op->opcode == PROTO_OP_ZERO) {
 		/* the range travels in offset/length; no payload */
-	} else if (op->len > 0 &&
-		   !(client_op_is_write(op->opcode) && op->len <= cl->inline_max)) {
+	} else if (op->len > 0 && !(client_op_is_write(op->opcode) && op->len <= cl->inline_max)) {
 		if (client_op_prepare_buf(cl, op) != 0)
 			return; /* every bounce buffer busy: retried on the next tick */
 		o->flags |= PROTO_OP_F_RKEY;
@@ -154,17 +224,17 @@ static void client_op_send(struct weft_cluster *cl, struct client_op *op)
 		op->retry_at_ms = clock_now_ms() + CLIENT_FAIL_RETRY_MS;
 		return;
 	}
-	op->tid = cl->next_tid++;
-	rc = proto_frame_encode(&m, op->tid, cl->txbuf, cl->msg_size, &flen);
-	if (rc == -ENOBUFS && (o->flags & PROTO_OP_F_INLINE)) {
+	client_op_tid_new(cl, op);
+	rc = (o->flags & PROTO_OP_F_INLINE) ? proto_frame_encode(&m, op->tid, NULL, 0, &flen) : 0;
+	if (rc == 0 && (o->flags & PROTO_OP_F_INLINE) && flen > cl->msg_size) {
 		/* name + data too big for one message: pull it instead */
 		cl->inline_max = 0;
 		op->retry_at_ms = 0;
 		return;
 	}
 	if (rc == 0)
-		rc = fab_send(conn->ep, cl->txbuf, flen, NULL);
-	if (rc == -EAGAIN || rc == -ENOTCONN) {
+		rc = msgr_send(conn->mc, &m, op->tid); /* a full send queue parks it in order */
+	if (rc == -ENOTCONN) {
 		op->retry_at_ms = clock_now_ms() + 1;
 		return;
 	}
@@ -174,22 +244,13 @@ static void client_op_send(struct weft_cluster *cl, struct client_op *op)
 	op->state = CLIENT_OP_SENT;
 }
 
-void client_op_reply(struct weft_cluster *cl, struct client_conn *conn, const void *buf, size_t len)
+void client_op_reply(struct weft_cluster *cl, struct client_conn *conn, uint64_t tid,
+		     const struct proto_osd_op_reply *r)
 {
-	struct proto_hdr hdr;
-	struct proto_msg m;
-	struct proto_osd_op_reply *r = &m.osd_op_reply;
 	struct client_op *op;
-	char who[96];
 
-	snprintf(who, sizeof(who), "%s osd.%u", cl->name, conn->osd);
-	if (proto_frame_decode(buf, len, cl->msg_size, who, NULL, &hdr, &m) != 0 ||
-	    m.type != PROTO_OSD_OP_REPLY) {
-		conn->failed = true; /* a malformed peer is dropped, its ops resent */
-		return;
-	}
-	for (op = cl->ops; op; op = op->next)
-		if (op->tid == hdr.tid && op->conn == conn)
+	for (op = cl->by_tid[tid & (CLIENT_TID_BUCKETS - 1)]; op; op = op->tnext)
+		if (op->tid == tid && op->conn == conn)
 			break;
 	if (op == NULL)
 		return; /* a reply to an op that was resent or completed */
@@ -249,39 +310,72 @@ void client_ops_conn_failed(struct weft_cluster *cl, struct client_conn *conn)
 	}
 }
 
-int client_ops_tick(struct weft_cluster *cl)
+/* Try a WAIT op again now; its timer then follows what it waits for. */
+static void client_op_try(struct weft_cluster *cl, struct client_op *op)
 {
-	uint64_t now = clock_now_ms();
-	int ran = 0;
+	client_op_send(cl, op);
+	client_op_timer_set(cl, op);
+}
 
-	for (struct client_op *op = cl->ops; op; op = op->next) {
-		if (op->state == CLIENT_OP_WAIT)
-			client_op_send(cl, op);
-		if ((op->state == CLIENT_OP_WAIT || op->state == CLIENT_OP_SENT) &&
-		    now >= op->deadline_ms) {
-			log_warn("client", "%s: op on %s timed out after %llu ms (%u resends)",
-				 cl->name, op->name, (unsigned long long)cl->op_timeout_ms,
-				 op->resends);
-			op->res.rc = -ETIMEDOUT;
-			if (op->cb)
-				op->cb(&op->res, op->arg);
-			op->cb = NULL;
-			ran++;
-			/* an OSD may still pull from or push into the bounce buffer */
-			if (op->state == CLIENT_OP_SENT && op->bounce) {
-				op->state = CLIENT_OP_ZOMBIE;
-			} else {
-				op->state = CLIENT_OP_DONE;
-				op->res.rc = -ETIMEDOUT;
-			}
-		}
+/* The op's deadline passed: its callback runs now, with -ETIMEDOUT, exactly once. */
+static void client_op_expire(struct weft_cluster *cl, struct client_op *op)
+{
+	log_warn("client", "%s: op on %s timed out after %llu ms (%u resends)", cl->name, op->name,
+		 (unsigned long long)cl->op_timeout_ms, op->resends);
+	op->res.rc = -ETIMEDOUT;
+	if (op->cb) {
+		op->cb(&op->res, op->arg);
+		cl->callbacks++;
 	}
+	op->cb = NULL;
+	/* an OSD may still pull from or push into the bounce buffer */
+	if (op->state == CLIENT_OP_SENT && op->bounce)
+		op->state = CLIENT_OP_ZOMBIE; /* freed by its reply or its connection's end */
+	else
+		client_op_free(cl, op);
+}
+
+static void client_op_timer_cb(struct evl *evl, struct evl_timer *t, void *arg)
+{
+	struct client_op *op = arg;
+	struct weft_cluster *cl = op->cl;
+
+	if (op->state != CLIENT_OP_WAIT && op->state != CLIENT_OP_SENT)
+		return;
+	if (op->state == CLIENT_OP_WAIT && clock_now_ms() < op->deadline_ms) {
+		client_op_try(cl, op);
+		return;
+	}
+	if (clock_now_ms() >= op->deadline_ms)
+		client_op_expire(cl, op);
+	else
+		client_op_timer_set(cl, op); /* early (a retry time moved): the deadline again */
+}
+
+void client_ops_map_changed(struct weft_cluster *cl)
+{
 	for (struct client_op *op = cl->ops, *next; op; op = next) {
 		next = op->next;
-		if (op->state != CLIENT_OP_DONE)
-			continue;
+		if (op->state == CLIENT_OP_WAIT && op->retry_at_ms <= clock_now_ms())
+			client_op_try(cl, op);
+	}
+}
+
+int client_ops_done_poll(struct evl *evl, void *arg)
+{
+	struct weft_cluster *cl = arg;
+	int ran = 0;
+
+	while (cl->done_head != NULL) {
+		struct client_op *op = cl->done_head;
+
+		cl->done_head = op->done_next;
+		if (cl->done_head == NULL)
+			cl->done_tail = NULL;
+		op->done_queued = false;
 		if (op->cb) {
-			op->cb(&op->res, op->arg);
+			op->cb(&op->res, op->arg); /* may submit, poll, or complete others */
+			cl->callbacks++;
 			ran++;
 		}
 		client_op_free(cl, op);
@@ -300,6 +394,7 @@ void client_ops_cancel_all(struct weft_cluster *cl)
 		}
 		client_op_free(cl, op);
 	}
+	cl->done_head = cl->done_tail = NULL; /* every op on it was freed above */
 }
 
 static int client_op_new(struct weft_cluster *cl, uint16_t opcode, uint32_t pool, const char *name,
@@ -328,6 +423,7 @@ static int client_op_new(struct weft_cluster *cl, uint16_t opcode, uint32_t pool
 	op->target = CLIENT_TARGET_PRIMARY;
 	op->state = CLIENT_OP_WAIT;
 	op->deadline_ms = clock_now_ms() + cl->op_timeout_ms;
+	evl_timer_init(&op->timer, client_op_timer_cb, op);
 	*op_out = op;
 	return 0;
 }
@@ -339,7 +435,14 @@ static int client_op_queue(struct weft_cluster *cl, struct client_op *op)
 		cl->ops->prev = op;
 	cl->ops = op;
 	cl->nops++;
-	client_op_send(cl, op);
+	client_op_try(cl, op);
+	/*
+	 * Submitted from outside the loop: on the wire now, not at the next
+	 * weft_poll (a caller may sleep on weft_fd() first). Inside it, the
+	 * fabric poller's next round sends everything queued meanwhile at once.
+	 */
+	if (evl_depth(cl->loop) == 0)
+		fab_flush(cl->dom);
 	return 0;
 }
 
@@ -422,7 +525,6 @@ int client_op_defer(struct weft_cluster *cl, const struct weft_result *res, weft
 		    void *arg)
 {
 	struct client_op *op = calloc(1, sizeof(*op));
-	uint64_t one = 1;
 
 	if (op == NULL)
 		return -ENOMEM;
@@ -430,15 +532,16 @@ int client_op_defer(struct weft_cluster *cl, const struct weft_result *res, weft
 	op->res = *res;
 	op->cb = cb;
 	op->arg = arg;
-	op->state = CLIENT_OP_DONE; /* client_ops_tick runs it, never sends it */
+	op->state = CLIENT_OP_DONE; /* the done poller runs it, nothing sends it */
+	evl_timer_init(&op->timer, client_op_timer_cb, op);
 	op->next = cl->ops;
 	if (cl->ops)
 		cl->ops->prev = op;
 	cl->ops = op;
 	cl->nops++;
-	/* wake a caller sleeping on weft_fd(); a full counter is already a wake-up */
-	if (write(cl->deferfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		log_warn("client", "%s: eventfd write: %s", cl->name, strerror(errno));
+	client_op_done_queue(cl, op);
+	/* a caller sleeping on weft_fd() wakes and polls */
+	evl_wake(cl->loop);
 	return 0;
 }
 
@@ -551,7 +654,8 @@ int weft_zero(struct weft_cluster *cl, uint32_t pool, const char *name, uint64_t
 {
 	struct client_sync s = {0};
 
-	return client_sync_wait(cl, &s, weft_aio_zero(cl, pool, name, off, len, client_sync_cb, &s));
+	return client_sync_wait(cl, &s,
+				weft_aio_zero(cl, pool, name, off, len, client_sync_cb, &s));
 }
 
 /* ------------------------------------------------------------ debug calls */
@@ -621,8 +725,10 @@ const char *weft_result_describe(const struct weft_result *res, char *buf, size_
 
 		if (osd)
 			snprintf(who, sizeof(who), "osd.%d", res->osd);
-		snprintf(buf, cap, "%s (%s failed it; the write may have been applied and "
-			 "completes on every copy by recovery)", e, who);
+		snprintf(buf, cap,
+			 "%s (%s failed it; the write may have been applied and "
+			 "completes on every copy by recovery)",
+			 e, who);
 	} else if (osd && res->rc == -ENOSPC) {
 		snprintf(buf, cap, "%s (osd.%d is full)", e, res->osd);
 	} else if (osd) {

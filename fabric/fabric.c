@@ -173,6 +173,11 @@ const char *fab_domain_backend(const struct fab_domain *dom)
 	return dom->ops->name;
 }
 
+uint32_t fab_domain_msg_size(const struct fab_domain *dom)
+{
+	return dom->attr.msg_size;
+}
+
 uint64_t fab_domain_registered_bytes(const struct fab_domain *dom)
 {
 	return dom->reg_bytes;

@@ -84,6 +84,8 @@ int fab_domain_open(const struct fab_domain_attr *attr, struct fab_domain **dom_
 void fab_domain_close(struct fab_domain *dom);
 /* The backend actually chosen ("tcp", ...). */
 const char *fab_domain_backend(const struct fab_domain *dom);
+/* The largest send of this domain (its attr.msg_size). */
+uint32_t fab_domain_msg_size(const struct fab_domain *dom);
 /*
  * Bytes registered in the domain now: every region (pools and the
  * registration cache included) plus the backend's own registered buffers

@@ -35,7 +35,6 @@
 #define MON_ENTRY_TAG_SVC 0xfffffa02u
 #define MON_SNAP_AUTH_MAGIC 0x48545541u /* "AUTH" */
 #define MON_AUTH_MAX 100000		/* entities */
-#define MON_AUTH_ROTATE_GRACE_US (600ull * 1000000) /* default: 10 minutes */
 
 struct mon_auth_ent {
 	char entity[AUTH_ENTITY_MAX];

@@ -18,12 +18,15 @@
 #include <openssl/crypto.h>
 
 #include "auth/keyring.h"
+#include "auth/session.h"
 #include "common/log.h"
 #include "mon/mon_priv.h"
 
 static const char *const mon_auth_writes[] = {
 	"auth get-or-create", "auth caps", "auth rm", "auth del", "auth rotate", NULL,
 };
+
+static void mon_auth_sessions_update(struct mon *mon, const struct mon_auth_op *op);
 
 static uint64_t mon_auth_now_us(void)
 {
@@ -66,10 +69,11 @@ int mon_auth_fsm_apply(struct mon *mon, const uint8_t *p, size_t len)
 		return rc;
 	}
 	rc = mon_auth_apply(&mon->auth, &op);
-	if (rc == 0)
+	if (rc == 0) {
 		log_info("mon", "%s: auth: %s %s (%u entities)", mon->name, what[op.kind], op.entity,
 			 mon->auth.count);
-	else
+		mon_auth_sessions_update(mon, &op);
+	} else
 		log_info("mon", "%s: auth: %s %s refused: %s", mon->name, what[op.kind] ,
 			 op.entity, strerror(-rc));
 	auth_key_wipe(&op.key);
@@ -272,7 +276,7 @@ int mon_auth_job(struct mon *mon, struct mon_job *job, struct mon_auth_op *op)
 		mon_auth_job_out(job, json_pack("{s:s, s:b}", "entity", op->entity, "removed", 1));
 	} else { /* auth rotate */
 		op->kind = MON_AUTH_OP_ROTATE;
-		op->grace_us = MON_AUTH_ROTATE_GRACE_US;
+		op->grace_us = mon->auth_rotate_grace_us;
 		rc = auth_key_generate(&op->key);
 		if (rc == 0)
 			mon_auth_job_out(job, mon_auth_ent_json(op->entity, &op->key, &e->caps,
@@ -532,4 +536,330 @@ int mon_auth_seed_write(struct mon *mon, char *where, size_t cap)
 out:
 	auth_keyring_free(&kr);
 	return rc;
+}
+
+/* ------------------------------------------------------------ the service */
+
+/*
+ * Whether this monitor's copy of the database is current: it knows a
+ * leader and has applied what the leader committed. A monitor that just
+ * started has not: an entity it does not know yet may exist.
+ */
+static bool mon_auth_caught_up(struct mon *mon)
+{
+	if (mon_is_leader(mon))
+		return mon->leader_ready;
+	return mon_raft_leader(mon) != 0 && raft_last_applied(&mon->raft) >= mon->raft.commit_index;
+}
+
+/*
+ * msgr's lookup: the keys and caps of an entity a peer claims to be;
+ * -ENOENT when there is no such entity, -EAGAIN when this monitor cannot
+ * tell yet (the peer tries another).
+ */
+static int mon_auth_lookup_cb(const char *entity, struct auth_sess_keys *keys_out, void *arg)
+{
+	struct mon *mon = arg;
+	const struct mon_auth_ent *e = mon_auth_find(&mon->auth, entity);
+	const struct auth_keyring_entry *ke;
+
+	if (e != NULL) {
+		keys_out->key[0] = e->key;
+		keys_out->nkeys = 1;
+		if (e->old_until_us > mon_auth_now_us()) {
+			keys_out->key[1] = e->old_key;
+			keys_out->old_until_us = e->old_until_us;
+			keys_out->nkeys = 2;
+		}
+		keys_out->caps = e->caps;
+		return 0;
+	}
+	/*
+	 * Until the first leader has seeded the database, the bootstrap keys
+	 * of mon_data/keyring stand in for it (the monitors must reach each
+	 * other, and the admin its cluster, before there is a leader).
+	 */
+	ke = mon->auth.count == 0 ? auth_keyring_find(&mon->auth_local, entity) : NULL;
+	if (ke == NULL)
+		return mon_auth_caught_up(mon) ? -ENOENT : -EAGAIN;
+	keys_out->key[0] = ke->key;
+	keys_out->nkeys = 1;
+	keys_out->caps = ke->caps;
+	return 0;
+}
+
+/* Add what path holds for entity to mon->auth_local; 0 or -ENOENT (file or entry). */
+static int mon_auth_local_take(struct mon *mon, const char *path, const char *entity)
+{
+	const struct auth_keyring_entry *e;
+	struct auth_keyring kr;
+	char err[512];
+	int rc;
+
+	if (path == NULL || path[0] == '\0' || access(path, F_OK) != 0)
+		return -ENOENT;
+	auth_keyring_init(&kr);
+	rc = auth_keyring_load(&kr, path, err, sizeof(err));
+	if (rc != 0) {
+		log_error("mon", "%s: %s", mon->name, err);
+		auth_keyring_free(&kr);
+		return rc;
+	}
+	e = auth_keyring_find(&kr, entity);
+	rc = e != NULL ? auth_keyring_put(&mon->auth_local, e) : -ENOENT;
+	auth_keyring_free(&kr);
+	return rc;
+}
+
+int mon_auth_svc_setup(struct mon *mon)
+{
+	char path[PATH_MAX + 16], err[512];
+	const struct auth_keyring_entry *self;
+	const char *conf_kr = auth_keyring_path(mon->conf);
+	struct msgr_auth a = {0};
+	int rc;
+
+	auth_policy_from_conf(mon->conf, &mon->auth_pol);
+	auth_policy_warn(&mon->auth_pol, mon->name, CONF_WHO_MON);
+	mon->auth_rotate_grace_us = conf_get_duration_us(mon->conf, CONF_MON_AUTH_ROTATE_GRACE);
+	auth_keyring_init(&mon->auth_local);
+	mon_auth_seed_path(mon, path, sizeof(path));
+	if (access(path, F_OK) == 0) {
+		rc = auth_keyring_load(&mon->auth_local, path, err, sizeof(err));
+		if (rc != 0) {
+			log_error("mon", "%s: %s", mon->name, err);
+			return rc;
+		}
+	}
+	/* A monitor made before its mon_data kept mon.: the conf's keyring may hold it. */
+	if (auth_keyring_find(&mon->auth_local, "mon.") == NULL) {
+		rc = mon_auth_local_take(mon, conf_kr, "mon.");
+		if (rc != 0 && rc != -ENOENT)
+			return rc;
+	}
+	self = auth_keyring_find(&mon->auth_local, "mon.");
+	if (self == NULL && mon->auth_pol.cluster) {
+		log_error("mon",
+			  "%s: no key for mon. in %s or %s: the monitors cannot "
+			  "authenticate to each other (copy another monitor's mon_data/keyring, or "
+			  "set auth_cluster_required = none)",
+			  mon->name, path, conf_kr != NULL ? conf_kr : "(no keyring)");
+		return -ENOKEY;
+	}
+	if (mon->auth_pol.cluster) {
+		a.entity = "mon.";
+		a.key = &self->key;
+		a.server = "mon.";
+	}
+	a.self = "mon.";
+	a.lookup = mon_auth_lookup_cb;
+	a.lookup_arg = mon;
+	a.require_daemons = mon->auth_pol.cluster;
+	a.require_clients = mon->auth_pol.service;
+	a.fsid = conf_get_str(mon->conf, CONF_FSID);
+	rc = msgr_auth_set(mon->msgr, &a);
+	if (rc != 0)
+		log_error("mon", "%s: cannot set up authentication: %s", mon->name, strerror(-rc));
+	return rc;
+}
+
+void mon_auth_svc_stop(struct mon *mon)
+{
+	auth_keyring_free(&mon->auth_local);
+}
+
+int mon_auth_join_keyring(struct mon *mon)
+{
+	char path[PATH_MAX + 16], err[512];
+	const char *conf_kr = auth_keyring_path(mon->conf);
+	int rc;
+
+	auth_keyring_init(&mon->auth_local);
+	rc = mon_auth_local_take(mon, conf_kr, "mon.");
+	if (rc == 0)
+		mon_auth_local_take(mon, conf_kr, "client.admin");
+	if (rc != 0) {
+		fprintf(stderr,
+			"weft-mon: %s: keyring %s has no mon. key: copy the cluster's "
+			"admin keyring there first\n",
+			mon->name, conf_kr != NULL ? conf_kr : "(none)");
+		auth_keyring_free(&mon->auth_local);
+		return rc == -ENOENT ? -ENOKEY : rc;
+	}
+	mon_auth_seed_path(mon, path, sizeof(path));
+	rc = auth_keyring_save(&mon->auth_local, path, err, sizeof(err));
+	if (rc != 0)
+		fprintf(stderr, "weft-mon: %s\n", err);
+	auth_keyring_free(&mon->auth_local);
+	return rc;
+}
+
+/* ----------------------------------------------------- caps on messages */
+
+/* The mon permission a command needs: R for reads, X for changes and every auth command. */
+static unsigned int mon_auth_cmd_need(const struct proto_mon_cmd *c, char *prefix, size_t cap)
+{
+	json_t *root = json_loadb(c->json, c->json_len, 0, NULL);
+	const char *p = json_string_value(json_object_get(root, "prefix"));
+	unsigned int need = AUTH_PERM_R; /* no prefix: refused as malformed by mon_cmd_handle */
+
+	snprintf(prefix, cap, "%s", p != NULL ? p : "?");
+	if (p != NULL && (!strncmp(p, "auth ", 5) || mon_cmd_is_write(c->json, c->json_len)))
+		need = AUTH_PERM_X;
+	json_decref(root);
+	return need;
+}
+
+static const char *mon_auth_need_str(unsigned int need)
+{
+	return need == AUTH_PERM_X   ? "mon 'allow *'"
+	       : need == AUTH_PERM_W ? "mon 'allow rw'"
+				     : "mon 'allow r'";
+}
+
+/* The osd.N a report speaks for must be the peer itself. */
+static bool mon_auth_is_osd(const char *entity, uint32_t id)
+{
+	char want[AUTH_ENTITY_MAX];
+
+	snprintf(want, sizeof(want), "osd.%u", id);
+	return !strcmp(entity, want);
+}
+
+bool mon_auth_allowed(struct mon *mon, struct msgr_conn *conn, uint64_t tid,
+		      const struct proto_msg *msg)
+{
+	const char *ent = msgr_conn_entity(conn);
+	const struct auth_caps *caps = msgr_conn_caps(conn);
+	char have[AUTH_CAPS_TEXT_MAX], why[PROTO_ERRMSG_MAX + 1], prefix[64];
+	const char *what = proto_type_name(msg->type);
+	unsigned int need = 0;
+	bool reply = false, ok = true;
+	uint32_t osd = 0;
+
+	if (ent == NULL || !strcmp(ent, "mon."))
+		return true; /* let in without a key by a `none` option; or another monitor */
+	switch (msg->type) {
+	case PROTO_PING:
+	case PROTO_PONG:
+		return true;
+	case PROTO_MON_SUB:
+	case PROTO_MAP_GET:
+		need = AUTH_PERM_R;
+		break;
+	case PROTO_MON_CMD:
+		need = mon_auth_cmd_need(&msg->mon_cmd, prefix, sizeof(prefix));
+		what = prefix;
+		reply = true;
+		/* Fencing a lock holder is part of a client's I/O (exclusive locks). */
+		if (!strcmp(what, "osd blocklist add") && caps != NULL &&
+		    (auth_caps_has_profile(caps, AUTH_SVC_MON, AUTH_PROFILE_CLIENT) ||
+		     auth_caps_has_profile(caps, AUTH_SVC_MON, AUTH_PROFILE_MOUNT)))
+			return true;
+		break;
+	case PROTO_OSD_BOOT:
+		osd = msg->osd_boot.want_id;
+		reply = true;
+		need = AUTH_PERM_W;
+		break;
+	case PROTO_OSD_BEACON:
+		osd = msg->osd_beacon.id;
+		need = AUTH_PERM_W;
+		break;
+	case PROTO_OSD_FAILURE:
+		osd = msg->osd_failure.reporter;
+		need = AUTH_PERM_W;
+		break;
+	case PROTO_PG_STATS:
+		osd = msg->pg_stats.osd;
+		reply = true;
+		need = AUTH_PERM_W;
+		break;
+	default:
+		return true; /* logged as unexpected by the dispatcher */
+	}
+	if (caps == NULL || !auth_caps_allow(caps, AUTH_SVC_MON, NULL, need)) {
+		if (caps == NULL || auth_caps_format(caps, AUTH_SVC_MON, have, sizeof(have)) != 0)
+			snprintf(have, sizeof(have), "?");
+		snprintf(why, sizeof(why),
+			 "permission denied: %s (mon '%.100s') may not %s %s (needs %s)", ent, have,
+			 need == AUTH_PERM_W ? "send" : "run", what, mon_auth_need_str(need));
+		ok = false;
+	} else if (need == AUTH_PERM_W && !mon_auth_is_osd(ent, osd)) {
+		if (osd == PROTO_OSD_ID_NONE)
+			snprintf(why, sizeof(why),
+				 "permission denied: %s may not send %s for a new "
+				 "OSD id (create osd.N's key first, then boot as osd.N)",
+				 ent, what);
+		else
+			snprintf(why, sizeof(why),
+				 "permission denied: %s may not send %s for osd.%u "
+				 "(only osd.%u speaks for itself)",
+				 ent, what, osd, osd);
+		ok = false;
+	}
+	if (ok)
+		return true;
+	log_warn("mon", "%s: peer %s (%s): refused %s: %s", mon->name, msgr_conn_peer(conn), ent,
+		 what, why);
+	if (reply) {
+		mon_reply(mon, msgr_conn_id(conn), tid, -EACCES, NULL, "%s", why);
+	} else {
+		/* Nobody waits for an answer: a forged report closes the connection. */
+		msgr_conn_close(conn);
+	}
+	return false;
+}
+
+/* ----------------------------------------------------------------- health */
+
+void mon_auth_health(struct mon *mon, json_t *checks, const char **status)
+{
+	char none[128];
+	unsigned int plain = 0;
+
+	auth_policy_insecure(&mon->auth_pol, CONF_WHO_MON, none, sizeof(none));
+	if (none[0] == '\0')
+		return;
+	if (mon->msgr != NULL)
+		for (struct msgr_conn *c = msgr_conn_next(mon->msgr, NULL); c != NULL;
+		     c = msgr_conn_next(mon->msgr, c))
+			if (c != mon->leader_conn && c != mon->probe_conn &&
+			    msgr_conn_entity(c) == NULL)
+				plain++;
+	mon_health_add(checks, status, "AUTH_INSECURE", false, NULL,
+		       "%s = none on %s: peers get in without a key (%u connections without "
+		       "authentication)",
+		       none, mon->name, plain);
+}
+
+/* The auth database changed for entity: the sessions it has follow. */
+static void mon_auth_sessions_update(struct mon *mon, const struct mon_auth_op *op)
+{
+	const struct mon_auth_ent *e = mon_auth_find(&mon->auth, op->entity);
+	struct msgr_conn *c, *next;
+
+	if (mon->msgr == NULL)
+		return;
+	for (c = msgr_conn_next(mon->msgr, NULL); c != NULL; c = next) {
+		const char *ent = msgr_conn_entity(c);
+
+		next = msgr_conn_next(mon->msgr, c);
+		/* Accepted sessions only: the ones we opened have no caps. */
+		if (ent == NULL || msgr_conn_caps(c) == NULL || strcmp(ent, op->entity) != 0)
+			continue;
+		if (op->kind == MON_AUTH_OP_RM || e == NULL) {
+			log_info("mon",
+				 "%s: closing the session of %s at %s: the entity was removed",
+				 mon->name, op->entity, msgr_conn_peer(c));
+			msgr_conn_close(c);
+		} else if (op->kind == MON_AUTH_OP_CAPS) {
+			msgr_conn_caps_set(c, &e->caps);
+		} else if (op->kind == MON_AUTH_OP_ROTATE) {
+			uint64_t now = mon_auth_now_us();
+
+			msgr_conn_auth_expire(
+			    c, e->old_until_us > now ? (e->old_until_us - now) / 1000 : 0);
+		}
+	}
 }

@@ -93,5 +93,6 @@ json_t *mon_json_health(struct mon *mon, bool have_quorum, unsigned int nq)
 	mon_pg_health(mon, checks, &status);
 	mon_crush_health(mon, checks, &status);
 	mon_cap_health(mon, checks, &status);
+	mon_auth_health(mon, checks, &status);
 	return mon_mute_health(mon, json_pack("{s:s, s:o}", "status", status, "checks", checks));
 }

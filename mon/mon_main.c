@@ -296,7 +296,7 @@ static int mon_mkfs(struct mon *mon, const char *join)
 	if (join != NULL) {
 		rc = mon_join_lookup(mon, join);
 		if (rc == 0)
-			rc = mon_raft_key_join(mon);
+			rc = mon_auth_join_keyring(mon); /* mon. for the Raft port too */
 		if (rc != 0)
 			return rc;
 		goto write_marker;

@@ -21,6 +21,8 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "auth/keyring.h"
+#include "auth/policy.h"
 #include "common/conf.h"
 #include "mon/map.h"
 #include "mon/mon_auth.h"
@@ -155,7 +157,10 @@ struct mon {
 	struct mon_map map;
 	struct mon_auth auth; /* keys and caps: replicated, never in the map (mon_auth.h) */
 	bool auth_seed_queued;
-	uint64_t svc_check_ms; /* leader: next look at the service keys' schedule */
+	uint64_t svc_check_ms;		/* leader: next look at the service keys' schedule */
+	struct auth_policy auth_pol;	/* auth_*_required */
+	struct auth_keyring auth_local; /* mon_data/keyring: mon. and the seed (mon_auth_cmd.c) */
+	uint64_t auth_rotate_grace_us;	/* mon_auth_rotate_grace */
 	struct mon_hist hist[MON_HIST];
 	struct mon_sub *subs;
 
@@ -203,6 +208,19 @@ struct json_t *mon_auth_read(struct mon *mon, const char *prefix, struct json_t 
 void mon_auth_seed(struct mon *mon);
 void mon_auth_purged(struct mon *mon, uint32_t osd_id);
 int mon_auth_seed_write(struct mon *mon, char *where, size_t cap);
+/* The service's authentication: our key (mon.), the peers' keys, the options. */
+int mon_auth_svc_setup(struct mon *mon);
+void mon_auth_svc_stop(struct mon *mon);
+/*
+ * May the authenticated peer on conn send msg? true; or false after a log
+ * line and -EACCES with the reason to a request, or the connection closed
+ * for a report nobody answers.
+ */
+bool mon_auth_allowed(struct mon *mon, struct msgr_conn *conn, uint64_t tid,
+		      const struct proto_msg *msg);
+void mon_auth_health(struct mon *mon, struct json_t *checks, const char **status);
+/* --mkfs --join: keep the conf keyring's mon. (and client.admin) in mon_data/keyring. */
+int mon_auth_join_keyring(struct mon *mon);
 
 /* mon_auth_svc_cmd.c: the service keys (rotation, FSM entry, `auth service-keys`) */
 int mon_auth_svc_fsm_apply(struct mon *mon, const uint8_t *entry, size_t len);
@@ -217,8 +235,6 @@ void mon_ticket_handle(struct mon *mon, struct msgr_conn *conn, const struct pro
 /* mon_raft_key.c: what the Raft port proves (mon.) and binds (fsid) */
 int mon_fsid_get(struct mon *mon, uint8_t fsid_out[AUTH_FSID_LEN]);
 int mon_raft_key_load(struct mon *mon, struct auth_key *key_out);
-/* --mkfs --join: mon_data/keyring with mon. from the conf's keyring or the one beside mon_data. */
-int mon_raft_key_join(struct mon *mon);
 
 /* mon_raft.c */
 int mon_raft_setup(struct mon *mon);

@@ -5,13 +5,15 @@
  *
  * The key comes from mon_data/keyring, the monitor's own copy that --mkfs
  * writes (bootstrap: with client.admin, for the first leader's seed;
- * --join: mon. alone, taken from the conf's keyring or from the keyring
- * beside mon_data), else from the conf's keyring. It is read before raft
+ * --join: mon. and client.admin from the conf's keyring, by
+ * mon_auth_join_keyring), else from the conf's keyring: the same mon. the
+ * messenger's handshakes prove (mon_auth_svc_setup). It is read before raft
  * starts, so it cannot come from the replicated auth database: a monitor
- * must prove the key to receive the log that holds it.
+ * must prove the key to receive the log that holds it. The Raft port
+ * authenticates whatever auth_cluster_required says: it has no
+ * unauthenticated mode.
  */
 #include <errno.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -82,45 +84,5 @@ int mon_raft_key_load(struct mon *mon, struct auth_key *key_out)
 			  "other monitors (copy mon_data/keyring from a running monitor; "
 			  "docs/security.md)",
 			  mon->name, own, conf_kr != NULL ? conf_kr : "(keyring)");
-	return rc;
-}
-
-int mon_raft_key_join(struct mon *mon)
-{
-	const char *conf_kr = auth_keyring_path(mon->conf);
-	char own[PATH_MAX + 16], shared[PATH_MAX + 16], dir[PATH_MAX], err[512] = "";
-	struct auth_keyring_entry e = {0};
-	struct auth_keyring kr;
-	int rc;
-
-	snprintf(dir, sizeof(dir), "%s", mon->data_dir);
-	snprintf(shared, sizeof(shared), "%s/keyring", dirname(dir));
-	snprintf(own, sizeof(own), "%s/keyring", mon->data_dir);
-	rc = mon_raft_key_from(mon, conf_kr, &e.key);
-	if (rc == -ENOENT)
-		rc = mon_raft_key_from(mon, shared, &e.key);
-	if (rc == -ENOENT) {
-		fprintf(stderr,
-			"weft-mon: --join needs the monitors' mon. key: put a keyring "
-			"holding it at %s (the conf's keyring) or %s\n",
-			conf_kr != NULL ? conf_kr : "(keyring)", shared);
-		log_error("mon", "%s: --join: no mon. key in %s nor in %s", mon->name,
-			  conf_kr != NULL ? conf_kr : "(keyring)", shared);
-	}
-	if (rc != 0)
-		goto out;
-	rc = auth_entity_parse("mon.", &e.entity, err, sizeof(err));
-	if (rc == 0)
-		rc = auth_caps_parse(&e.caps, AUTH_SVC_MON, "allow *", err, sizeof(err));
-	auth_keyring_init(&kr);
-	if (rc == 0)
-		rc = auth_keyring_put(&kr, &e);
-	if (rc == 0)
-		rc = auth_keyring_save(&kr, own, err, sizeof(err));
-	if (rc != 0)
-		log_error("mon", "%s: --join: writing %s: %s", mon->name, own, err);
-	auth_keyring_free(&kr);
-out:
-	auth_key_wipe(&e.key);
 	return rc;
 }

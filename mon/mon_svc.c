@@ -155,6 +155,12 @@ static void mon_recv_cb(struct msgr_conn *conn, const struct proto_hdr *hdr,
 			mon_fwd_reply(mon, hdr->tid, msg);
 		return;
 	}
+	/*
+	 * Caps, here where the message arrives: what a follower forwards, the
+	 * leader takes from mon. as already checked.
+	 */
+	if (!mon_auth_allowed(mon, conn, hdr->tid, msg))
+		return;
 	switch (msg->type) {
 	case PROTO_PING: {
 		struct proto_msg pong = *msg;
@@ -293,6 +299,9 @@ int mon_svc_start(struct mon *mon)
 		log_error("mon", "%s: fabric: %s", mon->name, strerror(-rc));
 		return rc;
 	}
+	rc = mon_auth_svc_setup(mon);
+	if (rc != 0)
+		goto err_destroy;
 	rc = msgr_listen(mon->msgr, mon->peers[mon->self].addr);
 	if (rc != 0) {
 		log_error("mon", "%s: listen on %s: %s", mon->name, mon->peers[mon->self].addr,
@@ -311,6 +320,7 @@ int mon_svc_start(struct mon *mon)
 err_destroy:
 	msgr_destroy(mon->msgr);
 	mon->msgr = NULL;
+	mon_auth_svc_stop(mon);
 	return rc;
 }
 
@@ -332,4 +342,5 @@ void mon_svc_stop(struct mon *mon)
 	mon->msgr = NULL;
 	mon->leader_conn = NULL;
 	mon->probe_conn = NULL;
+	mon_auth_svc_stop(mon);
 }

@@ -10,10 +10,11 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "msgr/msgr_auth.h"
 #include "proto/hello.h"
 
-#define MSGR_BULK_OUT_MAX 256 /* large frames a peer has not pulled yet, per connection */
-#define MSGR_PENDING_MAX 4096 /* frames parked on a full send queue, per connection */
+#define MSGR_BULK_OUT_MAX 256  /* large frames a peer has not pulled yet, per connection */
+#define MSGR_PENDING_MAX  4096 /* frames parked on a full send queue, per connection */
 /*
  * A refused connection stays open (delivering nothing) until the peer closes
  * it or this long has passed, so our own hello, still queued, reaches the
@@ -43,81 +44,153 @@ struct msgr_bulk_in {
 	uint32_t len;
 	void *buf;
 	struct fab_mr *mr;
+	bool mac;     /* the content carries a MAC trailer */
+	uint64_t seq; /* the sequence number of the BULK that announced it */
+};
+
+struct msgr_listener {
+	struct msgr *msgr;
+	struct msgr_listener *next;
+	struct fab_listener *l;
+	const struct msgr_ops *ops;
+	void *arg;
+	const struct msgr_auth_cfg *auth; /* its owner's; NULL: it authenticates nothing */
+};
+
+/* An owner's authentication set-up (msgr_auth_add), freed with the messenger. */
+struct msgr_auth_owned {
+	struct msgr_auth_owned *next;
+	struct msgr_auth_cfg *cfg;
 };
 
 struct msgr_conn {
 	struct msgr *msgr;
 	struct msgr_conn *next, *prev;
 	struct fab_ep *ep;
+	const struct msgr_ops *ops; /* the owner's */
+	void *arg;
 	void *ctx;
 	uint64_t id;
 	bool failed;
 	bool hello_done; /* the peer's hello arrived and passed proto_hello_check */
 	struct proto_hello peer_hello;
-	char *refusal;		  /* why the hello check refused the peer, or NULL */
+	char *refusal;	   /* why the hello check or authentication refused the peer, or NULL */
+	int refuse_status; /* what fail_cb gets when the linger ends */
 	uint64_t linger_until_ms; /* refused: fail_cb at this time at the latest */
 	struct msgr_frame *pend_head, *pend_tail;
 	unsigned int npend;
+	bool initiator;		     /* we connected */
+	bool ready;		     /* ready_cb ran: hello (and handshake) passed */
+	struct msgr_auth_link *auth; /* NULL: the messenger authenticates nothing */
+	/* frames the owner sent before the session key existed (encoded, no MAC yet) */
+	struct msgr_frame *held_head, *held_tail;
+	unsigned int nheld;
 	struct msgr_bulk_out *bulk_out;
 	unsigned int nbulk_out;
 };
 
 struct msgr {
 	struct fab_domain *dom;
-	struct msgr_ops ops;
+	bool owns_dom;
+	char name[PROTO_NAME_MAX + 1];
+	struct msgr_ops ops; /* the default owner (msgr_create) */
 	void *arg;
 	uint32_t msg_size;
-	struct fab_listener *listener;
+	struct msgr_listener *listener; /* msgr_listen's */
+	struct msgr_listener *listeners;
 	struct msgr_conn *conns;
+	unsigned int nparked; /* connections with frames parked */
+	unsigned int nlinger; /* refused connections lingering */
+	msgr_rma_cb rma_cb;
+	void *rma_arg;
 	struct msgr_bulk_in *bulk_in;
 	uint64_t next_conn_id;
 	uint64_t next_bulk_id;
-	uint8_t *scratch; /* msg_size bytes: small frames are encoded here */
-	struct proto_hello hello; /* ours: the first frame on every connection */
+	uint8_t *scratch;		    /* msg_size bytes: small frames are encoded here */
+	struct proto_hello hello;	    /* ours: the first frame on every connection */
+	struct msgr_auth_cfg *auth;	    /* the default owner's (msgr_auth_set); NULL: none */
+	struct msgr_auth_owned *owned_auth; /* other owners' (msgr_auth_add) */
+	unsigned int nauth;		    /* connections that authenticate: their link ticks */
+	uint64_t next_auth_tick_ms;
 };
+
+static int msgr_init(struct msgr *m, struct fab_domain *dom, const char *name)
+{
+	m->dom = dom;
+	m->msg_size = fab_domain_msg_size(dom);
+	m->next_conn_id = 1;
+	m->next_bulk_id = 1;
+	snprintf(m->name, sizeof(m->name), "%s", name ? name : "client.unknown");
+	proto_hello_init(&m->hello, m->name);
+	m->scratch = malloc(m->msg_size);
+	return m->scratch != NULL ? 0 : -ENOMEM;
+}
+
+int msgr_create_on(struct fab_domain *dom, const char *name, struct msgr **msgr_out)
+{
+	struct msgr *m = calloc(1, sizeof(*m));
+
+	if (m == NULL)
+		return -ENOMEM;
+	if (msgr_init(m, dom, name) != 0) {
+		free(m);
+		return -ENOMEM;
+	}
+	*msgr_out = m;
+	return 0;
+}
 
 int msgr_create(const struct fab_domain_attr *attr, const struct msgr_ops *ops, void *arg,
 		struct msgr **msgr_out)
 {
+	struct fab_domain *dom;
 	struct msgr *m;
 	int rc;
 
-	m = calloc(1, sizeof(*m));
-	if (m == NULL)
-		return -ENOMEM;
-	rc = fab_domain_open(attr, &m->dom);
+	rc = fab_domain_open(attr, &dom);
 	if (rc != 0)
-		goto err_free;
+		return rc;
+	rc = msgr_create_on(dom, attr->name, &m);
+	if (rc != 0) {
+		fab_domain_close(dom);
+		return rc;
+	}
+	m->owns_dom = true;
 	m->ops = *ops;
 	m->arg = arg;
-	m->msg_size = attr->msg_size;
-	m->next_conn_id = 1;
-	m->next_bulk_id = 1;
-	proto_hello_init(&m->hello, attr->name ? attr->name : "client.unknown");
-	m->scratch = malloc(m->msg_size);
-	if (m->scratch == NULL) {
-		rc = -ENOMEM;
-		goto err_close;
-	}
 	*msgr_out = m;
 	return 0;
-err_close:
-	fab_domain_close(m->dom);
-err_free:
-	free(m);
-	return rc;
+}
+
+struct fab_domain *msgr_domain(const struct msgr *m)
+{
+	return m->dom;
+}
+
+void msgr_rma_handler(struct msgr *m, msgr_rma_cb cb, void *arg)
+{
+	m->rma_cb = cb;
+	m->rma_arg = arg;
+}
+
+static void msgr_frames_free(struct msgr_frame *f)
+{
+	while (f != NULL) {
+		struct msgr_frame *next = f->next;
+
+		free(f);
+		f = next;
+	}
 }
 
 static void msgr_conn_free(struct msgr_conn *c)
 {
 	struct msgr *m = c->msgr;
 
-	while (c->pend_head != NULL) {
-		struct msgr_frame *f = c->pend_head;
-
-		c->pend_head = f->next;
-		free(f);
-	}
+	msgr_frames_free(c->pend_head);
+	msgr_frames_free(c->held_head);
+	m->nauth -= c->auth != NULL;
+	msgr_auth_link_free(c->auth);
 	while (c->bulk_out != NULL) {
 		struct msgr_bulk_out *b = c->bulk_out;
 
@@ -129,6 +202,10 @@ static void msgr_conn_free(struct msgr_conn *c)
 	for (struct msgr_bulk_in *b = m->bulk_in; b != NULL; b = b->next)
 		if (b->conn == c)
 			b->conn = NULL;
+	if (c->npend > 0)
+		m->nparked--;
+	if (c->linger_until_ms != 0)
+		m->nlinger--;
 	if (c->prev != NULL)
 		c->prev->next = c->next;
 	else
@@ -159,23 +236,42 @@ void msgr_destroy(struct msgr *m)
 		return;
 	while (m->conns != NULL)
 		msgr_conn_close(m->conns);
-	if (m->listener != NULL)
-		fab_listener_close(m->listener);
+	while (m->listeners != NULL)
+		msgr_listener_close(m->listeners);
 	while (m->bulk_in != NULL)
 		msgr_bulk_in_free(m, m->bulk_in);
-	fab_domain_close(m->dom);
+	if (m->owns_dom)
+		fab_domain_close(m->dom);
+	msgr_auth_cfg_free(m->auth);
+	while (m->owned_auth != NULL) {
+		struct msgr_auth_owned *o = m->owned_auth;
+
+		m->owned_auth = o->next;
+		msgr_auth_cfg_free(o->cfg);
+		free(o);
+	}
 	free(m->scratch);
 	free(m);
 }
 
-static struct msgr_conn *msgr_conn_new(struct msgr *m, struct fab_ep *ep, void *ctx)
+static struct msgr_conn *msgr_conn_new(struct msgr *m, struct fab_ep *ep,
+				       const struct msgr_ops *ops, void *arg,
+				       const struct msgr_auth_cfg *auth, void *ctx, bool initiator)
 {
 	struct msgr_conn *c = calloc(1, sizeof(*c));
 
 	if (c == NULL)
 		return NULL;
+	if (auth != NULL && msgr_auth_link_new(auth, initiator, &c->auth) != 0) {
+		free(c);
+		return NULL;
+	}
+	m->nauth += c->auth != NULL;
+	c->initiator = initiator;
 	c->msgr = m;
 	c->ep = ep;
+	c->ops = ops;
+	c->arg = arg;
 	c->ctx = ctx;
 	c->id = m->next_conn_id++;
 	c->next = m->conns;
@@ -186,31 +282,160 @@ static struct msgr_conn *msgr_conn_new(struct msgr *m, struct fab_ep *ep, void *
 	return c;
 }
 
+int msgr_listen_ops(struct msgr *m, const char *addr, const struct msgr_ops *ops, void *arg,
+		    const struct msgr_auth_cfg *auth, struct msgr_listener **l_out)
+{
+	struct msgr_listener *l = calloc(1, sizeof(*l));
+	int rc;
+
+	if (l == NULL)
+		return -ENOMEM;
+	l->msgr = m;
+	l->ops = ops;
+	l->arg = arg;
+	l->auth = auth;
+	/* accepted endpoints are matched to l by cqe->listener (msgr_accepted) */
+	rc = fab_listen(m->dom, addr, NULL, &l->l);
+	if (rc != 0) {
+		free(l);
+		return rc;
+	}
+	l->next = m->listeners;
+	m->listeners = l;
+	*l_out = l;
+	return 0;
+}
+
 int msgr_listen(struct msgr *m, const char *addr)
 {
-	return fab_listen(m->dom, addr, NULL, &m->listener);
+	int rc = msgr_listen_ops(m, addr, &m->ops, m->arg, NULL, &m->listener);
+
+	/* the default owner's set-up may come later (msgr_auth_set): looked up per accept */
+	return rc;
+}
+
+uint16_t msgr_listener_port(const struct msgr_listener *l)
+{
+	return fab_listener_port(l->l);
 }
 
 uint16_t msgr_listen_port(const struct msgr *m)
 {
-	return m->listener != NULL ? fab_listener_port(m->listener) : 0;
+	return m->listener != NULL ? msgr_listener_port(m->listener) : 0;
+}
+
+void msgr_listener_close(struct msgr_listener *l)
+{
+	struct msgr *m = l->msgr;
+
+	for (struct msgr_listener **pp = &m->listeners; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == l) {
+			*pp = l->next;
+			break;
+		}
+	}
+	if (m->listener == l)
+		m->listener = NULL;
+	fab_listener_close(l->l);
+	free(l);
 }
 
 static int msgr_post(struct msgr_conn *c, const void *buf, size_t len);
 
-/* Our hello, the first frame of every connection (proto/hello.h). */
+/* The connection as msgr_auth.c sees it. */
+static void msgr_auth_conn_of(const struct msgr_conn *c, struct msgr_auth_conn *ac)
+{
+	ac->name = c->msgr->hello.name;
+	ac->local_addr = fab_ep_local_addr(c->ep);
+	ac->peer_addr = fab_ep_peer_addr(c->ep);
+}
+
+/*
+ * Our hello, the first frame of every connection (proto/hello.h); when we
+ * connected and authenticate, our AUTH(HELLO) right behind it.
+ */
 static int msgr_hello_send(struct msgr_conn *c)
 {
 	struct msgr *m = c->msgr;
+	struct msgr_auth_out out;
 	size_t len;
 	int rc = proto_hello_frame(&m->hello, m->scratch, m->msg_size, &len);
 
-	return rc != 0 ? rc : msgr_post(c, m->scratch, len);
+	if (rc == 0)
+		rc = msgr_post(c, m->scratch, len);
+	if (rc != 0 || c->auth == NULL)
+		return rc;
+	rc = msgr_auth_link_start(c->auth, m->scratch, len, &out);
+	if (rc == 0 && out.len > 0)
+		rc = msgr_post(c, out.frame, out.len);
+	return rc;
+}
+
+int msgr_auth_set(struct msgr *m, const struct msgr_auth *a)
+{
+	struct msgr_auth_cfg *cfg;
+	int rc = msgr_auth_cfg_new(a, m->hello.name, &cfg);
+
+	if (rc != 0)
+		return rc;
+	msgr_auth_cfg_free(m->auth);
+	m->auth = cfg;
+	return 0;
+}
+
+int msgr_auth_add(struct msgr *m, const struct msgr_auth *a, const struct msgr_auth_cfg **cfg_out)
+{
+	struct msgr_auth_owned *o = calloc(1, sizeof(*o));
+	int rc;
+
+	if (o == NULL)
+		return -ENOMEM;
+	rc = msgr_auth_cfg_new(a, m->hello.name, &o->cfg);
+	if (rc != 0) {
+		free(o);
+		return rc;
+	}
+	o->next = m->owned_auth;
+	m->owned_auth = o;
+	*cfg_out = o->cfg;
+	return 0;
+}
+
+const char *msgr_conn_entity(const struct msgr_conn *c)
+{
+	return c->auth != NULL && c->refusal == NULL ? msgr_auth_link_entity(c->auth) : NULL;
+}
+
+const struct auth_caps *msgr_conn_caps(const struct msgr_conn *c)
+{
+	return c->auth != NULL && c->refusal == NULL ? msgr_auth_link_caps(c->auth) : NULL;
+}
+
+void msgr_conn_caps_set(struct msgr_conn *c, const struct auth_caps *caps)
+{
+	if (c->auth != NULL)
+		msgr_auth_link_caps_set(c->auth, caps);
+}
+
+void msgr_conn_auth_expire(struct msgr_conn *c, uint64_t ms)
+{
+	if (c->auth != NULL)
+		msgr_auth_link_expire(c->auth, clock_now_ms() + ms);
+}
+
+struct msgr_conn *msgr_conn_next(struct msgr *m, struct msgr_conn *prev)
+{
+	return prev == NULL ? m->conns : prev->next;
 }
 
 void msgr_hello_set(struct msgr *m, const struct proto_hello *h)
 {
 	m->hello = *h;
+}
+
+const struct proto_hello *msgr_hello(const struct msgr *m)
+{
+	return &m->hello;
 }
 
 const struct proto_hello *msgr_conn_peer_hello(const struct msgr_conn *c)
@@ -223,16 +448,18 @@ const char *msgr_conn_refusal(const struct msgr_conn *c)
 	return c->refusal;
 }
 
-int msgr_connect(struct msgr *m, const char *addr, void *ctx, struct msgr_conn **conn_out)
+int msgr_connect_ops(struct msgr *m, const char *addr, const char *local_addr,
+		     const struct msgr_ops *ops, void *arg, const struct msgr_auth_cfg *auth,
+		     void *ctx, struct msgr_conn **conn_out)
 {
 	struct msgr_conn *c;
 	struct fab_ep *ep;
 	int rc;
 
-	rc = fab_connect(m->dom, addr, NULL, NULL, &ep);
+	rc = fab_connect(m->dom, addr, local_addr, NULL, &ep);
 	if (rc != 0)
 		return rc;
-	c = msgr_conn_new(m, ep, ctx);
+	c = msgr_conn_new(m, ep, ops, arg, auth, ctx, true);
 	if (c == NULL) {
 		fab_ep_close(ep);
 		return -ENOMEM;
@@ -245,6 +472,11 @@ int msgr_connect(struct msgr *m, const char *addr, void *ctx, struct msgr_conn *
 	}
 	*conn_out = c;
 	return 0;
+}
+
+int msgr_connect(struct msgr *m, const char *addr, void *ctx, struct msgr_conn **conn_out)
+{
+	return msgr_connect_ops(m, addr, NULL, &m->ops, m->arg, m->auth, ctx, conn_out);
 }
 
 void msgr_conn_close(struct msgr_conn *c)
@@ -263,6 +495,16 @@ void msgr_conn_set_ctx(struct msgr_conn *c, void *ctx)
 void *msgr_conn_ctx(const struct msgr_conn *c)
 {
 	return c->ctx;
+}
+
+struct fab_ep *msgr_conn_ep(const struct msgr_conn *c)
+{
+	return c->ep;
+}
+
+unsigned int msgr_conn_parked(const struct msgr_conn *c)
+{
+	return c->npend;
 }
 
 const char *msgr_conn_peer(const struct msgr_conn *c)
@@ -329,7 +571,8 @@ static int msgr_post(struct msgr_conn *c, const void *buf, size_t len)
 	else
 		c->pend_head = f;
 	c->pend_tail = f;
-	c->npend++;
+	if (c->npend++ == 0)
+		c->msgr->nparked++;
 	return 0;
 }
 
@@ -343,39 +586,74 @@ static void msgr_flush(struct msgr_conn *c)
 		c->pend_head = f->next;
 		if (c->pend_head == NULL)
 			c->pend_tail = NULL;
-		c->npend--;
+		if (--c->npend == 0)
+			c->msgr->nparked--;
 		free(f);
 	}
 }
 
-static int msgr_send_bulk(struct msgr_conn *c, const struct proto_msg *msg, uint64_t tid,
-			  size_t len)
+/* The MAC trailer frames we send carry now: 0 or AUTH_SESS_MAC_LEN. */
+static size_t msgr_trailer(const struct msgr_conn *c)
+{
+	return c->auth != NULL && msgr_auth_link_tx_mac(c->auth) ? AUTH_SESS_MAC_LEN : 0;
+}
+
+/* Whether frames must wait for the session key. */
+static bool msgr_holding(const struct msgr_conn *c)
+{
+	return c->auth != NULL && msgr_auth_link_tx_hold(c->auth);
+}
+
+/* A small encoded frame at buf, which has room for the trailer after len: seal when due, post. */
+static int msgr_out_small(struct msgr_conn *c, uint8_t *buf, size_t len)
+{
+	int rc;
+
+	if (msgr_trailer(c) != 0) {
+		rc = msgr_auth_link_seal(c->auth, buf, len, buf + len);
+		if (rc != 0)
+			return rc;
+		len += AUTH_SESS_MAC_LEN;
+	}
+	return msgr_post(c, buf, len);
+}
+
+/*
+ * A large encoded frame: buf (malloc'ed, len bytes and room for a trailer)
+ * is taken, registered for the peer to pull, and announced with a BULK.
+ * Its MAC binds it to the sequence number of that BULK.
+ */
+static int msgr_out_bulk(struct msgr_conn *c, uint8_t *buf, size_t len)
 {
 	struct msgr *m = c->msgr;
-	struct proto_msg bm = { .type = PROTO_BULK };
+	struct proto_msg bm = {.type = PROTO_BULK};
 	struct fab_rkey rkey;
 	struct msgr_bulk_out *b;
 	size_t blen;
 	int rc;
 
-	if (c->nbulk_out >= MSGR_BULK_OUT_MAX)
-		return -ENOBUFS;
-	b = calloc(1, sizeof(*b));
-	if (b == NULL)
-		return -ENOMEM;
-	b->buf = malloc(len);
-	if (b->buf == NULL) {
-		rc = -ENOMEM;
-		goto err_free;
-	}
-	rc = proto_frame_encode(msg, tid, b->buf, len, &len);
-	if (rc != 0)
+	if (c->nbulk_out >= MSGR_BULK_OUT_MAX) {
+		rc = -ENOBUFS;
 		goto err_free_buf;
+	}
+	if (msgr_trailer(c) != 0) {
+		rc = msgr_auth_link_seal_bulk(c->auth, msgr_auth_link_tx_next(c->auth), buf, len,
+					      buf + len);
+		if (rc != 0)
+			goto err_free_buf;
+		len += AUTH_SESS_MAC_LEN;
+	}
+	b = calloc(1, sizeof(*b));
+	if (b == NULL) {
+		rc = -ENOMEM;
+		goto err_free_buf;
+	}
+	b->buf = buf;
 	rc = fab_mr_reg(m->dom, b->buf, len, FAB_ACCESS_REMOTE_READ, &b->mr);
 	if (rc != 0) {
 		log_error("msgr", "peer %s: registering a %zu-byte frame: %s", msgr_conn_peer(c),
 			  len, strerror(-rc));
-		goto err_free_buf;
+		goto err_free;
 	}
 	fab_mr_rkey(b->mr, &rkey);
 	b->id = m->next_bulk_id++;
@@ -384,9 +662,10 @@ static int msgr_send_bulk(struct msgr_conn *c, const struct proto_msg *msg, uint
 	bm.bulk.rkey.addr = rkey.addr;
 	bm.bulk.rkey.len = rkey.len;
 	bm.bulk.rkey.key = rkey.key;
-	rc = proto_frame_encode(&bm, 0, m->scratch, m->msg_size, &blen);
+	/* The BULK takes the sequence number the content's MAC was bound to. */
+	rc = proto_frame_encode(&bm, 0, m->scratch, m->msg_size - msgr_trailer(c), &blen);
 	if (rc == 0)
-		rc = msgr_post(c, m->scratch, blen);
+		rc = msgr_out_small(c, m->scratch, blen);
 	if (rc != 0)
 		goto err_dereg;
 	b->next = c->bulk_out;
@@ -395,30 +674,102 @@ static int msgr_send_bulk(struct msgr_conn *c, const struct proto_msg *msg, uint
 	return 0;
 err_dereg:
 	fab_mr_dereg(b->mr);
-err_free_buf:
-	free(b->buf);
 err_free:
 	free(b);
+err_free_buf:
+	free(buf);
 	return rc;
+}
+
+/* Keep an encoded frame until the session key exists (its MAC needs it). */
+static int msgr_hold(struct msgr_conn *c, const void *frame, size_t len)
+{
+	struct msgr_frame *f;
+
+	if (c->nheld >= MSGR_PENDING_MAX) {
+		log_warn("msgr", "peer %s: %u frames waiting for the handshake, dropping one",
+			 msgr_conn_peer(c), c->nheld);
+		return -ENOBUFS;
+	}
+	f = malloc(sizeof(*f) + len);
+	if (f == NULL)
+		return -ENOMEM;
+	f->next = NULL;
+	f->len = len;
+	memcpy(f->data, frame, len);
+	if (c->held_tail != NULL)
+		c->held_tail->next = f;
+	else
+		c->held_head = f;
+	c->held_tail = f;
+	c->nheld++;
+	return 0;
+}
+
+/* The session key is there: seal and send what waited for it, in order. */
+static void msgr_held_flush(struct msgr_conn *c)
+{
+	struct msgr *m = c->msgr;
+
+	while (c->held_head != NULL && !c->failed) {
+		struct msgr_frame *f = c->held_head;
+		uint8_t *buf;
+		int rc;
+
+		c->held_head = f->next;
+		if (c->held_head == NULL)
+			c->held_tail = NULL;
+		c->nheld--;
+		if (f->len + msgr_trailer(c) <= m->msg_size) {
+			memcpy(m->scratch, f->data, f->len);
+			rc = msgr_out_small(c, m->scratch, f->len);
+		} else {
+			buf = malloc(f->len + AUTH_SESS_MAC_LEN);
+			rc = buf == NULL ? -ENOMEM : 0;
+			if (buf != NULL) {
+				memcpy(buf, f->data, f->len);
+				rc = msgr_out_bulk(c, buf, f->len);
+			}
+		}
+		if (rc != 0)
+			log_warn("msgr",
+				 "peer %s: a %zu-byte frame sent before the handshake is "
+				 "lost: %s",
+				 msgr_conn_peer(c), f->len, strerror(-rc));
+		free(f);
+	}
 }
 
 int msgr_send(struct msgr_conn *c, const struct proto_msg *msg, uint64_t tid)
 {
 	struct msgr *m = c->msgr;
+	bool hold = msgr_holding(c);
+	uint8_t *buf;
 	size_t len;
 	int rc;
 
-	if (c->failed)
+	if (c->failed || c->refusal != NULL)
 		return -ENOTCONN;
 	rc = proto_frame_encode(msg, tid, NULL, 0, &len);
 	if (rc != 0)
 		return rc;
-	if (len > m->msg_size)
-		return msgr_send_bulk(c, msg, tid, len);
-	rc = proto_frame_encode(msg, tid, m->scratch, m->msg_size, &len);
-	if (rc != 0)
+	if (len + (hold ? 0 : msgr_trailer(c)) <= m->msg_size) {
+		rc = proto_frame_encode(msg, tid, m->scratch, m->msg_size, &len);
+		if (rc != 0)
+			return rc;
+		return hold ? msgr_hold(c, m->scratch, len) : msgr_out_small(c, m->scratch, len);
+	}
+	buf = malloc(len + AUTH_SESS_MAC_LEN);
+	if (buf == NULL)
+		return -ENOMEM;
+	rc = proto_frame_encode(msg, tid, buf, len, &len);
+	if (rc != 0 || hold) {
+		if (rc == 0)
+			rc = msgr_hold(c, buf, len);
+		free(buf);
 		return rc;
-	return msgr_post(c, m->scratch, len);
+	}
+	return msgr_out_bulk(c, buf, len);
 }
 
 /* -------------------------------------------------------------- receive */
@@ -428,13 +779,13 @@ static void msgr_conn_fail(struct msgr_conn *c, int status)
 	if (c->failed)
 		return;
 	c->failed = true;
-	c->msgr->ops.fail_cb(c, status, c->msgr->arg);
+	c->ops->fail_cb(c, status, c->arg);
 }
 
 static void msgr_bulk_start(struct msgr_conn *c, const struct proto_bulk *bk)
 {
 	struct msgr *m = c->msgr;
-	struct fab_rkey rkey = { bk->rkey.addr, bk->rkey.len, bk->rkey.key };
+	struct fab_rkey rkey = {bk->rkey.addr, bk->rkey.len, bk->rkey.key};
 	struct msgr_bulk_in *b;
 	struct fab_sge sge;
 	int rc;
@@ -451,13 +802,17 @@ static void msgr_bulk_start(struct msgr_conn *c, const struct proto_bulk *bk)
 	b->conn = c;
 	b->id = bk->id;
 	b->len = bk->len;
+	if (c->auth != NULL && msgr_auth_link_rx_mac(c->auth)) {
+		b->mac = true;
+		b->seq = msgr_auth_link_rx_last(c->auth);
+	}
 	sge.addr = b->buf;
 	sge.len = bk->len;
 	sge.mr = b->mr;
 	rc = fab_read(c->ep, &sge, &rkey, 0, b);
 	if (rc != 0) {
-		log_warn("msgr", "peer %s: pulling a %u-byte frame: %s", msgr_conn_peer(c),
-			 bk->len, strerror(-rc));
+		log_warn("msgr", "peer %s: pulling a %u-byte frame: %s", msgr_conn_peer(c), bk->len,
+			 strerror(-rc));
 		fab_mr_dereg(b->mr);
 		goto err_free_buf;
 	}
@@ -492,14 +847,74 @@ static void msgr_bulk_done(struct msgr_conn *c, uint64_t id)
 		 (unsigned long long)id);
 }
 
+/* Refuse the peer: deliver nothing more, linger so what we queued reaches it, then fail. */
+static void msgr_refuse(struct msgr_conn *c, int status, const char *why)
+{
+	free(c->refusal);
+	c->refusal = strdup(why);
+	c->refuse_status = status;
+	if (c->linger_until_ms == 0)
+		c->msgr->nlinger++;
+	c->linger_until_ms = clock_now_ms() + MSGR_REFUSE_LINGER_MS;
+	if (c->refusal == NULL)
+		msgr_conn_fail(c, status);
+}
+
+/* The peer may send frames now (hello passed, and the handshake where there is one). */
+static void msgr_ready_check(struct msgr_conn *c)
+{
+	if (c->ready || !c->hello_done || c->failed || c->refusal != NULL ||
+	    (c->auth != NULL && msgr_holding(c)))
+		return;
+	c->ready = true;
+	if (c->ops->ready_cb != NULL)
+		c->ops->ready_cb(c, c->arg);
+}
+
+/* Act on what the auth link said of a frame: true when the frame goes to the owner. */
+static bool msgr_auth_act(struct msgr_conn *c, enum msgr_auth_verdict v,
+			  const struct msgr_auth_out *out)
+{
+	switch (v) {
+	case MSGR_AUTH_PASS:
+		return true;
+	case MSGR_AUTH_TAKEN:
+		if (out->len > 0 && msgr_post(c, out->frame, out->len) != 0) {
+			msgr_conn_fail(c, -ENOTCONN);
+			return false;
+		}
+		if (!msgr_holding(c)) {
+			msgr_held_flush(c);
+			msgr_ready_check(c);
+		}
+		return false;
+	case MSGR_AUTH_REFUSE:
+		if (out->len > 0)
+			msgr_post(c, out->frame, out->len);
+		msgr_refuse(c, out->status, out->why);
+		return false;
+	case MSGR_AUTH_FAIL:
+		/* Kept so fail_cb can tell the owner why (msgr_conn_refusal). */
+		free(c->refusal);
+		c->refusal = strdup(out->why);
+		msgr_conn_fail(c, out->status);
+		return false;
+	}
+	return false;
+}
+
 /*
  * The peer's first frame: its hello, judged against ours. A refusal is
  * logged once here with both versions, kept for msgr_conn_refusal() and
- * reported as fail_cb(-EPROTONOSUPPORT); nothing more is delivered.
+ * reported as fail_cb(-EPROTONOSUPPORT); nothing more is delivered. Then
+ * the auth link sees it (it binds both hellos into the handshake).
  */
-static void msgr_hello_recv(struct msgr_conn *c, const struct proto_msg *msg)
+static void msgr_hello_recv(struct msgr_conn *c, const struct proto_msg *msg, const void *data,
+			    size_t len)
 {
 	char why[PROTO_HELLO_WHY_MAX];
+	struct msgr_auth_conn ac;
+	struct msgr_auth_out out;
 	int rc;
 
 	if (msg->type != PROTO_HELLO) {
@@ -511,11 +926,7 @@ static void msgr_hello_recv(struct msgr_conn *c, const struct proto_msg *msg)
 	}
 	if (rc != 0) {
 		log_error("msgr", "%s: %s", c->msgr->hello.name, why);
-		free(c->refusal);
-		c->refusal = strdup(why);
-		c->linger_until_ms = clock_now_ms() + MSGR_REFUSE_LINGER_MS;
-		if (c->refusal == NULL)
-			msgr_conn_fail(c, rc);
+		msgr_refuse(c, -EPROTONOSUPPORT, why);
 		return;
 	}
 	c->peer_hello = msg->hello;
@@ -523,25 +934,47 @@ static void msgr_hello_recv(struct msgr_conn *c, const struct proto_msg *msg)
 	log_debug("msgr", "%s: peer %s is %s (weft %s), features 0x%llx", c->msgr->hello.name,
 		  msgr_conn_peer(c), msg->hello.name, msg->hello.version,
 		  (unsigned long long)proto_hello_common(&c->msgr->hello, &msg->hello));
+	if (c->auth != NULL) {
+		msgr_auth_conn_of(c, &ac);
+		msgr_auth_act(
+		    c, msgr_auth_link_peer_hello(c->auth, &ac, data, len, &msg->hello, &out), &out);
+	}
+	msgr_ready_check(c);
 }
 
-/* One frame from the wire or from a bulk pull; the callback may close conn. */
-static void msgr_deliver(struct msgr_conn *c, const void *data, size_t len)
+/* One whole frame (its MAC already checked and cut); the callback may close conn. */
+static void msgr_deliver_frame(struct msgr_conn *c, const void *data, size_t len)
 {
 	struct msgr *m = c->msgr;
+	struct msgr_auth_conn ac;
+	struct msgr_auth_out out;
 	struct proto_hdr hdr;
 	struct proto_msg msg;
-	char who[96];
+	struct proto_err err;
 
-	snprintf(who, sizeof(who), "msgr peer %s", msgr_conn_peer(c));
-	if (proto_frame_decode(data, len, PROTO_PAYLOAD_MAX, who, NULL, &hdr, &msg) != 0) {
+	if (proto_frame_decode(data, len, PROTO_PAYLOAD_MAX, NULL, &err, &hdr, &msg) != 0) {
+		/* malformed input closes the connection, with one line naming the peer */
+		log_warn("msgr", "%s: dropping a malformed message from %s and closing: %s",
+			 c->msgr->name, msgr_conn_peer(c), err.msg);
 		msgr_conn_fail(c, -EPROTO);
 		return;
 	}
 	if (c->refusal != NULL)
 		return; /* refused: lingering until the peer closes */
 	if (!c->hello_done) {
-		msgr_hello_recv(c, &msg);
+		msgr_hello_recv(c, &msg, data, len);
+		return;
+	}
+	if (c->auth != NULL) {
+		msgr_auth_conn_of(c, &ac);
+		if (!msgr_auth_act(c, msgr_auth_link_recv(c->auth, &ac, &msg, &out), &out))
+			return;
+	} else if (msg.type == PROTO_AUTH) {
+		log_error("msgr",
+			  "%s: peer %s (%s) wants to authenticate, but this side does not "
+			  "serve it: closing",
+			  m->hello.name, msgr_conn_peer(c), c->peer_hello.name);
+		msgr_conn_fail(c, -EPROTONOSUPPORT);
 		return;
 	}
 	switch (msg.type) {
@@ -552,14 +985,34 @@ static void msgr_deliver(struct msgr_conn *c, const void *data, size_t len)
 		msgr_bulk_done(c, msg.bulk_done.id);
 		return;
 	}
-	m->ops.recv_cb(c, &hdr, &msg, m->arg);
+	c->ops->recv_cb(c, &hdr, &msg, c->arg);
+}
+
+/* One message from the wire: its MAC checked and cut when one is due, then the frame. */
+static void msgr_deliver(struct msgr_conn *c, const void *data, size_t len)
+{
+	struct msgr_auth_conn ac;
+
+	if (c->refusal != NULL)
+		return;
+	if (c->auth != NULL && msgr_auth_link_rx_mac(c->auth)) {
+		msgr_auth_conn_of(c, &ac);
+		if (msgr_auth_link_verify(c->auth, &ac, data, len) != 0) {
+			msgr_conn_fail(c, -EACCES);
+			return;
+		}
+		len -= AUTH_SESS_MAC_LEN;
+	}
+	msgr_deliver_frame(c, data, len);
 }
 
 static void msgr_read_done(struct msgr *m, const struct fab_cqe *cqe)
 {
 	struct msgr_bulk_in *b = cqe->ctx;
 	struct msgr_conn *c = b->conn;
-	struct proto_msg done = { .type = PROTO_BULK_DONE };
+	struct proto_msg done = {.type = PROTO_BULK_DONE};
+	struct msgr_auth_conn ac;
+	uint32_t len = b->len;
 
 	if (c != NULL && cqe->status == 0) {
 		done.bulk_done.id = b->id;
@@ -567,13 +1020,74 @@ static void msgr_read_done(struct msgr *m, const struct fab_cqe *cqe)
 		msgr_send(c, &done, 0);
 		fab_mr_dereg(b->mr);
 		b->mr = NULL;
-		msgr_deliver(c, b->buf, b->len);
+		if (b->mac && c->auth != NULL) {
+			msgr_auth_conn_of(c, &ac);
+			if (msgr_auth_link_verify_bulk(c->auth, &ac, b->seq, b->buf, len) != 0) {
+				msgr_conn_fail(c, -EACCES);
+				msgr_bulk_in_free(m, b);
+				return;
+			}
+			len -= AUTH_SESS_MAC_LEN;
+		}
+		if (c->refusal == NULL)
+			msgr_deliver_frame(c, b->buf, len);
 	} else if (c != NULL) {
 		log_warn("msgr", "peer %s: pull of a %u-byte frame failed: %s", msgr_conn_peer(c),
 			 b->len, strerror(-cqe->status));
 		msgr_conn_fail(c, cqe->status);
 	}
 	msgr_bulk_in_free(m, b);
+}
+
+static bool msgr_bulk_in_ours(const struct msgr *m, const void *ctx)
+{
+	/* our own pulls are few (large frames only): a short walk, no tagged contexts */
+	for (const struct msgr_bulk_in *b = m->bulk_in; b != NULL; b = b->next)
+		if (b == ctx)
+			return true;
+	return false;
+}
+
+static void msgr_accepted(struct msgr *m, const struct fab_cqe *cqe)
+{
+	struct msgr_listener *l = m->listeners;
+	struct msgr_conn *c;
+
+	while (l != NULL && l->l != cqe->listener)
+		l = l->next;
+	if (l == NULL) {
+		fab_ep_close(cqe->ep); /* its listener was closed meanwhile */
+		return;
+	}
+	/* the default listener's owner authenticates with msgr_auth_set's set-up */
+	c = msgr_conn_new(m, cqe->ep, l->ops, l->arg, l == m->listener ? m->auth : l->auth, NULL,
+			  false);
+	if (c == NULL) {
+		fab_ep_close(cqe->ep);
+		return;
+	}
+	if (msgr_hello_send(c) != 0) {
+		msgr_conn_close(c);
+		return;
+	}
+	if (c->ops->accept_cb != NULL)
+		c->ops->accept_cb(c, c->arg);
+}
+
+/* A peer wrote into our memory: allowed only once it said who it is. */
+static void msgr_write_imm(struct msgr_conn *c, const struct fab_cqe *cqe)
+{
+	if (c->failed || c->refusal != NULL)
+		return;
+	if (!c->hello_done || c->ops->write_imm_cb == NULL) {
+		log_warn("msgr", "%s: peer %s wrote into our memory %s; closing", c->msgr->name,
+			 msgr_conn_peer(c),
+			 c->hello_done ? "on a connection that takes no writes"
+				       : "before its hello");
+		msgr_conn_fail(c, -EPROTO);
+		return;
+	}
+	c->ops->write_imm_cb(c, cqe->imm, cqe->len, c->arg);
 }
 
 static void msgr_handle(struct msgr *m, const struct fab_cqe *cqe)
@@ -587,28 +1101,27 @@ static void msgr_handle(struct msgr *m, const struct fab_cqe *cqe)
 			msgr_deliver(c, cqe->data, cqe->len);
 		fab_recv_release(cqe);
 		break;
+	case FAB_EV_WRITE_IMM:
+		if (c != NULL)
+			msgr_write_imm(c, cqe);
+		break;
 	case FAB_EV_READ:
-		msgr_read_done(m, cqe);
+	case FAB_EV_WRITE:
+		if (cqe->kind == FAB_EV_READ && cqe->ctx != NULL && msgr_bulk_in_ours(m, cqe->ctx))
+			msgr_read_done(m, cqe);
+		else if (cqe->ctx != NULL && m->rma_cb != NULL)
+			m->rma_cb(c, cqe, m->rma_arg);
+		/* a failed write is followed by PEER_FAILED */
 		break;
 	case FAB_EV_ACCEPTED:
-		c = msgr_conn_new(m, cqe->ep, NULL);
-		if (c == NULL) {
-			fab_ep_close(cqe->ep);
-			break;
-		}
-		if (msgr_hello_send(c) != 0) {
-			msgr_conn_close(c);
-			break;
-		}
-		if (m->ops.accept_cb != NULL)
-			m->ops.accept_cb(c, m->arg);
+		msgr_accepted(m, cqe);
 		break;
 	case FAB_EV_CONNECTED:
 		if (c == NULL)
 			break;
 		id = c->id;
-		if (m->ops.connect_cb != NULL)
-			m->ops.connect_cb(c, cqe->status, m->arg);
+		if (c->ops->connect_cb != NULL)
+			c->ops->connect_cb(c, cqe->status, c->arg);
 		/* A refused or timed-out connect is a failure like any other. */
 		c = msgr_conn_find(m, id);
 		if (cqe->status != 0 && c != NULL)
@@ -616,34 +1129,72 @@ static void msgr_handle(struct msgr *m, const struct fab_cqe *cqe)
 		break;
 	case FAB_EV_PEER_FAILED:
 		if (c != NULL && c->refusal != NULL)
-			msgr_conn_fail(c, -EPROTONOSUPPORT);
+			msgr_conn_fail(c, c->refuse_status);
 		else if (c != NULL)
 			msgr_conn_fail(c, cqe->status != 0 ? cqe->status : -ECONNRESET);
 		break;
-	default:
-		break; /* SEND/WRITE: nothing to do; a failure is followed by PEER_FAILED */
+	case FAB_EV_SEND:
+		break; /* nothing to do; a failure is followed by PEER_FAILED */
 	}
 }
 
-int msgr_progress(struct msgr *m)
+/* Parked frames go out in order; refused connections past their linger fail. */
+static void msgr_conns_service(struct msgr *m)
 {
-	struct fab_cqe cqe;
-	int rc, n = 0;
+	uint64_t now = clock_now_ms();
 
 	for (struct msgr_conn *c = m->conns, *next; c != NULL; c = next) {
 		next = c->next; /* fail_cb may close c, and only c */
 		if (c->pend_head != NULL)
 			msgr_flush(c);
-		if (c->refusal != NULL && !c->failed && clock_now_ms() >= c->linger_until_ms)
-			msgr_conn_fail(c, -EPROTONOSUPPORT);
+		if (c->refusal != NULL && !c->failed && now >= c->linger_until_ms) {
+			msgr_conn_fail(c, c->refuse_status);
+			continue; /* fail_cb may have closed c */
+		}
+		if (c->auth != NULL && c->refusal == NULL && !c->failed) {
+			struct msgr_auth_conn ac;
+			struct msgr_auth_out out;
+
+			msgr_auth_conn_of(c, &ac);
+			msgr_auth_act(c, msgr_auth_link_tick(c->auth, &ac, now, &out), &out);
+		}
+	}
+}
+
+int msgr_progress_budget(struct msgr *m, unsigned int budget)
+{
+	struct fab_cqe cqe;
+	int rc, n = 0;
+
+	/*
+	 * A walk of every connection only while one needs it: frames parked, a
+	 * refusal lingering, or (every 100 ms) authenticating links to tick for
+	 * their handshake deadline and key expiry.
+	 */
+	if (m->nparked > 0 || m->nlinger > 0) {
+		msgr_conns_service(m);
+	} else if (m->nauth > 0) {
+		uint64_t now = clock_now_ms();
+
+		if (now >= m->next_auth_tick_ms) {
+			m->next_auth_tick_ms = now + 100;
+			msgr_conns_service(m);
+		}
 	}
 	rc = fab_progress(m->dom, 0);
 	if (rc < 0)
 		return rc;
+	if (budget == 0)
+		budget = 256;
 	/* One at a time: a callback may close an endpoint a later completion names. */
-	for (int i = 0; i < 256 && fab_cq_poll(m->dom, &cqe, 1) == 1; i++) {
+	for (unsigned int i = 0; i < budget && fab_cq_poll(m->dom, &cqe, 1) == 1; i++) {
 		msgr_handle(m, &cqe);
 		n++;
 	}
 	return n + rc;
+}
+
+int msgr_progress(struct msgr *m)
+{
+	return msgr_progress_budget(m, 0);
 }

@@ -2,14 +2,15 @@
 /*
  * weft-osd internals. One thread runs everything (docs/osd.md): the fabric
  * domain (public and cluster listeners, peer connections), the store and
- * the mon client are polled from one run-to-completion loop (osd_main.c).
+ * the mon client are driven by one run-to-completion event loop
+ * (osd_main.c, evloop/).
  *
  *   osd_main.c   arguments, mkfs/mount, boot, beacons, the reactor loop
  *   osd_net.c    addresses, listeners, connections, frames, events
  *   osd_hb.c     peer failure reports (a broken or refused peer connection)
  *   osd_op.c     client ops on the primary: ordering, pull, commit, reply
  *   osd_repl.c   replication: per-peer rings, records, acks (both sides)
- *   osd_wire.c   cluster-network message and ring record codec
+ *   osd_wire.c   the ring record's header codec
  *   osd_perf.c, osd_admin.c, osd_perf_mem.c   perf dump, admin socket,
  *                osd_memory_target and NUMA (osd_perf.h)
  *   osd_pg.c, osd_pgenv.c, osd_push.c (osd_pg.h)
@@ -23,8 +24,10 @@
 #include <stdint.h>
 
 #include "common/conf.h"
+#include "evloop/evloop.h"
 #include "fabric/fabric.h"
 #include "mon/map.h"
+#include "msgr/msgr.h"
 #include "mon/monc/monc.h"
 #include "osd/store/store.h"
 #include "placement/placement.h"
@@ -37,8 +40,6 @@
 #define OSD_REC_HDR_MAX 2048u	   /* encoded record header, name included */
 #define OSD_META_PG	UINT64_MAX /* the store "PG" holding the OSD's own metadata */
 
-#define OSD_TAG_OP   0x4f50u
-#define OSD_TAG_REPL 0x5250u
 
 struct osd;
 struct osd_hold;
@@ -58,11 +59,11 @@ enum osd_conn_kind {
 
 struct osd_conn {
 	struct osd *osd;
-	struct fab_ep *ep;
+	struct msgr_conn *mc; /* the messenger's connection (msgr/) */
+	struct fab_ep *ep;    /* msgr_conn_ep(mc): one-sided ops and byte counters */
 	enum osd_conn_kind kind;
-	bool failed;
-	bool hello_done;	      /* the peer's hello passed (osd_hello.c) */
-	uint64_t refused_until_ms;    /* != 0: refused by the hello check, closed by then */
+	bool failed;		      /* torn down by osd_net_progress (osd_conn_kill) */
+	bool hello_done;	      /* the peer's hello passed (msgr's ready_cb) */
 	uint64_t peer_features;	      /* features both sides have */
 	uint64_t peer_instance;	      /* CLIENT: the client instance of its hello (0: none) */
 	struct osd_conn *next, *prev; /* osd->conns */
@@ -120,7 +121,8 @@ struct osd_pg {
 	struct osd_op *head, *tail; /* ops in arrival order */
 	bool kicking, rekick;
 	struct osd_op *dead; /* finished during a kick, freed after it */
-	struct osd_pg *hnext;
+	struct osd_pg *hnext; /* osd->pgs[] bucket (osd_pgs.c) */
+	struct osd_pg *lnext; /* osd->pg_list: osd_pg_foreach */
 	struct pg *m;	       /* the PG state machine (osd/pg/pg.h), NULL until used */
 	struct pg_set busy;    /* names with a write between ordering and local commit */
 	bool kick_wanted;      /* osd_pg_kick_later */
@@ -130,8 +132,38 @@ struct osd_pg {
 	bool purged; /* its pool was removed: no machine ever again (osd_purge.c) */
 };
 
+/*
+ * The ctx of every one-sided operation the OSD posts for an op: its
+ * completion names the op and what the operation was (osd_op_event).
+ */
+enum osd_rma_kind {
+	OSD_RMA_PULL = 1, /* read of a write's payload from the client */
+	OSD_RMA_SEND,	  /* write of read data into the client's buffer */
+	OSD_RMA_REPL,	  /* write_imm of a replication record into acting[idx]'s ring */
+};
+
+struct osd_rma {
+	struct osd_op *op;
+	uint8_t kind; /* enum osd_rma_kind */
+	uint8_t idx;  /* REPL: the acting index */
+};
+
+/*
+ * What happens to an op, all through osd_op_event (osd_op.c has the table
+ * of what each does in each state): the one place an op moves.
+ */
+enum osd_op_ev {
+	OSD_OP_EV_PULLED = 1,	   /* the payload pull completed (status) */
+	OSD_OP_EV_SENT,		   /* the read data landed in the client's buffer (status) */
+	OSD_OP_EV_REPL_WRITTEN,	   /* the record write to acting[idx] completed (status) */
+	OSD_OP_EV_LOCAL_COMMIT,	   /* our store transaction is durable (status) */
+	OSD_OP_EV_REPL_ACK,	   /* acting[idx] committed the record (status) */
+	OSD_OP_EV_INTERVAL_CHANGE, /* the PG's acting set changed; we stay primary */
+	OSD_OP_EV_CONN_LOST,	   /* the client's connection went away */
+	OSD_OP_EV_TIMEOUT,	   /* osd_op_timeout passed */
+};
+
 struct osd_op {
-	uint32_t tag; /* OSD_TAG_OP: fabric completions carry op or repl ctx */
 	struct osd *osd;
 	struct osd_pg *pg;
 	struct osd_op *next, *prev; /* pg queue */
@@ -168,6 +200,8 @@ struct osd_op {
 	int32_t plc_acting[PLC_MAX_REPLICAS];
 	uint32_t repl_wait; /* bit i: acting[i] has not acked */
 	uint32_t repl_sent; /* bit i: record posted to acting[i] on its current connection */
+	struct osd_rma rma;			  /* the pull or the send */
+	struct osd_rma rrec[PLC_MAX_REPLICAS]; /* the record write to acting[i] */
 	uint32_t refs;	    /* completions still to come (fabric ops, store callback) */
 	uint64_t result_len;
 	int status;
@@ -175,14 +209,7 @@ struct osd_op {
 	/* an error's detail for the reply (PROTO_REPLY_F_MAYBE / _OSD, reply_osd) */
 	uint16_t reply_flags;
 	int32_t reply_osd;
-};
-
-/* ctx of a record write to a replica */
-struct osd_repl_ctx {
-	uint32_t tag; /* OSD_TAG_REPL */
-	struct osd_op *op;
-	struct osd_peer *peer;
-	unsigned int idx;
+	struct evl_timer timer; /* osd_op_timeout from arrival; cancelled when it finishes */
 };
 
 struct osd_counters {
@@ -199,7 +226,6 @@ struct osd {
 	uint32_t id;
 	char name[32];
 	uint8_t uuid[PROTO_UUID_LEN];
-	struct proto_hello hello; /* ours, sent first on every connection (osd_hello.c) */
 	struct store *store;
 	struct monc *monc;
 	struct mon_map map; /* our copy of the current map */
@@ -211,13 +237,18 @@ struct osd {
 	bool stopping;
 	int fatal; /* the store failed a commit: the OSD stops and exits non-zero */
 	struct fab_domain *dom;
-	struct fab_listener *pub_l, *clu_l;
+	struct msgr *msgr; /* every connection of the OSD, the mon client's too (msgr/) */
+	struct msgr_listener *pub_l, *clu_l;
+	uint32_t nfailed; /* connections marked failed, torn down after the current batch */
+	struct evl *loop; /* the reactor (osd_main.c, docs/evloop.md); NULL outside osd_run */
 	char pub_addr[PROTO_ADDR_MAX + 1], clu_addr[PROTO_ADDR_MAX + 1];
 	char clu_ip[64];
 	struct fab_pool *small_pool, *large_pool;
 	struct osd_conn *conns;
 	struct osd_peer *peers;
-	struct osd_pg *pgs[OSD_PG_BUCKETS];
+	struct osd_pg *pgs[OSD_PG_BUCKETS]; /* the PG registry (osd_pgs.c) */
+	struct osd_pg *pg_list;
+	uint32_t npgs;
 	uint32_t store_pending;
 	uint32_t msg_size;
 	uint64_t ring_size;
@@ -241,6 +272,15 @@ struct osd {
 	struct osd_purge *purge;  /* removed pools being deleted (osd_purge.c) */
 };
 
+/* osd_pgs.c: the PG registry */
+/* The PG's struct, or NULL when this OSD has none. */
+struct osd_pg *osd_pg_find(struct osd *osd, uint32_t pool, uint32_t pg);
+/* Find or create; NULL only without memory. */
+struct osd_pg *osd_pg_get(struct osd *osd, uint32_t pool, uint32_t pg);
+void osd_pgs_free(struct osd *osd); /* at stop, after every op and machine is gone */
+/* Every PG this OSD has, in no particular order; the body must not free PGs. */
+#define osd_pg_foreach(osd, pg) for ((pg) = (osd)->pg_list; (pg) != NULL; (pg) = (pg)->lnext)
+
 /* osd_blocklist.c: fencing blocklisted client instances */
 /* 0, or -WEFT_E_BLOCKLISTED when the map blocklists conn's client instance. */
 int osd_blocklist_check(struct osd_conn *conn);
@@ -249,13 +289,12 @@ void osd_blocklist_map_changed(struct osd *osd);
 
 /* osd_hb.c: peer failure reports to the monitors */
 struct osd_hb_ent;
-struct osd_wire_msg;
 void osd_hb_peer_lost(struct osd *osd, uint32_t id);
 void osd_hb_peer_alive(struct osd *osd, uint32_t id);
 void osd_hb_probe_end(struct osd *osd, struct osd_conn *conn);
 void osd_hb_tick(struct osd *osd);
 void osd_hb_free(struct osd *osd);
-void osd_hb_ping_recv(struct osd_conn *conn, const struct osd_wire_msg *m);
+void osd_hb_ping_recv(struct osd_conn *conn, uint16_t type, const struct proto_ping *m);
 /* A message or record from a cluster peer: it lives. */
 static inline void osd_hb_rx(struct osd_conn *conn, uint64_t now_ms)
 {
@@ -270,13 +309,16 @@ static inline void osd_hb_rx(struct osd_conn *conn, uint64_t now_ms)
 int osd_net_start(struct osd *osd);
 void osd_net_stop(struct osd *osd);
 int osd_net_progress(struct osd *osd);
-int osd_conn_send(struct osd_conn *conn, const void *buf, size_t len);
+/* One frame to the peer; a full send queue parks it in the messenger (never spins). */
+int osd_conn_send(struct osd_conn *conn, const struct proto_msg *m, uint64_t tid);
 int osd_conn_send_reply(struct osd_conn *conn, uint64_t tid, const struct proto_osd_op_reply *r);
-struct osd_conn *osd_conn_new(struct osd *osd, struct fab_ep *ep, enum osd_conn_kind kind);
-/* osd_hello.c: our hello (sent by osd_conn_new) and the peer's first frame */
-int osd_hello_send(struct osd_conn *conn);
-void osd_hello_recv(struct osd_conn *conn, const void *data, size_t len);
+/* Mark conn failed: nothing more is delivered, and it is torn down after the current batch. */
+void osd_conn_kill(struct osd_conn *conn);
+/* A cluster connection from our cluster address to addr (kind PEER or PROBE). */
+struct osd_conn *osd_conn_connect(struct osd *osd, const char *addr, enum osd_conn_kind kind);
 void osd_conn_free(struct osd_conn *conn);
+/* "ip:port" of conn's peer. */
+const char *osd_conn_peer(const struct osd_conn *conn);
 int osd_perf_json(struct osd *osd, char *buf, size_t cap, size_t *len_out);
 /* Take a registered buffer for len bytes; NULL when none is free. */
 void *osd_buf_get(struct osd *osd, uint64_t len, struct fab_pool **pool_out,
@@ -284,7 +326,10 @@ void *osd_buf_get(struct osd *osd, uint64_t len, struct fab_pool **pool_out,
 
 /* osd_op.c */
 void osd_op_recv(struct osd_conn *conn, uint64_t tid, const struct proto_osd_op *m);
-void osd_op_fab_done(struct osd_op *op, const struct fab_cqe *cqe);
+/* Move op on an event; op may be freed on return. */
+void osd_op_event(struct osd_op *op, enum osd_op_ev ev, unsigned int idx, int status);
+/* The completion of a one-sided op posted with ctx r: its event. */
+void osd_op_rma_done(const struct osd_rma *r, int status);
 void osd_op_conn_failed(struct osd *osd, struct osd_conn *conn);
 void osd_op_map_changed(struct osd *osd);
 void osd_op_tick(struct osd *osd);
@@ -305,7 +350,7 @@ uint64_t osd_purge_done(const struct osd *osd); /* objects deleted since start *
 
 /* osd_repl.c */
 void osd_repl_pg_flush(struct osd *osd, struct osd_pg *pg);
-void osd_repl_recv(struct osd_conn *conn, const void *buf, size_t len);
+void osd_repl_recv(struct osd_conn *conn, const struct proto_msg *m);
 void osd_repl_write_imm(struct osd_conn *conn, uint32_t imm, uint32_t len);
 void osd_repl_peer_failed(struct osd *osd, struct osd_peer *peer);
 void osd_repl_connected(struct osd_conn *conn);
@@ -313,27 +358,8 @@ struct osd_peer *osd_peer_get(struct osd *osd, uint32_t id);
 void osd_repl_cleanup(struct osd *osd);
 void osd_repl_tick(struct osd *osd);
 
-/* osd_wire.c: cluster messages (two-sided) and ring records (one-sided) */
-enum osd_wire_type {
-	OSD_WIRE_RING_REQ = 1,	 /* primary -> replica: osd id; "give me a ring" */
-	OSD_WIRE_RING_GRANT = 2, /* replica -> primary: rkey of the ring */
-	OSD_WIRE_ACK = 3,	 /* replica -> primary: a record committed, its ring bytes free */
-	OSD_WIRE_PING = 4,	 /* primary -> replica: a heartbeat (PROTO_FEAT_OSD_PING) */
-	OSD_WIRE_PONG = 5,	 /* replica -> primary: the PING's stamp echoed */
-};
-#define OSD_WIRE_MAGIC 0x4c505257u /* "WRPL" */
-
-struct osd_wire_msg {
-	uint32_t type;
-	uint32_t osd_id;      /* RING_REQ */
-	struct fab_rkey ring; /* RING_GRANT */
-	uint64_t ring_off;    /* ACK */
-	uint32_t pool, pg;    /* ACK */
-	uint64_t version;     /* ACK */
-	int32_t status;	      /* ACK */
-	uint64_t stamp;	      /* PING, PONG: the sender's clock (ms) */
-};
-
+/* osd_wire.c: the header of a ring record (one-sided; its control frames are proto_repl.h) */
+#define OSD_REC_MAGIC 0x4c505257u /* "WRPL": ring records, and PG log entries in the store */
 struct osd_rec_hdr {
 	uint16_t op;
 	uint32_t pool, pg, epoch;
@@ -343,15 +369,12 @@ struct osd_rec_hdr {
 	size_t name_len;
 };
 
-int osd_wire_encode(const struct osd_wire_msg *m, void *buf, size_t cap, size_t *len_out);
-int osd_wire_decode(const void *buf, size_t len, struct osd_wire_msg *m_out);
 int osd_rec_hdr_encode(const struct osd_rec_hdr *h, void *buf, size_t cap, size_t *len_out);
 /* Decode a record of len bytes; *hdr_len_out: where the data starts. */
 int osd_rec_hdr_decode(const void *buf, size_t len, struct osd_rec_hdr *h_out,
 		       uint32_t *hdr_len_out);
 
 /* The PG state machine (osd/pg/) in the OSD: osd_pg.c, osd_pgenv.c, osd_push.c (osd_pg.h) */
-struct osd_pg *osd_pg_get(struct osd *osd, uint32_t pool, uint32_t pg);
 int osd_pg_init(struct osd *osd);
 void osd_pg_fini(struct osd *osd);
 void osd_pg_map_changed(struct osd *osd); /* before osd_op_map_changed */
@@ -390,12 +413,12 @@ void osd_pg_fenced(struct osd *osd, struct osd_pg *pg, uint32_t peer);
 /* Build and submit a ring record's transaction (replica or recovery target). */
 int osd_pg_rec_apply(struct osd *osd, const struct osd_rec_hdr *h, const void *data,
 		     store_commit_cb cb, void *arg);
-/* A PG message (proto frame) on a cluster connection: true if it was one. */
-bool osd_pg_msg_recv(struct osd_conn *conn, const void *buf, size_t len);
+/* A PG message on a cluster connection (held while our map is older than its epoch). */
+void osd_pg_msg_recv(struct osd_conn *conn, const struct proto_msg *m);
 /* A ring record of conn: handled now, or held behind a held message (false). */
 bool osd_pg_rec_hold(struct osd_conn *conn, uint32_t imm, uint32_t len);
 /* An ACK for a push: true if it was one. */
-bool osd_push_acked(struct osd *osd, uint32_t peer_id, const struct osd_wire_msg *m);
+bool osd_push_acked(struct osd *osd, uint32_t peer_id, const struct proto_repl_ack *m);
 /* osd_op.c: answer the ops of a PG whose interval ended (they are resent). */
 void osd_op_pg_interval(struct osd *osd, struct osd_pg *pg);
 /* osd_repl.c: connect to a peer's cluster address (rate-limited), and post a raw record. */

@@ -59,28 +59,27 @@ static int osd_admin_perf_cb(void *arg, struct asok_out *out)
 
 static int osd_admin_ops_cb(void *arg, struct asok_out *out)
 {
+	struct osd_pg *pg;
 	struct osd *osd = arg;
 	uint64_t now = clock_now_ms();
 	unsigned int n = 0;
 
 	asok_printf(out, "{\"ops\": [");
-	for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++) {
-		for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext) {
-			for (struct osd_op *op = pg->head; op; op = op->next, n++) {
-				if (n >= OSD_ADMIN_OPS_MAX)
-					continue;
-				asok_printf(out,
-					    "%s{\"pg\": \"%u.%x\", \"tid\": %" PRIu64
-					    ", \"op\": %u, \"state\": \"%s\", \"offset\": %" PRIu64
-					    ", \"length\": %" PRIu64 ", \"age_ms\": %" PRIu64
-					    ", \"blocked\": %s, \"repl_wait\": %u, \"name\": ",
-					    n ? ", " : "", pg->pool, pg->pg, op->tid, op->op,
-					    osd_admin_state(op->state), op->offset, op->length,
-					    now - op->start_ms, op->blocked ? "true" : "false",
-					    (unsigned int)__builtin_popcount(op->repl_wait));
-				asok_put_str(out, op->name);
-				asok_printf(out, "}");
-			}
+	osd_pg_foreach(osd, pg) {
+		for (struct osd_op *op = pg->head; op; op = op->next, n++) {
+			if (n >= OSD_ADMIN_OPS_MAX)
+				continue;
+			asok_printf(out,
+				    "%s{\"pg\": \"%u.%x\", \"tid\": %" PRIu64
+				    ", \"op\": %u, \"state\": \"%s\", \"offset\": %" PRIu64
+				    ", \"length\": %" PRIu64 ", \"age_ms\": %" PRIu64
+				    ", \"blocked\": %s, \"repl_wait\": %u, \"name\": ",
+				    n ? ", " : "", pg->pool, pg->pg, op->tid, op->op,
+				    osd_admin_state(op->state), op->offset, op->length,
+				    now - op->start_ms, op->blocked ? "true" : "false",
+				    (unsigned int)__builtin_popcount(op->repl_wait));
+			asok_put_str(out, op->name);
+			asok_printf(out, "}");
 		}
 	}
 	asok_printf(out, "], \"count\": %u}", n);
@@ -200,7 +199,7 @@ void osd_admin_start(struct osd *osd)
 	    (rc = osd_pg_query_register(osd)) != 0 ||
 	    (rc = asok_register_conf(osd->asok, osd->conf)) != 0 ||
 	    (rc = asok_register_conf_set(osd->asok, osd->conf, osd_admin_conf_applied_cb, osd)) !=
-		    0) {
+		0) {
 		log_error("osd", "%s: admin socket commands: %s", osd->name, weft_strerror(rc));
 		asok_destroy(osd->asok);
 		osd->asok = NULL;

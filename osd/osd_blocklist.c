@@ -2,7 +2,7 @@
 /*
  * Fencing client instances the map blocklists (mon/map_blocklist.c; docs/
  * volumes.md, "Exclusive lock"). Each client connection knows its peer's
- * instance from the hello (osd_hello.c); an op from a listed instance is
+ * instance from the hello (osd_net.c, osd_ready_cb); an op from a listed instance is
  * refused with -WEFT_E_BLOCKLISTED before it reaches a PG, and when a map
  * lists it, its connections are dropped (what they had queued before that
  * map still runs: it was ordered before any op of a client that waited
@@ -39,7 +39,7 @@ void osd_blocklist_map_changed(struct osd *osd)
 			 "%s: map epoch %u blocklists client instance %s: dropping its "
 			 "connection from %s",
 			 osd->name, osd->map.epoch, mon_instance_str(c->peer_instance, inst),
-			 fab_ep_peer_addr(c->ep));
-		c->failed = true; /* torn down by the event loop, as any failed connection */
+			 osd_conn_peer(c));
+		osd_conn_kill(c); /* torn down by the event loop, as any failed connection */
 	}
 }

@@ -84,8 +84,7 @@ static const struct mon_osd *osd_hb_target(struct osd *osd, uint32_t id)
 {
 	const struct mon_osd *o = mon_map_osd(&osd->map, id);
 
-	if (id == osd->id || !osd->booted || osd->stopping || o == NULL ||
-	    !(o->state & MON_OSD_UP))
+	if (id == osd->id || !osd->booted || osd->stopping || o == NULL || !(o->state & MON_OSD_UP))
 		return NULL;
 	return o;
 }
@@ -95,21 +94,11 @@ static void osd_hb_probe(struct osd *osd, uint32_t id, const struct mon_osd *o,
 {
 	const char *addr = o->cluster_addr[0] ? o->cluster_addr : o->public_addr;
 	struct osd_conn *c;
-	struct fab_ep *ep;
-	int rc;
 
 	e->sent_ms = clock_now_ms();
-	rc = fab_connect(osd->dom, addr, osd->clu_ip, NULL, &ep);
-	if (rc != 0) {
-		log_warn("osd", "%s: probe of osd.%u at %s: %s", osd->name, id, addr,
-			 weft_strerror(rc));
-		return;
-	}
-	c = osd_conn_new(osd, ep, OSD_CONN_PROBE);
-	if (c == NULL) {
-		fab_ep_close(ep);
-		return;
-	}
+	c = osd_conn_connect(osd, addr, OSD_CONN_PROBE);
+	if (c == NULL)
+		return; /* logged; the tick probes again */
 	c->peer_id = id;
 	c->peer_known = true;
 	c->probe_up_from = o->up_from;
@@ -138,28 +127,28 @@ static void osd_hb_peer_silent(struct osd *osd, struct osd_conn *conn, uint64_t 
 	conn->hb_silent = true;
 	if (e == NULL || e->probing || (e->failed_ms != 0 && e->up_from == o->up_from))
 		return;
-	log_warn("osd", "%s: nothing from osd.%u for %.1f s on its cluster connection "
-			"(osd_heartbeat_grace %.1f s): probing it",
+	log_warn("osd",
+		 "%s: nothing from osd.%u for %.1f s on its cluster connection "
+		 "(osd_heartbeat_grace %.1f s): probing it",
 		 osd->name, conn->peer_id, (double)(now - conn->rx_ms) / 1000.0,
 		 (double)osd->hb_grace_ms / 1000.0);
 	osd_hb_probe(osd, conn->peer_id, o, e);
 }
 
-static void osd_hb_wire_send(struct osd_conn *conn, uint32_t type, uint64_t stamp)
+static void osd_hb_ping_send(struct osd_conn *conn, uint16_t type, uint64_t seq, uint64_t stamp)
 {
-	struct osd_wire_msg m = {.type = type, .stamp = stamp};
-	uint8_t buf[64];
-	size_t len;
+	struct proto_msg m = {.type = type};
 
-	/* a full send queue drops this one: the next interval sends another */
-	if (osd_wire_encode(&m, buf, sizeof(buf), &len) == 0)
-		(void)osd_conn_send(conn, buf, len);
+	m.ping.seq = seq;
+	m.ping.stamp_ns = stamp;
+	/* a send that fails is logged; the next interval sends another */
+	(void)osd_conn_send(conn, &m, 0);
 }
 
-void osd_hb_ping_recv(struct osd_conn *conn, const struct osd_wire_msg *m)
+void osd_hb_ping_recv(struct osd_conn *conn, uint16_t type, const struct proto_ping *m)
 {
-	if (m->type == OSD_WIRE_PING)
-		osd_hb_wire_send(conn, OSD_WIRE_PONG, m->stamp);
+	if (type == PROTO_PING)
+		osd_hb_ping_send(conn, PROTO_PONG, m->seq, m->stamp_ns);
 	/* a PONG only says the peer lives: osd_hb_rx saw it already */
 }
 
@@ -181,7 +170,7 @@ static void osd_hb_ping_tick(struct osd *osd, uint64_t now)
 			c->rx_ms = now; /* watched from now on */
 		if (c->kind == OSD_CONN_PEER && now - c->ping_ms >= osd->hb_interval_ms) {
 			c->ping_ms = now;
-			osd_hb_wire_send(c, OSD_WIRE_PING, now);
+			osd_hb_ping_send(c, PROTO_PING, 0, clock_now_ns());
 		}
 		if (!c->hb_silent && now - c->rx_ms > osd->hb_grace_ms)
 			osd_hb_peer_silent(osd, c, now);
@@ -216,9 +205,10 @@ void osd_hb_probe_end(struct osd *osd, struct osd_conn *c)
 	if (e->failed_ms == 0 || e->up_from != o->up_from) {
 		e->failed_ms = clock_now_ms();
 		e->up_from = o->up_from;
-		log_warn("osd", "%s: osd.%u (up since epoch %u) does not answer at %s: "
-				"reporting it to the monitors",
-			 osd->name, c->peer_id, o->up_from, fab_ep_peer_addr(c->ep));
+		log_warn("osd",
+			 "%s: osd.%u (up since epoch %u) does not answer at %s: "
+			 "reporting it to the monitors",
+			 osd->name, c->peer_id, o->up_from, osd_conn_peer(c));
 	}
 	osd_hb_send(osd, c->peer_id, e, false);
 }

@@ -4,14 +4,16 @@
  *
  *   weft-osd -i ID [-c FILE] [--mkfs] [--KEY=VALUE...]
  *
- * One thread runs a run-to-completion loop: fabric progress (public and
- * cluster listeners, replica connections), store completions, the mon
- * client, timers (beacons, op timeouts). docs/osd.md describes it.
+ * One thread runs a run-to-completion loop (evloop/, docs/evloop.md):
+ * pollers for the fabric (public and cluster listeners, replica
+ * connections) and the store's completions, fds for the mon client, the
+ * admin socket and the metrics server, timers for beacons, heartbeats, the
+ * ticks and each op's timeout. docs/osd.md describes it.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,31 +22,53 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "admin/asok.h"
 #include "common/clock.h"
 #include "common/conf_runtime.h"
 #include "common/log.h"
 #include "common/pidfile.h"
 #include "common/version.h"
+#include "evloop/evloop.h"
 #include "osd/osd.h"
 #include "osd/osd_pg.h"
 #include "osd/osd_perf.h"
 
 #define OSD_META_OBJ	    "osd_superblock"
 #define OSD_BOOT_TIMEOUT_MS 30000u
-#define OSD_BOOT_RETRY_MS 2000u /* a boot held by noup, or not answered, asks again */
+#define OSD_BOOT_RETRY_MS   2000u /* a boot held by noup, or not answered, asks again */
 
 static volatile sig_atomic_t osd_stop_sig, osd_hup_sig;
+static struct evl *osd_sig_loop; /* woken by the handlers: a sleeping loop sees the flag now */
 
 static void osd_sig(int sig)
 {
 	osd_stop_sig = 1;
+	if (osd_sig_loop != NULL)
+		evl_wake(osd_sig_loop);
 }
 
 /* SIGHUP: logrotate moved log_file; the loop opens it again (not signal-safe here). */
 static void osd_hup(int sig)
 {
 	osd_hup_sig = 1;
+	if (osd_sig_loop != NULL)
+		evl_wake(osd_sig_loop);
 }
+
+/*
+ * The reactor's timers and handles (osd_run). Per-op timeouts are timers of
+ * the ops themselves (osd_op.c); everything here is per OSD.
+ */
+#define OSD_TICK_US	  100000u /* PG machines, replication retries, memory */
+#define OSD_HB_TICK_US	  100000u /* heartbeats: pings, silence, probe repeats (osd_hb.c) */
+#define OSD_ADMIN_TICK_US 100000u /* admin socket / metrics connections already accepted */
+#define OSD_MONC_TICK_US  20000u  /* the mon client's own deadlines, resends, hunting */
+#define OSD_STORE_NAP_US  50u	  /* store completions pending and no eventfd to sleep on */
+
+static struct osd_reactor {
+	struct evl_timer beacon, boot_retry, tick, hb, admin, monc, store_nap;
+	int fatal; /* a poller's error: osd_run returns it */
+} osd_rx;
 
 static void osd_log_reopen(struct osd *osd)
 {
@@ -193,18 +217,23 @@ static void osd_boot_cb(struct monc *mc, int status, const char *out, size_t out
 		bool again = status == -EBUSY || status == -ETIMEDOUT;
 
 		if (!again || !osd->boot_held)
-			log_error("osd", "%s: boot %s: %s", osd->name,
-				  again ? "waits" : "refused",
-				  status != 0 ? (errmsg && errmsg[0] ? errmsg : weft_strerror(status))
-					      : "reply without our id");
+			log_error("osd", "%s: boot %s: %s", osd->name, again ? "waits" : "refused",
+				  status != 0
+				      ? (errmsg && errmsg[0] ? errmsg : weft_strerror(status))
+				      : "reply without our id");
 		osd->boot_held = again;
 		osd->boot_retry_ms = clock_now_ms() + OSD_BOOT_RETRY_MS;
 		if (!again)
 			osd->stopping = true;
+		else if (osd->loop != NULL)
+			evl_timer_arm(osd->loop, &osd_rx.boot_retry, OSD_BOOT_RETRY_MS * 1000u, 0);
 		return;
 	}
 	osd->booted = true;
 	osd->boot_held = false;
+	if (osd->loop != NULL) /* the first beacon now, then every interval */
+		evl_timer_arm(osd->loop, &osd_rx.beacon, 0,
+			      osd->hb_interval_ms != 0 ? osd->hb_interval_ms * 1000u : 1000000u);
 	/* the epoch our boot made: no op is ordered before we have it (osd_op_recv) */
 	p = memmem(out, out_len, "\"epoch\": ", 9);
 	osd->boot_epoch = p ? (uint32_t)strtoul(p + 9, NULL, 10) : monc_map(mc)->epoch;
@@ -224,8 +253,10 @@ static void osd_map_cb(struct monc *mc, const struct mon_map *map, void *arg)
 	/* removed (osd rm / purge, as Ceph's "map says i do not exist"): stop */
 	if (osd->booted && !osd->boot_pending && map->epoch > osd->boot_epoch &&
 	    (me == NULL || memcmp(me->uuid, osd->uuid, PROTO_UUID_LEN) != 0)) {
-		log_error("osd", "%s: map epoch %u has no osd.%u of our uuid (removed by osd rm or "
-			  "purge): stopping", osd->name, map->epoch, osd->id);
+		log_error("osd",
+			  "%s: map epoch %u has no osd.%u of our uuid (removed by osd rm or "
+			  "purge): stopping",
+			  osd->name, map->epoch, osd->id);
 		osd->stopping = true;
 		return;
 	}
@@ -252,105 +283,277 @@ static void osd_beacon(struct osd *osd)
 	monc_send(osd->monc, &m);
 }
 
+/* ------------------------------------------------------------- the reactor */
+
+static int osd_net_poll(struct evl *evl, void *arg)
+{
+	struct osd *osd = arg;
+	int rc = osd_net_progress(osd);
+
+	if (rc < 0) {
+		log_error("osd", "%s: fabric failed: %s", osd->name, weft_strerror(rc));
+		osd_rx.fatal = rc;
+	}
+	return rc;
+}
+
+static void osd_store_nap_cb(struct evl *evl, struct evl_timer *t, void *arg)
+{
+	/* nothing: the round this wakes polls the store */
+}
+
+/*
+ * Store completions while transactions are pending. The store's eventfd
+ * (signalled on every io_uring completion) wakes a sleeping loop; without
+ * one (the kernel refused it) a 50 us timer bounds the sleep instead.
+ */
+static int osd_store_poll(struct evl *evl, void *arg)
+{
+	struct osd *osd = arg;
+	int rc;
+
+	if (osd->store_pending == 0)
+		return 0;
+	rc = store_poll(osd->store);
+	if (rc < 0) {
+		log_error("osd", "%s: store failed: %s", osd->name, weft_strerror(rc));
+		osd_rx.fatal = rc;
+		return rc;
+	}
+	if (rc == 0 && store_event_fd(osd->store) < 0 && !evl_timer_armed(&osd_rx.store_nap))
+		evl_timer_arm(evl, &osd_rx.store_nap, OSD_STORE_NAP_US, 0);
+	return rc;
+}
+
+static void osd_store_fd_cb(struct evl *evl, int fd, unsigned int events, void *arg)
+{
+	struct osd *osd = arg;
+	uint64_t v;
+
+	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		log_warn("osd", "%s: store eventfd read: %s", osd->name, strerror(errno));
+}
+
+/* The store in the loop: one poller, and its fd (when it has one) to sleep on. */
+static int osd_loop_store_attach(struct osd *osd)
+{
+	int fd = store_event_fd(osd->store);
+	int rc;
+
+	evl_timer_init(&osd_rx.store_nap, osd_store_nap_cb, osd);
+	rc = evl_poller_add(osd->loop, osd_store_poll, osd, NULL);
+	if (rc == 0 && fd >= 0)
+		rc = evl_fd_add(osd->loop, fd, EVL_READ, osd_store_fd_cb, osd, NULL);
+	return rc;
+}
+
+/* Ops the PG machines let go meanwhile (any callback may have queued kicks). */
+static int osd_kicks_poll(struct evl *evl, void *arg)
+{
+	struct osd *osd = arg;
+
+	if (osd->kicks == NULL)
+		return 0;
+	/* replicas first, as in osd_net_progress */
+	store_plug(osd->store);
+	osd_pg_kick_pending(osd);
+	fab_flush(osd->dom);
+	store_unplug(osd->store);
+	return 1;
+}
+
+/* Signals and stop requests; cheap flag checks, every round. */
+static int osd_flags_poll(struct evl *evl, void *arg)
+{
+	struct osd *osd = arg;
+
+	if (osd_hup_sig)
+		osd_log_reopen(osd);
+	if (osd_stop_sig || osd->stopping)
+		evl_stop(evl);
+	return 0;
+}
+
+static void osd_monc_progress(struct osd *osd)
+{
+	monc_progress(osd->monc);
+}
+
+static void osd_monc_timer_cb(struct evl *evl, struct evl_timer *t, void *arg)
+{
+	(void)evl;
+	(void)t;
+	osd_monc_progress(arg);
+}
+
+/*
+ * The mon client in the loop: its frames come through the OSD's messenger
+ * (the fabric poller); what it does on its own clock (request deadlines,
+ * resends, hunting) runs on a periodic timer.
+ */
+static int osd_loop_monc_attach(struct osd *osd)
+{
+	evl_timer_init(&osd_rx.monc, osd_monc_timer_cb, osd);
+	return evl_timer_arm(osd->loop, &osd_rx.monc, OSD_MONC_TICK_US, OSD_MONC_TICK_US);
+}
+
+static void osd_admin_fd_cb(struct evl *evl, int fd, unsigned int events, void *arg)
+{
+	osd_admin_poll(arg);
+}
+
+static void osd_metrics_fd_cb(struct evl *evl, int fd, unsigned int events, void *arg)
+{
+	osd_metrics_poll(arg);
+}
+
+/* Connections the admin socket and the metrics server already accepted have no fd here. */
+static void osd_admin_timer_cb(struct evl *evl, struct evl_timer *t, void *arg)
+{
+	osd_admin_poll(arg);
+	osd_metrics_poll(arg);
+}
+
+static void osd_beacon_cb(struct evl *evl, struct evl_timer *t, void *arg)
+{
+	struct osd *osd = arg;
+
+	if (osd->booted)
+		osd_beacon(osd);
+}
+
+static void osd_boot_retry_cb(struct evl *evl, struct evl_timer *t, void *arg)
+{
+	struct osd *osd = arg;
+
+	if (!osd->booted && !osd->boot_pending)
+		osd_boot(osd);
+}
+
+static void osd_hb_timer_cb(struct evl *evl, struct evl_timer *t, void *arg)
+{
+	osd_hb_tick(arg);
+}
+
+/*
+ * What is still a walk every 100 ms: PGs with queued ops are kicked and
+ * their records re-posted (a safety net for waits without an event of
+ * their own: a free buffer, a blocked ring), the PG state machines' own
+ * ticks, replica grant checks, memory. Op timeouts are per-op timers.
+ */
+static void osd_tick_cb(struct evl *evl, struct evl_timer *t, void *arg)
+{
+	struct osd *osd = arg;
+
+	osd_op_tick(osd);
+	osd_repl_tick(osd);
+	osd_pg_tick(osd);
+	osd_mem_tick(osd);
+}
+
+static int osd_loop_create(struct osd *osd)
+{
+	uint64_t beacon_us = osd->hb_interval_ms != 0 ? osd->hb_interval_ms * 1000u : 1000000u;
+	struct evl_opts o;
+	int rc;
+
+	evl_opts_init(&o);
+	o.name = osd->name;
+	o.busy_poll_us = (uint32_t)conf_get_duration_us(osd->conf, CONF_MS_BUSY_POLL);
+	rc = evl_create(&o, &osd->loop);
+	if (rc != 0)
+		return rc;
+	evl_timer_init(&osd_rx.beacon, osd_beacon_cb, osd);
+	evl_timer_init(&osd_rx.boot_retry, osd_boot_retry_cb, osd);
+	evl_timer_init(&osd_rx.tick, osd_tick_cb, osd);
+	evl_timer_init(&osd_rx.hb, osd_hb_timer_cb, osd);
+	evl_timer_init(&osd_rx.admin, osd_admin_timer_cb, osd);
+	/* pollers run in this order: fabric, store, the kicks they caused, flags */
+	rc = evl_poller_add(osd->loop, osd_net_poll, osd, NULL);
+	if (rc == 0)
+		rc = osd_loop_store_attach(osd);
+	if (rc == 0)
+		rc = evl_poller_add(osd->loop, osd_kicks_poll, osd, NULL);
+	if (rc == 0)
+		rc = evl_poller_add(osd->loop, osd_flags_poll, osd, NULL);
+	/* the fabric's fd only wakes the loop: its poller does the work */
+	if (rc == 0)
+		rc = evl_fd_add(osd->loop, fab_domain_fd(osd->dom), EVL_READ, NULL, NULL, NULL);
+	if (rc == 0 && osd->asok != NULL)
+		rc =
+		    evl_fd_add(osd->loop, asok_fd(osd->asok), EVL_READ, osd_admin_fd_cb, osd, NULL);
+	if (rc == 0 && osd_metrics_fd(osd) >= 0)
+		rc = evl_fd_add(osd->loop, osd_metrics_fd(osd), EVL_READ, osd_metrics_fd_cb, osd,
+				NULL);
+	if (rc == 0)
+		rc = evl_timer_arm(osd->loop, &osd_rx.beacon, 0, beacon_us);
+	if (rc == 0)
+		rc = evl_timer_arm(osd->loop, &osd_rx.tick, 0, OSD_TICK_US);
+	if (rc == 0)
+		rc = evl_timer_arm(osd->loop, &osd_rx.hb, 0, OSD_HB_TICK_US);
+	if (rc == 0)
+		rc = evl_timer_arm(osd->loop, &osd_rx.admin, OSD_ADMIN_TICK_US, OSD_ADMIN_TICK_US);
+	if (rc != 0) {
+		evl_destroy(osd->loop);
+		osd->loop = NULL;
+	}
+	return rc;
+}
+
+/* "loop stats": what the reactor did (docs/evloop.md), to judge ms_busy_poll by. */
+static int osd_loop_stats_cb(void *arg, struct asok_out *out)
+{
+	struct osd *osd = arg;
+	struct evl_stats st;
+
+	if (osd->loop == NULL)
+		return -EAGAIN;
+	evl_stats_get(osd->loop, &st);
+	asok_printf(out,
+		    "{\"busy_poll_us\": %u, \"rounds\": %" PRIu64 ", \"busy_rounds\": %" PRIu64
+		    ", \"spin_rounds\": %" PRIu64 ", \"sleeps\": %" PRIu64
+		    ", \"sleep_seconds\": %.6f, \"fd_checks\": %" PRIu64 ", \"fd_events\": %" PRIu64
+		    ", \"timers_fired\": %" PRIu64 ", \"timers_armed\": %u, \"fds\": %u"
+		    ", \"pollers\": %u}",
+		    evl_busy_poll_us(osd->loop), st.rounds, st.busy_rounds, st.spin_rounds,
+		    st.sleeps, (double)st.sleep_ns / 1e9, st.fd_checks, st.fd_events,
+		    st.timers_fired, st.timers_armed, st.fds, st.pollers);
+	return 0;
+}
+
+/* The loop with the mon client attached; until a signal, a stop, or a fatal error. */
 static int osd_run(struct osd *osd)
 {
-	uint64_t beacon_ms = conf_get_duration_us(osd->conf, CONF_OSD_HEARTBEAT_INTERVAL) / 1000;
+	int rc;
 
-	osd->hb_interval_ms = beacon_ms;
+	osd->hb_interval_ms = conf_get_duration_us(osd->conf, CONF_OSD_HEARTBEAT_INTERVAL) / 1000;
 	osd->hb_grace_ms = conf_get_duration_us(osd->conf, CONF_OSD_HEARTBEAT_GRACE) / 1000;
-	uint64_t next_beacon = 0, next_tick = 0;
-	struct pollfd pfd[5];
-	int idle = 0;
-
-	pfd[0].fd = fab_domain_fd(osd->dom);
-	pfd[1].fd = monc_fd(osd->monc);
-	pfd[2].fd = osd->asok ? asok_fd(osd->asok) : -1; /* poll ignores -1 */
-	pfd[3].fd = store_event_fd(osd->store);
-	pfd[4].fd = osd_metrics_fd(osd);
-	for (int i = 0; i < 5; i++) {
-		pfd[i].events = POLLIN;
-		pfd[i].revents = 0;
+	rc = osd_loop_create(osd);
+	if (rc == 0)
+		rc = osd_loop_monc_attach(osd);
+	if (rc != 0) {
+		log_error("osd", "%s: event loop: %s", osd->name, weft_strerror(rc));
+		return rc;
 	}
-	while (!osd_stop_sig && !osd->stopping) {
-		uint64_t now;
-		int n = 0, rc;
+	osd_sig_loop = osd->loop;
+	if (osd->asok != NULL &&
+	    (rc = asok_register(osd->asok, "loop stats",
+				"the reactor's event loop: rounds, busy, spinning, sleeps, timers",
+				osd_loop_stats_cb, osd)) != 0)
+		log_warn("osd", "%s: admin socket command 'loop stats': %s", osd->name,
+			 weft_strerror(rc));
+	if (osd->boot_retry_ms != 0 && !osd->booted && !osd->boot_pending)
+		evl_timer_arm_at(osd->loop, &osd_rx.boot_retry, osd->boot_retry_ms * 1000000u);
+	rc = evl_run(osd->loop);
+	return rc < 0 ? osd_rx.fatal ? osd_rx.fatal : rc : 0;
+}
 
-		rc = osd_net_progress(osd);
-		if (rc < 0) {
-			log_error("osd", "%s: fabric failed: %s", osd->name, weft_strerror(rc));
-			return rc;
-		}
-		n += rc;
-		if (osd->store_pending > 0) {
-			rc = store_poll(osd->store);
-			if (rc < 0) {
-				log_error("osd", "%s: store failed: %s", osd->name,
-					  weft_strerror(rc));
-				return rc;
-			}
-			n += rc;
-		}
-		monc_progress(osd->monc);
-		/* ops the PG machines let go meanwhile; replicas first, as in osd_net_progress */
-		if (osd->kicks != NULL) {
-			store_plug(osd->store);
-			osd_pg_kick_pending(osd);
-			fab_flush(osd->dom);
-			store_unplug(osd->store);
-		}
-		if (osd_hup_sig)
-			osd_log_reopen(osd);
-		now = clock_now_ms();
-		if (!osd->booted && !osd->boot_pending && osd->boot_retry_ms != 0 &&
-		    now >= osd->boot_retry_ms)
-			osd_boot(osd);
-		if (osd->booted && now >= next_beacon) {
-			next_beacon = now + beacon_ms;
-			osd_beacon(osd);
-		}
-		if (now >= next_tick) {
-			next_tick = now + 100;
-			osd_op_tick(osd);
-			osd_repl_tick(osd);
-			osd_pg_tick(osd);
-			osd_hb_tick(osd);
-			osd_admin_poll(osd); /* answers even when the loop never sleeps */
-			osd_metrics_poll(osd);
-			osd_mem_tick(osd);
-			pfd[1].fd = monc_fd(osd->monc);
-		}
-		if (n > 0) {
-			idle = 0;
-			continue;
-		}
-		/*
-		 * While commits are pending, spin a little (a barrier often completes
-		 * within it), then sleep on the fabric, mon and store fds: three OSDs
-		 * and their clients share a few cores, and a spinning OSD takes the CPU
-		 * the others' commits need. Without a store fd, nap 50 us instead.
-		 */
-		if (osd->store_pending > 0 && (++idle <= 64 || pfd[3].fd < 0)) {
-			if (idle > 64) {
-				struct timespec ts = {0, 50000};
-
-				nanosleep(&ts, NULL);
-			}
-			continue;
-		}
-		/* every slot is passed: a negative fd is ignored by poll */
-		if (poll(pfd, 5, 10) > 0) {
-			uint64_t v;
-
-			if (pfd[2].revents)
-				osd_admin_poll(osd);
-			if (pfd[4].revents)
-				osd_metrics_poll(osd);
-			if (pfd[3].revents && read(pfd[3].fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-				log_warn("osd", "%s: store eventfd read: %s", osd->name,
-					 strerror(errno));
-		}
-	}
-	return 0;
+/* Before the ops and the PGs are freed: the ops' timers live in them. */
+static void osd_loop_destroy(struct osd *osd)
+{
+	osd_sig_loop = NULL;
+	evl_destroy(osd->loop); /* leaves every timer still armed disarmed */
+	osd->loop = NULL;
 }
 
 int main(int argc, char **argv)
@@ -413,7 +616,8 @@ int main(int argc, char **argv)
 			osd_usage(stdout);
 			return 0;
 		default:
-			fprintf(stderr, "weft-osd: unknown or incomplete option '%s' (see --help)\n",
+			fprintf(stderr,
+				"weft-osd: unknown or incomplete option '%s' (see --help)\n",
 				argv[optind - 1]);
 			return 2;
 		}
@@ -499,7 +703,7 @@ int main(int argc, char **argv)
 		rc = osd_purge_init(&osd); /* before the first map: a purge left half-way resumes */
 	if (rc != 0)
 		goto out_net;
-	rc = monc_create(osd.conf, osd.name, &osd.monc);
+	rc = monc_create_on(osd.msgr, osd.conf, osd.name, &osd.monc);
 	if (rc != 0)
 		goto out_net;
 	{
@@ -527,6 +731,7 @@ int main(int argc, char **argv)
 	if (rc == 0)
 		rc = osd_run(&osd);
 	log_info("osd", "%s: stopping", osd.name);
+	osd_loop_destroy(&osd);
 	monc_destroy(osd.monc);
 out_net:
 	osd_metrics_stop(&osd);

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The OSD's network side: pick the public and cluster addresses, listen on
- * both with one fabric domain, own the connections, turn fabric
- * completions into calls of osd_op.c / osd_repl.c, and count bytes per
- * network (the proof that replication stays on the cluster network).
+ * both with the process's one messenger (msgr/: one fabric domain, shared
+ * with the mon client), own the connections, hand each frame to the module
+ * it is for (osd_op.c, osd_repl.c, osd_pg.c, osd_hb.c) and count bytes per
+ * network (the proof that replication stays on the cluster network). This
+ * file knows the kinds of connection and of message, not what an op does.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -18,10 +20,13 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "osd/osd_pg.h"
+#include "proto/hello.h"
 
-#define OSD_SMALL_BUF	 (64u << 10)
-#define OSD_SMALL_COUNT	 128u
-#define OSD_SEND_RETRIES 10000
+#define OSD_SMALL_BUF	(64u << 10)
+#define OSD_SMALL_COUNT 128u
+
+static const struct msgr_ops osd_client_ops, osd_cluster_ops;
+static void osd_rma_cb(struct msgr_conn *mc, const struct fab_cqe *cqe, void *arg);
 
 static bool osd_ip_in_net(const char *ip, const struct conf_net *net)
 {
@@ -79,8 +84,8 @@ static int osd_addr_pick(struct osd *osd, enum conf_key addr_key, enum conf_key 
 }
 
 /* Listen on ip:port, or on the first free port of ms_bind_port_min..max when port is 0. */
-static int osd_listen(struct osd *osd, const char *ip, uint16_t port, void *ctx,
-		      struct fab_listener **l_out, char *addr_out)
+static int osd_listen(struct osd *osd, const char *ip, uint16_t port, const struct msgr_ops *ops,
+		      struct msgr_listener **l_out, char *addr_out)
 {
 	int lo = port ? port : (int)conf_get_int(osd->conf, CONF_MS_BIND_PORT_MIN);
 	int hi = port ? port : (int)conf_get_int(osd->conf, CONF_MS_BIND_PORT_MAX);
@@ -89,7 +94,9 @@ static int osd_listen(struct osd *osd, const char *ip, uint16_t port, void *ctx,
 
 	for (int p = lo; p <= hi; p++) {
 		snprintf(addr, sizeof(addr), "%s:%d", ip, p);
-		rc = fab_listen(osd->dom, addr, ctx, l_out);
+		/* the OSD's client and cluster connections do not authenticate yet
+		 * (docs/security.md) */
+		rc = msgr_listen_ops(osd->msgr, addr, ops, osd, NULL, l_out);
 		if (rc == 0) {
 			snprintf(addr_out, PROTO_ADDR_MAX + 1, "%s", addr);
 			return 0;
@@ -136,21 +143,23 @@ int osd_net_start(struct osd *osd)
 		return rc;
 	}
 	osd->msg_size = attr.msg_size;
-	rc = osd_listen(osd, pub_ip, pub_port, (void *)(uintptr_t)OSD_CONN_CLIENT, &osd->pub_l,
-			osd->pub_addr);
+	rc = msgr_create_on(osd->dom, osd->name, &osd->msgr);
 	if (rc != 0)
 		goto err_dom;
-	rc = osd_listen(osd, clu_ip, clu_port, (void *)(uintptr_t)OSD_CONN_REPLICA, &osd->clu_l,
-			osd->clu_addr);
+	msgr_rma_handler(osd->msgr, osd_rma_cb, osd);
+	rc = osd_listen(osd, pub_ip, pub_port, &osd_client_ops, &osd->pub_l, osd->pub_addr);
 	if (rc != 0)
-		goto err_dom;
+		goto err_msgr;
+	rc = osd_listen(osd, clu_ip, clu_port, &osd_cluster_ops, &osd->clu_l, osd->clu_addr);
+	if (rc != 0)
+		goto err_msgr;
 	snprintf(osd->clu_ip, sizeof(osd->clu_ip), "%s", clu_ip);
 	/* registered once here: the I/O path never registers memory */
 	/* resident from the start on every backend: osd_memory_target counts them whole */
 	rc = fab_pool_create(osd->dom, OSD_SMALL_BUF + OSD_REC_HDR_MAX, OSD_SMALL_COUNT,
 			     FAB_ACCESS_LOCAL, FAB_POOL_POPULATE, &osd->small_pool);
 	if (rc != 0)
-		goto err_dom;
+		goto err_msgr;
 	large = osd->max_op + OSD_REC_HDR_MAX;
 	rc =
 	    fab_pool_create(osd->dom, large, (uint32_t)conf_get_int(osd->conf, CONF_OSD_OP_BUFFERS),
@@ -166,6 +175,10 @@ int osd_net_start(struct osd *osd)
 err_small:
 	fab_pool_destroy(osd->small_pool);
 	osd->small_pool = NULL;
+err_msgr:
+	msgr_destroy(osd->msgr); /* the listeners with it */
+	osd->msgr = NULL;
+	osd->pub_l = osd->clu_l = NULL;
 err_dom:
 	if (rc != 0 && rc != -EADDRINUSE)
 		log_error("osd", "%s: network start failed: %s", osd->name, weft_strerror(rc));
@@ -178,6 +191,8 @@ void osd_net_stop(struct osd *osd)
 {
 	while (osd->conns != NULL)
 		osd_conn_free(osd->conns);
+	msgr_destroy(osd->msgr); /* the mon client's connections are gone by now */
+	osd->msgr = NULL;
 	if (osd->large_pool)
 		fab_pool_destroy(osd->large_pool);
 	if (osd->small_pool)
@@ -203,24 +218,52 @@ void *osd_buf_get(struct osd *osd, uint64_t len, struct fab_pool **pool_out,
 	return b;
 }
 
-struct osd_conn *osd_conn_new(struct osd *osd, struct fab_ep *ep, enum osd_conn_kind kind)
+static struct osd_conn *osd_conn_new(struct osd *osd, struct msgr_conn *mc, enum osd_conn_kind kind)
 {
 	struct osd_conn *c = calloc(1, sizeof(*c));
 
 	if (c == NULL)
 		return NULL;
 	c->osd = osd;
-	c->ep = ep;
+	c->mc = mc;
+	c->ep = msgr_conn_ep(mc);
 	c->kind = kind;
 	c->next = osd->conns;
 	if (osd->conns)
 		osd->conns->prev = c;
 	osd->conns = c;
-	fab_ep_set_ctx(ep, c);
-	/* first on the wire, before anything the caller sends (fabric keeps order) */
-	if (osd_hello_send(c) != 0)
-		c->failed = true;
+	msgr_conn_set_ctx(mc, c);
 	return c;
+}
+
+struct osd_conn *osd_conn_connect(struct osd *osd, const char *addr, enum osd_conn_kind kind)
+{
+	struct msgr_conn *mc;
+	struct osd_conn *c;
+	int rc;
+
+	rc = msgr_connect_ops(osd->msgr, addr, osd->clu_ip, &osd_cluster_ops, osd, NULL, NULL, &mc);
+	if (rc != 0) {
+		log_warn("osd", "%s: connect to %s: %s", osd->name, addr, weft_strerror(rc));
+		return NULL;
+	}
+	c = osd_conn_new(osd, mc, kind);
+	if (c == NULL)
+		msgr_conn_close(mc);
+	return c;
+}
+
+const char *osd_conn_peer(const struct osd_conn *conn)
+{
+	return msgr_conn_peer(conn->mc);
+}
+
+void osd_conn_kill(struct osd_conn *conn)
+{
+	if (conn->failed)
+		return;
+	conn->failed = true;
+	conn->osd->nfailed++;
 }
 
 static void osd_stats_add(struct fab_ep_stats *acc, const struct fab_ep_stats *s)
@@ -252,7 +295,9 @@ void osd_conn_free(struct osd_conn *c)
 		osd->conns = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
-	fab_ep_close(c->ep);
+	if (c->failed)
+		osd->nfailed--;
+	msgr_conn_close(c->mc);
 	osd_pg_hold_free(c);
 	if (c->ring_mr)
 		fab_mr_dereg(c->ring_mr);
@@ -260,43 +305,25 @@ void osd_conn_free(struct osd_conn *c)
 	free(c);
 }
 
-/*
- * fab_send copies and queues behind credits; -EAGAIN only means the send
- * queue (ms_sq_depth) is full, which our own in-flight limits keep rare:
- * drive progress and retry, a bounded number of times.
- */
-int osd_conn_send(struct osd_conn *conn, const void *buf, size_t len)
+int osd_conn_send(struct osd_conn *conn, const struct proto_msg *m, uint64_t tid)
 {
-	int rc = -ENOTCONN;
+	int rc;
 
 	if (conn == NULL || conn->failed)
 		return -ENOTCONN;
-	for (int i = 0; i < OSD_SEND_RETRIES; i++) {
-		rc = fab_send(conn->ep, buf, len, NULL);
-		if (rc != -EAGAIN)
-			break;
-		fab_progress(conn->osd->dom, 64);
-	}
+	rc = msgr_send(conn->mc, m, tid);
 	if (rc != 0)
-		log_warn("osd", "%s: send to %s failed: %s", conn->osd->name,
-			 fab_ep_peer_addr(conn->ep), strerror(-rc));
+		log_warn("osd", "%s: send of %s to %s failed: %s", conn->osd->name,
+			 proto_type_name(m->type), osd_conn_peer(conn), weft_strerror(rc));
 	return rc;
 }
 
 int osd_conn_send_reply(struct osd_conn *conn, uint64_t tid, const struct proto_osd_op_reply *r)
 {
 	struct proto_msg m = {.type = PROTO_OSD_OP_REPLY};
-	uint8_t buf[conn != NULL ? conn->osd->msg_size : 64];
-	size_t len;
-	int rc;
 
-	if (conn == NULL || conn->failed)
-		return -ENOTCONN;
 	m.osd_op_reply = *r;
-	rc = proto_frame_encode(&m, tid, buf, sizeof(buf), &len);
-	if (rc != 0)
-		return rc;
-	return osd_conn_send(conn, buf, len);
+	return osd_conn_send(conn, &m, tid);
 }
 
 static void osd_jsonf(char *buf, size_t cap, size_t *off, const char *fmt, ...)
@@ -316,7 +343,7 @@ static void osd_jsonf(char *buf, size_t cap, size_t *off, const char *fmt, ...)
 
 static const char *osd_kind_name(enum osd_conn_kind k)
 {
-	return k == OSD_CONN_CLIENT	 ? "client"
+	return k == OSD_CONN_CLIENT    ? "client"
 	       : k == OSD_CONN_REPLICA ? "replica"
 	       : k == OSD_CONN_PROBE   ? "probe"
 				       : "peer";
@@ -346,9 +373,10 @@ int osd_perf_json(struct osd *osd, char *buf, size_t cap, size_t *len_out)
 		  ", \"repl_records\": %" PRIu64 ", \"repl_bytes\": %" PRIu64
 		  ", \"replica_records\": %" PRIu64 ", \"replica_bytes\": %" PRIu64
 		  ", \"estale\": %" PRIu64 ", \"enxio\": %" PRIu64 ", \"blocked\": %" PRIu64 ", ",
-		  osd->id, osd->map.epoch, osd->pub_addr, osd->clu_addr, c->ops, c->op_errors, c->writes, c->reads,
-		  c->write_bytes, c->read_bytes, c->repl_records, c->repl_bytes, c->replica_records,
-		  c->replica_bytes, c->estale, c->enxio, c->blocked);
+		  osd->id, osd->map.epoch, osd->pub_addr, osd->clu_addr, c->ops, c->op_errors,
+		  c->writes, c->reads, c->write_bytes, c->read_bytes, c->repl_records,
+		  c->repl_bytes, c->replica_records, c->replica_bytes, c->estale, c->enxio,
+		  c->blocked);
 	osd_jsonf(buf, cap, &off,
 		  "\"public\": {\"tx_bytes\": %" PRIu64 ", \"rx_bytes\": %" PRIu64 "}, "
 		  "\"cluster\": {\"tx_bytes\": %" PRIu64 ", \"rx_bytes\": %" PRIu64
@@ -369,27 +397,181 @@ int osd_perf_json(struct osd *osd, char *buf, size_t cap, size_t *len_out)
 	return 0;
 }
 
-static void osd_client_recv(struct osd_conn *conn, const struct fab_cqe *cqe)
-{
-	struct proto_hdr hdr;
-	struct proto_msg msg;
-	char who[96];
+/* ------------------------------------------------------- messenger events */
 
-	snprintf(who, sizeof(who), "%s client %s", conn->osd->name, fab_ep_peer_addr(conn->ep));
-	if (proto_frame_decode(cqe->data, cqe->len, conn->osd->msg_size, who, NULL, &hdr, &msg) !=
-	    0) {
-		/* malformed input closes the connection (logged by the decoder) */
-		conn->failed = true;
-		return;
-	}
-	if (msg.type != PROTO_OSD_OP) {
-		log_warn("osd", "%s: unexpected %s message, closing", who,
-			 proto_type_name(msg.type));
-		conn->failed = true;
-		return;
-	}
-	osd_op_recv(conn, hdr.tid, &msg.osd_op);
+static struct osd_conn *osd_conn_of(struct msgr_conn *mc)
+{
+	struct osd_conn *c = msgr_conn_ctx(mc);
+
+	return c != NULL && !c->failed ? c : NULL;
 }
+
+static void osd_accept(struct osd *osd, struct msgr_conn *mc, enum osd_conn_kind kind)
+{
+	if (osd_conn_new(osd, mc, kind) == NULL)
+		msgr_conn_close(mc);
+}
+
+static void osd_client_accept_cb(struct msgr_conn *mc, void *arg)
+{
+	osd_accept(arg, mc, OSD_CONN_CLIENT);
+}
+
+static void osd_cluster_accept_cb(struct msgr_conn *mc, void *arg)
+{
+	osd_accept(arg, mc, OSD_CONN_REPLICA); /* we are a replica of whoever connects */
+}
+
+static void osd_connect_cb(struct msgr_conn *mc, int status, void *arg)
+{
+	struct osd_conn *conn = osd_conn_of(mc);
+
+	if (conn == NULL || status != 0)
+		return; /* a failed connect raises fail_cb next */
+	if (conn->kind == OSD_CONN_PROBE) {
+		conn->probe_ok = true; /* it lives: closed at once (osd_hb_probe_end) */
+		osd_conn_kill(conn);
+	} else if (conn->kind == OSD_CONN_PEER && conn->peer_known) {
+		osd_hb_peer_alive(arg, conn->peer_id);
+	}
+}
+
+static void osd_fail_cb(struct msgr_conn *mc, int status, void *arg)
+{
+	struct osd_conn *conn = msgr_conn_ctx(mc);
+
+	(void)arg;
+	if (conn == NULL) {
+		msgr_conn_close(mc);
+		return;
+	}
+	/* the peer closed, reset, refused or timed out (not we, not its bad frames): osd_hb.c */
+	if (status != -EPROTO && status != -EPROTONOSUPPORT && status != -ENOMEM)
+		conn->peer_lost = true;
+	osd_conn_kill(conn); /* torn down after the batch (osd_net_progress) */
+}
+
+/* The peer's hello passed: what both sides support, and a client's instance. */
+static void osd_ready_cb(struct msgr_conn *mc, void *arg)
+{
+	struct osd *osd = arg;
+	struct osd_conn *conn = osd_conn_of(mc);
+	const struct proto_hello *h = msgr_conn_peer_hello(mc);
+
+	if (conn == NULL || h == NULL)
+		return;
+	conn->hello_done = true;
+	conn->peer_features = proto_hello_common(msgr_hello(osd->msgr), h);
+	/* a client's nonce is its instance (client.c draws one per cluster handle) */
+	if (conn->kind == OSD_CONN_CLIENT && h->entity_type == PROTO_ENTITY_CLIENT)
+		conn->peer_instance = h->nonce;
+	if (conn->kind != OSD_CONN_CLIENT && !(conn->peer_features & PROTO_FEAT_REPL_MSG)) {
+		/* its replication control is the framing before 0.2 (docs/upgrade.md) */
+		log_error("osd",
+			  "%s: %s at %s runs weft %s, whose cluster messages this OSD no "
+			  "longer speaks: upgrade it (docs/upgrade.md); closing",
+			  osd->name, h->name, osd_conn_peer(conn), h->version);
+		osd_conn_kill(conn);
+	}
+}
+
+static void osd_client_recv_cb(struct msgr_conn *mc, const struct proto_hdr *hdr,
+			       const struct proto_msg *msg, void *arg)
+{
+	struct osd *osd = arg;
+	struct osd_conn *conn = osd_conn_of(mc);
+
+	if (conn == NULL)
+		return;
+	if (msg->type != PROTO_OSD_OP) {
+		log_warn("osd", "%s: unexpected %s message from client %s, closing", osd->name,
+			 proto_type_name(msg->type), osd_conn_peer(conn));
+		osd_conn_kill(conn);
+		return;
+	}
+	osd_op_recv(conn, hdr->tid, &msg->osd_op);
+}
+
+static void osd_cluster_recv_cb(struct msgr_conn *mc, const struct proto_hdr *hdr,
+				const struct proto_msg *msg, void *arg)
+{
+	struct osd *osd = arg;
+	struct osd_conn *conn = osd_conn_of(mc);
+
+	(void)hdr;
+	if (conn == NULL)
+		return;
+	osd_hb_rx(conn, clock_now_ms());
+	switch (msg->type) {
+	case PROTO_REPL_RING_REQ:
+	case PROTO_REPL_RING_GRANT:
+	case PROTO_REPL_ACK:
+	case PROTO_PING:
+	case PROTO_PONG:
+		osd_repl_recv(conn, msg);
+		return;
+	case PROTO_PG_QUERY:
+	case PROTO_PG_INFO:
+	case PROTO_PG_NOTIFY:
+	case PROTO_PG_LOG_REQ:
+	case PROTO_PG_LOG:
+	case PROTO_PG_ACTIVATE:
+	case PROTO_PG_DELETE:
+	case PROTO_PG_PULL:
+	case PROTO_PG_RECOVERED:
+	case PROTO_PG_SCAN_REQ:
+	case PROTO_PG_SCAN:
+		osd_pg_msg_recv(conn, msg); /* peering, recovery */
+		return;
+	}
+	log_warn("osd", "%s: unexpected %s message on the cluster network from %s, closing",
+		 osd->name, proto_type_name(msg->type), osd_conn_peer(conn));
+	osd_conn_kill(conn);
+}
+
+/* A primary wrote a replication record into the ring we granted it. */
+static void osd_write_imm_cb(struct msgr_conn *mc, uint32_t imm, uint32_t len, void *arg)
+{
+	struct osd *osd = arg;
+	struct osd_conn *conn = osd_conn_of(mc);
+
+	if (conn == NULL)
+		return;
+	if (conn->kind != OSD_CONN_REPLICA) {
+		log_warn("osd", "%s: %s wrote into our memory on a connection we opened; closing",
+			 osd->name, osd_conn_peer(conn));
+		osd_conn_kill(conn);
+		return;
+	}
+	osd_hb_rx(conn, clock_now_ms());
+	osd_repl_write_imm(conn, imm, len);
+}
+
+/* Our one-sided ops for client ops: payload pulls, read data, replication records. */
+static void osd_rma_cb(struct msgr_conn *mc, const struct fab_cqe *cqe, void *arg)
+{
+	(void)mc;
+	(void)arg;
+	/* every ctx the OSD posts is a struct osd_rma (push writes post none) */
+	osd_op_rma_done(cqe->ctx, cqe->status);
+}
+
+static const struct msgr_ops osd_client_ops = {
+    .recv_cb = osd_client_recv_cb,
+    .accept_cb = osd_client_accept_cb,
+    .fail_cb = osd_fail_cb,
+    .ready_cb = osd_ready_cb,
+    /* no write_imm_cb: a client never writes into OSD memory */
+};
+
+static const struct msgr_ops osd_cluster_ops = {
+    .recv_cb = osd_cluster_recv_cb,
+    .accept_cb = osd_cluster_accept_cb,
+    .connect_cb = osd_connect_cb,
+    .fail_cb = osd_fail_cb,
+    .ready_cb = osd_ready_cb,
+    .write_imm_cb = osd_write_imm_cb,
+};
 
 static void osd_conn_fail(struct osd *osd, struct osd_conn *conn)
 {
@@ -404,98 +586,10 @@ static void osd_conn_fail(struct osd *osd, struct osd_conn *conn)
 	osd_conn_free(conn);
 }
 
-/*
- * An accepted endpoint carries its listener's ctx (the connection kind, a
- * small integer) until FAB_EV_ACCEPTED adopts it into an osd_conn.
- */
-static struct osd_conn *osd_conn_of(struct fab_ep *ep)
-{
-	void *c = ep != NULL ? fab_ep_ctx(ep) : NULL;
-
-	return (uintptr_t)c <= OSD_CONN_PEER ? NULL : c;
-}
-
-static void osd_cqe_handle(struct osd *osd, struct fab_cqe *cqe)
-{
-	struct osd_conn *conn = osd_conn_of(cqe->ep);
-	uint32_t *tag;
-
-	switch (cqe->kind) {
-	case FAB_EV_ACCEPTED:
-		conn = osd_conn_new(
-		    osd, cqe->ep, cqe->listener == osd->pub_l ? OSD_CONN_CLIENT : OSD_CONN_REPLICA);
-		if (conn == NULL)
-			fab_ep_close(cqe->ep);
-		break;
-	case FAB_EV_CONNECTED:
-		if (cqe->status != 0 && conn != NULL) {
-			conn->failed = true;
-			conn->peer_lost = true; /* refused or unreachable */
-		} else if (conn != NULL && conn->kind == OSD_CONN_PROBE) {
-			conn->probe_ok = true; /* it lives: closed at once (osd_hb_probe_end) */
-			conn->failed = true;
-		} else if (conn != NULL && conn->kind == OSD_CONN_PEER && conn->peer_known) {
-			osd_hb_peer_alive(osd, conn->peer_id);
-		}
-		break;
-	case FAB_EV_RECV:
-		if (conn == NULL && cqe->ep != NULL)
-			/* a fabric announces an endpoint before its messages: a backend bug */
-			log_warn("osd", "%s: message from %s before its connection; dropped",
-				 osd->name, fab_ep_peer_addr(cqe->ep));
-		if (conn == NULL || conn->failed) {
-			fab_recv_release(cqe);
-			break;
-		}
-		if (conn->kind != OSD_CONN_CLIENT && conn->hello_done)
-			osd_hb_rx(conn, clock_now_ms());
-		if (conn->refused_until_ms != 0)
-			; /* refused by the hello check: nothing more is looked at */
-		else if (!conn->hello_done)
-			osd_hello_recv(conn, cqe->data, cqe->len);
-		else if (conn->kind == OSD_CONN_CLIENT)
-			osd_client_recv(conn, cqe);
-		else if (!osd_pg_msg_recv(conn, cqe->data, cqe->len)) /* peering, recovery */
-			osd_repl_recv(conn, cqe->data, cqe->len);
-		fab_recv_release(cqe);
-		break;
-	case FAB_EV_WRITE_IMM:
-		if (conn != NULL && !conn->hello_done) {
-			/* a ring is granted only after the hello: this peer skipped it */
-			log_warn("osd", "%s: ring write from %s before its hello; closing",
-				 osd->name, fab_ep_peer_addr(conn->ep));
-			conn->failed = true;
-		} else if (conn != NULL && !conn->failed && conn->kind == OSD_CONN_REPLICA) {
-			osd_hb_rx(conn, clock_now_ms());
-			osd_repl_write_imm(conn, cqe->imm, cqe->len);
-		}
-		break;
-	case FAB_EV_SEND:
-		break;
-	case FAB_EV_WRITE:
-	case FAB_EV_READ:
-		tag = cqe->ctx;
-		if (tag != NULL && (*tag == OSD_TAG_OP || *tag == OSD_TAG_REPL))
-			osd_op_fab_done((struct osd_op *)cqe->ctx, cqe);
-		break;
-	case FAB_EV_PEER_FAILED:
-		if (conn != NULL) {
-			conn->failed = true;
-			conn->peer_lost = true;
-		}
-		break;
-	}
-}
-
 int osd_net_progress(struct osd *osd)
 {
-	struct fab_cqe cqes[32];
-	int n, total = 0, rc;
+	int rc;
 
-	rc = fab_progress(osd->dom, 0);
-	if (rc < 0)
-		return rc;
-	total += rc;
 	/*
 	 * Writes received in this batch queue in the store; their replica
 	 * records are posted as they arrive. Flush the posts, then start the
@@ -503,23 +597,15 @@ int osd_net_progress(struct osd *osd)
 	 * waited for it would add it to every write (docs/data-path.md).
 	 */
 	store_plug(osd->store);
-	while ((n = fab_cq_poll(osd->dom, cqes, 32)) > 0) {
-		for (int i = 0; i < n; i++)
-			osd_cqe_handle(osd, &cqes[i]);
-		total += n;
-		if (total > 4096)
-			break; /* let the store and the mons have a turn */
-	}
-	if (total > 0)
+	rc = msgr_progress_budget(osd->msgr, 4096);
+	if (rc > 0)
 		fab_flush(osd->dom);
 	store_unplug(osd->store);
 	/* failed connections are torn down outside the completion loop */
-	for (struct osd_conn *c = osd->conns, *next; c; c = next) {
+	for (struct osd_conn *c = osd->conns, *next; c && osd->nfailed > 0; c = next) {
 		next = c->next;
-		if (c->refused_until_ms != 0 && clock_now_ms() >= c->refused_until_ms)
-			c->failed = true;
 		if (c->failed)
 			osd_conn_fail(osd, c);
 	}
-	return total;
+	return rc;
 }

@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Client ops on the primary (docs/osd.md, "Write path" / "Read path").
+ * Client ops on the primary (docs/osd.md, "The op pipeline").
  *
  * Each PG keeps its ops in arrival order. A write moves NEW -> PULLING
  * (one-sided read of the client's payload, unless inline) -> READY ->
- * SUBMITTED (version assigned in queue order, local transaction and
- * replica records out together) -> replied once the local commit and every
- * replica still in the acting set have acknowledged. Writes are ordered by
- * version even when their pulls finish out of order; a read or stat waits
- * for earlier unfinished ops on the same object, so ops on one object
- * apply in the order they arrived.
+ * SUBMITTED (version assigned in queue order; the replica records and the
+ * local transaction start together) -> replied once the local commit and
+ * every replica still in the acting set have acknowledged. Writes are
+ * ordered by version even when their pulls finish out of order; a read or
+ * stat waits for earlier unfinished ops on the same object, so ops on one
+ * object apply in the order they arrived.
+ *
+ * Two things move an op: the PG's kick (osd_pg_kick: whatever can start,
+ * starts, in queue order) and an event (osd_op_event: something the op
+ * waited for happened). Every completion, commit, ack and failure arrives
+ * as an event; the table above osd_op_event says what each does.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -42,24 +47,6 @@ static bool osd_op_has_data(uint16_t op)
 	return op == PROTO_OP_WRITE || op == PROTO_OP_WRITE_FULL || op == PROTO_OP_CMP_WRITE_FULL;
 }
 
-struct osd_pg *osd_pg_get(struct osd *osd, uint32_t pool, uint32_t pgid)
-{
-	unsigned int b = (pool * 2654435761u ^ pgid * 40503u) % OSD_PG_BUCKETS;
-	struct osd_pg *pg;
-
-	for (pg = osd->pgs[b]; pg; pg = pg->hnext)
-		if (pg->pool == pool && pg->pg == pgid)
-			return pg;
-	pg = calloc(1, sizeof(*pg));
-	if (pg == NULL)
-		return NULL;
-	pg->pool = pool;
-	pg->pg = pgid;
-	pg->hnext = osd->pgs[b];
-	osd->pgs[b] = pg;
-	return pg;
-}
-
 static void osd_op_maybe_free(struct osd_op *op)
 {
 	if (op->state != OSD_OP_DONE || op->refs > 0)
@@ -84,6 +71,7 @@ static void osd_op_finish(struct osd_op *op, int status)
 
 	if (op->state == OSD_OP_DONE)
 		return;
+	evl_timer_cancel(osd->loop, &op->timer);
 	osd_perf_op_done(op, status);
 	if (op->conn != NULL) {
 		struct proto_osd_op_reply r = {.status = status, .epoch = osd->map.epoch};
@@ -178,6 +166,22 @@ static int osd_op_acting(struct osd *osd, struct osd_op *op, int32_t *acting, un
 	return 0;
 }
 
+/* osd_op_timeout after it arrived, an op still unanswered fails with -ETIMEDOUT. */
+static void osd_op_timeout_cb(struct evl *evl, struct evl_timer *t, void *arg)
+{
+	struct osd_op *op = arg;
+	struct osd *osd = op->osd;
+	struct osd_pg *pg = op->pg;
+
+	(void)evl;
+	(void)t;
+	osd_op_event(op, OSD_OP_EV_TIMEOUT, 0, 0); /* may free op */
+	if (pg->head) {
+		osd_pg_kick(pg);
+		osd_repl_pg_flush(osd, pg);
+	}
+}
+
 void osd_op_recv(struct osd_conn *conn, uint64_t tid, const struct proto_osd_op *m)
 {
 	struct osd *osd = conn->osd;
@@ -219,7 +223,6 @@ void osd_op_recv(struct osd_conn *conn, uint64_t tid, const struct proto_osd_op 
 		free(op);
 		return osd_reply_now(conn, tid, -ENOMEM, 0);
 	}
-	op->tag = OSD_TAG_OP;
 	op->osd = osd;
 	op->plc_epoch = osd->map.epoch; /* the placement just computed, for this map */
 	op->plc_n = n;
@@ -245,6 +248,12 @@ void osd_op_recv(struct osd_conn *conn, uint64_t tid, const struct proto_osd_op 
 			return osd_reply_now(conn, tid, -ENOMEM, 0);
 		}
 		memcpy(op->inline_data, m->data, m->data_len);
+	}
+	evl_timer_init(&op->timer, osd_op_timeout_cb, op);
+	if (evl_timer_arm(osd->loop, &op->timer, osd->op_timeout_ms * 1000u, 0) != 0) {
+		free(op->inline_data);
+		free(op);
+		return osd_reply_now(conn, tid, -ENOMEM, 0);
 	}
 	conn->ops_inflight++;
 	op->prev = pg->tail;
@@ -314,9 +323,11 @@ static int osd_op_space_check(struct osd_op *op, const int32_t *acting, unsigned
 	now = clock_now_ms();
 	if (now - osd->ctr.full_log_ms >= 10000) {
 		osd->ctr.full_log_ms = now;
-		log_warn("osd", "%s pg %u.%x: refusing writes: osd.%d is full (map epoch %u; %llu "
-			 "refused so far)", osd->name, op->pg->pool, op->pg->pg, full,
-			 osd->map.epoch, (unsigned long long)osd->ctr.full_refused);
+		log_warn("osd",
+			 "%s pg %u.%x: refusing writes: osd.%d is full (map epoch %u; %llu "
+			 "refused so far)",
+			 osd->name, op->pg->pool, op->pg->pg, full, osd->map.epoch,
+			 (unsigned long long)osd->ctr.full_refused);
 	}
 	op->reply_flags = PROTO_REPLY_F_OSD;
 	op->reply_osd = full;
@@ -370,7 +381,8 @@ static void osd_op_start_write(struct osd_op *op)
 		struct fab_sge dst = {(char *)op->buf + hl, (uint32_t)data_len, op->sge.mr};
 		struct fab_rkey src = {op->rkey.addr, op->rkey.len, op->rkey.key};
 
-		rc = fab_read(op->conn->ep, &dst, &src, 0, op);
+		op->rma = (struct osd_rma){op, OSD_RMA_PULL, 0};
+		rc = fab_read(op->conn->ep, &dst, &src, 0, &op->rma);
 	}
 	if (rc == -EAGAIN)
 		return; /* send queue full: the next kick retries */
@@ -384,27 +396,9 @@ static void osd_op_start_write(struct osd_op *op)
 static void osd_op_local_cb(void *arg, int rc)
 {
 	struct osd_op *op = arg;
-	struct osd *osd = op->osd;
-	struct osd_pg *pg;
 
-	osd->store_pending--;
-	op->refs--;
-	osd_pg_busy(op->pg, op->name, -1);
-	op->local_done = true;
-	op->local_rc = rc;
-	if (rc == 0 && op->state == OSD_OP_SUBMITTED)
-		osd_perf_since_submit(osd, OSD_ST_WAL, op);
-	if (rc != 0)
-		log_error("osd", "%s pg %u.%x: commit of %s v%llx failed: %s", osd->name,
-			  op->pg->pool, op->pg->pg, op->name, (unsigned long long)op->version,
-			  weft_strerror(rc));
-	if (op->state == OSD_OP_DONE)
-		return osd_op_maybe_free(op); /* already answered (timeout, primary change) */
-	pg = op->pg;
-	osd_op_check_done(op); /* may free op */
-	/* ops waiting on this one (a read, a compare-and-write of the object) go now */
-	if (pg->rekick)
-		osd_pg_kick(pg);
+	op->osd->store_pending--;
+	osd_op_event(op, OSD_OP_EV_LOCAL_COMMIT, 0, rc);
 }
 
 void osd_op_check_done(struct osd_op *op)
@@ -600,7 +594,8 @@ static void osd_op_do_read(struct osd_op *op)
 		struct fab_sge src = {op->buf, (uint32_t)got, op->sge.mr};
 		struct fab_rkey dst = {op->rkey.addr, op->rkey.len, op->rkey.key};
 
-		rc = fab_write(op->conn->ep, &src, &dst, 0, op);
+		op->rma = (struct osd_rma){op, OSD_RMA_SEND, 0};
+		rc = fab_write(op->conn->ep, &src, &dst, 0, &op->rma);
 	}
 	if (rc != 0)
 		return osd_op_finish(op, rc);
@@ -656,87 +651,178 @@ void osd_pg_kick(struct osd_pg *pg)
 
 void osd_pg_kick_all(struct osd *osd)
 {
-	for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++)
-		for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext)
-			if (pg->head)
-				osd_pg_kick(pg);
-}
-
-void osd_op_fab_done(struct osd_op *op, const struct fab_cqe *cqe)
-{
 	struct osd_pg *pg;
 
-	if (op->tag == OSD_TAG_REPL) {
-		struct osd_repl_ctx *rc = (struct osd_repl_ctx *)op;
-
-		op = rc->op;
-		op->refs--;
-		if (cqe->status != 0)
-			op->repl_sent &= ~(1u << rc->idx); /* resent after the peer reconnects */
-		free(rc);
-		osd_op_maybe_free(op);
-		return;
-	}
-	pg = op->pg;
-	op->refs--;
-	if (op->state == OSD_OP_DONE) {
-		osd_op_maybe_free(op);
-	} else if (cqe->kind == FAB_EV_READ && op->state == OSD_OP_PULLING) {
-		if (cqe->status != 0) {
-			log_warn("osd", "%s pg %u.%x: payload pull for %s failed: %s",
-				 op->osd->name, pg->pool, pg->pg, op->name,
-				 weft_strerror(cqe->status));
-			osd_op_finish(op, cqe->status);
-		} else {
-			osd_perf_mark(op->osd, OSD_ST_PULL, op);
-			op->state = OSD_OP_READY;
-		}
-	} else if (cqe->kind == FAB_EV_WRITE && op->state == OSD_OP_SENDING) {
-		op->t_last_ns = clock_now_ns(); /* the reply stage starts when the data landed */
-		osd_op_finish(op, cqe->status); /* frees op once nothing else refers to it */
-	}
-	osd_pg_kick(pg);
+	osd_pg_foreach(osd, pg)
+		if (pg->head)
+			osd_pg_kick(pg);
 }
 
-/* A replica committed (status 0) or failed a record. */
+/* A replica's ACK (status 0) or refusal of op's record to acting[idx]. */
+static void osd_op_repl_ack(struct osd_op *op, unsigned int idx, int status)
+{
+	struct osd *osd = op->osd;
+	struct osd_pg *pg = op->pg;
+	uint32_t peer_id = (uint32_t)op->acting[idx];
+
+	if (status == -ESTALE) {
+		/* a newer interval asked it: the client resends after our map moves */
+		osd_pg_fenced(osd, pg, peer_id);
+		return osd_op_finish(op, status);
+	}
+	if (status != 0) {
+		/*
+		 * Not a fence: our copy (and maybe others) has the write, this
+		 * one does not. The PG peers again and recovery brings the
+		 * write to it (docs/recovery.md "A replica that fails a
+		 * write"), so the client hears "failed, may have been applied".
+		 */
+		osd_pg_repl_failed(osd, pg, peer_id, op->version, status);
+		log_warn("osd", "%s pg %u.%x: osd.%u failed %s v%llx: %s", osd->name, pg->pool,
+			 pg->pg, peer_id, op->name, (unsigned long long)op->version,
+			 weft_strerror(status));
+		op->reply_flags = PROTO_REPLY_F_MAYBE | PROTO_REPLY_F_OSD;
+		op->reply_osd = (int32_t)peer_id;
+		return osd_op_finish(op, status);
+	}
+	if (op->repl_wait & (1u << idx))
+		osd_perf_since_submit(osd, OSD_ST_REPL, op);
+	op->repl_wait &= ~(1u << idx);
+	osd_op_check_done(op);
+}
+
+/* Our store transaction is durable (or failed): whether or not the op was answered. */
+static void osd_op_local_commit(struct osd_op *op, int rc)
+{
+	struct osd *osd = op->osd;
+
+	osd_pg_busy(op->pg, op->name, -1); /* pushes of the object may go again */
+	op->local_done = true;
+	op->local_rc = rc;
+	if (rc != 0)
+		log_error("osd", "%s pg %u.%x: commit of %s v%llx failed: %s", osd->name,
+			  op->pg->pool, op->pg->pg, op->name, (unsigned long long)op->version,
+			  weft_strerror(rc));
+	if (op->state != OSD_OP_SUBMITTED)
+		return; /* already answered (timeout, primary change) */
+	if (rc == 0)
+		osd_perf_since_submit(osd, OSD_ST_WAL, op);
+	osd_op_check_done(op);
+}
+
+/*
+ * Every event of an op, and what it does (states as in osd.h):
+ *
+ *   event             state       effect
+ *   PULLED            PULLING     READY (or finished with the pull's error)
+ *   SENT              SENDING     finished with the write's status
+ *   REPL_WRITTEN      any         an error unmarks the record: it goes again on the
+ *                                 peer's next connection (its ACK still decides)
+ *   LOCAL_COMMIT      SUBMITTED   local_done; finished when every replica acked too
+ *   REPL_ACK          SUBMITTED   the replica's bit cleared, or finished: -ESTALE
+ *                                 (fenced), other errors MAYBE with the replica named
+ *   INTERVAL_CHANGE   SUBMITTED   finished -EAGAIN (the client resends, peering decides)
+ *   CONN_LOST         any         no reply any more; a NEW write stops at its next kick
+ *   TIMEOUT           any         finished -ETIMEDOUT
+ *
+ * In state DONE an event only drops its reference. The completions of
+ * one-sided ops and the local commit each hold a reference (op->refs), so
+ * the op and its buffer live until the last one arrived; the event holds
+ * one more while it runs, so a finish inside it never frees the op under
+ * it. Then the PG is kicked if the event can let an op behind this one go.
+ */
+void osd_op_event(struct osd_op *op, enum osd_op_ev ev, unsigned int idx, int status)
+{
+	struct osd_pg *pg = op->pg;
+	bool kick = true;
+
+	op->refs++;
+	switch (ev) {
+	case OSD_OP_EV_PULLED:
+		op->refs--;
+		if (op->state != OSD_OP_PULLING)
+			break;
+		if (status != 0) {
+			log_warn("osd", "%s pg %u.%x: payload pull for %s failed: %s",
+				 op->osd->name, pg->pool, pg->pg, op->name, weft_strerror(status));
+			osd_op_finish(op, status);
+			break;
+		}
+		osd_perf_mark(op->osd, OSD_ST_PULL, op);
+		op->state = OSD_OP_READY;
+		break;
+	case OSD_OP_EV_SENT:
+		op->refs--;
+		if (op->state != OSD_OP_SENDING)
+			break;
+		op->t_last_ns = clock_now_ns(); /* the reply stage starts when the data landed */
+		osd_op_finish(op, status);
+		break;
+	case OSD_OP_EV_REPL_WRITTEN:
+		op->refs--;
+		if (status != 0)
+			op->repl_sent &= ~(1u << idx); /* resent after the peer reconnects */
+		kick = false;
+		break;
+	case OSD_OP_EV_LOCAL_COMMIT:
+		op->refs--;
+		osd_op_local_commit(op, status);
+		/* ops waiting on this one (a read, a compare-and-write of the object) go now */
+		kick = pg->rekick;
+		break;
+	case OSD_OP_EV_REPL_ACK:
+		if (op->state == OSD_OP_SUBMITTED && idx < op->nacting)
+			osd_op_repl_ack(op, idx, status);
+		break;
+	case OSD_OP_EV_INTERVAL_CHANGE:
+		if (op->state == OSD_OP_SUBMITTED)
+			osd_op_finish(op, -EAGAIN);
+		kick = false;
+		break;
+	case OSD_OP_EV_CONN_LOST:
+		op->conn = NULL; /* finishes without a reply */
+		kick = false;
+		break;
+	case OSD_OP_EV_TIMEOUT:
+		log_warn("osd", "%s pg %u.%x: %s on %s timed out after %llu ms%s", op->osd->name,
+			 pg->pool, pg->pg, osd_op_is_write(op->op) ? "write" : "read", op->name,
+			 (unsigned long long)(clock_now_ms() - op->start_ms),
+			 op->blocked ? " (PG below min_size)" : "");
+		osd_op_finish(op, -ETIMEDOUT);
+		kick = false;
+		break;
+	}
+	op->refs--;
+	osd_op_maybe_free(op); /* op may be gone from here on */
+	if (kick)
+		osd_pg_kick(pg);
+}
+
+void osd_op_rma_done(const struct osd_rma *r, int status)
+{
+	static const enum osd_op_ev ev[] = {
+	    [OSD_RMA_PULL] = OSD_OP_EV_PULLED,
+	    [OSD_RMA_SEND] = OSD_OP_EV_SENT,
+	    [OSD_RMA_REPL] = OSD_OP_EV_REPL_WRITTEN,
+	};
+
+	osd_op_event(r->op, ev[r->kind], r->idx, status);
+}
+
+/* A replica committed (status 0) or failed a record: find its op and index. */
 void osd_op_repl_acked(struct osd *osd, uint32_t peer_id, uint32_t pool, uint32_t pgid,
 		       uint64_t version, int status)
 {
-	struct osd_pg *pg = osd_pg_get(osd, pool, pgid);
+	struct osd_pg *pg = osd_pg_find(osd, pool, pgid);
 
 	if (pg == NULL)
 		return;
 	for (struct osd_op *op = pg->head; op; op = op->next) {
 		if (op->state != OSD_OP_SUBMITTED || op->version != version)
 			continue;
-		for (unsigned int i = 1; i < op->nacting; i++) {
-			if (op->acting[i] != (int32_t)peer_id)
-				continue;
-			if (status == -ESTALE) {
-				/* a newer interval asked it: the client resends after our map moves */
-				osd_pg_fenced(osd, pg, peer_id);
-				return osd_op_finish(op, status);
-			}
-			if (status != 0) {
-				/*
-				 * Not a fence: our copy (and maybe others) has the write, this
-				 * one does not. The PG peers again and recovery brings the
-				 * write to it (docs/recovery.md "A replica that fails a
-				 * write"), so the client hears "failed, may have been applied".
-				 */
-				osd_pg_repl_failed(osd, pg, peer_id, version, status);
-				log_warn("osd", "%s pg %u.%x: osd.%u failed %s v%llx: %s", osd->name,
-					 pool, pgid, peer_id, op->name, (unsigned long long)version,
-					 weft_strerror(status));
-				op->reply_flags = PROTO_REPLY_F_MAYBE | PROTO_REPLY_F_OSD;
-				op->reply_osd = (int32_t)peer_id;
-				return osd_op_finish(op, status);
-			}
-			if (op->repl_wait & (1u << i))
-				osd_perf_since_submit(osd, OSD_ST_REPL, op);
-			op->repl_wait &= ~(1u << i);
-		}
-		osd_op_check_done(op);
+		for (unsigned int i = 1; i < op->nacting; i++)
+			if (op->acting[i] == (int32_t)peer_id)
+				return osd_op_event(op, OSD_OP_EV_REPL_ACK, i, status);
 		break;
 	}
 	osd_pg_kick(pg);
@@ -744,13 +830,22 @@ void osd_op_repl_acked(struct osd *osd, uint32_t peer_id, uint32_t pool, uint32_
 
 void osd_op_conn_failed(struct osd *osd, struct osd_conn *conn)
 {
-	for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++) {
-		for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext) {
-			for (struct osd_op *op = pg->head; op; op = op->next)
-				if (op->conn == conn)
-					op->conn = NULL; /* finishes without a reply */
-			osd_pg_kick(pg);
+	struct osd_pg *pg;
+
+	if (conn->ops_inflight == 0)
+		return; /* the common case: nothing of it queued */
+	osd_pg_foreach(osd, pg) {
+		bool had = false;
+
+		for (struct osd_op *op = pg->head, *next; op; op = next) {
+			next = op->next;
+			if (op->conn == conn) {
+				osd_op_event(op, OSD_OP_EV_CONN_LOST, 0, 0);
+				had = true;
+			}
 		}
+		if (had)
+			osd_pg_kick(pg);
 	}
 }
 
@@ -761,37 +856,37 @@ void osd_op_conn_failed(struct osd *osd, struct osd_conn *conn)
  */
 void osd_op_map_changed(struct osd *osd)
 {
-	for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++) {
-		for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext) {
-			for (struct osd_op *op = pg->head, *next; op; op = next) {
-				const struct mon_pool *pool;
-				int32_t acting[PLC_MAX_REPLICAS];
-				unsigned int n;
-				int rc;
+	struct osd_pg *pg;
 
-				next = op->next;
-				rc = osd_op_acting(osd, op, acting, &n, &pool);
-				if (rc != 0) {
-					osd_op_finish(op, rc);
-					continue;
-				}
-				if (op->state != OSD_OP_SUBMITTED)
-					continue;
-				for (unsigned int i = 1; i < op->nacting; i++) {
-					bool still = false;
+	osd_pg_foreach(osd, pg) {
+		for (struct osd_op *op = pg->head, *next; op; op = next) {
+			const struct mon_pool *pool;
+			int32_t acting[PLC_MAX_REPLICAS];
+			unsigned int n;
+			int rc;
 
-					for (unsigned int k = 1; k < n; k++)
-						still |= acting[k] == op->acting[i];
-					if (!still)
-						op->repl_wait &= ~(1u << i);
-				}
-				op->min_ok = n >= pool->min_size;
-				osd_op_check_done(op);
+			next = op->next;
+			rc = osd_op_acting(osd, op, acting, &n, &pool);
+			if (rc != 0) {
+				osd_op_finish(op, rc);
+				continue;
 			}
-			if (pg->head) {
-				osd_pg_kick(pg);
-				osd_repl_pg_flush(osd, pg);
+			if (op->state != OSD_OP_SUBMITTED)
+				continue;
+			for (unsigned int i = 1; i < op->nacting; i++) {
+				bool still = false;
+
+				for (unsigned int k = 1; k < n; k++)
+					still |= acting[k] == op->acting[i];
+				if (!still)
+					op->repl_wait &= ~(1u << i);
 			}
+			op->min_ok = n >= pool->min_size;
+			osd_op_check_done(op);
+		}
+		if (pg->head) {
+			osd_pg_kick(pg);
+			osd_repl_pg_flush(osd, pg);
 		}
 	}
 }
@@ -808,8 +903,7 @@ void osd_op_pg_interval(struct osd *osd, struct osd_pg *pg)
 	pg->kicking = true; /* finishing ops must not free them under this loop */
 	for (struct osd_op *op = pg->head, *next; op; op = next) {
 		next = op->next;
-		if (op->state == OSD_OP_SUBMITTED)
-			osd_op_finish(op, -EAGAIN);
+		osd_op_event(op, OSD_OP_EV_INTERVAL_CHANGE, 0, 0);
 	}
 	pg->kicking = false;
 	while (pg->dead) {
@@ -820,45 +914,34 @@ void osd_op_pg_interval(struct osd *osd, struct osd_pg *pg)
 	}
 }
 
+/*
+ * A safety net for waits with no event of their own (a free buffer, a
+ * blocked ring): PGs with queued ops move again. Timeouts are per-op timers.
+ */
 void osd_op_tick(struct osd *osd)
 {
-	uint64_t now = clock_now_ms();
+	struct osd_pg *pg;
 
-	for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++) {
-		for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext) {
-			for (struct osd_op *op = pg->head, *next; op; op = next) {
-				next = op->next;
-				if (now - op->start_ms < osd->op_timeout_ms)
-					continue;
-				log_warn("osd", "%s pg %u.%x: %s on %s timed out after %llu ms%s",
-					 osd->name, pg->pool, pg->pg,
-					 osd_op_is_write(op->op) ? "write" : "read", op->name,
-					 (unsigned long long)(now - op->start_ms),
-					 op->blocked ? " (PG below min_size)" : "");
-				osd_op_finish(op, -ETIMEDOUT);
-			}
-			if (pg->head) {
-				osd_pg_kick(pg);
-				osd_repl_pg_flush(osd, pg);
-			}
+	osd_pg_foreach(osd, pg) {
+		if (pg->head) {
+			osd_pg_kick(pg);
+			osd_repl_pg_flush(osd, pg);
 		}
 	}
 }
 
 void osd_ops_cleanup(struct osd *osd)
 {
-	for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++) {
-		while (osd->pgs[b]) {
-			struct osd_pg *pg = osd->pgs[b];
+	struct osd_pg *pg;
 
-			osd->pgs[b] = pg->hnext;
-			/* ops still queued are dropped without a reply; the domain is gone */
-			for (struct osd_op *op = pg->head, *next; op; op = next) {
-				next = op->next;
-				free(op->inline_data);
-				free(op);
-			}
-			free(pg);
+	/* ops still queued are dropped without a reply; the domain is gone */
+	osd_pg_foreach(osd, pg) {
+		for (struct osd_op *op = pg->head, *next; op; op = next) {
+			next = op->next;
+			free(op->inline_data);
+			free(op);
 		}
+		pg->head = pg->tail = NULL;
 	}
+	osd_pgs_free(osd);
 }

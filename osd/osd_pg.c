@@ -33,7 +33,7 @@ int osd_pglog_entry_encode(uint32_t pool, uint32_t pg, uint64_t v, uint16_t op, 
 
 	/* the layout of a ring record's header (no prev, no data): older stores read as is */
 	proto_enc_init(&enc, buf, cap);
-	proto_enc_put_u32(&enc, OSD_WIRE_MAGIC);
+	proto_enc_put_u32(&enc, OSD_REC_MAGIC);
 	proto_enc_put_u16(&enc, op);
 	proto_enc_put_u32(&enc, pool);
 	proto_enc_put_u32(&enc, pg);
@@ -62,7 +62,7 @@ int osd_pglog_entry_decode(const void *buf, size_t len, struct proto_pg_log_entr
 	proto_dec_get_u64(&dec, "offset", &off);
 	proto_dec_get_u64(&dec, "length", &l);
 	proto_dec_get_str16(&dec, "name", PROTO_OBJ_NAME_MAX, e.name, sizeof(e.name), &e.name_len);
-	if (dec.err != 0 || magic != OSD_WIRE_MAGIC || e.name_len == 0)
+	if (dec.err != 0 || magic != OSD_REC_MAGIC || e.name_len == 0)
 		return -EBADMSG;
 	*e_out = e;
 	return 0;
@@ -212,9 +212,10 @@ void osd_pg_fenced(struct osd *osd, struct osd_pg *pg, uint32_t peer)
 		return;
 	pg->fenced_epoch = osd->map.epoch;
 	pg->fenced_ms = clock_now_ms();
-	log_info("osd", "%s pg %u.%x: osd.%u is in a newer interval than our map (epoch %u): "
-			"writes wait for the new map", osd->name, pg->pool, pg->pg, peer,
-		 osd->map.epoch);
+	log_info("osd",
+		 "%s pg %u.%x: osd.%u is in a newer interval than our map (epoch %u): "
+		 "writes wait for the new map",
+		 osd->name, pg->pool, pg->pg, peer, osd->map.epoch);
 }
 
 bool osd_pg_obj_ready(struct osd *osd, struct osd_pg *pg, const char *name)
@@ -294,30 +295,38 @@ void osd_pg_hold_free(struct osd_conn *conn)
 	conn->hold_tail = NULL;
 }
 
-static int osd_pg_hold_add(struct osd_conn *conn, bool rec, const void *buf, uint32_t len,
-			   uint32_t imm)
+static int osd_pg_hold_add(struct osd_conn *conn, bool rec, const struct proto_msg *msg,
+			   uint32_t len, uint32_t imm)
 {
-	struct osd_hold *h = malloc(sizeof(*h) + (rec ? 0 : len));
+	struct osd_hold *h;
+	size_t flen = 0;
 
-	if (h == NULL) {
-		/* without it the order is lost: the connection goes, the peer resends */
-		log_error("osd", "%s: no memory to hold a message of %s; closing", conn->osd->name,
-			  fab_ep_peer_addr(conn->ep));
-		conn->failed = true;
-		return -ENOMEM;
-	}
+	/* a message is kept encoded: its views point into a receive buffer that goes back */
+	if (!rec && proto_frame_encode(msg, 0, NULL, 0, &flen) != 0)
+		goto err_close;
+	h = malloc(sizeof(*h) + flen);
+	if (h == NULL)
+		goto err_close;
 	h->next = NULL;
 	h->rec = rec;
 	h->imm = imm;
-	h->len = len;
-	if (!rec)
-		memcpy(h->buf, buf, len);
+	h->len = rec ? len : (uint32_t)flen;
+	if (!rec && proto_frame_encode(msg, 0, h->buf, flen, &flen) != 0) {
+		free(h);
+		goto err_close;
+	}
 	if (conn->hold_tail)
 		conn->hold_tail->next = h;
 	else
 		conn->hold = h;
 	conn->hold_tail = h;
 	return 0;
+err_close:
+	/* without it the order is lost: the connection goes, the peer resends */
+	log_error("osd", "%s: cannot hold a message of %s; closing", conn->osd->name,
+		  osd_conn_peer(conn));
+	osd_conn_kill(conn);
+	return -ENOMEM;
 }
 
 bool osd_pg_rec_hold(struct osd_conn *conn, uint32_t imm, uint32_t len)
@@ -328,61 +337,43 @@ bool osd_pg_rec_hold(struct osd_conn *conn, uint32_t imm, uint32_t len)
 	return false;
 }
 
-/* Decode and hand a PG frame to its PG: 0, -EAGAIN (held: newer map), or an error. */
-static int osd_pg_frame(struct osd_conn *conn, const void *buf, size_t len)
+/* Hand a PG message to its PG: 0, or -EAGAIN (from a map we do not have yet: hold it). */
+static int osd_pg_msg_do(struct osd_conn *conn, const struct proto_msg *msg)
 {
-	static __thread struct proto_msg msg;
 	struct osd *osd = conn->osd;
 	const struct mon_pool *pool;
-	struct proto_hdr hdr;
 	struct pg *m;
-	char who[96];
 
-	snprintf(who, sizeof(who), "%s peer %s", osd->name, fab_ep_peer_addr(conn->ep));
-	if (proto_frame_decode(buf, len, osd->msg_size, who, NULL, &hdr, &msg) != 0) {
-		conn->failed = true;
-		return -EBADMSG;
-	}
-	switch (msg.type) {
-	case PROTO_PG_QUERY:
-	case PROTO_PG_INFO:
-	case PROTO_PG_NOTIFY:
-	case PROTO_PG_LOG_REQ:
-	case PROTO_PG_LOG:
-	case PROTO_PG_ACTIVATE:
-	case PROTO_PG_DELETE:
-	case PROTO_PG_PULL:
-	case PROTO_PG_RECOVERED:
-	case PROTO_PG_SCAN_REQ:
-	case PROTO_PG_SCAN:
-		break;
-	default:
-		log_warn("osd", "%s: unexpected %s message on the cluster network, closing", who,
-			 proto_type_name(msg.type));
-		conn->failed = true;
-		return -EBADMSG;
-	}
-	if (msg.pg.epoch > osd->map.epoch)
+	if (msg->pg.epoch > osd->map.epoch)
 		return -EAGAIN; /* from a map we do not have yet */
-	pool = mon_map_pool(&osd->map, msg.pg.pool);
-	if (pool == NULL || msg.pg.pg >= pool->pg_num)
+	pool = mon_map_pool(&osd->map, msg->pg.pool);
+	if (pool == NULL || msg->pg.pg >= pool->pg_num)
 		return 0; /* a pool we do not know (yet, or any more), or no such PG: dropped */
-	m = osd_pgm_get(osd, msg.pg.pool, msg.pg.pg);
+	m = osd_pgm_get(osd, msg->pg.pool, msg->pg.pg);
 	if (m == NULL)
 		return 0;
-	return pg_msg(m, msg.type, &msg.pg) == -EAGAIN ? -EAGAIN : 0;
+	return pg_msg(m, msg->type, &msg->pg) == -EAGAIN ? -EAGAIN : 0;
 }
 
-bool osd_pg_msg_recv(struct osd_conn *conn, const void *buf, size_t len)
+/* A held message, decoded again from the frame osd_pg_hold_add kept. */
+static int osd_pg_held_do(struct osd_conn *conn, const struct osd_hold *h)
 {
-	const uint8_t *b = buf;
+	static __thread struct proto_msg msg;
+	struct proto_err err;
+	struct proto_hdr hdr;
 
-	/* proto frames start with "WEFT"; the replication messages with "WRPL" */
-	if (len < 4 || (b[0] | b[1] << 8 | b[2] << 16 | (uint32_t)b[3] << 24) != PROTO_MAGIC)
-		return false;
-	if (conn->hold != NULL || osd_pg_frame(conn, buf, len) == -EAGAIN)
-		osd_pg_hold_add(conn, false, buf, (uint32_t)len, 0);
-	return true;
+	if (proto_frame_decode(h->buf, h->len, PROTO_PAYLOAD_MAX, NULL, &err, &hdr, &msg) != 0) {
+		log_error("osd", "%s: a held message of %s does not decode (%s); dropped",
+			  conn->osd->name, osd_conn_peer(conn), err.msg);
+		return 0;
+	}
+	return osd_pg_msg_do(conn, &msg);
+}
+
+void osd_pg_msg_recv(struct osd_conn *conn, const struct proto_msg *msg)
+{
+	if (conn->hold != NULL || osd_pg_msg_do(conn, msg) == -EAGAIN)
+		osd_pg_hold_add(conn, false, msg, 0, 0);
 }
 
 /* Our map moved: what connections held goes, in order, as far as it can now. */
@@ -392,7 +383,7 @@ void osd_pg_hold_release(struct osd *osd)
 		while (c->hold != NULL && !c->failed) {
 			struct osd_hold *h = c->hold;
 
-			if (!h->rec && osd_pg_frame(c, h->buf, h->len) == -EAGAIN)
+			if (!h->rec && osd_pg_held_do(c, h) == -EAGAIN)
 				break;
 			c->hold = h->next;
 			if (c->hold == NULL)
@@ -406,7 +397,7 @@ void osd_pg_hold_release(struct osd *osd)
 
 /* ------------------------------------------------------------------- maps */
 
-static bool osd_pg_loaded_held; /* the PGs held on disk are loaded (first map) */
+static bool osd_pg_loaded_held;	   /* the PGs held on disk are loaded (first map) */
 static uint32_t osd_pg_prev_epoch; /* the last map epoch seen (the saved map at start) */
 
 /*
@@ -427,7 +418,8 @@ static void osd_pg_prev_remember(const struct mon_map *map)
 	if (map->npools > 0) {
 		n = calloc(map->npools, sizeof(*n));
 		if (n == NULL)
-			map = NULL; /* nothing remembered: PGs born next are "unknown", never wrong */
+			map =
+			    NULL; /* nothing remembered: PGs born next are "unknown", never wrong */
 	}
 	free(osd_pg_prev_pools);
 	osd_pg_prev_pools = n;
@@ -478,8 +470,11 @@ static void osd_pg_map_one(struct osd *osd, struct osd_pg *opg, const struct mon
 	const struct mon_map *map = &osd->map;
 	int32_t acting[PLC_MAX_REPLICAS];
 	uint32_t up_from[PLC_MAX_REPLICAS];
-	struct pg_map pm = {.epoch = map->epoch, .gap_from = gap_from, .acting = acting,
-			    .up_from = up_from, .primary = -1};
+	struct pg_map pm = {.epoch = map->epoch,
+			    .gap_from = gap_from,
+			    .acting = acting,
+			    .up_from = up_from,
+			    .primary = -1};
 	int n = pool ? plc_map_acting(map, pool, opg->pg, acting) : 0;
 
 	if (n < 0)
@@ -502,6 +497,7 @@ static void osd_pg_map_one(struct osd *osd, struct osd_pg *opg, const struct mon
 
 void osd_pg_map_changed(struct osd *osd)
 {
+	struct osd_pg *pg;
 	const struct mon_map *map = &osd->map;
 	uint32_t gap_from = osd_pg_prev_epoch + 1 < map->epoch ? osd_pg_prev_epoch : 0;
 
@@ -509,8 +505,9 @@ void osd_pg_map_changed(struct osd *osd)
 	if (!osd_pg_loaded_held)
 		osd_pg_load_held(osd);
 	if (gap_from)
-		log_warn("osd", "%s: map epochs %u..%u were never seen (the mons no longer hold "
-				"them): PGs learn their history in between from their peers",
+		log_warn("osd",
+			 "%s: map epochs %u..%u were never seen (the mons no longer hold "
+			 "them): PGs learn their history in between from their peers",
 			 osd->name, gap_from + 1, map->epoch - 1);
 	/* PGs we are in get their machine first */
 	for (uint32_t p = 0; p < map->npools; p++) {
@@ -521,15 +518,14 @@ void osd_pg_map_changed(struct osd *osd)
 			for (int i = 0; i < n; i++)
 				if (acting[i] == (int32_t)osd->id &&
 				    osd_pgm_get(osd, map->pools[p].id, g) == NULL)
-					log_error("osd", "%s pg %u.%x: cannot load PG state", osd->name,
-						  map->pools[p].id, g);
+					log_error("osd", "%s pg %u.%x: cannot load PG state",
+						  osd->name, map->pools[p].id, g);
 		}
 	}
 	/* then the map goes to every PG with a machine: members, and copies we hold */
-	for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++)
-		for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext)
-			if (pg->m != NULL && pg->m->map_epoch < map->epoch)
-				osd_pg_map_one(osd, pg, mon_map_pool(map, pg->pool), gap_from);
+	osd_pg_foreach(osd, pg)
+		if (pg->m != NULL && pg->m->map_epoch < map->epoch)
+			osd_pg_map_one(osd, pg, mon_map_pool(map, pg->pool), gap_from);
 	/* pools of the previous map gone from this one (ids are never reused): purged */
 	for (uint32_t p = 0; p < osd_pg_prev_npools; p++)
 		if (mon_map_pool(map, osd_pg_prev_pools[p].id) == NULL &&
@@ -607,8 +603,10 @@ int osd_pg_map_load(struct osd *osd, struct mon_map *map_out)
 		cap *= 4;
 	}
 	if (rc == 0 && mon_map_decode(buf, len, &err, map_out) != 0) {
-		log_warn("osd", "%s: the saved map is unreadable (%s); starting from the mons' "
-				"newest", osd->name, err.msg);
+		log_warn("osd",
+			 "%s: the saved map is unreadable (%s); starting from the mons' "
+			 "newest",
+			 osd->name, err.msg);
 		rc = -EBADMSG;
 	}
 	free(buf);
@@ -640,14 +638,16 @@ static void osd_pg_stats_cb(struct monc *mc, int status, const char *out, size_t
 		return;
 	root = json_loadb(out, out_len, 0, NULL);
 	cmds = json_object_get(root, "cmds");
-	json_array_foreach(cmds, i, c) {
+	json_array_foreach(cmds, i, c)
+	{
 		json_t *pool = json_object_get(c, "pool"), *pg = json_object_get(c, "pg");
 		const char *op = json_string_value(json_object_get(c, "op"));
 		struct pg *m;
 
 		if (!json_is_integer(pool) || !json_is_integer(pg) || op == NULL ||
 		    mon_map_pool(&osd->map, (uint32_t)json_integer_value(pool)) == NULL) {
-			log_warn("osd", "%s: malformed PG command from the mons ignored", osd->name);
+			log_warn("osd", "%s: malformed PG command from the mons ignored",
+				 osd->name);
 			continue;
 		}
 		m = osd_pgm_get(osd, (uint32_t)json_integer_value(pool),
@@ -655,7 +655,8 @@ static void osd_pg_stats_cb(struct monc *mc, int status, const char *out, size_t
 		if (m == NULL || !m->primary)
 			continue;
 		if (!strcmp(op, "verify"))
-			pg_verify_request(m, (uint32_t)json_integer_value(json_object_get(c, "token")));
+			pg_verify_request(
+			    m, (uint32_t)json_integer_value(json_object_get(c, "token")));
 		else
 			pg_scrub_request(m, !strcmp(op, "deep-scrub"), !strcmp(op, "repair"));
 	}
@@ -690,6 +691,7 @@ static uint64_t osd_pg_missing_bytes(struct osd *osd, struct pg *m, uint64_t mis
 /* Every second: the state of each PG this OSD leads, to the monitors. */
 static int osd_pg_stats_send(struct osd *osd)
 {
+	struct osd_pg *pg;
 	struct proto_msg msg = {.type = PROTO_PG_STATS};
 	struct proto_enc enc;
 	struct store_usage u;
@@ -703,42 +705,41 @@ static int osd_pg_stats_send(struct osd *osd)
 	for (int pass = 0; pass < 2; pass++) {
 		proto_enc_init(&enc, buf, cap);
 		n = 0;
-		for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++) {
-			for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext) {
-				struct pg *m = pg->m;
-				struct proto_pg_stat s = {0};
-				struct store_pg_usage pu;
+		osd_pg_foreach(osd, pg) {
+			struct pg *m = pg->m;
+			struct proto_pg_stat s = {0};
+			struct store_pg_usage pu;
 
-				held += pass == 0 && m != NULL;
-				if (m == NULL || !m->primary || n == PROTO_PG_ENTRIES_MAX)
-					continue;
-				/* live counts of our copy (the store keeps them), not the last scrub's */
-				store_pg_usage_get(osd->store, osd_pg_key(pg->pool, pg->pg), &pu);
-				s.pool = pg->pool;
-				s.pg = pg->pg;
-				s.state = m->state;
-				s.same_since = m->same_since;
-				s.last_update = m->info.lu;
-				s.objects = pu.objects;
-				s.bytes = pu.bytes;
-				s.missing = pg_missing_count(m);
-				s.missing_bytes =
-				    s.missing && pass == 1 ? osd_pg_missing_bytes(osd, m, s.missing) : 0;
-				s.inconsistent = m->inconsistent;
-				s.last_scrub = m->last_scrub;
-				s.unfound = m->missing.n > 0 ? m->unfound : 0;
-				s.verify_token = m->verify_token;
-				s.verify_inconsistent = m->verify_inconsistent;
-				if (m->phase == PG_PH_DOWN) {
-					s.nblocked = m->nblocked;
-					for (unsigned int i = 0; i < m->nblocked; i++)
-						s.blocked[i] = (uint32_t)m->blocked[i];
-				}
-				s.recovered_objects = osd->rec_objects;
-				s.recovered_bytes = osd->rec_bytes;
-				proto_pg_stat_put(&enc, &s);
-				n++;
+			held += pass == 0 && m != NULL;
+			if (m == NULL || !m->primary || n == PROTO_PG_ENTRIES_MAX)
+				continue;
+			/* live counts of our copy (the store keeps them), not the last
+			 * scrub's */
+			store_pg_usage_get(osd->store, osd_pg_key(pg->pool, pg->pg), &pu);
+			s.pool = pg->pool;
+			s.pg = pg->pg;
+			s.state = m->state;
+			s.same_since = m->same_since;
+			s.last_update = m->info.lu;
+			s.objects = pu.objects;
+			s.bytes = pu.bytes;
+			s.missing = pg_missing_count(m);
+			s.missing_bytes =
+			    s.missing && pass == 1 ? osd_pg_missing_bytes(osd, m, s.missing) : 0;
+			s.inconsistent = m->inconsistent;
+			s.last_scrub = m->last_scrub;
+			s.unfound = m->missing.n > 0 ? m->unfound : 0;
+			s.verify_token = m->verify_token;
+			s.verify_inconsistent = m->verify_inconsistent;
+			if (m->phase == PG_PH_DOWN) {
+				s.nblocked = m->nblocked;
+				for (unsigned int i = 0; i < m->nblocked; i++)
+					s.blocked[i] = (uint32_t)m->blocked[i];
 			}
+			s.recovered_objects = osd->rec_objects;
+			s.recovered_bytes = osd->rec_bytes;
+			proto_pg_stat_put(&enc, &s);
+			n++;
 		}
 		if (proto_enc_finish(&enc, &len) != 0)
 			return -ENOBUFS;
@@ -783,18 +784,17 @@ static int osd_pg_stats_send(struct osd *osd)
 
 void osd_pg_tick(struct osd *osd)
 {
+	struct osd_pg *pg;
 	static uint64_t next_stats;
 	uint64_t now = clock_now_ms();
 
-	for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++) {
-		for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext) {
-			if (pg->m != NULL)
-				pg_tick(pg->m);
-			if (pg->fenced_epoch != 0 && (pg->fenced_epoch != osd->map.epoch ||
-						      now - pg->fenced_ms >= OSD_PG_FENCE_HOLD_MS)) {
-				pg->fenced_epoch = 0; /* the held writes go (or fail) now */
-				osd_pg_kick_later(osd, pg);
-			}
+	osd_pg_foreach(osd, pg) {
+		if (pg->m != NULL)
+			pg_tick(pg->m);
+		if (pg->fenced_epoch != 0 && (pg->fenced_epoch != osd->map.epoch ||
+					      now - pg->fenced_ms >= OSD_PG_FENCE_HOLD_MS)) {
+			pg->fenced_epoch = 0; /* the held writes go (or fail) now */
+			osd_pg_kick_later(osd, pg);
 		}
 	}
 	osd_push_tick(osd);
@@ -812,26 +812,25 @@ void osd_pg_tick(struct osd *osd)
 int osd_pg_init(struct osd *osd)
 {
 	osd->pgenv = (struct pg_env){
-		.ops = &osd_pg_env_ops,
-		.arg = osd,
-		.self = (int32_t)osd->id,
-		.log_max = (uint32_t)conf_get_int(osd->conf, CONF_OSD_PG_LOG_MAX),
-		.max_chunk = PROTO_PG_ENTRIES_MAX,
-		.msg_bytes = osd->msg_size > 256 ? osd->msg_size - 256 : osd->msg_size,
-		.scrub_ms = conf_get_duration_us(osd->conf, CONF_OSD_SCRUB_INTERVAL) / 1000,
-		.deep_scrub_ms = conf_get_duration_us(osd->conf, CONF_OSD_DEEP_SCRUB_INTERVAL) / 1000,
+	    .ops = &osd_pg_env_ops,
+	    .arg = osd,
+	    .self = (int32_t)osd->id,
+	    .log_max = (uint32_t)conf_get_int(osd->conf, CONF_OSD_PG_LOG_MAX),
+	    .max_chunk = PROTO_PG_ENTRIES_MAX,
+	    .msg_bytes = osd->msg_size > 256 ? osd->msg_size - 256 : osd->msg_size,
+	    .scrub_ms = conf_get_duration_us(osd->conf, CONF_OSD_SCRUB_INTERVAL) / 1000,
+	    .deep_scrub_ms = conf_get_duration_us(osd->conf, CONF_OSD_DEEP_SCRUB_INTERVAL) / 1000,
 	};
 	return osd_push_init(osd);
 }
 
 void osd_pg_fini(struct osd *osd)
 {
+	struct osd_pg *pg;
 	osd_push_fini(osd);
-	for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++) {
-		for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext) {
-			pg_free(pg->m);
-			pg->m = NULL;
-			pg_set_clear(&pg->busy);
-		}
+	osd_pg_foreach(osd, pg) {
+		pg_free(pg->m);
+		pg->m = NULL;
+		pg_set_clear(&pg->busy);
 	}
 }

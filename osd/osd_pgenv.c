@@ -79,8 +79,9 @@ static void osd_pgenv_commit_cb(void *arg, int rc)
 	struct pg *m = osd_pgm_get(osd, t->pool, t->pg);
 
 	if (rc != 0) {
-		log_error("osd", "%s pg %u.%x: the store failed a commit: %s; stopping (peering "
-				 "without this OSD keeps the copies equal)",
+		log_error("osd",
+			  "%s pg %u.%x: the store failed a commit: %s; stopping (peering "
+			  "without this OSD keeps the copies equal)",
 			  osd->name, t->pool, t->pg, weft_strerror(rc));
 		osd->fatal = rc;
 		osd->stopping = true;
@@ -217,8 +218,8 @@ static int osd_list_one(void *arg, const char *name)
 	return 0;
 }
 
-static int e_obj_list(void *arg, struct pg *m, const char *after, uint32_t max,
-		      unsigned int what, struct pg_obj *out, uint32_t *n_out, bool *last_out)
+static int e_obj_list(void *arg, struct pg *m, const char *after, uint32_t max, unsigned int what,
+		      struct pg_obj *out, uint32_t *n_out, bool *last_out)
 {
 	struct osd *osd = arg;
 	struct osd_list_ctx c = {.max = max};
@@ -356,21 +357,15 @@ static void e_send(void *arg, struct pg *m, int32_t to, uint16_t type, const str
 	struct osd *osd = arg;
 	static __thread struct proto_msg pm;
 	struct osd_conn *conn = osd_peer_conn_to(osd, (uint32_t)to);
-	uint8_t *buf;
-	size_t len;
 
 	(void)m;
 	if (conn == NULL)
 		return; /* not connected now: the machine asks again later */
-	buf = malloc(osd->msg_size);
-	if (buf == NULL)
-		return;
 	pm.type = type;
 	pm.pg = *msg;
 	pm.pg.from = osd->id;
-	if (proto_frame_encode(&pm, 0, buf, osd->msg_size, &len) == 0)
-		osd_conn_send(conn, buf, len);
-	free(buf);
+	/* larger than ms_msg_size (a long log): the messenger's rendezvous carries it */
+	osd_conn_send(conn, &pm, 0);
 }
 
 static int e_push(void *arg, struct pg *m, int32_t to, const char *name, uint64_t version,
@@ -422,16 +417,16 @@ static bool e_obj_busy(void *arg, struct pg *m, const char *name)
 
 static bool e_osd_up(void *arg, int32_t id)
 {
-	const struct mon_osd *o = id >= 0 ? mon_map_osd(&((struct osd *)arg)->map, (uint32_t)id)
-					  : NULL;
+	const struct mon_osd *o =
+	    id >= 0 ? mon_map_osd(&((struct osd *)arg)->map, (uint32_t)id) : NULL;
 
 	return o != NULL && (o->state & MON_OSD_EXISTS) && (o->state & MON_OSD_UP);
 }
 
 static bool e_osd_exists(void *arg, int32_t id)
 {
-	const struct mon_osd *o = id >= 0 ? mon_map_osd(&((struct osd *)arg)->map, (uint32_t)id)
-					  : NULL;
+	const struct mon_osd *o =
+	    id >= 0 ? mon_map_osd(&((struct osd *)arg)->map, (uint32_t)id) : NULL;
 
 	return o != NULL && (o->state & MON_OSD_EXISTS);
 }
@@ -500,24 +495,24 @@ static void e_log(void *arg, struct pg *m, enum pg_log_level lv, const char *msg
 }
 
 const struct pg_env_ops osd_pg_env_ops = {
-	.send = e_send,
-	.persist = e_persist,
-	.obj_stat = e_obj_stat,
-	.obj_list = e_obj_list,
-	.push = e_push,
-	.destroy = e_destroy,
-	.kick = e_kick,
-	.interval = e_interval,
-	.budget = e_budget,
-	.scrub_slot = e_scrub_slot,
-	.obj_busy = e_obj_busy,
-	.space_ok = e_space_ok,
-	.paused = e_paused,
-	.osd_up = e_osd_up,
-	.osd_exists = e_osd_exists,
-	.max_osd = e_max_osd,
-	.now_ms = e_now,
-	.log = e_log,
+    .send = e_send,
+    .persist = e_persist,
+    .obj_stat = e_obj_stat,
+    .obj_list = e_obj_list,
+    .push = e_push,
+    .destroy = e_destroy,
+    .kick = e_kick,
+    .interval = e_interval,
+    .budget = e_budget,
+    .scrub_slot = e_scrub_slot,
+    .obj_busy = e_obj_busy,
+    .space_ok = e_space_ok,
+    .paused = e_paused,
+    .osd_up = e_osd_up,
+    .osd_exists = e_osd_exists,
+    .max_osd = e_max_osd,
+    .now_ms = e_now,
+    .log = e_log,
 };
 
 /* ------------------------------------------------ op and record transactions */
@@ -670,7 +665,8 @@ int osd_pg_rec_apply(struct osd *osd, const struct osd_rec_hdr *h, const void *d
 	if (m == NULL)
 		return -ENOMEM;
 	if (push) {
-		rc = pg_push_accept(m, h->epoch, h->name, h->op == OSD_REC_PUSH_RM ? 0 : h->version);
+		rc =
+		    pg_push_accept(m, h->epoch, h->name, h->op == OSD_REC_PUSH_RM ? 0 : h->version);
 		if (rc != 0)
 			return rc;
 	} else {
@@ -690,8 +686,9 @@ int osd_pg_rec_apply(struct osd *osd, const struct osd_rec_hdr *h, const void *d
 		if (p == NULL) {
 			rc = -ENOMEM;
 		} else {
-			*p = (struct osd_push_tx){osd, cb, arg, h->pool, h->pg,
-						  h->op == OSD_REC_PUSH_RM ? 0 : h->version};
+			*p = (struct osd_push_tx){osd,	 cb,
+						  arg,	 h->pool,
+						  h->pg, h->op == OSD_REC_PUSH_RM ? 0 : h->version};
 			memcpy(p->name, h->name, nl);
 			/* a removal of what we do not have: the store refuses an empty one */
 			if (h->op == OSD_REC_PUSH_RM) {

@@ -209,7 +209,7 @@ static int osd_push_post(struct osd *osd, struct osd_push *p)
 }
 
 /* A push's chunk was committed by its target (status 0) or refused. */
-bool osd_push_acked(struct osd *osd, uint32_t peer_id, const struct osd_wire_msg *m)
+bool osd_push_acked(struct osd *osd, uint32_t peer_id, const struct proto_repl_ack *m)
 {
 	struct osd_peer *peer = osd_peer_get(osd, peer_id);
 	struct osd_push *p;

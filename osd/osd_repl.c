@@ -75,22 +75,12 @@ static void osd_peer_reset(struct osd_peer *p)
 	p->slot_head = p->slot_count = 0;
 }
 
-static int osd_send_wire(struct osd_conn *conn, const struct osd_wire_msg *m)
-{
-	uint8_t buf[128];
-	size_t len;
-	int rc = osd_wire_encode(m, buf, sizeof(buf), &len);
-
-	return rc != 0 ? rc : osd_conn_send(conn, buf, len);
-}
-
 /* Connect to a replica from our cluster address (rate-limited after a failure). */
 int osd_peer_connect(struct osd *osd, struct osd_peer *p)
 {
 	const struct mon_osd *o = mon_map_osd(&osd->map, p->id);
-	struct osd_wire_msg m = {.type = OSD_WIRE_RING_REQ, .osd_id = osd->id};
+	struct proto_msg m = {.type = PROTO_REPL_RING_REQ};
 	const char *addr;
-	struct fab_ep *ep;
 	uint64_t now = clock_now_ms();
 	int rc;
 
@@ -99,27 +89,20 @@ int osd_peer_connect(struct osd *osd, struct osd_peer *p)
 	p->next_connect_ms = now + OSD_RECONNECT_MS;
 	addr = o->cluster_addr[0] ? o->cluster_addr : o->public_addr;
 	snprintf(p->addr, sizeof(p->addr), "%s", addr);
-	rc = fab_connect(osd->dom, addr, osd->clu_ip, NULL, &ep);
-	if (rc != 0) {
-		log_warn("osd", "%s: connect to osd.%u at %s: %s", osd->name, p->id, addr,
-			 weft_strerror(rc));
-		return rc;
-	}
-	p->conn = osd_conn_new(osd, ep, OSD_CONN_PEER);
-	if (p->conn == NULL) {
-		fab_ep_close(ep);
-		return -ENOMEM;
-	}
+	p->conn = osd_conn_connect(osd, addr, OSD_CONN_PEER);
+	if (p->conn == NULL)
+		return -ENOTCONN; /* logged; tried again after the backoff */
 	p->conn->peer = p;
 	p->conn->peer_id = p->id;
 	p->conn->peer_known = true;
 	p->connect_ms = now;
 	log_info("osd", "%s: connecting to osd.%u at %s for replication (map epoch %u)", osd->name,
 		 p->id, addr, osd->map.epoch);
-	/* queued until the connection is up: fab_send keeps order behind the connect */
-	rc = osd_send_wire(p->conn, &m);
+	/* queued until the connection is up, behind the hello: the messenger keeps order */
+	m.repl_ring_req.osd_id = osd->id;
+	rc = osd_conn_send(p->conn, &m, 0);
 	if (rc != 0)
-		p->conn->failed = true;
+		osd_conn_kill(p->conn);
 	return rc != 0 ? rc : -EAGAIN;
 }
 
@@ -167,7 +150,7 @@ static int osd_repl_post(struct osd *osd, struct osd_op *op, unsigned int idx)
 	    (op->op == PROTO_OP_WRITE || op->op == PROTO_OP_WRITE_FULL ? op->length : 0);
 	uint64_t slot_len = (rec_len + OSD_REC_ALIGN - 1) & ~(uint64_t)(OSD_REC_ALIGN - 1);
 	struct fab_sge src = {op->buf, (uint32_t)rec_len, op->sge.mr};
-	struct osd_repl_ctx *ctx;
+	struct osd_rma *ctx = &op->rrec[idx];
 	struct osd_ring_slot *s;
 	uint64_t off;
 	int rc;
@@ -181,18 +164,11 @@ static int osd_repl_post(struct osd *osd, struct osd_op *op, unsigned int idx)
 	rc = osd_ring_alloc(p, slot_len, &off);
 	if (rc != 0)
 		return rc;
-	ctx = calloc(1, sizeof(*ctx));
-	if (ctx == NULL)
-		return -ENOMEM;
-	ctx->tag = OSD_TAG_REPL;
-	ctx->op = op;
-	ctx->peer = p;
-	ctx->idx = idx;
+	/* the op's own slot for this replica: no allocation per record */
+	*ctx = (struct osd_rma){op, OSD_RMA_REPL, (uint8_t)idx};
 	rc = fab_write_imm(p->conn->ep, &src, &p->ring, off, (uint32_t)(off / OSD_REC_ALIGN), ctx);
-	if (rc != 0) {
-		free(ctx);
+	if (rc != 0)
 		return rc;
-	}
 	s = &p->slots[(p->slot_head + p->slot_count) % p->slot_cap];
 	s->off = off;
 	s->len = slot_len;
@@ -280,27 +256,29 @@ void osd_repl_pg_flush(struct osd *osd, struct osd_pg *pg)
 
 static void osd_repl_flush_all(struct osd *osd)
 {
-	for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++)
-		for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext)
-			if (pg->head)
-				osd_repl_pg_flush(osd, pg);
+	struct osd_pg *pg;
+
+	osd_pg_foreach(osd, pg)
+		if (pg->head)
+			osd_repl_pg_flush(osd, pg);
 }
 
 void osd_repl_peer_failed(struct osd *osd, struct osd_peer *p)
 {
+	struct osd_pg *pg;
+
 	log_warn("osd", "%s: connection to osd.%u (%s) failed; records will be resent", osd->name,
 		 p->id, p->addr);
 	osd_peer_reset(p);
 	/* whatever was in that ring is gone: every unacked record goes again */
-	for (unsigned int b = 0; b < OSD_PG_BUCKETS; b++)
-		for (struct osd_pg *pg = osd->pgs[b]; pg; pg = pg->hnext)
-			for (struct osd_op *op = pg->head; op; op = op->next)
-				for (unsigned int i = 1; i < op->nacting; i++)
-					if (op->acting[i] == (int32_t)p->id)
-						op->repl_sent &= ~(1u << i);
+	osd_pg_foreach(osd, pg)
+		for (struct osd_op *op = pg->head; op; op = op->next)
+			for (unsigned int i = 1; i < op->nacting; i++)
+				if (op->acting[i] == (int32_t)p->id)
+					op->repl_sent &= ~(1u << i);
 }
 
-static void osd_peer_acked(struct osd *osd, struct osd_peer *p, const struct osd_wire_msg *m)
+static void osd_peer_acked(struct osd *osd, struct osd_peer *p, const struct proto_repl_ack *m)
 {
 	for (uint32_t i = 0; i < p->slot_count; i++) {
 		struct osd_ring_slot *s = &p->slots[(p->slot_head + i) % p->slot_cap];
@@ -330,22 +308,23 @@ static void osd_peer_acked(struct osd *osd, struct osd_peer *p, const struct osd
 
 /* ------------------------------------------------------------- replica side */
 
-static void osd_replica_ring_req(struct osd_conn *conn, const struct osd_wire_msg *m)
+static void osd_replica_ring_req(struct osd_conn *conn, const struct proto_repl_ring_req *m)
 {
 	struct osd *osd = conn->osd;
-	struct osd_wire_msg g = {.type = OSD_WIRE_RING_GRANT};
+	struct proto_msg g = {.type = PROTO_REPL_RING_GRANT};
+	struct fab_rkey rk;
 	int rc;
 
 	if (conn->ring != NULL) {
 		log_warn("osd", "%s: second ring request from %s, closing", osd->name,
-			 fab_ep_peer_addr(conn->ep));
-		conn->failed = true;
+			 osd_conn_peer(conn));
+		osd_conn_kill(conn);
 		return;
 	}
 	conn->ring_size = osd->ring_size;
 	conn->ring = aligned_alloc(4096, conn->ring_size);
 	if (conn->ring == NULL) {
-		conn->failed = true;
+		osd_conn_kill(conn);
 		return;
 	}
 	/* resident now on every backend (RDMA registration pins it anyway): RSS counts it */
@@ -356,68 +335,67 @@ static void osd_replica_ring_req(struct osd_conn *conn, const struct osd_wire_ms
 	if (rc != 0) {
 		log_error("osd", "%s: ring for osd.%u: %s", osd->name, m->osd_id,
 			  weft_strerror(rc));
-		conn->failed = true;
+		osd_conn_kill(conn);
 		return;
 	}
 	conn->peer_id = m->osd_id;
 	conn->peer_known = true;
 	osd_hb_peer_alive(osd, m->osd_id);
 	conn->gen = osd_conn_gen_next++;
-	fab_mr_rkey(conn->ring_mr, &g.ring);
+	fab_mr_rkey(conn->ring_mr, &rk);
+	g.repl_ring_grant.ring = (struct proto_rkey){rk.addr, rk.len, rk.key};
 	log_info("osd", "%s: replica ring of %llu MiB for osd.%u (%s)", osd->name,
-		 (unsigned long long)(conn->ring_size >> 20), m->osd_id,
-		 fab_ep_peer_addr(conn->ep));
-	if (osd_send_wire(conn, &g) != 0)
-		conn->failed = true;
+		 (unsigned long long)(conn->ring_size >> 20), m->osd_id, osd_conn_peer(conn));
+	if (osd_conn_send(conn, &g, 0) != 0)
+		osd_conn_kill(conn);
 }
 
-void osd_repl_recv(struct osd_conn *conn, const void *buf, size_t len)
+void osd_repl_recv(struct osd_conn *conn, const struct proto_msg *m)
 {
-	struct osd_wire_msg m;
+	struct osd_peer *p = conn->peer;
 
-	if (osd_wire_decode(buf, len, &m) != 0) {
-		log_warn("osd", "%s: malformed cluster message from %s, closing", conn->osd->name,
-			 fab_ep_peer_addr(conn->ep));
-		conn->failed = true;
-		return;
-	}
-	if (conn->kind == OSD_CONN_REPLICA && m.type == OSD_WIRE_RING_REQ)
-		return osd_replica_ring_req(conn, &m);
-	if (conn->kind == OSD_CONN_PEER && conn->peer && m.type == OSD_WIRE_RING_GRANT) {
+	if (conn->kind == OSD_CONN_REPLICA && m->type == PROTO_REPL_RING_REQ)
+		return osd_replica_ring_req(conn, &m->repl_ring_req);
+	if (conn->kind == OSD_CONN_PEER && p && m->type == PROTO_REPL_RING_GRANT) {
+		const struct proto_rkey *r = &m->repl_ring_grant.ring;
+
 		log_info("osd", "%s: osd.%u granted a ring of %llu MiB, %llu ms after connecting",
-			 conn->osd->name, conn->peer->id, (unsigned long long)(m.ring.len >> 20),
-			 (unsigned long long)(clock_now_ms() - conn->peer->connect_ms));
-		conn->peer->ring = m.ring;
-		conn->peer->ring_ready = true;
-		conn->peer->slot_head = conn->peer->slot_count = 0;
+			 conn->osd->name, p->id, (unsigned long long)(r->len >> 20),
+			 (unsigned long long)(clock_now_ms() - p->connect_ms));
+		p->ring = (struct fab_rkey){r->addr, r->len, r->key};
+		p->ring_ready = true;
+		p->slot_head = p->slot_count = 0;
 		osd_repl_flush_all(conn->osd);
 		return;
 	}
-	if (conn->kind == OSD_CONN_PEER && conn->peer && m.type == OSD_WIRE_ACK)
-		return osd_peer_acked(conn->osd, conn->peer, &m);
-	if ((conn->kind == OSD_CONN_REPLICA && m.type == OSD_WIRE_PING) ||
-	    (conn->kind == OSD_CONN_PEER && m.type == OSD_WIRE_PONG))
-		return osd_hb_ping_recv(conn, &m);
-	log_warn("osd", "%s: unexpected cluster message %u from %s, closing", conn->osd->name,
-		 m.type, fab_ep_peer_addr(conn->ep));
-	conn->failed = true;
+	if (conn->kind == OSD_CONN_PEER && p && m->type == PROTO_REPL_ACK)
+		return osd_peer_acked(conn->osd, p, &m->repl_ack);
+	if ((conn->kind == OSD_CONN_REPLICA && m->type == PROTO_PING) ||
+	    (conn->kind == OSD_CONN_PEER && m->type == PROTO_PONG))
+		return osd_hb_ping_recv(conn, m->type, &m->ping);
+	log_warn("osd", "%s: unexpected %s message from %s, closing", conn->osd->name,
+		 proto_type_name(m->type), osd_conn_peer(conn));
+	osd_conn_kill(conn);
+}
+
+static void osd_replica_ack(struct osd_conn *conn, uint64_t ring_off, uint32_t pool, uint32_t pg,
+			    uint64_t version, int status)
+{
+	struct proto_msg a = {.type = PROTO_REPL_ACK};
+
+	a.repl_ack = (struct proto_repl_ack){ring_off, pool, pg, version, status};
+	osd_conn_send(conn, &a, 0);
 }
 
 static void osd_replica_commit_cb(void *arg, int rc)
 {
 	struct osd_replica_ctx *c = arg;
 	struct osd *osd = c->osd;
-	struct osd_wire_msg a = {.type = OSD_WIRE_ACK,
-				 .ring_off = c->ring_off,
-				 .pool = c->pool,
-				 .pg = c->pg,
-				 .version = c->version,
-				 .status = rc};
 
 	osd->store_pending--;
 	for (struct osd_conn *k = osd->conns; k; k = k->next) {
 		if (k == c->conn && k->gen == c->conn_gen && !k->failed) {
-			osd_send_wire(k, &a);
+			osd_replica_ack(k, c->ring_off, c->pool, c->pg, c->version, rc);
 			break;
 		}
 	}
@@ -444,8 +422,8 @@ void osd_repl_write_imm_now(struct osd_conn *conn, uint32_t imm, uint32_t len)
 	if (conn->ring == NULL || off > conn->ring_size || len > conn->ring_size - off ||
 	    osd_rec_hdr_decode((const char *)conn->ring + off, len, &h, &hl) != 0) {
 		log_warn("osd", "%s: bad replication record (off %llu len %u) from %s, closing",
-			 osd->name, (unsigned long long)off, len, fab_ep_peer_addr(conn->ep));
-		conn->failed = true;
+			 osd->name, (unsigned long long)off, len, osd_conn_peer(conn));
+		osd_conn_kill(conn);
 		return;
 	}
 	rec = (const char *)conn->ring + off;
@@ -458,19 +436,12 @@ void osd_repl_write_imm_now(struct osd_conn *conn, uint32_t imm, uint32_t len)
 		rc = osd_pg_rec_apply(osd, &h, data, osd_replica_commit_cb, c);
 	}
 	if (rc != 0) {
-		struct osd_wire_msg a = {.type = OSD_WIRE_ACK,
-					 .ring_off = off,
-					 .pool = h.pool,
-					 .pg = h.pg,
-					 .version = h.version,
-					 .status = rc};
-
 		if (rc != -ESTALE) /* a record of an ended interval is refused quietly */
 			log_error("osd", "%s pg %u.%x: replica write of %s v%llx: %s", osd->name,
 				  h.pool, h.pg, h.name, (unsigned long long)h.version,
 				  weft_strerror(rc));
 		free(c);
-		osd_send_wire(conn, &a);
+		osd_replica_ack(conn, off, h.pool, h.pg, h.version, rc);
 		return;
 	}
 	osd->store_pending++;
@@ -496,7 +467,7 @@ static void osd_repl_grant_check(struct osd *osd, uint64_t now)
 			 "%s: osd.%u (%s) granted no replication ring within %llu ms; "
 			 "reconnecting",
 			 osd->name, p->id, p->addr, (unsigned long long)limit);
-		p->conn->failed = true; /* torn down and retried by osd_net_progress */
+		osd_conn_kill(p->conn); /* torn down and retried by osd_net_progress */
 	}
 }
 

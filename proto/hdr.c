@@ -21,6 +21,8 @@ const char *proto_type_name(uint16_t type)
 		return "pong";
 	case PROTO_ERROR:
 		return "error";
+	case PROTO_AUTH:
+		return "auth";
 	case PROTO_MAP_GET:
 		return "map_get";
 	case PROTO_MAP:
@@ -79,6 +81,12 @@ const char *proto_type_name(uint16_t type)
 		return "pg_delete";
 	case PROTO_PG_NOTIFY:
 		return "pg_notify";
+	case PROTO_REPL_RING_REQ:
+		return "repl_ring_req";
+	case PROTO_REPL_RING_GRANT:
+		return "repl_ring_grant";
+	case PROTO_REPL_ACK:
+		return "repl_ack";
 	}
 	return "unknown";
 }
@@ -92,6 +100,7 @@ bool proto_type_known(uint16_t type)
 	case PROTO_PING:
 	case PROTO_PONG:
 	case PROTO_ERROR:
+	case PROTO_AUTH:
 	case PROTO_MAP_GET:
 	case PROTO_MAP:
 	case PROTO_OSD_OP:
@@ -119,6 +128,9 @@ bool proto_type_known(uint16_t type)
 	case PROTO_PG_SCAN_REQ:
 	case PROTO_PG_SCAN:
 	case PROTO_PG_DELETE:
+	case PROTO_REPL_RING_REQ:
+	case PROTO_REPL_RING_GRANT:
+	case PROTO_REPL_ACK:
 	case PROTO_PG_NOTIFY:
 	case PROTO_OSD_FAILURE:
 		return true;

@@ -34,17 +34,34 @@
 /* OSD_OP_REPLY may carry the flags MAYBE and OSD (an error's OSD in version). */
 #define PROTO_FEAT_REPLY_OSD (1ull << 2)
 
-/* OSDs heartbeat each other on their cluster connections (OSD_WIRE_PING/PONG, osd/osd_hb.c). */
+/* OSDs heartbeat each other on their cluster connections (PING/PONG, osd/osd_hb.c). */
 #define PROTO_FEAT_OSD_PING (1ull << 3)
 /* PG_STATS may carry the OSD's client I/O counters after its entries (weft status rates). */
 #define PROTO_FEAT_IO_STATS (1ull << 4)
+/*
+ * OSD <-> OSD: replication control as proto frames (REPL_RING_REQ/GRANT/ACK,
+ * PING/PONG) through the messenger. Before it (0.1.x) these were a framing
+ * of their own that this build no longer speaks: an OSD refuses a cluster
+ * peer without this bit (docs/upgrade.md).
+ */
+#define PROTO_FEAT_REPL_MSG (1ull << 5)
 
-/* The monitor issues tickets and service keys (AUTH_TICKET, AUTH_SVC_KEYS): ask it only then. */
-#define PROTO_FEAT_TICKETS (1ull << 6)
+/*
+ * The messenger authenticates (AUTH frames, then a MAC on every frame):
+ * a peer without it is an older version that cannot, refused by a side
+ * that requires authentication with a line saying so (msgr/msgr_auth.c).
+ */
+#define PROTO_FEAT_AUTH (1ull << 6)
+
+/*
+ * The monitor issues tickets and service keys (AUTH_TICKET, AUTH_SVC_KEYS):
+ * ask it only then. Bit 7: bits 5 and 6 are REPL_MSG and AUTH.
+ */
+#define PROTO_FEAT_TICKETS (1ull << 7)
 
 #define PROTO_FEATS_SUPPORTED                                                                      \
 	(PROTO_FEAT_BASE | PROTO_FEAT_BULK | PROTO_FEAT_REPLY_OSD | PROTO_FEAT_OSD_PING |           \
-	 PROTO_FEAT_IO_STATS | PROTO_FEAT_TICKETS)
+	 PROTO_FEAT_IO_STATS | PROTO_FEAT_REPL_MSG | PROTO_FEAT_AUTH | PROTO_FEAT_TICKETS)
 #define PROTO_FEATS_REQUIRED  (PROTO_FEAT_BASE | PROTO_FEAT_BULK)
 /* The oldest protocol version this build still talks to. */
 #define PROTO_VERSION_MIN 1u

@@ -495,6 +495,10 @@ int proto_osd_op_reply_decode(const void *buf, size_t len, struct proto_err *err
 int proto_msg_validate(const struct proto_msg *msg, struct proto_err *err)
 {
 	switch (msg->type) {
+	case PROTO_REPL_RING_REQ:
+	case PROTO_REPL_RING_GRANT:
+	case PROTO_REPL_ACK:
+		return proto_repl_validate(msg->type, msg, err);
 	case PROTO_HELLO:
 		return proto_hello_validate(&msg->hello, err);
 	case PROTO_AUTH_CHALLENGE:
@@ -515,6 +519,8 @@ int proto_msg_validate(const struct proto_msg *msg, struct proto_err *err)
 		return proto_bulk_validate(&msg->bulk, err);
 	case PROTO_BULK_DONE:
 		return proto_bulk_done_validate(&msg->bulk_done, err);
+	case PROTO_AUTH:
+		return proto_auth_validate(&msg->auth, err);
 	case PROTO_MON_CMD:
 		return proto_mon_cmd_validate(&msg->mon_cmd, err);
 	case PROTO_MON_CMD_REPLY:
@@ -580,6 +586,8 @@ static int proto_msg_put(struct proto_enc *enc, const struct proto_msg *msg)
 		return proto_bulk_encode(enc, &msg->bulk);
 	case PROTO_BULK_DONE:
 		return proto_bulk_done_encode(enc, &msg->bulk_done);
+	case PROTO_AUTH:
+		return proto_auth_encode(enc, &msg->auth);
 	case PROTO_MON_CMD:
 		return proto_mon_cmd_encode(enc, &msg->mon_cmd);
 	case PROTO_MON_CMD_REPLY:
@@ -615,6 +623,10 @@ static int proto_msg_put(struct proto_enc *enc, const struct proto_msg *msg)
 	case PROTO_PG_DELETE:
 	case PROTO_PG_NOTIFY:
 		return proto_pg_encode(enc, msg->type, &msg->pg);
+	case PROTO_REPL_RING_REQ:
+	case PROTO_REPL_RING_GRANT:
+	case PROTO_REPL_ACK:
+		return proto_repl_encode(enc, msg);
 	}
 	return -EINVAL;
 }
@@ -689,6 +701,9 @@ int proto_msg_decode(uint16_t type, const void *payload, size_t len, struct prot
 	case PROTO_BULK_DONE:
 		rc = proto_bulk_done_decode(payload, len, err, &msg_out->bulk_done);
 		break;
+	case PROTO_AUTH:
+		rc = proto_auth_decode(payload, len, err, &msg_out->auth);
+		break;
 	case PROTO_MON_CMD:
 		rc = proto_mon_cmd_decode(payload, len, err, &msg_out->mon_cmd);
 		break;
@@ -736,6 +751,11 @@ int proto_msg_decode(uint16_t type, const void *payload, size_t len, struct prot
 	case PROTO_PG_DELETE:
 	case PROTO_PG_NOTIFY:
 		rc = proto_pg_decode(type, payload, len, err, &msg_out->pg);
+		break;
+	case PROTO_REPL_RING_REQ:
+	case PROTO_REPL_RING_GRANT:
+	case PROTO_REPL_ACK:
+		rc = proto_repl_decode(type, payload, len, err, msg_out);
 		break;
 	default:
 		return proto_err_set(err, "msg", "type: unknown message type %u", type);

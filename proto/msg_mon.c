@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Monitor-service messages (MON_CMD, MON_CMD_REPLY, MON_SUB, OSD_BOOT,
- * OSD_BEACON, OSD_FAILURE, AUTH_TICKET[_REPLY], AUTH_SVC_KEYS[_REPLY]) and
- * the messenger's rendezvous (BULK, BULK_DONE). Same rules as msg.c: decoders parse into a local,
- * reject trailing bytes, validate, and write the out-parameter only on success.
+ * OSD_BEACON, OSD_FAILURE, AUTH_TICKET[_REPLY], AUTH_SVC_KEYS[_REPLY]), the
+ * messenger's rendezvous (BULK, BULK_DONE) and its authentication handshake
+ * (AUTH). Same rules as msg.c: decoders parse into a local, reject trailing
+ * bytes, validate, and write the out-parameter only on success.
  */
 #include "proto/proto.h"
 
@@ -90,6 +91,36 @@ int proto_bulk_done_decode(const void *buf, size_t len, struct proto_err *err,
 	proto_dec_get_u32(&dec, "status", &status);
 	m.status = (int32_t)status;
 	if (proto_dec_finish(&dec) != 0 || proto_bulk_done_validate(&m, err) != 0)
+		return -EBADMSG;
+	*m_out = m;
+	return 0;
+}
+
+/* ------------------------------------------------------------------- auth */
+
+int proto_auth_validate(const struct proto_auth *m, struct proto_err *err)
+{
+	if (m->len == 0 || m->len > PROTO_AUTH_MAX)
+		return proto_err_set(err, "auth", "data: %u bytes, not in 1..%u", m->len,
+				     PROTO_AUTH_MAX);
+	return 0;
+}
+
+int proto_auth_encode(struct proto_enc *enc, const struct proto_auth *m)
+{
+	PROTO_ENC_CHECK(proto_auth_validate(m, NULL));
+	proto_enc_put_blob32(enc, m->data, m->len);
+	return 0;
+}
+
+int proto_auth_decode(const void *buf, size_t len, struct proto_err *err, struct proto_auth *m_out)
+{
+	struct proto_auth m = {0};
+	struct proto_dec dec;
+
+	proto_dec_init(&dec, buf, len, "auth", err);
+	proto_dec_get_blob32(&dec, "data", PROTO_AUTH_MAX, &m.data, &m.len);
+	if (proto_dec_finish(&dec) != 0 || proto_auth_validate(&m, err) != 0)
 		return -EBADMSG;
 	*m_out = m;
 	return 0;

@@ -50,6 +50,7 @@ enum proto_type {
 	PROTO_PING = 4,
 	PROTO_PONG = 5,
 	PROTO_ERROR = 6,
+	PROTO_AUTH = 7,	     /* msgr: a message of the authentication handshake (proto_mon.h) */
 	PROTO_BULK = 8,	     /* msgr rendezvous: pull a large frame (proto_mon.h) */
 	PROTO_BULK_DONE = 9,
 	PROTO_MAP_GET = 16,
@@ -82,6 +83,10 @@ enum proto_type {
 	PROTO_PG_SCAN = 72,
 	PROTO_PG_DELETE = 73,
 	PROTO_PG_NOTIFY = 74, /* stray -> primary: "I hold a copy" (INFO's layout) */
+	/* replication control between OSDs (proto_repl.h, msg_repl.c); PING/PONG heartbeats */
+	PROTO_REPL_RING_REQ = 80,
+	PROTO_REPL_RING_GRANT = 81,
+	PROTO_REPL_ACK = 82,
 };
 
 struct proto_hdr {
@@ -262,6 +267,7 @@ struct proto_osd_op_reply {
 
 #include "proto/proto_mon.h"
 #include "proto/proto_pg.h"
+#include "proto/proto_repl.h"
 
 struct proto_msg {
 	uint16_t type; /* enum proto_type: says which member is valid */
@@ -277,6 +283,7 @@ struct proto_msg {
 		struct proto_osd_op_reply osd_op_reply;
 		struct proto_bulk bulk;
 		struct proto_bulk_done bulk_done;
+		struct proto_auth auth;
 		struct proto_mon_cmd mon_cmd;
 		struct proto_mon_cmd_reply mon_cmd_reply;
 		struct proto_mon_sub mon_sub;
@@ -288,6 +295,9 @@ struct proto_msg {
 		struct proto_osd_failure osd_failure;
 		struct proto_pg pg; /* PROTO_PG_QUERY .. PROTO_PG_DELETE */
 		struct proto_pg_stats pg_stats;
+		struct proto_repl_ring_req repl_ring_req;
+		struct proto_repl_ring_grant repl_ring_grant;
+		struct proto_repl_ack repl_ack;
 	};
 };
 
@@ -308,6 +318,11 @@ int proto_auth_challenge_decode(const void *buf, size_t len, struct proto_err *e
 int proto_auth_response_encode(struct proto_enc *enc, const struct proto_auth_response *m);
 int proto_auth_response_decode(const void *buf, size_t len, struct proto_err *err,
 			       struct proto_auth_response *m_out);
+
+int proto_repl_validate(uint16_t type, const struct proto_msg *m, struct proto_err *err);
+int proto_repl_encode(struct proto_enc *enc, const struct proto_msg *m);
+int proto_repl_decode(uint16_t type, const void *buf, size_t len, struct proto_err *err,
+		      struct proto_msg *m_out);
 
 int proto_ping_encode(struct proto_enc *enc, const struct proto_ping *m);
 int proto_ping_decode(const void *buf, size_t len, struct proto_err *err,

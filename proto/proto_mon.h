@@ -32,6 +32,16 @@ struct proto_bulk_done {
 	int32_t status; /* 0 or -errno (<= 0) */
 };
 
+/*
+ * AUTH: one message of the mutual handshake (auth/handshake.h: HELLO,
+ * CHALLENGE, PROOF, DONE), carried opaque: auth/ decodes it, bounded.
+ */
+#define PROTO_AUTH_MAX 8192
+struct proto_auth {
+	const void *data; /* view into the input */
+	uint32_t len;	  /* 1..PROTO_AUTH_MAX */
+};
+
 /* A command to the monitors: a JSON object, {"prefix": "osd tree", ...}. */
 struct proto_mon_cmd {
 	const char *json; /* view into the input, json_len bytes, no NUL inside */
@@ -130,6 +140,9 @@ int proto_bulk_validate(const struct proto_bulk *m, struct proto_err *err);
 int proto_bulk_encode(struct proto_enc *enc, const struct proto_bulk *m);
 int proto_bulk_decode(const void *buf, size_t len, struct proto_err *err,
 		      struct proto_bulk *m_out);
+int proto_auth_validate(const struct proto_auth *m, struct proto_err *err);
+int proto_auth_encode(struct proto_enc *enc, const struct proto_auth *m);
+int proto_auth_decode(const void *buf, size_t len, struct proto_err *err, struct proto_auth *m_out);
 int proto_bulk_done_validate(const struct proto_bulk_done *m, struct proto_err *err);
 int proto_bulk_done_encode(struct proto_enc *enc, const struct proto_bulk_done *m);
 int proto_bulk_done_decode(const void *buf, size_t len, struct proto_err *err,

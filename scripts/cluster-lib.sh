@@ -42,6 +42,14 @@
 #   so parallel ones fit a small CI disk; the launcher scripts/cluster.sh
 #   defaults to 4G, fallocated, as its benchmarks ran.
 #
+#   CL_AUTH        (weft) the auth_*_required options of the cluster: weft or none
+#
+# Keys (docs/security.md): the first mon's --mkfs writes the admin keyring
+# (client.admin and mon.) to $DIR/keyring, the conf's keyring for every
+# client; each OSD gets osd.N's key from `weft auth get-or-create` into
+# $DIR/osd.N/keyring (the [osd] keyring, $DIR/$name/keyring) before its
+# first start (cl_osd_key).
+#
 # Every daemon started here is in PIDS[NAME] (NAME = mon.a, osd.3) and in
 # $DIR/NAME.pid; its stdout/stderr go to $DIR/NAME.log. Every wait is bounded.
 
@@ -94,6 +102,10 @@ write_conf() {
 	osd_max_op_size = 8M
 	client_op_timeout = ${CL_OP_TIMEOUT:-${WEFT_TEST_OP_TIMEOUT:-60s}}
 	client_buffers = 20
+	keyring = $DIR/keyring
+	auth_cluster_required = ${CL_AUTH:-weft}
+	auth_service_required = ${CL_AUTH:-weft}
+	auth_client_required = ${CL_AUTH:-weft}
 [mon]
 	mon_data = $DIR/\$name
 	mon_election_timeout = $et
@@ -108,6 +120,7 @@ EOC
 	done
 	cat >> "$CONF" << EOC
 [osd]
+	keyring = $DIR/\$name/keyring
 	osd_data = $DIR/\$name/block
 	osd_wal = $([ "${CL_WAL:-data}" = file ] && echo "$DIR/\$name/wal")
 	osd_db = $DIR/\$name/db
@@ -240,7 +253,7 @@ cl_stop() {
 
 start_mon() { cl_spawn "mon.$1" "$MON" -i "$1" -c "$CONF"; }
 stop_mon() { cl_stop "mon.$1" "${2:-KILL}"; }
-start_osd() { cl_spawn "osd.$1" "$OSD" -i "$1" -c "$CONF"; }
+start_osd() { cl_osd_key "$1" && cl_spawn "osd.$1" "$OSD" -i "$1" -c "$CONF"; }
 stop_osd() { cl_stop "osd.$1" "${2:-KILL}"; }
 
 # mons_up: mkfs (unless mon_data exists) and start NMON mons; wait until
@@ -266,6 +279,17 @@ mons_up() {
 	fi
 	wait_for 30 "$([ "$NMON" = 1 ] && echo "the mon has a map" || echo "$NMON mons have a map")" \
 		cl_epoch_ge 1
+}
+
+# cl_osd_key ID: osd.ID's key in its keyring ($DIR/osd.ID/keyring, mode 0600),
+# made by the monitors (the admin keyring asks) unless it is there.
+cl_osd_key() {
+	local kr=$DIR/osd.$1/keyring
+	mkdir -p "$DIR/osd.$1"
+	[ -s "$kr" ] && return 0
+	(umask 077 && w auth get-or-create "osd.$1" mon "profile osd" osd "profile osd" > "$kr.tmp") ||
+		{ rm -f "$kr.tmp"; fail "weft auth get-or-create osd.$1"; }
+	mv "$kr.tmp" "$kr"
 }
 
 # osds_up: mkfs (unless the store exists) and start NOSD OSDs; wait until all are up.

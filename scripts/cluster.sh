@@ -258,7 +258,7 @@ cmd_up() {
 	trap - INT TERM
 	STARTED_HERE=0
 	w status || true
-	log "up: conf $CONF, logs $DIR/*.log; stop with: $0 down --dir $DIR [--wipe]"
+	log "up: conf $CONF, admin keyring $DIR/keyring (client.admin; each OSD's key in $DIR/osd.N/keyring), logs $DIR/*.log; stop with: $0 down --dir $DIR [--wipe]"
 }
 
 cmd_down() {

@@ -8,6 +8,10 @@ weft_add_test(test_auth_hs
 	SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_auth_hs.c
 	LIBS weft_auth weft_proto weft_common
 	LABELS unit)
+weft_add_test(test_auth_sess
+	SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_auth_sess.c
+	LIBS weft_auth weft_proto weft_common
+	LABELS unit)
 # The monitors' auth database (mon/mon_auth.c: no daemon state, so compiled in).
 weft_add_test(test_mon_auth
 	SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_mon_auth.c ${CMAKE_SOURCE_DIR}/mon/mon_auth.c

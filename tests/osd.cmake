@@ -126,3 +126,11 @@ if(TARGET weft-osd AND TARGET test_recovery_io)
 			TIMEOUT 600 SKIP_RETURN_CODE 77)
 	endforeach()
 endif()
+
+# The op pipeline and its replication bookkeeping (osd/osd_op.c, osd_repl.c,
+# osd_pgs.c) against a fake fabric, store, network and PG machine.
+weft_add_test(test_osd_op SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_osd_op.c
+	${PROJECT_SOURCE_DIR}/osd/osd_op.c ${PROJECT_SOURCE_DIR}/osd/osd_repl.c
+	${PROJECT_SOURCE_DIR}/osd/osd_wire.c ${PROJECT_SOURCE_DIR}/osd/osd_pgs.c
+	LIBS weft_evloop weft_proto weft_plcmap weft_monmap weft_common LABELS unit)
+target_include_directories(test_osd_op PRIVATE ${PROJECT_SOURCE_DIR}/include)

@@ -149,7 +149,7 @@ static void test_hs_transcript_bytes(void **state)
 static void test_hs_transcript_fields(void **state)
 {
 	static const char *const fields[] = {"fsid", "method", "client", "server", "client_addr",
-					     "server_addr", "nonce_c", "nonce_s"};
+					     "server_addr", "nonce_c", "nonce_s", "prelude"};
 
 	(void)state;
 	for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++) {
@@ -167,6 +167,7 @@ static void test_hs_transcript_fields(void **state)
 		case 5: snprintf(b->server_addr, sizeof(b->server_addr), "127.1.0.2:38500"); break;
 		case 6: b->nonce_c[31] ^= 0x80; break;
 		case 7: b->nonce_s[0] ^= 1; break;
+		case 8: b->prelude[31] ^= 4; break;
 		}
 		if (auth_hs_server_on_proof(&r.s, r.proof, r.proof_len, &r.err, r.done,
 					    sizeof(r.done), &r.done_len) != -EACCES)

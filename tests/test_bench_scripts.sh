@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The benchmark scripts without running a benchmark: perftest-scripts/
-# small-write.sh and cluster-bench.sh (and their bench-lib.sh / bench_lib.py)
+# small-write.sh, cluster-bench.sh, busy-poll-sweep.sh (and bench-lib.sh / bench_lib.py)
 # parse, print their --help (exit 0), and refuse bad usage with exit 2 and one
 # line on stderr before they touch the disk or start anything. The
 # benchmarks themselves are not timed tests (docs/performance.md).
@@ -16,13 +16,13 @@ trap 'rm -rf "$TMP"' EXIT
 FAILS=0
 fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
 
-for f in small-write.sh cluster-bench.sh bench-lib.sh; do
+for f in small-write.sh cluster-bench.sh bench-lib.sh busy-poll-sweep.sh; do
 	bash -n "$P/$f" || fail "$f: syntax"
 done
 python3 -c "import ast, sys; ast.parse(open(sys.argv[1]).read())" "$P/bench_lib.py" ||
 	fail "bench_lib.py: syntax"
 # the table code is python in a here-document: it must compile too
-for f in small-write.sh cluster-bench.sh; do
+for f in small-write.sh cluster-bench.sh busy-poll-sweep.sh; do
 	awk "/<< 'EOF' \\| tee/ { on = 1; next } /^EOF\$/ { on = 0 } on" "$P/$f" > "$TMP/table.py"
 	[ -s "$TMP/table.py" ] || fail "$f: no python table found"
 	python3 -c "import sys; compile(open(sys.argv[1]).read(), sys.argv[1], 'exec')" "$TMP/table.py" ||
@@ -35,6 +35,8 @@ done
 	fail "small-write.sh --help"
 "$P/cluster-bench.sh" --help > "$TMP/out" 2>&1
 [ $? = 0 ] && grep -q "^usage: cluster-bench.sh" "$TMP/out" || fail "cluster-bench.sh --help"
+"$P/busy-poll-sweep.sh" --help > "$TMP/out" 2>&1
+[ $? = 0 ] && grep -q "^usage: busy-poll-sweep.sh" "$TMP/out" || fail "busy-poll-sweep.sh --help"
 
 # bad usage: exit 2, one line on stderr naming the problem, nothing on stdout,
 # and no scratch directory made
@@ -64,5 +66,8 @@ check_bad small-write.sh "not found: build it" "$TMP/no-such-build"
 check_bad small-write.sh "no such directory" --out "$TMP/no/such/file.md" "$BUILD"
 check_bad cluster-bench.sh "unknown option '--bogus'" --bogus
 check_bad cluster-bench.sh "not found: build it" "$TMP/no-such-build"
+check_bad busy-poll-sweep.sh "unknown option '--bogus'" --bogus
+check_bad busy-poll-sweep.sh "expected microseconds" --values 5,x
+check_bad busy-poll-sweep.sh "expected a positive number" --seconds 0
 
 [ $FAILS = 0 ] && echo "PASS" || { echo "$FAILS failure(s)"; exit 1; }

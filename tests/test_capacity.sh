@@ -276,6 +276,7 @@ fake)
 	fake_start() { # fake_start I [--usage-file F]
 		local i=$1
 		shift
+		cl_osd_key "$i"
 		"$FAKE" -c "$CONF" --uuid "${U}0$i" --host "node$i" --public "127.1.0.$((10 + i)):6800" \
 			--cluster "127.2.0.$((10 + i)):6800" --want-id "$i" --beacon-ms 300 --run 300 "$@" \
 			> "$DIR/fake$i.out" 2>&1 &

@@ -145,7 +145,7 @@ static void test_defaults(void **state)
 	assert_int_equal(conf_get_size(conf, CONF_MS_MSG_SIZE), 8192);
 	assert_int_equal(conf_get_int(conf, CONF_MS_RECV_CREDITS), 64);
 	assert_int_equal(conf_get_int(conf, CONF_MS_SQ_DEPTH), 256);
-	assert_int_equal(conf_get_duration_us(conf, CONF_MS_BUSY_POLL), 50);
+	assert_int_equal(conf_get_duration_us(conf, CONF_MS_BUSY_POLL), 0);
 	assert_int_equal(conf_get_duration_us(conf, CONF_MS_PEER_TIMEOUT), 10000000);
 	assert_int_equal(conf_get_duration_us(conf, CONF_MS_CONNECT_TIMEOUT), 5000000);
 	assert_int_equal(conf_get_int(conf, CONF_RDMA_PORT), 1);
@@ -529,8 +529,8 @@ static void test_duration(void **state)
 		assert_int_equal(conf_get_duration_us(conf, CONF_OSD_HEARTBEAT_GRACE), ok[i].us);
 		conf_destroy(conf);
 	}
-	conf = load_ok("osd.7", "[global]\nms_busy_poll = 0\n");
-	assert_int_equal(conf_get_duration_us(conf, CONF_MS_BUSY_POLL), 0);
+	conf = load_ok("osd.7", "[global]\nms_busy_poll = 100us\n");
+	assert_int_equal(conf_get_duration_us(conf, CONF_MS_BUSY_POLL), 100);
 	conf_destroy(conf);
 
 	expect_bad("osd.0", "[global]\nosd_heartbeat_grace = abc\n",

@@ -131,9 +131,11 @@ restart)
 osd)
 	for i in $(seq 1 12); do w pool create pool$i --pg-num 4 > /dev/null || fail "pool $i"; done
 	U=00000000-0000-4000-8000-0000000000
+	# each fake boots as osd.N with osd.N's key (cl_osd_key), as weft-osd does
+	for i in 0 1 2 3 10 11 12; do cl_osd_key $i; done
 	for i in 0 1 2 3; do
 		args=(--uuid "${U}0$i" --host node$((i % 2)) --public "127.1.0.$((10 + i)):6800"
-			--cluster "127.2.0.$((10 + i)):6800" --beacon-ms 500 --run 120)
+			--cluster "127.2.0.$((10 + i)):6800" --want-id $i --beacon-ms 500 --run 120)
 		[ $i = 1 ] && args+=(--stop-beacon-after 4)
 		"$FAKE" -c "$CONF" "${args[@]}" > "$DIR/osd$i.out" 2>&1 &
 		FAKES+=($!)
@@ -163,20 +165,20 @@ osd)
 	# peer reports: two reporters mark osd.3 down though it beacons
 	ID3=$(wj osd dump | jq ".osds[] | select(.uuid == \"${U}03\") | .id")
 	ID0=$(wj osd dump | jq ".osds[] | select(.uuid == \"${U}00\") | .id")
-	"$FAKE" -c "$CONF" --uuid "${U}10" --host node9 --public 127.1.0.30:6800 \
+	"$FAKE" -c "$CONF" --uuid "${U}10" --host node9 --public 127.1.0.30:6800 --want-id 10 \
 		--report-failed "$ID3" --run 60 > "$DIR/r1.out" 2>&1 &
 	FAKES+=($!)
 	wait_for 20 "reporter booted" grep -q booted "$DIR/r1.out"
 	sleep 2
 	osd_field "$ID3" up true || fail "one reporter was enough (min is 2)"
 	# min_down_reporters counts hosts: a second reporter on node9 adds nothing
-	"$FAKE" -c "$CONF" --uuid "${U}11" --host node9 --public 127.1.0.31:6800 \
+	"$FAKE" -c "$CONF" --uuid "${U}11" --host node9 --public 127.1.0.31:6800 --want-id 11 \
 		--report-failed "$ID3" --run 60 > "$DIR/r2.out" 2>&1 &
 	FAKES+=($!)
 	wait_for 20 "second reporter booted" grep -q booted "$DIR/r2.out"
 	sleep 2
 	osd_field "$ID3" up true || fail "two reporters on one host were enough (min is 2 hosts)"
-	"$FAKE" -c "$CONF" --uuid "${U}12" --host node10 --public 127.1.0.32:6800 \
+	"$FAKE" -c "$CONF" --uuid "${U}12" --host node10 --public 127.1.0.32:6800 --want-id 12 \
 		--report-failed "$ID3" --run 60 > "$DIR/r3.out" 2>&1 &
 	FAKES+=($!)
 	wait_for 20 "osd.$ID3 down after peer reports from 2 hosts" osd_field "$ID3" up false

@@ -10,6 +10,10 @@
  *                 [--report-failed ID]... [--report-when FILE] [--reboot]
  *                 [--usage-file FILE] [--run S]
  *
+ * --want-id N: boot as osd.N, authenticating with osd.N's key from the
+ * conf's keyring (expanded for osd.N); without it the fake is an OSD
+ * without a name (osd.new, no key) that asks for a new id, which monitors
+ * that authenticate refuse.
  * --report-when: report only once FILE exists (the test marks the fake out first).
  * --reboot: boot again when a map marks this fake down (as weft-osd does).
  *
@@ -114,6 +118,7 @@ int main(int argc, char **argv)
 	struct proto_msg boot = { .type = PROTO_OSD_BOOT };
 	struct proto_osd_boot *b = &boot.osd_boot;
 	const char *file = NULL, *uuid = NULL, *host = "localhost", *pub = "127.1.0.100:6800";
+	char name[32] = "osd.new";
 	const char *cl = "", *report_when = NULL, *usage = NULL;
 	uint32_t reports[16], nreports = 0;
 	double run_s = 60, stop_after = -1;
@@ -186,12 +191,16 @@ int main(int argc, char **argv)
 	signal(SIGTERM, fake_sig);
 	signal(SIGINT, fake_sig);
 	signal(SIGPIPE, SIG_IGN);
-	if (conf_create("osd", &conf) != 0 || conf_load_file(conf, file) != 0 ||
+	if (b->want_id != PROTO_OSD_ID_NONE)
+		snprintf(name, sizeof(name), "osd.%u", b->want_id);
+	if (conf_create(name, &conf) != 0 || conf_load_file(conf, file) != 0 ||
 	    conf_apply_env(conf) != 0)
 		return 2;
-	weft_log_open("osd", WEFT_LOG_WARN, NULL);
-	if (monc_create(conf, "fake-osd", &mc) != 0)
+	weft_log_open(name, WEFT_LOG_WARN, NULL);
+	if (monc_create(conf, name, &mc) != 0) {
+		fprintf(stderr, "weft-fake-osd: %s cannot talk to the monitors\n", name);
 		goto out_conf;
+	}
 	monc_subscribe(mc, fake_map_cb, &f);
 	start = clock_now_ms();
 	f.boot_pending = true;

@@ -146,6 +146,9 @@ cat > "$CONF" << EOF
 	ms_type = tcp
 	log_file = $T/log/\$name.log
 	admin_socket = $T/run/\$name.asok
+	# the admin keyring mon.a's --mkfs writes (beside every mon_data: the
+	# hosts share this filesystem, so b and c take the same keys)
+	keyring = $T/lib/mon/keyring
 	ms_bind_port_min = $((PORT + 100))
 	ms_bind_port_max = $((PORT + 199))
 	ms_connect_timeout = 2s
@@ -171,6 +174,7 @@ cat > "$CONF" << EOF
 [mon.c]
 	mon_addr = 198.19.10.13:$PORT
 [osd]
+	keyring = $T/lib/osd/\$name/keyring
 	osd_data = $T/lib/osd/\$name/block
 	osd_wal = $T/lib/osd/\$name/wal
 	osd_db = $T/lib/osd/\$name/db

@@ -192,6 +192,9 @@ io)
 	w daemon osd.0 config show | jq -e '.options.admin_socket.value | endswith("osd.0.asok")' \
 		> /dev/null || fail "config show"
 	w daemon osd.0 help | jq -e 'has("perf dump")' > /dev/null || fail "help"
+	# the reactor's event loop went round and slept (docs/evloop.md)
+	w daemon osd.0 loop stats | jq -e '.rounds > 0 and .sleeps > 0 and .pollers == 4 and
+		.timers_armed >= 5' > /dev/null || fail "loop stats: $(w daemon osd.0 loop stats)"
 	w daemon mon.a perf dump | jq -e '.map_epoch >= 1' > /dev/null || fail "mon.a perf dump"
 	grep -q "osd.0: NUMA: " "$DIR/osd.0.log" || fail "osd.0 logged no NUMA choice"
 	log "ok: weft perf dump osd.0: $(echo "$J" | jq -c '{ops: .counters.ops,

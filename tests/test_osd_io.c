@@ -504,36 +504,49 @@ out:
 	return rc == 0 ? 0 : 1;
 }
 
+/*
+ * Objects a writer cycles through: at most 512 MiB of them on each OSD, so a
+ * fast machine cannot fill the test's 2 GiB stores before secs pass (each
+ * write_full replaces the object; the store frees the old units).
+ */
+#define WRITER_NAMES 512u
+
 /* Write and verify small objects until secs pass; any error reaching us fails. */
 static int cmd_writer(struct weft_cluster *cl, uint32_t pool, double secs, uint64_t seed)
 {
 	uint64_t end = clock_now_ms() + (uint64_t)(secs * 1000);
 	uint8_t *want = malloc(1 << 20), *got = malloc(1 << 20);
 	unsigned int i = 0;
+	int ret = 1;
 
+	if (want == NULL || got == NULL)
+		goto out;
 	rng_state = seed | 1;
 	while (clock_now_ms() < end) {
 		struct obj o = {.size = 1 + rnd() % (1 << 20), .seed = seed + i};
 		size_t len = 0;
 		int rc;
 
-		snprintf(o.name, sizeof(o.name), "w%llu-%u", (unsigned long long)seed, i++);
+		snprintf(o.name, sizeof(o.name), "w%llu-%u", (unsigned long long)seed,
+			 i++ % WRITER_NAMES);
 		fill(want, o.size, o.seed);
 		rc = weft_write_full(cl, pool, o.name, want, o.size);
 		if (rc == 0)
 			rc = weft_read(cl, pool, o.name, got, 1 << 20, 0, &len);
 		if (rc != 0) {
 			fprintf(stderr, "FAIL: writer %s: %s\n", o.name, weft_strerror(rc));
-			return 1;
+			goto out;
 		}
 		if (check_copy("writer read", &o, got, len, want) != 0)
-			return 1;
+			goto out;
 	}
 	printf("ok: writer %u objects, %llu resends, epoch %u\n", i,
 	       (unsigned long long)weft_debug_resends(cl), weft_map_epoch(cl));
+	ret = 0;
+out:
 	free(want);
 	free(got);
-	return 0;
+	return ret;
 }
 
 static int cmd_bench(struct weft_cluster *cl, uint32_t pool, size_t size, unsigned int n,
@@ -582,7 +595,7 @@ int main(int argc, char **argv)
 				"verify|readback|writer|write|ops|perf|bench ...\n");
 		return 2;
 	}
-	rc = weft_connect(conf, "client.test", &cl);
+	rc = weft_connect(conf, "client.admin", &cl);
 	if (rc != 0) {
 		fprintf(stderr, "FAIL: connect: %s\n", weft_strerror(rc));
 		return 1;

@@ -30,6 +30,7 @@ done
 dpkg-query -W -f='${Status}' weft-common 2> /dev/null | grep -q "install ok installed" &&
 	skip "weft packages are already installed on this machine"
 [ -e /etc/weft/weft.conf ] && skip "/etc/weft/weft.conf exists (a real node?)"
+[ -e /etc/weft/keyring ] && skip "/etc/weft/keyring exists (a real node?)"
 
 T=$(mktemp -d /tmp/weft-packages.XXXXXX)
 PKGS="weft-common weft-mon weft-osd weft-client libweft1 libweft-dev nbdkit-plugin-weft"
@@ -146,6 +147,7 @@ cat > /etc/weft/weft.conf << EOF
 [mon.a]
 	mon_addr = 127.0.0.1:$PORT
 [osd]
+	keyring = /var/lib/weft/osd/\$name/keyring
 	osd_store_wal_size = 64M
 	osd_repl_ring_size = 20M
 	osd_op_buffers = 6
@@ -204,6 +206,10 @@ done
 runuser -u weft -- weft-mon --mkfs -i a -c /etc/weft/weft.conf > "$T/mkfs-mon.out" 2>&1 ||
 	fail "weft-mon --mkfs as weft"
 [ -d /var/lib/weft/mon/mon.a ] || fail "mon_data not in /var/lib/weft/mon/mon.a"
+# the admin keyring --mkfs wrote (as weft), for root's weft, libweft, weft-mount, nbdkit
+grep -q "admin keyring (client.admin and mon., mode 0600): /var/lib/weft/mon/keyring" "$T/mkfs-mon.out" ||
+	fail "mkfs did not say where the admin keyring is: $(cat "$T/mkfs-mon.out")"
+install -m 600 /var/lib/weft/mon/keyring /etc/weft/keyring || fail "copying the admin keyring"
 run_unit weft-mon@.service a
 wait_for 30 "mon.a has a map" W status
 for i in 0 1 2; do
@@ -214,6 +220,9 @@ for i in 0 1 2; do
 		{ cat "$T/create$i.out"; fail "osd create on $l"; }
 	grep -q "^osd.$i: created in /var/lib/weft/osd/osd.$i" "$T/create$i.out" ||
 		fail "osd create: $(cat "$T/create$i.out")"
+	# osd create got osd.N's key from the monitors, for the weft user only
+	[ "$(stat -c '%U %a' "/var/lib/weft/osd/osd.$i/keyring")" = "weft 600" ] ||
+		fail "osd.$i keyring: $(stat -c '%U %a' "/var/lib/weft/osd/osd.$i/keyring" 2>&1)"
 	run_unit weft-osd@.service "$i"
 	upn() { [ "$(W status --format json | jq .osdmap.num_up_osds)" = "$1" ]; }
 	wait_for 60 "osd.$i up (as the weft user on $l)" upn $((i + 1))

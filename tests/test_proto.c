@@ -24,7 +24,8 @@
 static const uint16_t all_types[] = {
 	PROTO_HELLO,	PROTO_AUTH_CHALLENGE, PROTO_AUTH_RESPONSE, PROTO_PING,
 	PROTO_PONG,	PROTO_ERROR,	      PROTO_MAP_GET,	   PROTO_MAP,
-	PROTO_OSD_OP,	PROTO_OSD_OP_REPLY,
+	PROTO_OSD_OP,	PROTO_OSD_OP_REPLY,   PROTO_REPL_RING_REQ, PROTO_REPL_RING_GRANT,
+	PROTO_REPL_ACK,
 };
 #define N_TYPES (sizeof(all_types) / sizeof(all_types[0]))
 
@@ -110,6 +111,21 @@ static void sample_msg(uint16_t type, struct proto_msg *m)
 		m->osd_op_reply.length = 100;
 		m->osd_op_reply.data = inline_data;
 		m->osd_op_reply.data_len = 100;
+		break;
+	case PROTO_REPL_RING_REQ:
+		m->repl_ring_req.osd_id = 0x01020304;
+		break;
+	case PROTO_REPL_RING_GRANT:
+		m->repl_ring_grant.ring.addr = 0x7f0011220000ull;
+		m->repl_ring_grant.ring.len = 32u << 20;
+		m->repl_ring_grant.ring.key = 0x5566778899aabbccull;
+		break;
+	case PROTO_REPL_ACK:
+		m->repl_ack.ring_off = 0x123440;
+		m->repl_ack.pool = 7;
+		m->repl_ack.pg = 0x3f;
+		m->repl_ack.version = 0x0000002a00000101ull;
+		m->repl_ack.status = -ESTALE;
 		break;
 	}
 }
@@ -198,6 +214,21 @@ static void assert_msg_equal(const struct proto_msg *a, const struct proto_msg *
 		if (a->osd_op_reply.data_len > 0)
 			assert_memory_equal(a->osd_op_reply.data, b->osd_op_reply.data,
 					    a->osd_op_reply.data_len);
+		break;
+	case PROTO_REPL_RING_REQ:
+		assert_int_equal(a->repl_ring_req.osd_id, b->repl_ring_req.osd_id);
+		break;
+	case PROTO_REPL_RING_GRANT:
+		assert_true(a->repl_ring_grant.ring.addr == b->repl_ring_grant.ring.addr);
+		assert_true(a->repl_ring_grant.ring.len == b->repl_ring_grant.ring.len);
+		assert_true(a->repl_ring_grant.ring.key == b->repl_ring_grant.ring.key);
+		break;
+	case PROTO_REPL_ACK:
+		assert_true(a->repl_ack.ring_off == b->repl_ack.ring_off);
+		assert_int_equal(a->repl_ack.pool, b->repl_ack.pool);
+		assert_int_equal(a->repl_ack.pg, b->repl_ack.pg);
+		assert_true(a->repl_ack.version == b->repl_ack.version);
+		assert_int_equal(a->repl_ack.status, b->repl_ack.status);
 		break;
 	default:
 		fail_msg("unknown type %u", a->type);
@@ -794,6 +825,49 @@ static void test_osd_op_malformed(void **state)
 	assert_int_equal(proto_msg_encode(&m, buf, sizeof(buf), &len), -EINVAL);
 }
 
+static void test_repl_malformed(void **state)
+{
+	uint8_t buf[64];
+	struct proto_enc enc;
+	struct proto_msg m;
+	size_t len;
+
+	(void)state;
+	/* a ring of no bytes, a ring that wraps the address space */
+	proto_enc_init(&enc, buf, sizeof(buf));
+	proto_enc_put_u64(&enc, 0x1000);
+	proto_enc_put_u64(&enc, 0);
+	proto_enc_put_u64(&enc, 7);
+	assert_int_equal(proto_enc_finish(&enc, &len), 0);
+	expect_bad_payload(PROTO_REPL_RING_GRANT, buf, len, "ring: empty region");
+	proto_enc_init(&enc, buf, sizeof(buf));
+	proto_enc_put_u64(&enc, UINT64_MAX - 10);
+	proto_enc_put_u64(&enc, 4096);
+	proto_enc_put_u64(&enc, 7);
+	assert_int_equal(proto_enc_finish(&enc, &len), 0);
+	expect_bad_payload(PROTO_REPL_RING_GRANT, buf, len, "overflows");
+	/* an ack whose status is positive (not 0 or -errno) */
+	proto_enc_init(&enc, buf, sizeof(buf));
+	proto_enc_put_u64(&enc, 64);
+	proto_enc_put_u32(&enc, 1);
+	proto_enc_put_u32(&enc, 2);
+	proto_enc_put_u64(&enc, 3);
+	proto_enc_put_u32(&enc, 5);
+	assert_int_equal(proto_enc_finish(&enc, &len), 0);
+	expect_bad_payload(PROTO_REPL_ACK, buf, len, "status: 5 is positive");
+	/* a trailing byte */
+	proto_enc_init(&enc, buf, sizeof(buf));
+	proto_enc_put_u32(&enc, 3);
+	proto_enc_put_u8(&enc, 0);
+	assert_int_equal(proto_enc_finish(&enc, &len), 0);
+	expect_bad_payload(PROTO_REPL_RING_REQ, buf, len, NULL);
+	/* the encoder refuses what the decoder would */
+	memset(&m, 0, sizeof(m));
+	m.type = PROTO_REPL_ACK;
+	m.repl_ack.status = 1;
+	assert_int_equal(proto_msg_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+}
+
 static void test_other_malformed(void **state)
 {
 	uint8_t buf[512];
@@ -958,6 +1032,7 @@ int main(void)
 		cmocka_unit_test(test_truncated_every_byte),
 		cmocka_unit_test(test_osd_op_malformed),
 		cmocka_unit_test(test_other_malformed),
+		cmocka_unit_test(test_repl_malformed),
 		cmocka_unit_test(test_frame_decode_logs_once),
 	};
 

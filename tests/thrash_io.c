@@ -506,7 +506,7 @@ int main(int argc, char **argv)
 	}
 	if (conf == NULL || pool_name == NULL || i >= argc)
 		return th_usage();
-	rc = weft_connect(conf, "client.thrash", &cl);
+	rc = weft_connect(conf, "client.admin", &cl);
 	if (rc != 0) {
 		fprintf(stderr, "thrash_io: connect: %s\n", weft_strerror(rc));
 		return 2;

@@ -32,6 +32,7 @@ void bench_usage(FILE *out)
 		"  --no-explain          skip the explainer (no admin socket queries)\n"
 		"  -c, --conf FILE       configuration (default " BENCH_DEFAULT_CONF ")\n"
 		"  -n, --name ENTITY     who we are (default client.admin)\n"
+		"  -k, --keyring FILE    where our key is (default: the conf's keyring)\n"
 		"exit status: 0 ok, 1 an op failed or an object did not verify, 2 bad usage\n",
 		BENCH_INFLIGHT_MAX);
 }
@@ -100,6 +101,7 @@ int bench_args_parse(int argc, char **argv, struct bench_args *a)
 {
 	static const struct option opts[] = {
 	    {"conf", required_argument, NULL, 'c'},   {"name", required_argument, NULL, 'n'},
+	    {"keyring", required_argument, NULL, 'k'},
 	    {"format", required_argument, NULL, 'f'}, {"run-name", required_argument, NULL, 'r'},
 	    {"no-cleanup", no_argument, NULL, 'N'},   {"no-explain", no_argument, NULL, 'E'},
 	    {"max-bytes", required_argument, NULL, 'M'},
@@ -115,10 +117,15 @@ int bench_args_parse(int argc, char **argv, struct bench_args *a)
 	a->bsize = 4u << 20;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:n:f:t:b:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:n:k:f:t:b:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			a->conf_file = optarg;
+			break;
+		case 'k':
+			/* libweft reads the conf, then WEFT_<KEY>: this overrides its keyring */
+			if (setenv("WEFT_KEYRING", optarg, 1) != 0)
+				return bench_bad("--keyring '%s': cannot set it", optarg);
 			break;
 		case 'n':
 			a->name = optarg;

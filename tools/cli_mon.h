@@ -12,6 +12,7 @@
 struct cli_mon_args {
 	const char *conf_file;
 	const char *name;
+	const char *keyring; /* -k: the conf's keyring, overridden */
 	bool json;
 	unsigned int timeout_ms;
 	long size, min_size, pg_num; /* pool create; 0 = not given */

@@ -73,6 +73,7 @@ static void cli_mon_usage(FILE *out)
 		"options (anywhere on the line):\n"
 		"  -c, --conf FILE     configuration (default " CLI_MON_DEFAULT_FILE ")\n"
 		"  -n, --name ENTITY   who we are (default client.admin)\n"
+		"  -k, --keyring FILE  where our key is (default: the conf's keyring)\n"
 		"  -f, --format FMT    plain (default) or json\n"
 		"  --timeout SECONDS   give up after this long (default 15)\n"
 		"  --verbose           show the libraries' log lines on stderr\n"
@@ -88,7 +89,8 @@ int cli_mon_parse(int argc, char **argv, struct cli_mon_args *a)
 		const char *s = argv[i];
 		const char *v = NULL;
 		bool takes = !strcmp(s, "-c") || !strcmp(s, "--conf") || !strcmp(s, "-n") ||
-			     !strcmp(s, "--name") || !strcmp(s, "-f") || !strcmp(s, "--format") ||
+			     !strcmp(s, "--name") || !strcmp(s, "-k") || !strcmp(s, "--keyring") ||
+			     !strcmp(s, "-f") || !strcmp(s, "--format") ||
 			     !strcmp(s, "--timeout") || !strcmp(s, "--size") ||
 			     !strcmp(s, "--min-size") || !strcmp(s, "--pg-num");
 
@@ -138,6 +140,8 @@ int cli_mon_parse(int argc, char **argv, struct cli_mon_args *a)
 			a->conf_file = v;
 		} else if (!strcmp(s, "-n") || !strcmp(s, "--name")) {
 			a->name = v;
+		} else if (!strcmp(s, "-k") || !strcmp(s, "--keyring")) {
+			a->keyring = v;
 		} else if (!strcmp(s, "-f") || !strcmp(s, "--format")) {
 			if (cli_format_parse("weft", v, &a->json) != 0)
 				return -1;
@@ -173,6 +177,7 @@ int cli_mon_parse(int argc, char **argv, struct cli_mon_args *a)
 int cli_mon_open(struct cli_mon_args *a, const char *what, struct cli_mon_sess *s)
 {
 	const char *file = a->conf_file;
+	char why[PROTO_ERRMSG_MAX + 1];
 	int argc = a->nrest + 1;
 	char *argv[CLI_MON_WORDS_MAX + 2];
 
@@ -192,9 +197,11 @@ int cli_mon_open(struct cli_mon_args *a, const char *what, struct cli_mon_sess *
 		fprintf(stderr, "weft %s: unknown option '%s'\n", what, argv[1]);
 		goto fail;
 	}
+	if (a->keyring != NULL && conf_set(s->conf, "keyring", a->keyring, "--keyring") != 0)
+		goto fail;
 	weft_log_set_level(cli_verbose ? WEFT_LOG_INFO : WEFT_LOG_ERROR);
-	if (monc_create(s->conf, a->name, &s->mc) != 0) {
-		fprintf(stderr, "weft %s: cannot set up a mon client (is mon_host set?)\n", what);
+	if (monc_create_err(s->conf, a->name, why, sizeof(why), &s->mc) != 0) {
+		fprintf(stderr, "weft %s: %s\n", what, why);
 		cli_mon_close(s);
 		return 1;
 	}

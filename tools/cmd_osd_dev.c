@@ -29,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auth/keyring.h"
+#include "auth/policy.h"
 #include "common/conf.h"
 #include "common/log.h"
 #include "mon/map.h"
@@ -61,7 +63,9 @@ static void dev_usage(FILE *out)
 	    "  OSD label (id, uuid, cluster fsid, db path) and the OSD's directory, and start\n"
 	    "  weft-osd@N when systemd runs. --db defaults to /var/lib/weft/osd-db/osd.N.\n"
 	    "activate: find labelled devices of this cluster (fsid), rebuild their OSD\n"
-	    "  directories, give the devices to the weft user, start their units.\n");
+	    "  directories, give the devices to the weft user, start their units.\n"
+	    "Both write osd.N's key (made by the monitors; asked as client.admin) to the\n"
+	    "  conf's keyring for osd.N when it is not there.\n");
 }
 
 static int dev_parse(int argc, char **argv, struct dev_args *a)
@@ -441,6 +445,87 @@ static int dev_build_dir(const char *dir, const char *data, const char *wal,
 	return 0;
 }
 
+/*
+ * osd.N's key in its keyring (the conf's keyring for osd.N, mode 0600, the
+ * weft user's): made by the monitors with `auth get-or-create` (create),
+ * or fetched with `auth get` when activate finds it missing. Asked as
+ * client.admin. Nothing to do when the conf lets daemons in without keys.
+ */
+static int dev_osd_key(const struct dev_args *a, uint32_t id, bool create)
+{
+	char name[32], json[256], errmsg[PROTO_ERRMSG_MAX + 1] = "", why[300], *text = NULL;
+	struct auth_keyring_entry e = {0};
+	struct conf *conf = NULL, *admin = NULL;
+	struct auth_keyring kr;
+	struct auth_policy pol;
+	struct monc *mc = NULL;
+	json_t *out = NULL, *caps, *v;
+	const char *path, *svc;
+	int rc;
+
+	snprintf(name, sizeof(name), "osd.%u", id);
+	rc = dev_conf(a->conf_file, name, &conf);
+	if (rc != 0)
+		return rc;
+	auth_policy_from_conf(conf, &pol);
+	path = auth_keyring_path(conf);
+	if (!pol.cluster || (!create && access(path, F_OK) == 0))
+		goto out;
+	snprintf(json, sizeof(json),
+		 create ? "{\"prefix\": \"auth get-or-create\", \"entity\": \"%s\", \"caps\": "
+			  "[\"mon\", \"profile osd\", \"osd\", \"profile osd\"]}"
+			: "{\"prefix\": \"auth get\", \"entity\": \"%s\"}",
+		 name);
+	rc = dev_conf(a->conf_file, "client.admin", &admin);
+	if (rc == 0)
+		rc = monc_create_err(admin, "client.admin", errmsg, sizeof(errmsg), &mc);
+	if (rc == 0)
+		rc = monc_command_sync(mc, json, a->timeout_ms, &text, errmsg, sizeof(errmsg));
+	if (rc == 0) {
+		out = json_loads(text, 0, NULL);
+		rc = auth_entity_parse(name, &e.entity, why, sizeof(why));
+	}
+	if (rc == 0)
+		rc = auth_key_decode(json_string_value(json_object_get(out, "key")) ?: "", &e.key,
+				     why, sizeof(why));
+	caps = json_object_get(out, "caps");
+	json_object_foreach(caps, svc, v)
+	{
+		enum auth_svc s;
+
+		if (rc == 0 && auth_svc_lookup(svc, &s) == 0)
+			rc = auth_caps_parse(&e.caps, s, json_string_value(v) ?: "", why,
+					     sizeof(why));
+	}
+	if (rc != 0) {
+		fprintf(stderr, "weft osd: the key of %s from the monitors: %s%s%s\n", name,
+			errmsg[0] ? errmsg : why, errmsg[0] ? " " : "",
+			errmsg[0] ? strerror(-rc) : "");
+		goto out;
+	}
+	auth_keyring_init(&kr);
+	rc = auth_keyring_put(&kr, &e);
+	if (rc == 0)
+		rc = auth_keyring_save(&kr, path, why, sizeof(why));
+	auth_keyring_free(&kr);
+	if (rc != 0) {
+		fprintf(stderr, "weft osd: %s\n", why);
+		goto out;
+	}
+	dev_chown(path, true);
+	printf("%s: key in %s\n", name, path);
+out:
+	auth_key_wipe(&e.key);
+	json_decref(out);
+	if (text != NULL)
+		explicit_bzero(text, strlen(text));
+	free(text);
+	monc_destroy(mc);
+	conf_destroy(admin);
+	conf_destroy(conf);
+	return rc;
+}
+
 static void dev_start(uint32_t id, const struct dev_args *a)
 {
 	char unit[64];
@@ -551,6 +636,8 @@ static int dev_create(const struct dev_args *a)
 		return 1;
 	}
 	if (dev_build_dir(dir, data_abs, wal_abs, &l) != 0)
+		return 1;
+	if (dev_osd_key(a, (uint32_t)id, true) != 0)
 		return 1;
 	dev_chown_log(a->conf_file, (uint32_t)id);
 	printf("osd.%ld: created in %s\n", id, dir);
@@ -671,7 +758,8 @@ static int dev_activate(const struct dev_args *a, bool list_only)
 			failed++;
 			continue;
 		}
-		if (dev_build_dir(dir, d->path, wal, &d->label) != 0) {
+		if (dev_build_dir(dir, d->path, wal, &d->label) != 0 ||
+		    dev_osd_key(a, d->label.osd_id, false) != 0) {
 			failed++;
 			continue;
 		}

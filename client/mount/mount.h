@@ -8,9 +8,10 @@
  * libfuse's worker threads only turn a FUSE request into a struct
  * mount_req (copying a write's payload into a registered buffer, since the
  * worker's receive buffer is reused once the handler returns) and push it
- * on the submission queue (a mutex-protected list plus an eventfd). The I/O
- * thread starts the volume op; its completion callback, which libweft runs
- * on the I/O thread, answers the kernel with fuse_reply_*.
+ * on the submission queue (a mutex-protected list; a push into an empty one
+ * wakes libweft's event loop). The I/O thread runs that loop (mount_io.c)
+ * and starts the volume op; its completion callback, which libweft runs on
+ * the I/O thread, answers the kernel with fuse_reply_*.
  *
  *   mount_main.c  arguments, conf, logging, detaching, session set-up, teardown
  *   mount_ops.c   FUSE handlers (worker threads): requests onto the queue
@@ -29,6 +30,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "evloop/evloop.h"
 #include "weft/volume.h"
 #include "weft/weft.h"
 
@@ -128,15 +130,17 @@ struct mount {
 	gid_t gid;
 	struct timespec mounted_at;
 
-	/* submission queue: FUSE workers -> I/O thread */
+	/* submission queue: FUSE workers -> I/O thread (a poller of libweft's loop) */
 	pthread_mutex_t q_lock;
-	struct mount_req *q_head, *q_tail;
-	int q_efd;
+	struct mount_req *q_head, *q_tail; /* q_head also peeked without the lock */
 	bool q_stop;
 
 	/* I/O thread only */
 	pthread_t io_thread;
-	int io_epfd;
+	struct evl_poller *q_poller;
+	struct evl_timer drain_timer; /* after unmount: how long in-flight ops may take */
+	bool draining;
+	bool dispatching;	    /* a request is being started: the queue poller does not nest */
 	struct mount_inode *inodes; /* every volume seen; never freed before unmount */
 	uint64_t next_ino;
 	unsigned int inflight; /* volume ops started and not yet completed */

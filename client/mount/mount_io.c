@@ -1,33 +1,30 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The I/O thread: the only thread that calls libweft (mount.h). It sleeps
- * in epoll on two fds, the submission queue's eventfd and weft_fd(); it
- * drains the queue, starts each request (metadata in mount_meta.c, data
- * here), then runs weft_poll() until no callback is left, and the
- * callbacks answer the kernel. With ops in flight it wakes at least every
- * 5 ms, because libweft's resends and timeouts are timers, not fds.
+ * The I/O thread: the only thread that calls libweft (mount.h). It runs
+ * libweft's own event loop (client/client_loop.h, docs/evloop.md) with one
+ * more poller, the submission queue: each round it takes what the FUSE
+ * workers queued, starts each request (metadata in mount_meta.c, data
+ * here), and libweft's pollers then run the callbacks, which answer the
+ * kernel. A worker that queues into an empty queue wakes the loop
+ * (evl_wake); a loop that is spinning sees the queue without one. One
+ * epoll set for everything: the fabric, the mon client, libweft's timers
+ * and the queue's wake-ups.
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "client/client_loop.h"
 #include "client/mount/mount.h"
-#include "common/clock.h"
 #include "common/log.h"
 
-#define MOUNT_IO_TICK_MS     5
-#define MOUNT_IO_IDLE_MS     200
-#define MOUNT_IO_POLL_ROUNDS 64
 /* After unmount, how long in-flight ops may take before the cluster handle is closed anyway. */
 #define MOUNT_IO_DRAIN_MS 60000
 
 void mount_io_submit(struct mount *m, struct mount_req *r)
 {
-	uint64_t one = 1;
 	bool wake;
 
 	r->next = NULL;
@@ -36,11 +33,11 @@ void mount_io_submit(struct mount *m, struct mount_req *r)
 	if (m->q_tail)
 		m->q_tail->next = r;
 	else
-		m->q_head = r;
+		__atomic_store_n(&m->q_head, r, __ATOMIC_RELEASE); /* the poller peeks unlocked */
 	m->q_tail = r;
 	pthread_mutex_unlock(&m->q_lock);
-	if (wake && write(m->q_efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		log_error("mount", "eventfd write: %s", strerror(errno));
+	if (wake)
+		evl_wake(client_loop(m->cl));
 }
 
 static const char *mount_io_kind_name(enum mount_req_kind kind)
@@ -68,12 +65,11 @@ static int mount_io_errno(struct mount *m, struct mount_req *r, const struct wef
 
 	m->io_errors++;
 	if (m->io_errors <= 10 || m->io_errors % 1000 == 0)
-		log_warn("mount",
-			 "%s/%s: %s at offset %llu, %zu bytes: %s (%llu I/O errors so far)",
-			 m->pool_name, mount_meta_name(m, r->ino), mount_io_kind_name(r->kind),
-			 (unsigned long long)r->off, r->size,
-			 weft_result_describe(res, why, sizeof(why)),
-			 (unsigned long long)m->io_errors);
+		log_warn(
+		    "mount", "%s/%s: %s at offset %llu, %zu bytes: %s (%llu I/O errors so far)",
+		    m->pool_name, mount_meta_name(m, r->ino), mount_io_kind_name(r->kind),
+		    (unsigned long long)r->off, r->size,
+		    weft_result_describe(res, why, sizeof(why)), (unsigned long long)m->io_errors);
 	return mount_meta_errno(res->rc);
 }
 
@@ -251,75 +247,88 @@ static void mount_io_dispatch(struct mount *m, struct mount_req *r)
 }
 
 /*
- * Pop the whole queue at once: one lock round trip per wake-up, not per
- * request. The eventfd is drained first (only when epoll saw it): a push
- * that lands after the pop has then written it again, so it is not lost.
+ * Pop the whole queue at once: one lock round trip per batch, not per
+ * request. The unlocked peek keeps an empty queue free for a spinning loop;
+ * a push that lands after it finds the queue empty and wakes the loop.
  */
-static struct mount_req *mount_io_take(struct mount *m, bool woken, bool *stop_out)
+static struct mount_req *mount_io_take(struct mount *m, bool *stop_out)
 {
 	struct mount_req *head;
-	uint64_t v;
 
-	if (woken && read(m->q_efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		log_error("mount", "eventfd read: %s", strerror(errno));
+	if (__atomic_load_n(&m->q_head, __ATOMIC_ACQUIRE) == NULL &&
+	    !__atomic_load_n(&m->q_stop, __ATOMIC_ACQUIRE)) {
+		*stop_out = false;
+		return NULL;
+	}
 	pthread_mutex_lock(&m->q_lock);
 	head = m->q_head;
-	m->q_head = m->q_tail = NULL;
+	__atomic_store_n(&m->q_head, NULL, __ATOMIC_RELAXED);
+	m->q_tail = NULL;
 	*stop_out = m->q_stop;
 	pthread_mutex_unlock(&m->q_lock);
 	return head;
 }
 
+static void mount_io_drain_cb(struct evl *evl, struct evl_timer *t, void *arg)
+{
+	struct mount *m = arg;
+
+	log_warn("mount", "%u ops still in flight %u s after unmount: giving up", m->inflight,
+		 MOUNT_IO_DRAIN_MS / 1000);
+	evl_stop(evl);
+}
+
+/* The loop's poller: start what the workers queued; after unmount, stop once ops drained. */
+static int mount_io_queue_poll(struct evl *evl, void *arg)
+{
+	struct mount *m = arg;
+	struct mount_req *r;
+	bool stop;
+	int n = 0;
+
+	/*
+	 * A request's synchronous libweft calls (opening a volume) run the loop
+	 * again, and with it this poller: the next requests wait for the outer
+	 * round, so one request never starts inside another.
+	 */
+	if (m->dispatching)
+		return 0;
+	r = mount_io_take(m, &stop);
+	m->dispatching = true;
+	while (r != NULL) {
+		struct mount_req *next = r->next;
+
+		mount_io_dispatch(m, r);
+		r = next;
+		n++;
+	}
+	m->dispatching = false;
+	if (stop && !m->draining) {
+		m->draining = true;
+		evl_timer_init(&m->drain_timer, mount_io_drain_cb, m);
+		if (evl_timer_arm(evl, &m->drain_timer, MOUNT_IO_DRAIN_MS * 1000ull, 0) != 0)
+			log_warn("mount", "no drain deadline after unmount: out of memory");
+	}
+	if (m->draining && m->inflight == 0)
+		evl_stop(evl);
+	return n;
+}
+
 static void *mount_io_main(void *arg)
 {
 	struct mount *m = arg;
-	struct epoll_event ev[4];
-	uint64_t drain_end = 0;
-	bool stop = false, woken = true;
+	struct evl *evl = client_loop(m->cl);
+	int rc;
 
-	for (;;) {
-		struct mount_req *r = mount_io_take(m, woken, &stop);
-		int n;
+	/* libweft's fabric poller failing is not the end of the mount: log, go on */
+	while ((rc = evl_run(evl)) < 0) {
+		struct timespec ts = {0, 1000000};
 
-		while (r != NULL) {
-			struct mount_req *next = r->next;
-
-			mount_io_dispatch(m, r);
-			r = next;
-		}
-		for (int i = 0; i < MOUNT_IO_POLL_ROUNDS; i++) {
-			n = weft_poll(m->cl, 0);
-			if (n < 0)
-				log_warn("mount", "weft_poll: %s", weft_strerror(n));
-			if (n <= 0)
-				break;
-		}
-		if (stop) {
-			if (drain_end == 0)
-				drain_end = clock_now_ms() + MOUNT_IO_DRAIN_MS;
-			if (m->inflight == 0)
-				break;
-			if (clock_now_ms() >= drain_end) {
-				log_warn("mount",
-					 "%u ops still in flight %u s after unmount: giving up",
-					 m->inflight, MOUNT_IO_DRAIN_MS / 1000);
-				break;
-			}
-		}
-		n = epoll_wait(m->io_epfd, ev, 4,
-			       m->inflight ? MOUNT_IO_TICK_MS : MOUNT_IO_IDLE_MS);
-		woken = false;
-		for (int i = 0; i < n; i++)
-			woken |= ev[i].data.fd == m->q_efd;
+		log_warn("mount", "event loop: %s", weft_strerror(rc));
+		nanosleep(&ts, NULL);
 	}
+	evl_timer_cancel(evl, &m->drain_timer);
 	return NULL;
-}
-
-static int mount_io_watch(int epfd, int fd)
-{
-	struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
-
-	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
 int mount_io_start(struct mount *m)
@@ -328,12 +337,9 @@ int mount_io_start(struct mount *m)
 	int rc;
 
 	pthread_mutex_init(&m->q_lock, NULL);
-	m->q_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	m->io_epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (m->q_efd < 0 || m->io_epfd < 0 || mount_io_watch(m->io_epfd, m->q_efd) != 0 ||
-	    mount_io_watch(m->io_epfd, weft_fd(m->cl)) != 0) {
-		rc = -errno;
-		log_error("mount", "I/O thread set-up: %s", strerror(errno));
+	rc = evl_poller_add(client_loop(m->cl), mount_io_queue_poll, m, &m->q_poller);
+	if (rc != 0) {
+		log_error("mount", "I/O thread set-up: %s", strerror(-rc));
 		goto err;
 	}
 	/* SIGTERM/SIGINT must reach a FUSE thread (libfuse's handler wakes the loop), not this one
@@ -344,32 +350,27 @@ int mount_io_start(struct mount *m)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
 		log_error("mount", "I/O thread: %s", strerror(-rc));
-		goto err;
+		goto err_poller;
 	}
 	return 0;
+err_poller:
+	evl_poller_del(client_loop(m->cl), m->q_poller);
+	m->q_poller = NULL;
 err:
-	if (m->q_efd >= 0)
-		close(m->q_efd);
-	if (m->io_epfd >= 0)
-		close(m->io_epfd);
-	m->q_efd = m->io_epfd = -1;
 	pthread_mutex_destroy(&m->q_lock);
 	return rc;
 }
 
 void mount_io_stop(struct mount *m)
 {
-	uint64_t one = 1;
-
 	pthread_mutex_lock(&m->q_lock);
-	m->q_stop = true;
+	__atomic_store_n(&m->q_stop, true, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&m->q_lock);
-	if (write(m->q_efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		log_error("mount", "eventfd write: %s", strerror(errno));
+	evl_wake(client_loop(m->cl));
 	pthread_join(m->io_thread, NULL);
-	/* the thread is gone: this one owns the cluster now */
+	/* the thread is gone: this one owns the cluster now, and no queue is left to poll */
+	evl_poller_del(client_loop(m->cl), m->q_poller);
+	m->q_poller = NULL;
 	mount_meta_close_all(m);
-	close(m->q_efd);
-	close(m->io_epfd);
 	pthread_mutex_destroy(&m->q_lock);
 }

@@ -53,6 +53,7 @@ static void mount_usage(FILE *out)
 		"Show every volume of POOL as a regular file under MOUNTPOINT (FUSE).\n"
 		"  -c, --conf FILE     conf file (default /etc/weft/weft.conf)\n"
 		"  -n, --name NAME     client identity (default client.admin)\n"
+		"  -k, --keyring FILE  where its key is (default: the conf's keyring)\n"
 		"  -f, --foreground    stay in the foreground (default: detach once mounted)\n"
 		"  -o OPTS             FUSE mount options, comma separated (allow_other, ro, "
 		"debug...)\n"
@@ -81,6 +82,7 @@ static int mount_args_parse(int argc, char **argv, struct mount_args *a)
 {
 	static const struct option longopts[] = {
 	    {"conf", required_argument, NULL, 'c'},    {"name", required_argument, NULL, 'n'},
+	    {"keyring", required_argument, NULL, 'k'},
 	    {"foreground", no_argument, NULL, 'f'},    {"threads", required_argument, NULL, 't'},
 	    {"timeout", required_argument, NULL, 'T'}, {"help", no_argument, NULL, 'h'},
 	    {"shared", no_argument, NULL, 'S'},	       {NULL, 0, NULL, 0},
@@ -93,10 +95,15 @@ static int mount_args_parse(int argc, char **argv, struct mount_args *a)
 	a->threads = MOUNT_DEFAULT_THREADS;
 	a->fuse_argv[a->fuse_argc++] = argv[0];
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "c:n:fo:t:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:n:k:fo:t:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			a->conf = optarg;
+			break;
+		case 'k':
+			/* libweft reads the conf, then WEFT_<KEY>: this overrides its keyring */
+			if (setenv("WEFT_KEYRING", optarg, 1) != 0)
+				return mount_bad_usage("--keyring '%s': cannot set it", optarg);
 			break;
 		case 'n':
 			if (strncmp(optarg, "client.", 7) != 0 || optarg[7] == '\0')
@@ -324,7 +331,7 @@ static int mount_run(struct mount *m, const struct mount_args *a)
 
 int main(int argc, char **argv)
 {
-	struct mount m = {.q_efd = -1, .io_epfd = -1, .next_ino = MOUNT_ROOT_INO + 1};
+	struct mount m = {.next_ino = MOUNT_ROOT_INO + 1};
 	struct mount_args a = {0};
 	struct fuse_args fargs;
 	uint64_t op_timeout_us = 0;

@@ -96,6 +96,19 @@ static int nbdw_config(const char *key, const char *value)
 			return -1;
 		}
 		nbw.name = value;
+	} else if (strcmp(key, "keyring") == 0) {
+		/*
+		 * libweft reads the conf and then WEFT_<KEY>; set before any thread
+		 * exists (config runs first), this overrides the conf's keyring.
+		 */
+		if (access(value, R_OK) != 0) {
+			nbdkit_error("keyring=%s: %m", value);
+			return -1;
+		}
+		if (setenv("WEFT_KEYRING", value, 1) != 0) {
+			nbdkit_error("keyring=%s: %m", value);
+			return -1;
+		}
 	} else if (strcmp(key, "readonly") == 0) {
 		return nbdw_bool(key, value, &nbw.readonly);
 	} else if (strcmp(key, "shared") == 0) {
@@ -135,6 +148,7 @@ static int nbdw_config_complete(void)
 	"volume=NAME         the volume to export (required)\n"                                    \
 	"conf=FILE           Weft conf file (default /etc/weft/weft.conf)\n"                       \
 	"name=client.NAME    client identity (default client.admin)\n"                             \
+	"keyring=FILE        its key (default: the conf's keyring)\n"                              \
 	"readonly=true       read-only export: no lock taken, writes refused\n"                    \
 	"shared=true         writable without the exclusive lock (writers keep apart)\n"           \
 	"force=true          break a dead holder's exclusive lock (see docs/vm.md)"

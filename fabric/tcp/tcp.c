@@ -159,7 +159,7 @@ static void tcp_ready_clear(struct tcp_domain *td)
 void tcp_epoll_update(struct tcp_ep *ep)
 {
 	bool want = ep->state == TCP_EP_CONNECTING || ep->txq.head != NULL;
-	struct epoll_event ev = { 0 };
+	struct epoll_event ev = {0};
 
 	if (ep->fd < 0 || want == ep->want_out)
 		return;
@@ -243,7 +243,7 @@ static int tcp_listen(struct fab_domain *dom, const char *addr, void *ctx,
 {
 	struct tcp_domain *td = tcp_dom(dom);
 	struct sockaddr_storage ss;
-	struct epoll_event ev = { 0 };
+	struct epoll_event ev = {0};
 	struct tcp_listener *l;
 	unsigned int slen;
 	int one = 1, rc;
@@ -278,9 +278,9 @@ static int tcp_listen(struct fab_domain *dom, const char *addr, void *ctx,
 	}
 	slen = sizeof(ss);
 	if (getsockname(l->fd, (struct sockaddr *)&ss, (socklen_t *)&slen) == 0)
-		l->base.port = ntohs(ss.ss_family == AF_INET
-					     ? ((struct sockaddr_in *)&ss)->sin_port
-					     : ((struct sockaddr_in6 *)&ss)->sin6_port);
+		l->base.port =
+		    ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+						  : ((struct sockaddr_in6 *)&ss)->sin6_port);
 	ev.events = EPOLLIN;
 	ev.data.ptr = &l->pkind;
 	if (epoll_ctl(td->epfd, EPOLL_CTL_ADD, l->fd, &ev) < 0) {
@@ -332,7 +332,7 @@ static void tcp_listener_close(struct fab_listener *fl)
 static int tcp_domain_open(const struct fab_domain_attr *attr, struct fab_domain **dom_out)
 {
 	struct tcp_domain *td = calloc(1, sizeof(*td));
-	struct epoll_event ev = { 0 };
+	struct epoll_event ev = {0};
 	int rc;
 
 	if (!td)
@@ -498,8 +498,9 @@ static int tcp_progress(struct fab_domain *dom, unsigned int budget)
 		if (*k == TCP_POLL_WAKE)
 			continue;
 		if (*k == TCP_POLL_LISTENER) {
-			struct tcp_listener *l = (struct tcp_listener *)((char *)k -
-				offsetof(struct tcp_listener, pkind));
+			struct tcp_listener *l =
+			    (struct tcp_listener *)((char *)k -
+						    offsetof(struct tcp_listener, pkind));
 
 			handled += (unsigned int)tcp_ep_accept(l);
 			continue;
@@ -518,6 +519,12 @@ static int tcp_progress(struct fab_domain *dom, unsigned int budget)
 	}
 	/* Answers queued while receiving (ACKs, read data, credits) go out now. */
 	handled += (unsigned int)tcp_flush_all(td);
+	/* write acks that waited long enough for a frame to ride on go alone */
+	if (td->wacklist) {
+		tcp_wacks_check(td, clock_now_ns());
+		if (td->txlist)
+			handled += (unsigned int)tcp_flush_all(td);
+	}
 	tcp_check_deadlines(td);
 	tcp_reap_zombies(td);
 	return (int)handled;
@@ -546,9 +553,11 @@ static int tcp_wait(struct fab_domain *dom, int timeout_ms)
 		if (clock_now_ns() >= until)
 			break;
 	}
-	/* Wake up in time to enforce connect deadlines. */
+	/* Wake up in time to enforce connect deadlines, and to send owed write acks. */
 	if (td->nconnecting && (timeout_ms < 0 || timeout_ms > 10))
 		timeout_ms = 10;
+	if (td->wacklist && (timeout_ms < 0 || timeout_ms > 1))
+		timeout_ms = 1;
 	rc = epoll_wait(td->epfd, &ev, 1, timeout_ms);
 	if (rc < 0 && errno != EINTR)
 		return -errno;
@@ -569,23 +578,23 @@ static int tcp_domain_fd(const struct fab_domain *dom)
 }
 
 const struct fab_ops fab_tcp_ops = {
-	.name = "tcp",
-	.probe = NULL, /* sockets are always there */
-	.domain_open = tcp_domain_open,
-	.domain_close = tcp_domain_close,
-	.progress = tcp_progress,
-	.flush = tcp_flush,
-	.wait = tcp_wait,
-	.domain_fd = tcp_domain_fd,
-	.mr_reg = tcp_mr_reg,
-	.mr_dereg = tcp_mr_dereg,
-	.listen = tcp_listen,
-	.listener_close = tcp_listener_close,
-	.ep_connect = tcp_ep_connect,
-	.ep_close = tcp_ep_close,
-	.post_send = tcp_post_send,
-	.post_write = tcp_post_write,
-	.post_read = tcp_post_read,
-	.ep_stats = tcp_ep_stats,
-	.recv_release = tcp_recv_release,
+    .name = "tcp",
+    .probe = NULL, /* sockets are always there */
+    .domain_open = tcp_domain_open,
+    .domain_close = tcp_domain_close,
+    .progress = tcp_progress,
+    .flush = tcp_flush,
+    .wait = tcp_wait,
+    .domain_fd = tcp_domain_fd,
+    .mr_reg = tcp_mr_reg,
+    .mr_dereg = tcp_mr_dereg,
+    .listen = tcp_listen,
+    .listener_close = tcp_listener_close,
+    .ep_connect = tcp_ep_connect,
+    .ep_close = tcp_ep_close,
+    .post_send = tcp_post_send,
+    .post_write = tcp_post_write,
+    .post_read = tcp_post_read,
+    .ep_stats = tcp_ep_stats,
+    .recv_release = tcp_recv_release,
 };

@@ -13,10 +13,10 @@
 
 #include "fabric/fab_backend.h"
 
-#define TCP_MAGIC 0x57465442u /* "WFTB" */
-#define TCP_VERSION 1u
-#define TCP_HDR_LEN 40u
-#define TCP_HELLO_LEN 20u
+#define TCP_MAGIC      0x57465442u /* "WFTB" */
+#define TCP_VERSION    1u
+#define TCP_HDR_LEN    40u
+#define TCP_HELLO_LEN  20u
 #define TCP_STAGE_SIZE (64u * 1024u)
 /* Payloads at least this large are received straight into their destination. */
 #define TCP_DIRECT_MIN (16u * 1024u)
@@ -24,6 +24,18 @@
 #define TCP_EP_FRAME_BUDGET 256u
 /* Target-side refusals logged per endpoint before going quiet (counted after). */
 #define TCP_EP_LOG_LIMIT 8u
+/*
+ * Write acks ride in other frames (docs/fabric.md, "Write acks"): a HELLO
+ * with TCP_HELLO_F_WACKS in its flags says "I send and take them"; between
+ * two such peers every later frame's flags byte is the number of the
+ * reader's writes it acknowledges (at most TCP_WACKS_MAX), and a placed
+ * write gets no WRITE_ACK frame of its own. A write_imm's ack waits at most
+ * TCP_WACK_DELAY_NS for a frame to ride on (the target's application
+ * usually answers it); a plain write's goes with the next flush.
+ */
+#define TCP_HELLO_F_WACKS 0x01u
+#define TCP_WACKS_MAX	  0x7fu
+#define TCP_WACK_DELAY_NS (1000u * 1000u)
 
 enum tcp_frame_type {
 	TCP_F_HELLO = 1,
@@ -45,9 +57,9 @@ struct tcp_hdr {
 	uint32_t len;	  /* payload bytes that follow */
 	int32_t status;	  /* ACK / READ_RESP: 0 or -errno */
 	uint32_t imm;
-	uint64_t id;	  /* initiator's op id, echoed in ACK / READ_RESP */
-	uint64_t addr;	  /* WRITE / READ_REQ: target address */
-	uint64_t key;	  /* WRITE / READ_REQ: region key */
+	uint64_t id;   /* initiator's op id, echoed in ACK / READ_RESP */
+	uint64_t addr; /* WRITE / READ_REQ: target address */
+	uint64_t key;  /* WRITE / READ_REQ: region key */
 };
 
 enum tcp_op_kind {
@@ -60,18 +72,19 @@ enum tcp_op_kind {
 struct tcp_op {
 	struct tcp_op *next;
 	enum tcp_op_kind kind;
-	bool encoded;	   /* header bytes built (credits and credit use committed) */
-	bool revoked;	   /* its local region was deregistered */
-	bool stalled;	   /* counted once in credit_stalls */
+	bool encoded;	  /* header bytes built (credits and credit use committed) */
+	bool revoked;	  /* its local region was deregistered */
+	bool stalled;	  /* counted once in credit_stalls */
+	bool wacks_fixed; /* an answer: its write acks were taken when it was queued */
 	struct tcp_hdr h;
 	uint8_t hdr[TCP_HDR_LEN];
 	const void *payload; /* what follows the header on the wire */
 	uint32_t payload_len;
-	uint32_t tx_off;     /* bytes of header + payload written */
-	void *msgbuf;	     /* SEND: our copy of the message */
+	uint32_t tx_off;	    /* bytes of header + payload written */
+	void *msgbuf;		    /* SEND: our copy of the message */
 	uint8_t inl[TCP_HELLO_LEN]; /* HELLO payload */
-	struct fab_mr *mr;   /* WRITE source / READ destination / READ_RESP source */
-	void *dst;	     /* READ: where the data lands */
+	struct fab_mr *mr;	    /* WRITE source / READ destination / READ_RESP source */
+	void *dst;		    /* READ: where the data lands */
 	void *ctx;
 };
 
@@ -90,7 +103,7 @@ enum tcp_ep_state {
 	TCP_EP_CONNECTING, /* nonblocking connect in progress */
 	TCP_EP_HANDSHAKE,  /* socket up, HELLO not yet received */
 	TCP_EP_CONNECTED,
-	TCP_EP_FAILED,	   /* socket closed; events delivered */
+	TCP_EP_FAILED, /* socket closed; events delivered */
 };
 
 enum tcp_rx_state {
@@ -111,17 +124,17 @@ struct tcp_ep {
 	struct fab_ep base;
 	enum tcp_pollable_kind pkind; /* epoll data points here */
 	struct tcp_domain *tdom;
-	struct tcp_ep *prev, *next;	  /* domain list */
-	struct tcp_ep *ready_next;	  /* domain's rx-ready list */
-	struct tcp_ep *tx_next;		  /* domain's tx-pending list */
+	struct tcp_ep *prev, *next; /* domain list */
+	struct tcp_ep *ready_next;  /* domain's rx-ready list */
+	struct tcp_ep *tx_next;	    /* domain's tx-pending list */
 	bool on_ready, on_txlist;
-	struct tcp_listener *from;	  /* the listener, while it is open */
-	bool accepted;			  /* came from a listener (else fab_connect) */
+	struct tcp_listener *from; /* the listener, while it is open */
+	bool accepted;		   /* came from a listener (else fab_connect) */
 	int fd;
 	enum tcp_ep_state state;
-	bool user_closed; /* fab_ep_close called; freed when slots come back */
-	bool zombie;	  /* accepted, never reported, to be freed */
-	bool want_out;	  /* EPOLLOUT armed */
+	bool user_closed;     /* fab_ep_close called; freed when slots come back */
+	bool zombie;	      /* accepted, never reported, to be freed */
+	bool want_out;	      /* EPOLLOUT armed */
 	uint64_t deadline_ns; /* connect / handshake deadline */
 	uint32_t log_budget;
 
@@ -135,11 +148,17 @@ struct tcp_ep {
 	uint32_t peer_sq_depth;
 	uint32_t answers_queued; /* ACK / READ_RESP owed to the peer, bounded by its sq_depth */
 	uint64_t next_id;
+	bool wacks;		/* both HELLOs had TCP_HELLO_F_WACKS */
+	uint32_t wack_owed;	/* the peer's writes placed here, not yet acknowledged */
+	bool wack_urgent;	/* owed acks go with the next flush, alone if need be */
+	uint64_t wack_since_ns; /* when the oldest owed ack was owed */
+	bool on_wacklist;
+	struct tcp_ep *wack_next; /* domain's list of endpoints owing write acks */
 
 	/* receive side */
-	uint32_t rx_owed;     /* credits released here, not yet returned */
-	uint32_t imm_held;    /* WRITE_IMM completions not yet polled */
-	uint32_t slots_held;  /* RECV buffers lent to the user */
+	uint32_t rx_owed;    /* credits released here, not yet returned */
+	uint32_t imm_held;   /* WRITE_IMM completions not yet polled */
+	uint32_t slots_held; /* RECV buffers lent to the user */
 	struct tcp_slot *slots;
 	uint32_t *free_slots;
 	uint32_t nfree;
@@ -151,10 +170,10 @@ struct tcp_ep {
 	struct tcp_hdr rh;
 	uint8_t *rx_dst;
 	uint32_t rx_left;
-	int rx_status;		 /* refusal status while discarding */
-	struct fab_mr *rx_mr;	 /* region being written by the peer */
+	int rx_status;	      /* refusal status while discarding */
+	struct fab_mr *rx_mr; /* region being written by the peer */
 	struct tcp_slot *rx_slot;
-	struct tcp_op *rx_op;	 /* our READ whose data is arriving */
+	struct tcp_op *rx_op; /* our READ whose data is arriving */
 	uint8_t rx_small[TCP_HELLO_LEN];
 	uint8_t *stage;
 	uint32_t stage_pos, stage_len;
@@ -171,17 +190,18 @@ struct tcp_listener {
 struct tcp_domain {
 	struct fab_domain base;
 	int epfd;
-	int wakefd;		   /* eventfd in the epoll set: readable while ready != NULL */
-	struct tcp_ep *eps;	   /* every endpoint, for close and revocation scans */
+	int wakefd;	    /* eventfd in the epoll set: readable while ready != NULL */
+	struct tcp_ep *eps; /* every endpoint, for close and revocation scans */
 	struct tcp_listener *listeners;
-	struct tcp_ep *ready;	   /* endpoints with staged bytes left to parse */
-	struct tcp_ep *txlist;	   /* endpoints with frames to flush */
-	uint32_t nconnecting;	   /* endpoints with a deadline */
+	struct tcp_ep *ready;	 /* endpoints with staged bytes left to parse */
+	struct tcp_ep *txlist;	 /* endpoints with frames to flush */
+	struct tcp_ep *wacklist; /* endpoints owing write acks, checked for their delay */
+	uint32_t nconnecting;	 /* endpoints with a deadline */
 	uint64_t next_deadline_check;
-	struct fab_mr **mrs;	   /* key -> region table */
+	struct fab_mr **mrs; /* key -> region table */
 	uint32_t nmrs, mrs_cap;
-	struct tcp_op *op_free;	   /* recycled ops */
-	void **msg_free;	   /* recycled send copies (msg_size bytes each) */
+	struct tcp_op *op_free; /* recycled ops */
+	void **msg_free;	/* recycled send copies (msg_size bytes each) */
 	uint32_t nmsg_free, msg_free_cap;
 };
 
@@ -229,6 +249,10 @@ void tcp_ep_complete(struct tcp_ep *ep, struct tcp_op *op, int status);
 void tcp_ep_on_hello(struct tcp_ep *ep);
 int tcp_ep_queue_ctrl(struct tcp_ep *ep, const struct tcp_hdr *h, const void *payload,
 		      struct fab_mr *mr);
+/* A write of the peer was placed here: its ack is owed (urgent: a plain write). */
+void tcp_ep_wack_owe(struct tcp_ep *ep, bool urgent);
+/* Owed acks past their delay become urgent (the domain's check). */
+void tcp_wacks_check(struct tcp_domain *td, uint64_t now);
 void tcp_ep_check_deadline(struct tcp_ep *ep, uint64_t now);
 void tcp_ep_revoke_mr(struct tcp_ep *ep, struct fab_mr *mr);
 

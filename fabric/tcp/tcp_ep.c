@@ -10,12 +10,14 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+
+#include "common/clock.h"
 #include <unistd.h>
 
 #include "common/clock.h"
 #include "fabric/tcp/tcp.h"
 
-#define TCP_IOV_MAX 64
+#define TCP_IOV_MAX	 64
 #define TCP_FLUSH_ROUNDS 16
 
 static void tcp_sock_tune(struct tcp_domain *td, int fd)
@@ -105,6 +107,7 @@ static int tcp_ep_queue_hello(struct tcp_ep *ep)
 		return -ENOMEM;
 	op->kind = TCP_OP_CTRL;
 	op->h.type = TCP_F_HELLO;
+	op->h.flags = TCP_HELLO_F_WACKS; /* capabilities; a 0.1 peer sends 0 and ignores ours */
 	op->h.len = TCP_HELLO_LEN;
 	v = htole32(TCP_MAGIC);
 	memcpy(op->inl, &v, 4);
@@ -125,7 +128,7 @@ static int tcp_ep_queue_hello(struct tcp_ep *ep)
 
 static int tcp_ep_poll_add(struct tcp_ep *ep)
 {
-	struct epoll_event ev = { 0 };
+	struct epoll_event ev = {0};
 
 	ep->want_out = ep->state == TCP_EP_CONNECTING;
 	ev.events = EPOLLIN | EPOLLRDHUP | (ep->want_out ? EPOLLOUT : 0);
@@ -243,7 +246,7 @@ void tcp_ep_on_hello(struct tcp_ep *ep)
 {
 	struct tcp_domain *td = ep->tdom;
 	uint32_t magic, version, credits, msg_size, sq_depth;
-	struct fab_cqe cqe = { 0 };
+	struct fab_cqe cqe = {0};
 
 	memcpy(&magic, ep->rx_small, 4);
 	memcpy(&version, ep->rx_small + 4, 4);
@@ -266,6 +269,7 @@ void tcp_ep_on_hello(struct tcp_ep *ep)
 	}
 	ep->peer_window = credits;
 	ep->tx_credits = credits;
+	ep->wacks = (ep->rh.flags & TCP_HELLO_F_WACKS) != 0;
 	ep->peer_msg_size = msg_size;
 	ep->peer_sq_depth = sq_depth;
 	ep->state = TCP_EP_CONNECTED;
@@ -273,12 +277,13 @@ void tcp_ep_on_hello(struct tcp_ep *ep)
 	td->nconnecting--;
 
 	/* Messages queued before we knew the peer's limit and too big for it fail now. */
-	struct tcp_op_queue keep = { 0 };
+	struct tcp_op_queue keep = {0};
 	struct tcp_op *op;
 
 	while ((op = tcp_op_dequeue(&ep->txq))) {
 		if (op->kind == TCP_OP_SEND && op->payload_len > msg_size && !op->encoded) {
-			fab_log_err(&td->base, "send to %s: %u bytes exceeds the peer's msg_size %u",
+			fab_log_err(&td->base,
+				    "send to %s: %u bytes exceeds the peer's msg_size %u",
 				    ep->base.peer_addr, op->payload_len, msg_size);
 			tcp_ep_complete(ep, op, -EMSGSIZE);
 		} else {
@@ -302,7 +307,7 @@ void tcp_ep_on_hello(struct tcp_ep *ep)
 
 void tcp_ep_complete(struct tcp_ep *ep, struct tcp_op *op, int status)
 {
-	struct fab_cqe cqe = { 0 };
+	struct fab_cqe cqe = {0};
 
 	if (op->kind == TCP_OP_CTRL) {
 		tcp_op_free(ep->tdom, op);
@@ -377,7 +382,7 @@ static void tcp_ep_teardown(struct tcp_ep *ep, int status)
 void tcp_ep_fail(struct tcp_ep *ep, int status, const char *why)
 {
 	enum tcp_ep_state was = ep->state;
-	struct fab_cqe cqe = { 0 };
+	struct fab_cqe cqe = {0};
 
 	if (was == TCP_EP_FAILED)
 		return;
@@ -418,6 +423,12 @@ void tcp_ep_destroy(struct tcp_ep *ep)
 	for (pp = &td->txlist; *pp; pp = &(*pp)->tx_next) {
 		if (*pp == ep) {
 			*pp = ep->tx_next;
+			break;
+		}
+	}
+	for (pp = &td->wacklist; *pp; pp = &(*pp)->wack_next) {
+		if (*pp == ep) {
+			*pp = ep->wack_next;
 			break;
 		}
 	}
@@ -466,7 +477,61 @@ static struct tcp_op *tcp_credit_op(struct tcp_ep *ep)
 	return op;
 }
 
-/* Build the header (committing credits) for an op about to go on the wire. */
+/* Up to TCP_WACKS_MAX of the owed write acks, now taken (0 between legacy peers). */
+static uint8_t tcp_ep_wacks_take(struct tcp_ep *ep)
+{
+	uint32_t n = ep->wack_owed < TCP_WACKS_MAX ? ep->wack_owed : TCP_WACKS_MAX;
+
+	if (!ep->wacks)
+		return 0;
+	ep->wack_owed -= n;
+	if (ep->wack_owed == 0)
+		ep->wack_urgent = false;
+	return (uint8_t)n;
+}
+
+void tcp_ep_wack_owe(struct tcp_ep *ep, bool urgent)
+{
+	struct tcp_domain *td = ep->tdom;
+	uint32_t quarter = ep->peer_sq_depth / 4 ? ep->peer_sq_depth / 4 : 1;
+
+	if (ep->wack_owed++ == 0)
+		ep->wack_since_ns = clock_now_ns();
+	/* a plain write has nobody here to answer it; a full count stops the peer's queue */
+	if (urgent || ep->wack_owed >= quarter || ep->wack_owed >= TCP_WACKS_MAX)
+		ep->wack_urgent = true;
+	if (ep->wack_urgent) {
+		tcp_txlist_add(ep);
+	} else if (!ep->on_wacklist) {
+		ep->on_wacklist = true;
+		ep->wack_next = td->wacklist;
+		td->wacklist = ep;
+	}
+}
+
+void tcp_wacks_check(struct tcp_domain *td, uint64_t now)
+{
+	struct tcp_ep **pp = &td->wacklist;
+
+	while (*pp) {
+		struct tcp_ep *ep = *pp;
+
+		if (ep->wack_owed && ep->state == TCP_EP_CONNECTED && !ep->wack_urgent &&
+		    now - ep->wack_since_ns < TCP_WACK_DELAY_NS) {
+			pp = &ep->wack_next;
+			continue;
+		}
+		/* past its delay: alone if no frame takes it (tcp_ep_flush) */
+		if (ep->wack_owed && ep->state == TCP_EP_CONNECTED) {
+			ep->wack_urgent = true;
+			tcp_txlist_add(ep);
+		}
+		*pp = ep->wack_next;
+		ep->on_wacklist = false;
+	}
+}
+
+/* Build the header (committing credits and write acks) for an op about to go on the wire. */
 static bool tcp_op_encode(struct tcp_ep *ep, struct tcp_op *op)
 {
 	uint32_t give;
@@ -484,6 +549,13 @@ static bool tcp_op_encode(struct tcp_ep *ep, struct tcp_op *op)
 	give = ep->rx_owed > 65535 ? 65535 : ep->rx_owed;
 	ep->rx_owed -= give;
 	op->h.credits = (uint16_t)give;
+	/*
+	 * Write acks ride here unless an answer is queued and not yet sent:
+	 * that answer took the acks of the writes before it, and acks taken now
+	 * (of later writes) must not reach the peer before it (docs/fabric.md).
+	 */
+	if (op->h.type != TCP_F_HELLO && !op->wacks_fixed && ep->answers_queued == 0)
+		op->h.flags = tcp_ep_wacks_take(ep);
 	tcp_hdr_encode(&op->h, op->hdr);
 	op->encoded = true;
 	return true;
@@ -528,9 +600,12 @@ int tcp_ep_flush(struct tcp_ep *ep)
 
 	if (ep->fd < 0 || ep->state == TCP_EP_CONNECTING)
 		return 0;
-	/* Credits owed with nothing else to carry them travel alone only when the peer needs them. */
-	if (ep->rx_owed && ep->state == TCP_EP_CONNECTED && !ep->txq.head &&
-	    tcp_ep_credits_urgent(ep)) {
+	/*
+	 * Credits and write acks owed with nothing else to carry them travel
+	 * alone only when the peer needs them.
+	 */
+	if (ep->state == TCP_EP_CONNECTED && !ep->txq.head &&
+	    ((ep->rx_owed && tcp_ep_credits_urgent(ep)) || (ep->wack_owed && ep->wack_urgent))) {
 		struct tcp_op *c = tcp_credit_op(ep);
 
 		if (!c)
@@ -539,7 +614,7 @@ int tcp_ep_flush(struct tcp_ep *ep)
 	}
 	for (int round = 0; round < TCP_FLUSH_ROUNDS && ep->txq.head; round++) {
 		struct iovec iov[TCP_IOV_MAX];
-		struct msghdr mh = { 0 };
+		struct msghdr mh = {0};
 		struct tcp_op *op;
 		size_t want = 0;
 		ssize_t w;
@@ -646,8 +721,27 @@ int tcp_ep_queue_ctrl(struct tcp_ep *ep, const struct tcp_hdr *h, const void *pa
 		return -ENOMEM;
 	op->kind = TCP_OP_CTRL;
 	op->h = *h;
-	if (h->type == TCP_F_WRITE_ACK || h->type == TCP_F_READ_RESP)
+	if (h->type == TCP_F_WRITE_ACK || h->type == TCP_F_READ_RESP) {
+		/*
+		 * An answer takes the acks of the writes placed before the request
+		 * it answers, now: the peer completes its writes in order and then
+		 * this answer's op (more than fit go first in CREDIT frames).
+		 */
+		while (ep->wacks && ep->wack_owed > TCP_WACKS_MAX) {
+			struct tcp_op *c = tcp_credit_op(ep);
+
+			if (!c) {
+				tcp_op_free(ep->tdom, op);
+				return -ENOMEM;
+			}
+			c->h.flags = tcp_ep_wacks_take(ep);
+			c->wacks_fixed = true;
+			tcp_op_enqueue(&ep->txq, c);
+		}
+		op->h.flags = tcp_ep_wacks_take(ep);
+		op->wacks_fixed = true;
 		ep->answers_queued++;
+	}
 	op->payload = payload;
 	op->payload_len = payload ? h->len : 0;
 	op->mr = mr;

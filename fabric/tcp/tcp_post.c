@@ -146,7 +146,7 @@ void tcp_recv_release(const struct fab_cqe *cqe)
 /* A region is going away: nothing may read or write it after we return. */
 void tcp_ep_revoke_mr(struct tcp_ep *ep, struct fab_mr *mr)
 {
-	struct tcp_op_queue keep = { 0 };
+	struct tcp_op_queue keep = {0};
 	struct tcp_op *op;
 	bool fatal = false;
 
@@ -179,6 +179,20 @@ void tcp_ep_revoke_mr(struct tcp_ep *ep, struct fab_mr *mr)
 				ep->tx_credits++;
 			if (op->encoded)
 				ep->rx_owed += op->h.credits;
+			if (op->encoded && op->h.flags) {
+				/* the write acks it carried keep their place in the stream */
+				struct tcp_op *c = tcp_op_alloc(ep->tdom);
+
+				if (c != NULL) {
+					c->kind = TCP_OP_CTRL;
+					c->h.type = TCP_F_CREDIT;
+					c->h.flags = op->h.flags;
+					c->wacks_fixed = true;
+					tcp_op_enqueue(&keep, c);
+				} else {
+					fatal = true;
+				}
+			}
 			tcp_ep_complete(ep, op, -ECANCELED);
 		}
 	}

@@ -71,8 +71,9 @@ refuse:
 			     "peer %s: refused remote %s of %lu bytes at 0x%lx key 0x%lx: %s%s",
 			     ep->base.peer_addr, right == FAB_ACCESS_REMOTE_READ ? "read" : "write",
 			     (unsigned long)len, (unsigned long)addr, (unsigned long)key, why,
-			     ep->log_budget ? "" : " (further refusals on this connection are only "
-						   "counted)");
+			     ep->log_budget ? ""
+					    : " (further refusals on this connection are only "
+					      "counted)");
 	}
 	return rc;
 }
@@ -80,7 +81,7 @@ refuse:
 static void tcp_rx_answer(struct tcp_ep *ep, uint8_t type, int status, uint32_t len,
 			  const void *payload, struct fab_mr *mr)
 {
-	struct tcp_hdr h = { 0 };
+	struct tcp_hdr h = {0};
 
 	h.type = type;
 	h.status = status;
@@ -94,7 +95,7 @@ static void tcp_rx_answer(struct tcp_ep *ep, uint8_t type, int status, uint32_t 
 static void tcp_rx_done(struct tcp_ep *ep)
 {
 	struct tcp_hdr *h = &ep->rh;
-	struct fab_cqe cqe = { 0 };
+	struct fab_cqe cqe = {0};
 	struct tcp_op *op;
 
 	switch (h->type) {
@@ -131,7 +132,11 @@ static void tcp_rx_done(struct tcp_ep *ep)
 			ep->imm_held--;
 			ep->rx_owed++;
 		}
-		tcp_rx_answer(ep, TCP_F_WRITE_ACK, ep->rx_status, 0, NULL, NULL);
+		/* a placed write's ack rides on a later frame; a refusal is answered at once */
+		if (ep->rx_status == 0 && ep->wacks)
+			tcp_ep_wack_owe(ep, h->type == TCP_F_WRITE);
+		else
+			tcp_rx_answer(ep, TCP_F_WRITE_ACK, ep->rx_status, 0, NULL, NULL);
 		break;
 	case TCP_F_READ_RESP:
 		op = tcp_op_dequeue(&ep->waitq);
@@ -153,6 +158,34 @@ static void tcp_rx_expect(struct tcp_ep *ep, void *dst, uint32_t len)
 	ep->rx = dst ? TCP_RX_PAYLOAD : TCP_RX_DISCARD;
 	ep->rx_dst = dst;
 	ep->rx_left = len;
+}
+
+/*
+ * The peer acknowledged n of our writes in a frame's flags: the first n
+ * writes waiting for an answer, in order (reads waiting among them answer
+ * with their own frames). -EPROTO when we have fewer.
+ */
+static int tcp_rx_wacks(struct tcp_ep *ep, unsigned int n)
+{
+	struct tcp_op **pp = &ep->waitq.head, *prev = NULL;
+
+	while (n > 0 && *pp) {
+		struct tcp_op *op = *pp;
+
+		if (op->kind != TCP_OP_WRITE) {
+			prev = op;
+			pp = &op->next;
+			continue;
+		}
+		*pp = op->next;
+		if (ep->waitq.tail == op)
+			ep->waitq.tail = prev;
+		ep->waitq.count--;
+		op->next = NULL;
+		tcp_ep_complete(ep, op, 0);
+		n--;
+	}
+	return n == 0 ? 0 : -EPROTO;
 }
 
 static bool tcp_rx_status_ok(int32_t status)
@@ -195,6 +228,16 @@ static void tcp_rx_header(struct tcp_ep *ep)
 		ep->tx_credits += h->credits;
 		if (ep->txq.head)
 			tcp_txlist_add(ep);
+	}
+	if (h->flags && h->type != TCP_F_HELLO) {
+		if (!ep->wacks || (h->flags & ~TCP_WACKS_MAX)) {
+			tcp_rx_proto_error(ep, "frame flags it did not negotiate");
+			return;
+		}
+		if (tcp_rx_wacks(ep, h->flags) != 0) {
+			tcp_rx_proto_error(ep, "acknowledged writes we did not send");
+			return;
+		}
 	}
 	switch (h->type) {
 	case TCP_F_HELLO:
@@ -301,7 +344,8 @@ static int tcp_rx_recv(struct tcp_ep *ep, void *dst, size_t len)
 				fab_log_info(&ep->tdom->base, "peer %s closed the connection",
 					     ep->base.peer_addr);
 			tcp_ep_fail(ep, -ECONNRESET,
-				    ep->state == TCP_EP_CONNECTED ? NULL : "closed during handshake");
+				    ep->state == TCP_EP_CONNECTED ? NULL
+								  : "closed during handshake");
 			return -ECONNRESET;
 		}
 		if (errno == EINTR)

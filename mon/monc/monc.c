@@ -9,14 +9,22 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "auth/keyring.h"
+#include "auth/policy.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "msgr/msgr.h"
 
-#define MONC_MONS_MAX 16
-#define MONC_RETRY_MS 300    /* resend after -EAGAIN (no leader yet) */
-#define MONC_HUNT_MS 200     /* pause before trying the next monitor */
+#define MONC_MONS_MAX	 16
+#define MONC_RETRY_MS	 300 /* resend after -EAGAIN (no leader yet) */
+#define MONC_HUNT_MS	 200 /* pause before trying the next monitor */
 #define MONC_EAGAIN_HUNT 5   /* consecutive -EAGAIN answers before trying another mon */
+/*
+ * Consecutive monitors (at least this many, and every one of mon_host)
+ * that refused our key before requests fail with -EACCES: a key just made
+ * may not have reached the monitor we asked yet.
+ */
+#define MONC_AUTH_REFUSALS 3
 
 struct monc_req {
 	struct monc_req *next;
@@ -35,6 +43,8 @@ struct monc {
 	char mons[MONC_MONS_MAX][PROTO_ADDR_MAX + 1];
 	unsigned int nmons, cur;
 	struct msgr *msgr;
+	bool own_msgr; /* monc_create's; else the process's (monc_create_on), driven by its owner */
+	const struct msgr_auth_cfg *auth; /* how our connections authenticate (msgr_auth_add) */
 	struct msgr_conn *conn;
 	bool connected;
 	uint64_t hunt_at_ms;
@@ -45,9 +55,17 @@ struct monc {
 	monc_map_cb map_cb;
 	void *map_arg;
 	struct mon_map map;
+	unsigned int auth_refusals; /* consecutive monitors that refused our key */
+	char auth_why[PROTO_ERRMSG_MAX + 1];
 };
 
 static void monc_hunt(struct monc *mc, uint64_t delay_ms);
+static const struct msgr_ops monc_ops;
+
+static unsigned int monc_auth_refusals_max(const struct monc *mc)
+{
+	return mc->nmons > MONC_AUTH_REFUSALS ? mc->nmons : MONC_AUTH_REFUSALS;
+}
 
 static void monc_req_done(struct monc *mc, struct monc_req *r, int status, const char *out,
 			  size_t out_len, const char *msg)
@@ -75,7 +93,7 @@ static void monc_req_send(struct monc *mc, struct monc_req *r)
 
 static void monc_sub_send(struct monc *mc)
 {
-	struct proto_msg m = { .type = PROTO_MON_SUB };
+	struct proto_msg m = {.type = PROTO_MON_SUB};
 
 	if (mc->conn == NULL || !mc->subscribed)
 		return;
@@ -164,6 +182,7 @@ static void monc_recv_cb(struct msgr_conn *conn, const struct proto_hdr *hdr,
 
 	if (conn != mc->conn)
 		return;
+	mc->auth_refusals = 0; /* it let us in */
 	switch (msg->type) {
 	case PROTO_MAP:
 	case PROTO_MAP_INC:
@@ -217,6 +236,20 @@ static void monc_fail_cb(struct msgr_conn *conn, int status, void *arg)
 		while (mc->reqs != NULL)
 			monc_req_done(mc, mc->reqs, status, NULL, 0, why ? why : "");
 	}
+	if (conn == mc->conn && status == -EACCES) {
+		/*
+		 * Authentication failed (logged by msgr): after enough monitors said
+		 * so, requests fail with the reason rather than time out. Hunting
+		 * goes on: the key may be added, or a monitor may not have applied
+		 * it yet.
+		 */
+		const char *why = msgr_conn_refusal(conn);
+
+		snprintf(mc->auth_why, sizeof(mc->auth_why), "%s", why ? why : "permission denied");
+		if (++mc->auth_refusals >= monc_auth_refusals_max(mc))
+			while (mc->reqs != NULL)
+				monc_req_done(mc, mc->reqs, status, NULL, 0, mc->auth_why);
+	}
 	if (conn == mc->conn) {
 		if (mc->connected)
 			log_info("monc", "%s: lost mon %s: %s; hunting", mc->name,
@@ -244,7 +277,8 @@ static void monc_try_connect(struct monc *mc)
 {
 	if (mc->conn != NULL || clock_now_ms() < mc->hunt_at_ms)
 		return;
-	if (msgr_connect(mc->msgr, mc->mons[mc->cur], mc, &mc->conn) != 0) {
+	if (msgr_connect_ops(mc->msgr, mc->mons[mc->cur], NULL, &monc_ops, mc, mc->auth, mc,
+			     &mc->conn) != 0) {
 		mc->conn = NULL;
 		monc_hunt(mc, MONC_HUNT_MS);
 		return;
@@ -255,27 +289,110 @@ static void monc_try_connect(struct monc *mc)
 		monc_req_send(mc, r);
 }
 
-int monc_create(const struct conf *conf, const char *name, struct monc **monc_out)
+static const struct msgr_ops monc_ops = {
+    .recv_cb = monc_recv_cb,
+    .connect_cb = monc_connect_cb,
+    .fail_cb = monc_fail_cb,
+};
+
+/*
+ * The entity a process authenticates as: its name, except that every
+ * monitor ("mon.a") holds the one key of "mon.". -EINVAL for a name that
+ * is no entity.
+ */
+static int monc_entity(const char *name, char *entity, size_t cap, char *err, size_t errcap)
 {
-	static const struct msgr_ops ops = {
-		.recv_cb = monc_recv_cb,
-		.connect_cb = monc_connect_cb,
-		.fail_cb = monc_fail_cb,
-	};
+	struct auth_entity ent;
+	char why[200];
+
+	if (auth_entity_parse(name, &ent, why, sizeof(why)) != 0) {
+		snprintf(err, errcap, "%s: cannot authenticate: %s", name, why);
+		return -EINVAL;
+	}
+	snprintf(entity, cap, "%s", ent.type == AUTH_ETYPE_MON ? "mon." : ent.name);
+	return 0;
+}
+
+/* Authenticate to the monitors as name, with the key of the conf's keyring. */
+static int monc_auth_setup(struct monc *mc, const struct conf *conf, const char *name, char *why,
+			   size_t whycap)
+{
+	struct msgr_auth a = {0};
+	const struct auth_keyring_entry *e;
+	struct auth_keyring kr;
+	struct auth_policy pol;
+	char entity[AUTH_ENTITY_MAX], err[512];
+	const char *path = auth_keyring_path(conf);
+	bool daemon = !strncmp(name, "osd.", 4) || !strncmp(name, "mon.", 4);
+	int rc;
+
+	auth_policy_from_conf(conf, &pol);
+	auth_policy_warn(&pol, name,
+			 !daemon	  ? CONF_WHO_CLIENT
+			 : name[0] == 'o' ? CONF_WHO_OSD
+					  : CONF_WHO_MON);
+	if (!auth_policy_connect(&pol, daemon)) {
+		/*
+		 * No key sent; the link still reads a monitor's refusal (an ERROR
+		 * first thing: "requires authentication") as one.
+		 */
+		a.fsid = conf_get_str(conf, CONF_FSID);
+		rc = msgr_auth_add(mc->msgr, &a, &mc->auth);
+		if (rc != 0)
+			snprintf(why, whycap, "%s: cannot set up the connection: %s", name,
+				 strerror(-rc));
+		return rc;
+	}
+	rc = monc_entity(name, entity, sizeof(entity), why, whycap);
+	if (rc != 0)
+		return rc;
+	auth_keyring_init(&kr);
+	rc = auth_keyring_load(&kr, path, err, sizeof(err));
+	if (rc != 0) {
+		if (rc == -ENOENT)
+			snprintf(why, whycap,
+				 "%s: no key to authenticate with: keyring %s: %s (give "
+				 "it with --keyring=PATH or the conf's keyring)",
+				 name, path, strerror(ENOENT));
+		else
+			snprintf(why, whycap, "%s: no key to authenticate with: %s", name, err);
+		auth_keyring_free(&kr);
+		return -ENOKEY;
+	}
+	e = auth_keyring_find(&kr, entity);
+	if (e == NULL) {
+		snprintf(why, whycap, "%s: keyring %s has no key for %s", name, path, entity);
+		auth_keyring_free(&kr);
+		return -ENOKEY;
+	}
+	a.entity = entity;
+	a.key = &e->key;
+	a.server = "mon.";
+	a.fsid = conf_get_str(conf, CONF_FSID);
+	rc = msgr_auth_add(mc->msgr, &a, &mc->auth);
+	if (rc != 0)
+		snprintf(why, whycap, "%s: cannot set up authentication: %s", name, strerror(-rc));
+	auth_keyring_free(&kr);
+	return rc;
+}
+
+static int monc_init(const struct conf *conf, const char *name, char *why, size_t whycap,
+		     struct monc **monc_out)
+{
 	unsigned int n;
 	const struct conf_addr *hosts = conf_get_addrs(conf, CONF_MON_HOST, &n);
 	uint16_t defport = (uint16_t)conf_get_int(conf, CONF_MON_PORT);
-	struct fab_domain_attr attr;
 	struct monc *mc;
-	int rc;
 
 	if (n == 0) {
-		log_error("monc", "%s: mon_host is empty: no monitor to talk to", name);
+		snprintf(why, whycap, "%s: mon_host is empty: no monitor to talk to", name);
 		return -EINVAL;
 	}
 	mc = calloc(1, sizeof(*mc));
-	if (mc == NULL)
+	if (mc == NULL) {
+		snprintf(why, whycap, "%s: out of memory", name);
 		return -ENOMEM;
+	}
 	snprintf(mc->name, sizeof(mc->name), "%s", name);
 	for (unsigned int i = 0; i < n && i < MONC_MONS_MAX; i++) {
 		snprintf(mc->mons[i], sizeof(mc->mons[i]),
@@ -286,12 +403,72 @@ int monc_create(const struct conf *conf, const char *name, struct monc **monc_ou
 	mc->cur = (unsigned int)((uint64_t)clock_now_ns() % mc->nmons);
 	mc->next_tid = 1;
 	mon_map_init(&mc->map);
+	*monc_out = mc;
+	return 0;
+}
+
+int monc_create(const struct conf *conf, const char *name, struct monc **monc_out)
+{
+	char why[PROTO_ERRMSG_MAX + 1];
+	int rc = monc_create_err(conf, name, why, sizeof(why), monc_out);
+
+	if (rc != 0)
+		log_error("monc", "%s", why);
+	return rc;
+}
+
+int monc_create_err(const struct conf *conf, const char *name, char *why, size_t whycap,
+		    struct monc **monc_out)
+{
+	struct fab_domain_attr attr;
+	struct monc *mc;
+	int rc;
+
+	rc = monc_init(conf, name, why, whycap, &mc);
+	if (rc != 0)
+		return rc;
 	fab_domain_attr_from_conf(&attr, conf);
 	attr.name = mc->name;
-	rc = msgr_create(&attr, &ops, mc, &mc->msgr);
+	rc = msgr_create(&attr, &monc_ops, mc, &mc->msgr);
 	if (rc != 0) {
-		log_error("monc", "%s: fabric: %s", name, strerror(-rc));
+		snprintf(why, whycap, "%s: fabric: %s", name, strerror(-rc));
+		mon_map_free(&mc->map);
 		free(mc);
+		return rc;
+	}
+	rc = monc_auth_setup(mc, conf, name, why, whycap);
+	if (rc != 0) {
+		msgr_destroy(mc->msgr);
+		mon_map_free(&mc->map);
+		free(mc);
+		return rc;
+	}
+	mc->own_msgr = true;
+	monc_try_connect(mc);
+	*monc_out = mc;
+	return 0;
+}
+
+int monc_create_on(struct msgr *msgr, const struct conf *conf, const char *name,
+		   struct monc **monc_out)
+{
+	char why[PROTO_ERRMSG_MAX + 1];
+	struct monc *mc;
+	int rc;
+
+	rc = monc_init(conf, name, why, sizeof(why), &mc);
+	if (rc == 0) {
+		mc->msgr = msgr;
+		/* its own set-up on the shared messenger: the other owners' connections keep theirs
+		 */
+		rc = monc_auth_setup(mc, conf, name, why, sizeof(why));
+		if (rc != 0) {
+			mon_map_free(&mc->map);
+			free(mc);
+		}
+	}
+	if (rc != 0) {
+		log_error("monc", "%s", why);
 		return rc;
 	}
 	monc_try_connect(mc);
@@ -305,7 +482,10 @@ void monc_destroy(struct monc *mc)
 		return;
 	while (mc->reqs != NULL)
 		monc_req_done(mc, mc->reqs, -ECANCELED, NULL, 0, "mon client closed");
-	msgr_destroy(mc->msgr);
+	if (mc->own_msgr)
+		msgr_destroy(mc->msgr);
+	else if (mc->conn != NULL)
+		msgr_conn_close(mc->conn);
 	mon_map_free(&mc->map);
 	free(mc);
 }
@@ -373,7 +553,7 @@ int monc_request(struct monc *mc, const struct proto_msg *msg, unsigned int time
 int monc_command(struct monc *mc, const char *json, unsigned int timeout_ms, monc_reply_cb cb,
 		 void *arg)
 {
-	struct proto_msg m = { .type = PROTO_MON_CMD };
+	struct proto_msg m = {.type = PROTO_MON_CMD};
 
 	m.mon_cmd.json = json;
 	m.mon_cmd.json_len = (uint32_t)strlen(json);
@@ -395,7 +575,8 @@ int monc_progress(struct monc *mc)
 	int n = 0, rc;
 
 	monc_try_connect(mc);
-	for (int i = 0; i < 64 && (rc = msgr_progress(mc->msgr)) > 0; i++)
+	/* a shared messenger is driven by its owner's loop, which calls us for the timers */
+	for (int i = 0; mc->own_msgr && i < 64 && (rc = msgr_progress(mc->msgr)) > 0; i++)
 		n += rc;
 	for (struct monc_req *r = mc->reqs, *next; r != NULL; r = next) {
 		next = r->next;
@@ -413,14 +594,18 @@ int monc_progress(struct monc *mc)
 
 int monc_wait(struct monc *mc, int timeout_ms)
 {
+	int n = 0;
+
 	/* Short sleeps: deadlines, retries and hunting are timers of our own. */
 	msgr_wait(mc->msgr, timeout_ms < 0 || timeout_ms > 20 ? 20 : timeout_ms);
-	return monc_progress(mc);
+	if (!mc->own_msgr) /* a sync call on a shared messenger: everyone's frames move */
+		n = msgr_progress(mc->msgr);
+	return n + monc_progress(mc);
 }
 
 int monc_fd(const struct monc *mc)
 {
-	return msgr_fd(mc->msgr);
+	return mc->own_msgr ? msgr_fd(mc->msgr) : -1;
 }
 
 bool monc_connected(const struct monc *mc)
@@ -466,10 +651,10 @@ static void monc_sync_cb(struct monc *mc, int status, const char *out, size_t ou
 		snprintf(s->errmsg, s->errcap, "%s", errmsg != NULL ? errmsg : "");
 }
 
-int monc_command_sync(struct monc *mc, const char *json, unsigned int timeout_ms,
-		      char **out_out, char *errmsg, size_t errcap)
+int monc_command_sync(struct monc *mc, const char *json, unsigned int timeout_ms, char **out_out,
+		      char *errmsg, size_t errcap)
 {
-	struct monc_sync s = { .errmsg = errmsg, .errcap = errcap };
+	struct monc_sync s = {.errmsg = errmsg, .errcap = errcap};
 	int rc;
 
 	rc = monc_command(mc, json, timeout_ms, monc_sync_cb, &s);
@@ -494,6 +679,8 @@ int monc_wait_map_sync(struct monc *mc, uint32_t epoch, unsigned int timeout_ms)
 	while (mc->map.epoch == 0 || mc->map.epoch < epoch) {
 		if (clock_now_ms() >= deadline)
 			return -ETIMEDOUT;
+		if (mc->auth_refusals >= monc_auth_refusals_max(mc))
+			return -EACCES;
 		monc_wait(mc, 20);
 	}
 	return 0;

@@ -11,8 +11,9 @@
  *   increments, takes full maps when it is too far behind, and resubscribes
  *   from its epoch after a failover.
  * - Single-threaded and poll-driven: call monc_progress() when monc_fd()
- *   polls readable and at least every few milliseconds (monc_wait() does
- *   both), or use the *_sync helpers, which drive it themselves.
+ *   polls readable (or the shared messenger's fd, monc_create_on) and at
+ *   least every few milliseconds (monc_wait() does both), or use the *_sync
+ *   helpers, which drive it themselves.
  */
 #ifndef WEFT_MON_MONC_MONC_H
 #define WEFT_MON_MONC_MONC_H
@@ -32,8 +33,30 @@ typedef void (*monc_reply_cb)(struct monc *monc, int status, const char *out, si
 /* The map moved to a new epoch; map is monc's (valid until the next monc call). */
 typedef void (*monc_map_cb)(struct monc *monc, const struct mon_map *map, void *arg);
 
-/* conf: mon_host, mon_port, ms_*; name for logs ("client.admin", "osd.3"). */
+/*
+ * conf: mon_host, mon_port, ms_*, the auth_* options, keyring; name is the
+ * entity ("client.admin", "osd.3"; a monitor "mon.a" authenticates as
+ * "mon."). Where the conf wants authentication, the key comes from the
+ * keyring (-ENOKEY, logged, when there is none). A monitor that refuses
+ * the key is logged; once enough have (every one of mon_host, at least 3
+ * tries) requests fail with -EACCES and the reason.
+ */
 int monc_create(const struct conf *conf, const char *name, struct monc **monc_out);
+/* The same, with the reason of a failure in why (one line, not logged). */
+int monc_create_err(const struct conf *conf, const char *name, char *why, size_t whycap,
+		    struct monc **monc_out);
+/*
+ * A mon client on the process's messenger (one fabric domain per process):
+ * its connections are msgr's like every other, authenticated as monc_create
+ * says (with a set-up of their own: the other owners' connections keep
+ * theirs). The owner drives msgr in its loop and calls monc_progress() there
+ * for the mon client's timers; monc_fd() is then -1 (the messenger's fd
+ * covers it), and the *_sync helpers drive the messenger themselves, so
+ * every owner's callbacks may run inside them. Errors as monc_create.
+ */
+struct msgr;
+int monc_create_on(struct msgr *msgr, const struct conf *conf, const char *name,
+		   struct monc **monc_out);
 /* Pending requests complete with -ECANCELED. */
 void monc_destroy(struct monc *monc);
 

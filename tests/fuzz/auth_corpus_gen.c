@@ -63,6 +63,7 @@ int main(int argc, char **argv)
 	auth_hs_hello_encode(&enc, &hello);
 	bad |= proto_enc_finish(&enc, &len) != 0 ||
 	       put(argv[1], "hello-key", FUZZ_AUTH_HELLO, buf, len);
+	bad |= put(argv[1], "sess-hello", FUZZ_AUTH_SESS_HELLO, buf, len);
 
 	snprintf(ch.server, sizeof(ch.server), "osd.12");
 	memset(ch.nonce_s, 0x5e, sizeof(ch.nonce_s));
@@ -75,6 +76,10 @@ int main(int argc, char **argv)
 	proto_enc_init(&enc, buf, sizeof(buf));
 	auth_hs_proof_encode(&enc, AUTH_HS_PROOF, &pr);
 	bad |= proto_enc_finish(&enc, &len) != 0 || put(argv[1], "proof", FUZZ_AUTH_PROOF, buf, len);
+	/* the session kinds: a proof nobody can forge, and a frame with a MAC trailer */
+	bad |= put(argv[1], "sess-proof", FUZZ_AUTH_SESS_PROOF, buf, len);
+	memset(buf, 0x33, 96);
+	bad |= put(argv[1], "sess-frame", FUZZ_AUTH_SESS_FRAME, buf, 96);
 	proto_enc_init(&enc, buf, sizeof(buf));
 	auth_hs_proof_encode(&enc, AUTH_HS_DONE, &pr);
 	bad |= proto_enc_finish(&enc, &len) != 0 || put(argv[1], "done", FUZZ_AUTH_DONE, buf, len);

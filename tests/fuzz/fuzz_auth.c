@@ -3,8 +3,10 @@
  * libFuzzer target for the auth/ decoders: the four handshake messages,
  * the ticket body, the sealed ticket (opened under fixed service keys) and
  * the grant, the monitors' auth entries and database, a set of service keys
- * and a rotation's entry, and the Raft port's frame header and IDENT. The
- * first byte picks the decoder, the rest is its input.
+ * and a rotation's entry, the Raft port's frame header and IDENT, and a
+ * connection's session (auth/session.c) given a HELLO, a PROOF or a frame:
+ * nothing but a genuine proof opens a session, nothing but a genuine MAC
+ * verifies. The first byte picks the decoder, the rest is its input.
  * Properties beyond "no crash, no overread": a failure says why in one
  * line, and whatever decodes re-encodes to exactly the input (canonical).
  * Replayed over tests/corpus/auth/ by fuzz_auth_replay (a ctest).
@@ -17,6 +19,7 @@
 #include <string.h>
 
 #include "auth/handshake.h"
+#include "auth/session.h"
 #include "auth/ticket.h"
 #include "fuzz_auth.h"
 #include "mon/mon_auth.h"
@@ -70,6 +73,75 @@ void fuzz_auth_svc_keys(struct auth_svc_keys *sk)
 	sk->keys[1].activated_us = sk->keys[1].created_us;
 }
 
+/* A server session as the monitors run it, for the session kinds. */
+static void fuzz_sess_facts(struct auth_sess_conn *f, struct auth_sess_keys *k, bool server)
+{
+	memset(f, 0, sizeof(*f));
+	snprintf(f->local_addr, sizeof(f->local_addr),
+		 server ? "127.1.0.1:6789" : "127.1.0.9:4000");
+	snprintf(f->peer_addr, sizeof(f->peer_addr), server ? "127.1.0.9:4000" : "127.1.0.1:6789");
+	memset(k, 0, sizeof(*k));
+	memset(k->key[0].b, 0x5a, AUTH_KEY_LEN);
+	k->nkeys = 1;
+}
+
+/* A session: HELLO in, and PROOF (when given) in; it must never open on a forged proof. */
+static void fuzz_sess_server(const uint8_t *hello, size_t hlen, const uint8_t *proof, size_t plen,
+			     size_t size)
+{
+	struct auth_sess s;
+	struct auth_sess_conn f;
+	struct auth_sess_keys k;
+	struct proto_err err = {""};
+	uint8_t out[AUTH_SESS_MSG_MAX];
+	size_t olen;
+	int rc;
+
+	fuzz_sess_facts(&f, &k, true);
+	rc = auth_sess_server_hello(&s, hello, hlen, &err);
+	if (rc != 0) {
+		if (rc != -EPROTONOSUPPORT)
+			fuzz_check_err(rc, &err, size);
+		auth_sess_clear(&s);
+		return;
+	}
+	rc = auth_sess_server_challenge(&s, "mon.", &f, &k, &err, out, sizeof(out), &olen);
+	if (rc == 0 && proof != NULL) {
+		rc = auth_sess_server_proof(&s, proof, plen, &err, out, sizeof(out), &olen);
+		if (rc == 0 || auth_sess_open(&s))
+			fuzz_die("a forged proof opened a session", size);
+	}
+	auth_sess_clear(&s);
+}
+
+/* An open session (client and server, in process) given a frame with its trailer. */
+static void fuzz_sess_frame(const uint8_t *in, size_t n, size_t size)
+{
+	struct auth_sess c, s;
+	struct auth_sess_conn cf, sf;
+	struct auth_sess_keys k;
+	struct proto_err err;
+	uint8_t a[AUTH_SESS_MSG_MAX], b[AUTH_SESS_MSG_MAX];
+	size_t alen, blen;
+
+	fuzz_sess_facts(&sf, &k, true);
+	fuzz_sess_facts(&cf, &k, false);
+	if (auth_sess_client_start(&c, "client.admin", &k.key[0], "mon.", a, sizeof(a), &alen) ||
+	    auth_sess_server_hello(&s, a, alen, &err) ||
+	    auth_sess_server_challenge(&s, "mon.", &sf, &k, &err, b, sizeof(b), &blen) ||
+	    auth_sess_client_challenge(&c, &cf, b, blen, &err, a, sizeof(a), &alen) ||
+	    auth_sess_server_proof(&s, a, alen, &err, b, sizeof(b), &blen) ||
+	    auth_sess_client_done(&c, b, blen, &err))
+		fuzz_die("the reference handshake failed", size);
+	if (n >= AUTH_SESS_MAC_LEN &&
+	    (auth_sess_verify(&s, in, n - AUTH_SESS_MAC_LEN, in + n - AUTH_SESS_MAC_LEN) == 0 ||
+	     auth_sess_verify_bulk(&c, 0, in, n - AUTH_SESS_MAC_LEN, in + n - AUTH_SESS_MAC_LEN) ==
+		 0))
+		fuzz_die("a forged frame MAC verified", size);
+	auth_sess_clear(&c);
+	auth_sess_clear(&s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct proto_err err = {""};
@@ -105,7 +177,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case FUZZ_AUTH_PROOF:
 	case FUZZ_AUTH_DONE: {
 		enum auth_hs_kind kind =
-			data[0] % FUZZ_AUTH_KINDS == FUZZ_AUTH_PROOF ? AUTH_HS_PROOF : AUTH_HS_DONE;
+		    data[0] % FUZZ_AUTH_KINDS == FUZZ_AUTH_PROOF ? AUTH_HS_PROOF : AUTH_HS_DONE;
 		struct auth_hs_proof m;
 
 		rc = auth_hs_proof_decode(in, n, kind, &err, &m);
@@ -179,6 +251,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		mon_auth_free(&db);
 		return 0;
 	}
+	case FUZZ_AUTH_SESS_HELLO:
+		fuzz_sess_server(in, n, NULL, 0, size);
+		return 0;
+	case FUZZ_AUTH_SESS_PROOF: {
+		/* a genuine HELLO, then the input as the PROOF */
+		struct auth_sess c;
+		struct auth_key key;
+		uint8_t h[AUTH_SESS_MSG_MAX];
+		size_t hlen;
+
+		memset(key.b, 0x5a, AUTH_KEY_LEN);
+		if (auth_sess_client_start(&c, "client.admin", &key, "mon.", h, sizeof(h), &hlen))
+			fuzz_die("client start failed", size);
+		fuzz_sess_server(h, hlen, in, n, size);
+		auth_sess_clear(&c);
+		return 0;
+	}
+	case FUZZ_AUTH_SESS_FRAME:
+		fuzz_sess_frame(in, n, size);
+		return 0;
 	case FUZZ_AUTH_SVC_KEYS: {
 		struct auth_svc_keys sk;
 		struct proto_dec dec;

@@ -27,7 +27,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const uint16_t fuzz_types[] = {
 	PROTO_HELLO,	PROTO_AUTH_CHALLENGE, PROTO_AUTH_RESPONSE, PROTO_PING,
 	PROTO_PONG,	PROTO_ERROR,	      PROTO_MAP_GET,	   PROTO_MAP,
-	PROTO_OSD_OP,	PROTO_OSD_OP_REPLY,   0,		   7,
+	PROTO_OSD_OP,	PROTO_OSD_OP_REPLY,   PROTO_REPL_RING_REQ, PROTO_REPL_RING_GRANT,
+	PROTO_REPL_ACK, 0,		      7,
 	0xffff, /* unknown types: the dispatch must refuse them */
 };
 

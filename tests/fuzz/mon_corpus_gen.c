@@ -275,6 +275,11 @@ int main(int argc, char **argv)
 	m.type = PROTO_BULK_DONE;
 	m.bulk_done.id = 9;
 	rc |= gen_msg(argv[1], "bulk_done", &m);
+	memset(&m, 0, sizeof(m));
+	m.type = PROTO_AUTH;
+	m.auth.data = "\x01\x01\x01 an auth handshake message, opaque to proto";
+	m.auth.len = 44;
+	rc |= gen_msg(argv[1], "auth", &m);
 	mon_inc_free(&inc);
 	mon_map_free(&map);
 	if (rc != 0) {

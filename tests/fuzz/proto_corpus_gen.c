@@ -128,6 +128,25 @@ int main(int argc, char **argv)
 	rc |= gen_msg(dir, "pong", &m, false);
 
 	memset(&m, 0, sizeof(m));
+	m.type = PROTO_REPL_RING_REQ;
+	m.repl_ring_req.osd_id = 3;
+	rc |= gen_msg(dir, "repl_ring_req", &m, false);
+	memset(&m, 0, sizeof(m));
+	m.type = PROTO_REPL_RING_GRANT;
+	m.repl_ring_grant.ring.addr = 0x7f3a00000000ull;
+	m.repl_ring_grant.ring.len = 20u << 20;
+	m.repl_ring_grant.ring.key = 0x1234;
+	rc |= gen_msg(dir, "repl_ring_grant", &m, false);
+	memset(&m, 0, sizeof(m));
+	m.type = PROTO_REPL_ACK;
+	m.repl_ack.ring_off = 4096;
+	m.repl_ack.pool = 1;
+	m.repl_ack.pg = 0x1f;
+	m.repl_ack.version = 0x700000012ull;
+	m.repl_ack.status = -ENOSPC;
+	rc |= gen_msg(dir, "repl_ack", &m, true);
+
+	memset(&m, 0, sizeof(m));
 	m.type = PROTO_ERROR;
 	m.error.status = -EPERM;
 	strcpy(m.error.msg, "client.foo: not authorized");
