@@ -111,7 +111,7 @@ void auth_svc_keys_encode(struct proto_enc *enc, const struct auth_svc_keys *sk)
 int auth_svc_keys_decode(struct proto_dec *dec, struct auth_svc_keys *sk_out);
 /*
  * The set as the monitor hands it to an OSD (AUTH_SVC_KEYS_REPLY), sealed
- * under the OSD's session key with AES-256-GCM:
+ * under the OSD's session (its seal key, auth_sess_seal_key) with AES-256-GCM:
  *	12-byte IV | ciphertext of auth_svc_keys_encode() | 16-byte tag
  * with a label as additional data, so nothing else sealed under that
  * session opens as a set. open: 0, -EBADMSG (malformed, or the tag does
@@ -157,9 +157,10 @@ int auth_ticket_unseal(const struct auth_svc_keys *sk, const void *buf, size_t l
 /*
  * The grant: what the monitor sends a client after the handshake, over its
  * session: the sealed ticket, and the ticket's session key and expiry
- * sealed under the connection's session key (so only that client learns
- * it). Layout: blob32 sealed ticket | u64 expires_us | 12-byte IV |
- * 32 bytes ciphertext of the session key | 16-byte tag.
+ * sealed under the connection's seal key (auth_sess_seal_key, so only
+ * that client learns it; conn_session below). Layout: blob32 sealed
+ * ticket | u64 expires_us | 12-byte IV | 32 bytes ciphertext of the
+ * session key | 16-byte tag.
  */
 struct auth_grant_msg {
 	const uint8_t *ticket; /* view into the input on decode */

@@ -113,7 +113,7 @@ bool mon_svc_rotate_due(const struct auth_svc_keys *sk, uint64_t now_us, uint64_
 
 /*
  * Tickets (mon_auth_svc.c, pure: the handler in mon_ticket.c gives the
- * peer's authenticated entity and its connection's session key).
+ * peer's authenticated entity and its session's seal key, msgr_conn_seal_key).
  *
  * mon_ticket_build: the grant (auth/ticket.h) for entity's ticket to the
  * OSDs, valid ttl_us from now_us, with the caps the database holds now,

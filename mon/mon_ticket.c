@@ -4,12 +4,11 @@
  * answers from its applied state (the service keys are replicated; a
  * follower a rotation behind seals with a key the OSDs hold as well).
  *
- * Both need who the peer proved to be and the session key its handshake
- * derived: mon_ticket_peer() is the one place that asks the messenger.
- * Until the messenger authenticates connections (the `auth` branch: the
- * verified entity and the session key of a msgr connection), no
- * connection has a session, and both requests are refused with -EACCES
- * "this connection is not authenticated".
+ * Both need who the peer proved to be and a key of the session its
+ * handshake opened: mon_ticket_peer() is the one place that asks the
+ * messenger (msgr_conn_entity, msgr_conn_seal_key). A connection let in
+ * without a key (auth_*_required = none) has no session, and both
+ * requests are refused with -EACCES "this connection is not authenticated".
  */
 #include <errno.h>
 #include <stdio.h>
@@ -22,17 +21,23 @@
 #include "mon/mon_priv.h"
 
 /*
- * The peer's authenticated entity and the session key of conn: 0, or
- * -ENOTCONN when the connection did not authenticate. The join point with
- * the messenger's sessions (msgr_conn_entity() and the session key).
+ * The peer's authenticated entity and the key its session seals with: 0,
+ * or -ENOTCONN when the connection did not authenticate. The join point
+ * with the messenger's sessions. Accepted sessions only (they have caps):
+ * on a connection this monitor opened, the entity is the server's.
  */
 static int mon_ticket_peer(struct msgr_conn *conn, char entity[AUTH_ENTITY_MAX],
 			   struct auth_key *session_out)
 {
-	(void)conn;
-	(void)entity;
-	(void)session_out;
-	return -ENOTCONN;
+	const char *ent = msgr_conn_entity(conn);
+	int rc;
+
+	if (ent == NULL || msgr_conn_caps(conn) == NULL)
+		return -ENOTCONN;
+	rc = msgr_conn_seal_key(conn, session_out);
+	if (rc == 0)
+		snprintf(entity, AUTH_ENTITY_MAX, "%s", ent);
+	return rc;
 }
 
 static uint64_t mon_ticket_now_us(void)
