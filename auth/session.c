@@ -13,6 +13,7 @@
 static const char auth_label_c2s[] = "weft-auth-v1 frames client to server";
 static const char auth_label_s2c[] = "weft-auth-v1 frames server to client";
 static const char auth_salt_frames[] = "weft-auth-v1 frame keys";
+static const char auth_label_seal[] = "weft-auth-v1 sealed to the peer";
 
 void auth_sess_init(struct auth_sess *s)
 {
@@ -300,4 +301,12 @@ int auth_sess_verify_bulk(struct auth_sess *s, uint64_t seq, const void *frame, 
 			  const uint8_t mac[AUTH_SESS_MAC_LEN])
 {
 	return auth_sess_check(s, seq, AUTH_SESS_BULK, frame, len, mac);
+}
+
+int auth_sess_seal_key(const struct auth_sess *s, struct auth_key *key_out)
+{
+	if (!auth_sess_open(s))
+		return -ENOTCONN;
+	return auth_hkdf(&s->hs.session, auth_salt_frames, sizeof(auth_salt_frames),
+			 auth_label_seal, sizeof(auth_label_seal), key_out);
 }

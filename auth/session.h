@@ -174,4 +174,12 @@ static inline uint64_t auth_sess_rx_last(const struct auth_sess *s)
 int auth_sess_verify_bulk(struct auth_sess *s, uint64_t seq, const void *frame, size_t len,
 			  const uint8_t mac[AUTH_SESS_MAC_LEN]);
 
+/*
+ * The key for what one side seals to the other over this session (a ticket
+ * grant, the service keys for an OSD: auth/ticket.h): HKDF of the session
+ * key under a label of its own, so it is never a frame MAC key. Both sides
+ * derive the same. 0, or -ENOTCONN until the session is open.
+ */
+int auth_sess_seal_key(const struct auth_sess *s, struct auth_key *key_out);
+
 #endif

@@ -12,6 +12,27 @@
 #include "mon/mon_priv.h"
 #include "weft/weft.h"
 
+/* Raft's log position and the Raft port's handshakes (mon_raft_auth.h); closes the object. */
+static void mon_admin_perf_raft(struct mon *mon, struct asok_out *out)
+{
+	struct mon_raft_auth_stats st;
+
+	mon_raft_auth_stats(&mon->transport, &st);
+	asok_printf(out,
+		    ", \"raft\": {\"term\": %llu, \"last_index\": %llu, \"commit_index\": %llu, "
+		    "\"last_applied\": %llu}, \"raft_port\": {\"handshakes_accepted\": %llu, "
+		    "\"refused\": %llu, \"timed_out\": %llu, \"over_limit\": %llu, "
+		    "\"in_handshake\": %u, \"connects_ok\": %llu, \"connects_failed\": %llu}}",
+		    (unsigned long long)mon->raft.current_term,
+		    (unsigned long long)raft_last_index(&mon->raft),
+		    (unsigned long long)mon->raft.commit_index,
+		    (unsigned long long)raft_last_applied(&mon->raft),
+		    (unsigned long long)st.accepted, (unsigned long long)st.refused,
+		    (unsigned long long)st.timed_out, (unsigned long long)st.over_limit,
+		    st.in_handshake, (unsigned long long)st.connected,
+		    (unsigned long long)st.connect_failed);
+}
+
 static int mon_admin_perf_cb(void *arg, struct asok_out *out)
 {
 	struct mon *mon = arg;
@@ -20,9 +41,10 @@ static int mon_admin_perf_cb(void *arg, struct asok_out *out)
 	asok_put_str(out, mon->name);
 	asok_printf(out,
 		    ", \"rank\": %u, \"monitors\": %u, \"map_epoch\": %u, \"leader\": %s, "
-		    "\"queued_jobs\": %u, \"live_sessions\": %u}",
+		    "\"queued_jobs\": %u, \"live_sessions\": %u",
 		    mon->self, mon->npeers, mon->map.epoch, mon->leader_ready ? "true" : "false",
 		    mon->q_len, mon->nlive);
+	mon_admin_perf_raft(mon, out);
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 
 #define MON_AUTH_OP_VERSION 1
 #define MON_AUTH_DB_VERSION 1
+#define MON_AUTH_DB_VERSION_SVC 2 /* version 1 + the service keys */
 
 void mon_auth_init(struct mon_auth *db)
 {
@@ -22,6 +23,7 @@ void mon_auth_init(struct mon_auth *db)
 
 void mon_auth_free(struct mon_auth *db)
 {
+	auth_svc_keys_clear(&db->svc);
 	if (db->ents != NULL)
 		OPENSSL_cleanse(db->ents, db->cap * sizeof(db->ents[0]));
 	free(db->ents);
@@ -209,7 +211,8 @@ static void mon_auth_db_fill(struct proto_enc *enc, const void *arg)
 {
 	const struct mon_auth *db = arg;
 
-	proto_enc_put_u8(enc, MON_AUTH_DB_VERSION);
+	/* version 1 while there are no service keys: what a monitor before them reads */
+	proto_enc_put_u8(enc, db->svc.count > 0 ? MON_AUTH_DB_VERSION_SVC : MON_AUTH_DB_VERSION);
 	proto_enc_put_u32(enc, db->count);
 	for (uint32_t i = 0; i < db->count; i++) {
 		const struct mon_auth_ent *e = &db->ents[i];
@@ -220,6 +223,8 @@ static void mon_auth_db_fill(struct proto_enc *enc, const void *arg)
 		proto_enc_put_bytes(enc, e->old_key.b, sizeof(e->old_key.b));
 		proto_enc_put_u64(enc, e->old_until_us);
 	}
+	if (db->svc.count > 0)
+		auth_svc_keys_encode(enc, &db->svc);
 }
 
 int mon_auth_db_encode(const struct mon_auth *db, void **buf_out, size_t *len_out)
@@ -241,7 +246,7 @@ int mon_auth_db_decode(const void *buf, size_t len, struct proto_err *err,
 	mon_auth_init(&db);
 	proto_dec_init(&dec, buf, len, "auth_db", err);
 	proto_dec_get_u8(&dec, "version", &version);
-	if (dec.err == 0 && version != MON_AUTH_DB_VERSION)
+	if (dec.err == 0 && version != MON_AUTH_DB_VERSION && version != MON_AUTH_DB_VERSION_SVC)
 		return proto_dec_fail(&dec, "version: %u is not supported", version);
 	/* entity (3) + key (32) + caps (6) + old key (32) + until (8) at least */
 	if (proto_dec_get_count(&dec, "count", MON_AUTH_MAX, 81, &n) != 0)
@@ -268,6 +273,15 @@ int mon_auth_db_decode(const void *buf, size_t len, struct proto_err *err,
 		db.ents[db.count++] = e;
 		OPENSSL_cleanse(&e, sizeof(e));
 		rc = -EBADMSG;
+	}
+	if (version == MON_AUTH_DB_VERSION_SVC) {
+		if (auth_svc_keys_decode(&dec, &db.svc) != 0)
+			goto out;
+		/* canonical: an empty set is written as version 1 */
+		if (db.svc.count == 0) {
+			proto_dec_fail(&dec, "version 2 without service keys");
+			goto out;
+		}
 	}
 	if (proto_dec_finish(&dec) != 0)
 		goto out;

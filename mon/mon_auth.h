@@ -13,6 +13,11 @@
  * A snapshot is two buffers, the map then the auth database with a
  * trailer [u32 length][u32 MON_SNAP_AUTH_MAGIC]; a snapshot without the
  * trailer (written before this change) restores the map alone.
+ *
+ * The database holds the service keys too (mon_auth_svc.c): its encoding
+ * is version 2 when there are any (version 1 otherwise, as before), and
+ * their rotations are a third kind of log entry,
+ * [u32 MON_ENTRY_TAG_SVC][u32 length][svc op][padding].
  */
 #ifndef WEFT_MON_AUTH_H
 #define WEFT_MON_AUTH_H
@@ -23,9 +28,11 @@
 
 #include "auth/caps.h"
 #include "auth/key.h"
+#include "auth/ticket.h"
 #include "proto/codec.h"
 
 #define MON_ENTRY_TAG_AUTH 0xfffffa01u
+#define MON_ENTRY_TAG_SVC 0xfffffa02u
 #define MON_SNAP_AUTH_MAGIC 0x48545541u /* "AUTH" */
 #define MON_AUTH_MAX 100000		/* entities */
 
@@ -41,6 +48,8 @@ struct mon_auth_ent {
 struct mon_auth {
 	struct mon_auth_ent *ents;
 	uint32_t count, cap;
+	/* the rotating service keys that seal tickets (mon_auth_svc.c): never in the map */
+	struct auth_svc_keys svc;
 };
 
 enum mon_auth_op_kind {
@@ -72,6 +81,58 @@ int mon_auth_apply(struct mon_auth *db, const struct mon_auth_op *op);
 int mon_auth_db_encode(const struct mon_auth *db, void **buf_out, size_t *len_out);
 int mon_auth_db_decode(const void *buf, size_t len, struct proto_err *err,
 		       struct mon_auth *db_out);
+
+/* ----------------------------------------- service keys (mon_auth_svc.c) */
+
+enum mon_svc_op_kind {
+	MON_SVC_OP_ROTATE = 1, /* auth_svc_advance(): pending -> current, a new pending key */
+};
+
+struct mon_svc_op {
+	uint8_t kind;
+	uint32_t new_id;     /* must be the next id: the FSM refuses it otherwise (-ESTALE) */
+	struct auth_key key; /* the new pending key, chosen by the leader */
+	uint64_t stamp_us;   /* the leader's wall clock: retire / activate / create time */
+	uint64_t grace_us;   /* how long a retired key still opens tickets */
+};
+
+int mon_svc_op_encode(const struct mon_svc_op *op, void **buf_out, size_t *len_out);
+int mon_svc_op_decode(const void *buf, size_t len, struct proto_err *err,
+		      struct mon_svc_op *op_out);
+/* The same on every replica: 0, -ESTALE (not the next id), -EINVAL (unknown kind). */
+int mon_svc_apply(struct mon_auth *db, const struct mon_svc_op *op);
+/*
+ * The schedule, from auth_service_ticket_ttl: a key is current for half a
+ * ticket's lifetime, and a retired key opens tickets for 1.25 lifetimes
+ * (every ticket it sealed, with room for clock skew and late renewals).
+ */
+uint64_t mon_svc_rotate_every(uint64_t ttl_us);
+uint64_t mon_svc_grace(uint64_t ttl_us);
+/* Whether the leader should rotate at now_us: no current or pending key yet, or it is time. */
+bool mon_svc_rotate_due(const struct auth_svc_keys *sk, uint64_t now_us, uint64_t ttl_us);
+
+/*
+ * Tickets (mon_auth_svc.c, pure: the handler in mon_ticket.c gives the
+ * peer's authenticated entity and its session's seal key, msgr_conn_seal_key).
+ *
+ * mon_ticket_build: the grant (auth/ticket.h) for entity's ticket to the
+ * OSDs, valid ttl_us from now_us, with the caps the database holds now,
+ * sealed under the current service key, its session key sealed under
+ * conn_session. 0; -ENOENT (no such entity: removed since it
+ * authenticated), -EACCES (it has no osd caps), -EAGAIN (no current
+ * service key yet: the first leader has not rotated), with one line in why.
+ *
+ * mon_svc_keys_build: the service keys, sealed under conn_session, for
+ * osd.N only (an OSD entity in the database whose mon caps allow rw,
+ * 'profile osd'); *len_out 0 when have_id is already the newest key (the
+ * pending one). -EACCES with why otherwise.
+ */
+int mon_ticket_build(const struct mon_auth *db, const char *entity,
+		     const struct auth_key *conn_session, uint64_t now_us, uint64_t ttl_us,
+		     void *out, size_t cap, size_t *len_out, char *why, size_t whycap);
+int mon_svc_keys_build(const struct mon_auth *db, const char *entity,
+		       const struct auth_key *conn_session, uint32_t have_id, void *out, size_t cap,
+		       size_t *len_out, char *why, size_t whycap);
 
 /*
  * Split a snapshot into the map part and the auth part (auth_len 0 when

@@ -324,6 +324,8 @@ json_t *mon_auth_read(struct mon *mon, const char *prefix, json_t *root, int *rc
 		free(v);
 		return json_pack("{s:o}", "auth", a);
 	}
+	if (!strcmp(prefix, "auth service-keys"))
+		return mon_auth_svc_json(mon); /* mon_auth_svc_cmd.c: no key, ids and times */
 	if (strcmp(prefix, "auth get") != 0 && strcmp(prefix, "auth print-key") != 0)
 		return NULL; /* unknown command */
 	if (name == NULL) {

@@ -144,18 +144,37 @@ static int mon_marker_read(struct mon *mon, const char *path)
 	return 0;
 }
 
-static int mon_raft_open(struct mon *mon)
+/*
+ * Raft over the authenticated transport (mon_raft_auth.h). need_key: a
+ * running monitor (the Raft port opens); --mkfs only writes raft's initial
+ * configuration and has no key yet.
+ */
+static int mon_raft_open(struct mon *mon, bool need_key)
 {
+	struct mon_raft_auth_conf ac = {
+	    .name = mon->name,
+	    .timeout_ms = conf_get_duration_us(mon->conf, CONF_MON_RAFT_HANDSHAKE_TIMEOUT) / 1000,
+	    .unauth_max = (unsigned int)conf_get_int(mon->conf, CONF_MON_RAFT_UNAUTH_MAX),
+	};
 	int rc;
 
-	rc = raft_uv_tcp_init(&mon->transport, &mon->loop);
+	if (need_key) {
+		rc = mon_fsid_get(mon, ac.fsid);
+		if (rc == 0)
+			rc = mon_raft_key_load(mon, &ac.key);
+		if (rc != 0)
+			return rc;
+		ac.have_key = true;
+	}
+	rc = mon_raft_auth_init(&mon->transport, &mon->loop, &ac);
+	auth_key_wipe(&ac.key);
 	if (rc != 0)
 		return -ENOMEM;
 	rc = raft_uv_init(&mon->io, &mon->loop, mon->data_dir, &mon->transport);
 	if (rc != 0) {
 		log_error("mon", "%s: raft storage in %s: %s", mon->name, mon->data_dir,
 			  mon->io.errmsg);
-		raft_uv_tcp_close(&mon->transport);
+		mon_raft_auth_close(&mon->transport);
 		return -EIO;
 	}
 	mon_raft_setup(mon);
@@ -163,7 +182,7 @@ static int mon_raft_open(struct mon *mon)
 	if (rc != 0) {
 		log_error("mon", "%s: raft init: %s", mon->name, raft_errmsg(&mon->raft));
 		raft_uv_close(&mon->io);
-		raft_uv_tcp_close(&mon->transport);
+		mon_raft_auth_close(&mon->transport);
 		return -EIO;
 	}
 	return 0;
@@ -175,7 +194,7 @@ static void mon_raft_close_cb(struct raft *r)
 	struct mon *mon = r->data;
 
 	raft_uv_close(&mon->io);
-	raft_uv_tcp_close(&mon->transport);
+	mon_raft_auth_close(&mon->transport);
 }
 
 /* mkdir -p: a dev cluster's mon_data ("dev-cluster/$name") may not exist yet. */
@@ -277,12 +296,12 @@ static int mon_mkfs(struct mon *mon, const char *join)
 	if (join != NULL) {
 		rc = mon_join_lookup(mon, join);
 		if (rc == 0)
-			rc = mon_auth_join_keyring(mon);
+			rc = mon_auth_join_keyring(mon); /* mon. for the Raft port too */
 		if (rc != 0)
 			return rc;
 		goto write_marker;
 	}
-	rc = mon_raft_open(mon);
+	rc = mon_raft_open(mon, false);
 	if (rc != 0)
 		return rc;
 	mon->raft.data = mon;
@@ -423,7 +442,7 @@ static int mon_run(struct mon *mon)
 	rc = mon_svc_start(mon);
 	if (rc != 0)
 		goto err_lock;
-	rc = mon_raft_open(mon);
+	rc = mon_raft_open(mon, true);
 	if (rc != 0)
 		goto err_svc;
 	mon->raft.data = mon;

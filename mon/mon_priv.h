@@ -26,6 +26,7 @@
 #include "common/conf.h"
 #include "mon/map.h"
 #include "mon/mon_auth.h"
+#include "mon/mon_raft_auth.h"
 #include "msgr/msgr.h"
 
 #define MON_PEERS_MAX 7
@@ -67,6 +68,8 @@ struct mon_job {
 	bool reply_epoch;   /* answer {"epoch": the map's after the commit, out's members} */
 	/* auth jobs (mon_auth_cmd.c): build an auth op instead of a map increment */
 	int (*build_auth)(struct mon *mon, struct mon_job *job, struct mon_auth_op *op);
+	/* other entries (the service keys): build the whole Raft buffer; 1 = nothing to do */
+	int (*build_entry)(struct mon *mon, struct mon_job *job, struct raft_buffer *rb);
 	bool purge_key;	    /* osd purge: remove osd.purge_id's key once applied */
 	uint32_t purge_id;
 	char errmsg[PROTO_ERRMSG_MAX + 1];
@@ -148,12 +151,13 @@ struct mon {
 
 	struct raft raft;
 	struct raft_io io;
-	struct raft_uv_transport transport;
+	struct raft_uv_transport transport; /* mon_raft_auth.h: the mon. key before raft's bytes */
 	struct raft_fsm fsm;
 
 	struct mon_map map;
 	struct mon_auth auth; /* keys and caps: replicated, never in the map (mon_auth.h) */
 	bool auth_seed_queued;
+	uint64_t svc_check_ms;		/* leader: next look at the service keys' schedule */
 	struct auth_policy auth_pol;	/* auth_*_required */
 	struct auth_keyring auth_local; /* mon_data/keyring: mon. and the seed (mon_auth_cmd.c) */
 	uint64_t auth_rotate_grace_us;	/* mon_auth_rotate_grace */
@@ -217,6 +221,20 @@ bool mon_auth_allowed(struct mon *mon, struct msgr_conn *conn, uint64_t tid,
 void mon_auth_health(struct mon *mon, struct json_t *checks, const char **status);
 /* --mkfs --join: keep the conf keyring's mon. (and client.admin) in mon_data/keyring. */
 int mon_auth_join_keyring(struct mon *mon);
+
+/* mon_auth_svc_cmd.c: the service keys (rotation, FSM entry, `auth service-keys`) */
+int mon_auth_svc_fsm_apply(struct mon *mon, const uint8_t *entry, size_t len);
+void mon_auth_svc_tick(struct mon *mon);
+uint64_t mon_auth_svc_ttl_us(struct mon *mon);
+struct json_t *mon_auth_svc_json(struct mon *mon);
+
+/* mon_ticket.c: AUTH_TICKET, AUTH_SVC_KEYS */
+void mon_ticket_handle(struct mon *mon, struct msgr_conn *conn, const struct proto_hdr *hdr,
+		       const struct proto_msg *msg);
+
+/* mon_raft_key.c: what the Raft port proves (mon.) and binds (fsid) */
+int mon_fsid_get(struct mon *mon, uint8_t fsid_out[AUTH_FSID_LEN]);
+int mon_raft_key_load(struct mon *mon, struct auth_key *key_out);
 
 /* mon_raft.c */
 int mon_raft_setup(struct mon *mon);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Raft glue. The FSM applies map increments (struct mon_inc, encoded) and
- * auth database ops (mon_auth.h: a tagged entry kind, so older logs read
- * as before). The leader proposes one increment at a time: a
+ * Raft glue. The FSM applies map increments (struct mon_inc, encoded),
+ * auth database ops and service-key rotations (mon_auth.h: tagged entry
+ * kinds, so older logs read as before). The leader proposes one increment at a time: a
  * job's increment is built against the map it will apply to, so "set"
  * records never overwrite a change still in flight. The FSM refuses an
  * increment whose epoch is not map.epoch + 1 (the same way on every
@@ -150,6 +150,10 @@ static int mon_fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *buf, vo
 		*result = (void *)(intptr_t)mon_auth_fsm_apply(mon, p, buf->len);
 		return 0;
 	}
+	if (len == MON_ENTRY_TAG_SVC) {
+		*result = (void *)(intptr_t)mon_auth_svc_fsm_apply(mon, p, buf->len);
+		return 0;
+	}
 	if (len > buf->len - 4) {
 		log_error("mon", "%s: refusing a log entry of %zu bytes: bad length", mon->name,
 			  buf->len);
@@ -217,8 +221,10 @@ static int mon_fsm_snapshot(struct raft_fsm *fsm, struct raft_buffer *bufs[], un
 	free(enc);
 	*bufs = b;
 	*n_bufs = 2;
-	log_info("mon", "%s: snapshot of the map at epoch %u (%zu bytes) and of %u auth entities",
-		 mon->name, mon->map.epoch, len, mon->auth.count);
+	log_info("mon",
+		 "%s: snapshot of the map at epoch %u (%zu bytes), of %u auth entities and "
+		 "%u service keys",
+		 mon->name, mon->map.epoch, len, mon->auth.count, mon->auth.svc.count);
 	return 0;
 err_free_b:
 	raft_free(b[0].base);
@@ -278,8 +284,10 @@ static int mon_fsm_restore(struct raft_fsm *fsm, struct raft_buffer *buf)
 	/* On success the FSM owns the buffer. */
 	raft_free(buf->base);
 	mon_hist_free(mon);
-	log_info("mon", "%s: restored the map at epoch %u and %u auth entities from a snapshot",
-		 mon->name, mon->map.epoch, mon->auth.count);
+	log_info("mon",
+		 "%s: restored the map at epoch %u, %u auth entities and %u service keys "
+		 "from a snapshot",
+		 mon->name, mon->map.epoch, mon->auth.count, mon->auth.svc.count);
 	mon_subs_push(mon);
 	return 0;
 }
@@ -449,9 +457,11 @@ static void mon_propose_next(struct mon *mon)
 		if (mon->q_head == NULL)
 			mon->q_tail = NULL;
 		mon->q_len--;
-		/* An auth job proposes an auth entry, every other job a map increment. */
-		rc = job->build_auth != NULL ? mon_auth_job_entry(mon, job, &rb)
-					     : mon_raft_inc_entry(mon, job, &rb);
+		/* An auth job proposes an auth entry, a service-key job its own, every other job a
+		 * map increment. */
+		rc = job->build_entry != NULL  ? job->build_entry(mon, job, &rb)
+		     : job->build_auth != NULL ? mon_auth_job_entry(mon, job, &rb)
+					       : mon_raft_inc_entry(mon, job, &rb);
 		if (rc != 0) {
 			mon_job_finish(mon, job, rc < 0 ? rc : 0);
 			continue;
@@ -561,5 +571,6 @@ void mon_raft_tick(struct mon *mon)
 		mon_pg_tick(mon);
 		mon_mute_tick(mon);
 		mon_blocklist_tick(mon);
+		mon_auth_svc_tick(mon);
 	}
 }

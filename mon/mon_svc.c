@@ -228,6 +228,10 @@ static void mon_recv_cb(struct msgr_conn *conn, const struct proto_hdr *hdr,
 			mon_forward(mon, conn, hdr->tid, &m);
 		}
 		break;
+	case PROTO_AUTH_TICKET:
+	case PROTO_AUTH_SVC_KEYS:
+		mon_ticket_handle(mon, conn, hdr, msg); /* mon_ticket.c: from our own state */
+		break;
 	default:
 		log_warn("mon", "%s: unexpected %s from %s", mon->name,
 			 proto_type_name(msg->type), msgr_conn_peer(conn));

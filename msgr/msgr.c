@@ -406,6 +406,13 @@ const char *msgr_conn_entity(const struct msgr_conn *c)
 	return c->auth != NULL && c->refusal == NULL ? msgr_auth_link_entity(c->auth) : NULL;
 }
 
+int msgr_conn_seal_key(const struct msgr_conn *c, struct auth_key *key_out)
+{
+	if (c->auth == NULL || c->refusal != NULL)
+		return -ENOTCONN;
+	return msgr_auth_link_seal_key(c->auth, key_out);
+}
+
 const struct auth_caps *msgr_conn_caps(const struct msgr_conn *c)
 {
 	return c->auth != NULL && c->refusal == NULL ? msgr_auth_link_caps(c->auth) : NULL;

@@ -213,6 +213,12 @@ int msgr_auth_add(struct msgr *msgr, const struct msgr_auth *auth,
  * at all where the conf lets a peer in without a key).
  */
 const char *msgr_conn_entity(const struct msgr_conn *conn);
+/*
+ * The key to seal something to the peer of an authenticated connection
+ * (auth_sess_seal_key: a ticket grant, the service keys); both ends get the
+ * same. 0, or -ENOTCONN when the connection did not authenticate (yet).
+ */
+int msgr_conn_seal_key(const struct msgr_conn *conn, struct auth_key *key_out);
 /* An accepted peer's caps (from the lookup at its handshake), or NULL. */
 const struct auth_caps *msgr_conn_caps(const struct msgr_conn *conn);
 /* Replace them (the auth database changed). */

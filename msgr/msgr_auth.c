@@ -672,6 +672,13 @@ const char *msgr_auth_link_entity(const struct msgr_auth_link *l)
 	return l->phase == MSGR_AUTH_P_OPEN ? l->sess.peer : NULL;
 }
 
+int msgr_auth_link_seal_key(const struct msgr_auth_link *l, struct auth_key *key_out)
+{
+	if (l->phase != MSGR_AUTH_P_OPEN)
+		return -ENOTCONN;
+	return auth_sess_seal_key(&l->sess, key_out);
+}
+
 const struct auth_caps *msgr_auth_link_caps(const struct msgr_auth_link *l)
 {
 	return l->phase == MSGR_AUTH_P_OPEN && !l->initiator ? &l->sess.caps : NULL;

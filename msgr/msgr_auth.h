@@ -98,6 +98,8 @@ int msgr_auth_link_verify_bulk(struct msgr_auth_link *l, const struct msgr_auth_
 /* Close the session at mono_ms at the latest (its key was rotated). */
 void msgr_auth_link_expire(struct msgr_auth_link *l, uint64_t mono_ms);
 const char *msgr_auth_link_entity(const struct msgr_auth_link *l);
+/* auth_sess_seal_key of an open session; -ENOTCONN before. */
+int msgr_auth_link_seal_key(const struct msgr_auth_link *l, struct auth_key *key_out);
 const struct auth_caps *msgr_auth_link_caps(const struct msgr_auth_link *l);
 void msgr_auth_link_caps_set(struct msgr_auth_link *l, const struct auth_caps *caps);
 /* The peer's claim (its hello name, or the entity of its AUTH hello), for log lines. */

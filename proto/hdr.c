@@ -41,6 +41,14 @@ const char *proto_type_name(uint16_t type)
 		return "mon_cmd_reply";
 	case PROTO_MON_SUB:
 		return "mon_sub";
+	case PROTO_AUTH_TICKET:
+		return "auth_ticket";
+	case PROTO_AUTH_TICKET_REPLY:
+		return "auth_ticket_reply";
+	case PROTO_AUTH_SVC_KEYS:
+		return "auth_svc_keys";
+	case PROTO_AUTH_SVC_KEYS_REPLY:
+		return "auth_svc_keys_reply";
 	case PROTO_MAP_INC:
 		return "map_inc";
 	case PROTO_OSD_BOOT:
@@ -102,6 +110,10 @@ bool proto_type_known(uint16_t type)
 	case PROTO_MON_CMD:
 	case PROTO_MON_CMD_REPLY:
 	case PROTO_MON_SUB:
+	case PROTO_AUTH_TICKET:
+	case PROTO_AUTH_TICKET_REPLY:
+	case PROTO_AUTH_SVC_KEYS:
+	case PROTO_AUTH_SVC_KEYS_REPLY:
 	case PROTO_MAP_INC:
 	case PROTO_OSD_BOOT:
 	case PROTO_OSD_BEACON:

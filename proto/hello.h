@@ -53,9 +53,15 @@
  */
 #define PROTO_FEAT_AUTH (1ull << 6)
 
+/*
+ * The monitor issues tickets and service keys (AUTH_TICKET, AUTH_SVC_KEYS):
+ * ask it only then. Bit 7: bits 5 and 6 are REPL_MSG and AUTH.
+ */
+#define PROTO_FEAT_TICKETS (1ull << 7)
+
 #define PROTO_FEATS_SUPPORTED                                                                      \
 	(PROTO_FEAT_BASE | PROTO_FEAT_BULK | PROTO_FEAT_REPLY_OSD | PROTO_FEAT_OSD_PING |           \
-	 PROTO_FEAT_IO_STATS | PROTO_FEAT_REPL_MSG | PROTO_FEAT_AUTH)
+	 PROTO_FEAT_IO_STATS | PROTO_FEAT_REPL_MSG | PROTO_FEAT_AUTH | PROTO_FEAT_TICKETS)
 #define PROTO_FEATS_REQUIRED  (PROTO_FEAT_BASE | PROTO_FEAT_BULK)
 /* The oldest protocol version this build still talks to. */
 #define PROTO_VERSION_MIN 1u

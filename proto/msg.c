@@ -527,6 +527,13 @@ int proto_msg_validate(const struct proto_msg *msg, struct proto_err *err)
 		return proto_mon_cmd_reply_validate(&msg->mon_cmd_reply, err);
 	case PROTO_MON_SUB:
 		return proto_mon_sub_validate(&msg->mon_sub, err);
+	case PROTO_AUTH_TICKET:
+		return proto_auth_ticket_validate(&msg->auth_ticket, err);
+	case PROTO_AUTH_TICKET_REPLY:
+	case PROTO_AUTH_SVC_KEYS_REPLY:
+		return proto_auth_ticket_reply_validate(msg->type, &msg->auth_ticket_reply, err);
+	case PROTO_AUTH_SVC_KEYS:
+		return 0;
 	case PROTO_MAP_INC:
 		return proto_map_validate(&msg->map, err);
 	case PROTO_OSD_BOOT:
@@ -587,6 +594,13 @@ static int proto_msg_put(struct proto_enc *enc, const struct proto_msg *msg)
 		return proto_mon_cmd_reply_encode(enc, &msg->mon_cmd_reply);
 	case PROTO_MON_SUB:
 		return proto_mon_sub_encode(enc, &msg->mon_sub);
+	case PROTO_AUTH_TICKET:
+		return proto_auth_ticket_encode(enc, &msg->auth_ticket);
+	case PROTO_AUTH_TICKET_REPLY:
+	case PROTO_AUTH_SVC_KEYS_REPLY:
+		return proto_auth_ticket_reply_encode(enc, msg->type, &msg->auth_ticket_reply);
+	case PROTO_AUTH_SVC_KEYS:
+		return proto_auth_svc_keys_encode(enc, &msg->auth_svc_keys);
 	case PROTO_MAP_INC:
 		return proto_map_encode(enc, &msg->map);
 	case PROTO_OSD_BOOT:
@@ -698,6 +712,17 @@ int proto_msg_decode(uint16_t type, const void *payload, size_t len, struct prot
 		break;
 	case PROTO_MON_SUB:
 		rc = proto_mon_sub_decode(payload, len, err, &msg_out->mon_sub);
+		break;
+	case PROTO_AUTH_TICKET:
+		rc = proto_auth_ticket_decode(payload, len, err, &msg_out->auth_ticket);
+		break;
+	case PROTO_AUTH_TICKET_REPLY:
+	case PROTO_AUTH_SVC_KEYS_REPLY:
+		rc = proto_auth_ticket_reply_decode(type, payload, len, err,
+						    &msg_out->auth_ticket_reply);
+		break;
+	case PROTO_AUTH_SVC_KEYS:
+		rc = proto_auth_svc_keys_decode(payload, len, err, &msg_out->auth_svc_keys);
 		break;
 	case PROTO_MAP_INC:
 		rc = proto_map_decode(payload, len, err, &msg_out->map);

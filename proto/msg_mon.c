@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Monitor-service messages (MON_CMD, MON_CMD_REPLY, MON_SUB, OSD_BOOT,
- * OSD_BEACON, OSD_FAILURE), the messenger's rendezvous (BULK, BULK_DONE)
- * and its authentication handshake (AUTH). Same rules as msg.c: decoders parse into a local, reject
- * trailing bytes, validate, and write the out-parameter only on success.
+ * OSD_BEACON, OSD_FAILURE, AUTH_TICKET[_REPLY], AUTH_SVC_KEYS[_REPLY]), the
+ * messenger's rendezvous (BULK, BULK_DONE) and its authentication handshake
+ * (AUTH). Same rules as msg.c: decoders parse into a local, reject trailing
+ * bytes, validate, and write the out-parameter only on success.
  */
 #include "proto/proto.h"
 
@@ -371,6 +372,124 @@ int proto_osd_failure_decode(const void *buf, size_t len, struct proto_err *err,
 	proto_dec_get_u32(&dec, "failed_ms", &m.failed_ms);
 	proto_dec_get_u8(&dec, "flags", &m.flags);
 	if (proto_dec_finish(&dec) != 0 || proto_osd_failure_validate(&m, err) != 0)
+		return -EBADMSG;
+	*m_out = m;
+	return 0;
+}
+
+/* ------------------------------------------------------------ auth_ticket */
+
+int proto_auth_ticket_validate(const struct proto_auth_ticket *m, struct proto_err *err)
+{
+	if (m->service != PROTO_AUTH_SVC_OSD)
+		return proto_err_set(err, "auth_ticket", "service: %u is not osd (%u)", m->service,
+				     PROTO_AUTH_SVC_OSD);
+	return 0;
+}
+
+int proto_auth_ticket_encode(struct proto_enc *enc, const struct proto_auth_ticket *m)
+{
+	PROTO_ENC_CHECK(proto_auth_ticket_validate(m, NULL));
+	proto_enc_put_u8(enc, m->service);
+	return 0;
+}
+
+int proto_auth_ticket_decode(const void *buf, size_t len, struct proto_err *err,
+			     struct proto_auth_ticket *m_out)
+{
+	struct proto_auth_ticket m;
+	struct proto_dec dec;
+
+	memset(&m, 0, sizeof(m));
+	proto_dec_init(&dec, buf, len, "auth_ticket", err);
+	proto_dec_get_u8(&dec, "service", &m.service);
+	if (proto_dec_finish(&dec) != 0 || proto_auth_ticket_validate(&m, err) != 0)
+		return -EBADMSG;
+	*m_out = m;
+	return 0;
+}
+
+static const char *proto_auth_reply_name(uint16_t type)
+{
+	return type == PROTO_AUTH_TICKET_REPLY ? "auth_ticket_reply" : "auth_svc_keys_reply";
+}
+
+int proto_auth_ticket_reply_validate(uint16_t type, const struct proto_auth_ticket_reply *m,
+				     struct proto_err *err)
+{
+	const char *what = proto_auth_reply_name(type);
+	uint32_t max =
+	    type == PROTO_AUTH_TICKET_REPLY ? PROTO_AUTH_GRANT_MAX : PROTO_AUTH_SVC_KEYS_MAX;
+
+	if (m->status > 0)
+		return proto_err_set(err, what, "status: %d is positive", m->status);
+	if (m->blob_len > max)
+		return proto_err_set(err, what, "blob: length %u exceeds max %u", m->blob_len, max);
+	if (m->blob_len > 0 && m->blob == NULL)
+		return proto_err_set(err, what, "blob: %u bytes but no buffer", m->blob_len);
+	if (m->status < 0 && m->blob_len != 0)
+		return proto_err_set(err, what, "blob: %u bytes with status %d", m->blob_len,
+				     m->status);
+	if (m->status == 0 && type == PROTO_AUTH_TICKET_REPLY && m->blob_len == 0)
+		return proto_err_set(err, what, "blob: no grant with status 0");
+	if (m->status == 0 && m->msg_len != 0)
+		return proto_err_set(err, what, "msg: %zu bytes with status 0", m->msg_len);
+	if (m->msg_len > PROTO_ERRMSG_MAX)
+		return proto_err_set(err, what, "msg: length %zu exceeds max %u", m->msg_len,
+				     PROTO_ERRMSG_MAX);
+	if (memchr(m->msg, '\0', m->msg_len) != NULL)
+		return proto_err_set(err, what, "msg: holds a NUL byte");
+	return 0;
+}
+
+int proto_auth_ticket_reply_encode(struct proto_enc *enc, uint16_t type,
+				   const struct proto_auth_ticket_reply *m)
+{
+	PROTO_ENC_CHECK(proto_auth_ticket_reply_validate(type, m, NULL));
+	proto_enc_put_u32(enc, (uint32_t)m->status);
+	proto_enc_put_blob32(enc, m->blob, m->blob_len);
+	proto_enc_put_str16(enc, m->msg, m->msg_len);
+	return 0;
+}
+
+int proto_auth_ticket_reply_decode(uint16_t type, const void *buf, size_t len,
+				   struct proto_err *err, struct proto_auth_ticket_reply *m_out)
+{
+	struct proto_auth_ticket_reply m;
+	struct proto_dec dec;
+	uint32_t status = 0;
+
+	memset(&m, 0, sizeof(m));
+	proto_dec_init(&dec, buf, len, proto_auth_reply_name(type), err);
+	proto_dec_get_u32(&dec, "status", &status);
+	proto_dec_get_blob32(&dec, "blob",
+			     type == PROTO_AUTH_TICKET_REPLY ? PROTO_AUTH_GRANT_MAX
+							     : PROTO_AUTH_SVC_KEYS_MAX,
+			     &m.blob, &m.blob_len);
+	proto_dec_get_str16(&dec, "msg", PROTO_ERRMSG_MAX, m.msg, sizeof(m.msg), &m.msg_len);
+	m.status = (int32_t)status;
+	if (proto_dec_finish(&dec) != 0 || proto_auth_ticket_reply_validate(type, &m, err) != 0)
+		return -EBADMSG;
+	*m_out = m;
+	return 0;
+}
+
+int proto_auth_svc_keys_encode(struct proto_enc *enc, const struct proto_auth_svc_keys *m)
+{
+	proto_enc_put_u32(enc, m->have_id);
+	return 0;
+}
+
+int proto_auth_svc_keys_decode(const void *buf, size_t len, struct proto_err *err,
+			       struct proto_auth_svc_keys *m_out)
+{
+	struct proto_auth_svc_keys m;
+	struct proto_dec dec;
+
+	memset(&m, 0, sizeof(m));
+	proto_dec_init(&dec, buf, len, "auth_svc_keys", err);
+	proto_dec_get_u32(&dec, "have_id", &m.have_id);
+	if (proto_dec_finish(&dec) != 0)
 		return -EBADMSG;
 	*m_out = m;
 	return 0;

@@ -66,6 +66,11 @@ enum proto_type {
 	PROTO_OSD_BEACON = 53,
 	PROTO_OSD_FAILURE = 54,
 	PROTO_PG_STATS = 55, /* OSD -> mon: state of the PGs it leads (proto_pg.h) */
+	/* tickets and service keys (proto_mon.h; docs/security.md, "Tickets") */
+	PROTO_AUTH_TICKET = 56,
+	PROTO_AUTH_TICKET_REPLY = 57,
+	PROTO_AUTH_SVC_KEYS = 58,
+	PROTO_AUTH_SVC_KEYS_REPLY = 59,
 	/* PG peering, recovery, scrub between OSDs (proto_pg.h, msg_pg.c) */
 	PROTO_PG_QUERY = 64,
 	PROTO_PG_INFO = 65,
@@ -282,6 +287,9 @@ struct proto_msg {
 		struct proto_mon_cmd mon_cmd;
 		struct proto_mon_cmd_reply mon_cmd_reply;
 		struct proto_mon_sub mon_sub;
+		struct proto_auth_ticket auth_ticket;
+		struct proto_auth_ticket_reply auth_ticket_reply; /* also AUTH_SVC_KEYS_REPLY */
+		struct proto_auth_svc_keys auth_svc_keys;
 		struct proto_osd_boot osd_boot;
 		struct proto_osd_beacon osd_beacon;
 		struct proto_osd_failure osd_failure;

@@ -100,6 +100,39 @@ struct proto_osd_failure {
 	uint8_t flags;
 };
 
+/*
+ * Tickets (docs/security.md, "Tickets"): an authenticated entity asks the
+ * monitor for a ticket to a service; the answer carries auth/ticket.h's
+ * grant (the sealed ticket, and its session key sealed under the
+ * connection's session) as bytes the proto layer does not open.
+ */
+#define PROTO_AUTH_SVC_OSD	1    /* the only service with tickets today */
+#define PROTO_AUTH_GRANT_MAX	8192 /* a grant: sealed ticket + sealed key */
+#define PROTO_AUTH_SVC_KEYS_MAX 1024 /* the sealed set of service keys */
+
+struct proto_auth_ticket {
+	uint8_t service; /* PROTO_AUTH_SVC_OSD */
+};
+
+/*
+ * AUTH_TICKET_REPLY and AUTH_SVC_KEYS_REPLY: status 0 and the blob (a
+ * grant; the service keys sealed under the session, auth_svc_keys_seal(),
+ * or none when the requester holds the newest already), or status < 0, no
+ * blob and one line in msg.
+ */
+struct proto_auth_ticket_reply {
+	int32_t status;
+	const void *blob; /* view into the input */
+	uint32_t blob_len;
+	char msg[PROTO_ERRMSG_MAX + 1];
+	size_t msg_len;
+};
+
+/* An OSD asks for the service keys; have_id: the newest key id it holds (0 = none). */
+struct proto_auth_svc_keys {
+	uint32_t have_id;
+};
+
 struct proto_enc;
 struct proto_err;
 
@@ -137,5 +170,20 @@ int proto_osd_failure_validate(const struct proto_osd_failure *m, struct proto_e
 int proto_osd_failure_encode(struct proto_enc *enc, const struct proto_osd_failure *m);
 int proto_osd_failure_decode(const void *buf, size_t len, struct proto_err *err,
 			     struct proto_osd_failure *m_out);
+int proto_auth_ticket_validate(const struct proto_auth_ticket *m, struct proto_err *err);
+int proto_auth_ticket_encode(struct proto_enc *enc, const struct proto_auth_ticket *m);
+int proto_auth_ticket_decode(const void *buf, size_t len, struct proto_err *err,
+			     struct proto_auth_ticket *m_out);
+/* type: PROTO_AUTH_TICKET_REPLY (blob: 1..PROTO_AUTH_GRANT_MAX on success) or
+ * PROTO_AUTH_SVC_KEYS_REPLY (blob: 0..PROTO_AUTH_SVC_KEYS_MAX). */
+int proto_auth_ticket_reply_validate(uint16_t type, const struct proto_auth_ticket_reply *m,
+				     struct proto_err *err);
+int proto_auth_ticket_reply_encode(struct proto_enc *enc, uint16_t type,
+				   const struct proto_auth_ticket_reply *m);
+int proto_auth_ticket_reply_decode(uint16_t type, const void *buf, size_t len,
+				   struct proto_err *err, struct proto_auth_ticket_reply *m_out);
+int proto_auth_svc_keys_encode(struct proto_enc *enc, const struct proto_auth_svc_keys *m);
+int proto_auth_svc_keys_decode(const void *buf, size_t len, struct proto_err *err,
+			       struct proto_auth_svc_keys *m_out);
 
 #endif

@@ -14,6 +14,9 @@
  *                         address
  *   tamper MON JSON       honest; then the command again with one bit of its
  *                         MAC flipped
+ *   ticket MON            honest: AUTH_TICKET for the OSDs; the grant must
+ *                         open under the session's seal key (exit 3 when
+ *                         the monitor refuses, with its line)
  *   boot MON ID           OSD_BOOT for osd.ID
  *   report MON REPORTER TARGET   OSD_FAILURE: REPORTER says TARGET failed
  *   hold MON SECONDS      honest, then a status every 500 ms until the
@@ -40,11 +43,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "auth/keyring.h"
 #include "auth/policy.h"
 #include "auth/session.h"
+#include "auth/ticket.h"
 #include "common/clock.h"
 #include "common/conf.h"
 #include "common/log.h"
@@ -377,6 +382,10 @@ static int sess_send(struct csess *c, const struct proto_msg *m, uint64_t tid, s
 	return rc != 0 ? rc : send_rec(c->r, rec, buf, len);
 }
 
+/* The blob of the last AUTH_TICKET_REPLY / AUTH_SVC_KEYS_REPLY (a grant, the sealed keys). */
+static uint8_t reply_blob[PROTO_AUTH_GRANT_MAX];
+static size_t reply_blob_len;
+
 /* The next frame, its MAC checked when the session is open: the reply to tid, or an error. */
 static int sess_reply(struct csess *c, uint64_t tid, int *status_out, char *msg, size_t cap)
 {
@@ -418,6 +427,16 @@ static int sess_reply(struct csess *c, uint64_t tid, int *status_out, char *msg,
 		if (pm.type == PROTO_MON_CMD_REPLY && hdr.tid == tid) {
 			*status_out = pm.mon_cmd_reply.status;
 			snprintf(msg, cap, "%s", pm.mon_cmd_reply.msg);
+			free(p);
+			return 0;
+		}
+		if ((pm.type == PROTO_AUTH_TICKET_REPLY || pm.type == PROTO_AUTH_SVC_KEYS_REPLY) &&
+		    hdr.tid == tid) {
+			*status_out = pm.auth_ticket_reply.status;
+			snprintf(msg, cap, "%s", pm.auth_ticket_reply.msg);
+			reply_blob_len = pm.auth_ticket_reply.blob_len;
+			if (reply_blob_len > 0)
+				memcpy(reply_blob, pm.auth_ticket_reply.blob, reply_blob_len);
 			free(p);
 			return 0;
 		}
@@ -492,6 +511,53 @@ static int mode_cmd(const char *mon, const char *json)
 	raw_close(&r);
 	auth_sess_clear(&c.s);
 	return rc == 0 ? (status == 0 ? 0 : 3) : 1;
+}
+
+/* Tickets carry wall-clock times (auth/ticket.h). */
+static uint64_t wall_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static int mode_ticket(const char *mon)
+{
+	struct proto_msg m = {.type = PROTO_AUTH_TICKET};
+	struct auth_ticket_holder h = {0};
+	struct proto_err err = {""};
+	struct auth_key seal;
+	struct raw r;
+	struct csess c;
+	char rmsg[PROTO_ERRMSG_MAX + 1] = "";
+	int status = 0, rc;
+	uint64_t now;
+
+	m.auth_ticket.service = PROTO_AUTH_SVC_OSD;
+	rc = honest(&r, &c, mon, &m, NULL, &status, rmsg, sizeof(rmsg));
+	if (rc != 0 || status != 0) {
+		printf("result: refused local %s status %d msg '%s'\n", local_of(&r),
+		       rc == 0 ? status : rc, rc == 0 ? rmsg : c.why);
+		raw_close(&r);
+		auth_sess_clear(&c.s);
+		return rc == 0 ? 3 : 1;
+	}
+	now = wall_us();
+	rc = auth_sess_seal_key(&c.s, &seal);
+	if (rc == 0)
+		rc = auth_ticket_holder_take(&h, &seal, reply_blob, reply_blob_len, now, &err);
+	if (rc == 0)
+		printf("result: ticket local %s: %u bytes, expires in %llu s\n", local_of(&r),
+		       h.ticket_len, (unsigned long long)((h.expires_us - now) / 1000000));
+	else
+		printf("result: the grant does not open local %s: %s\n", local_of(&r),
+		       err.msg[0] != '\0' ? err.msg : strerror(-rc));
+	auth_key_wipe(&seal);
+	auth_ticket_holder_clear(&h);
+	raw_close(&r);
+	auth_sess_clear(&c.s);
+	return rc == 0 ? 0 : 1;
 }
 
 static int mode_nokey(const char *mon, const char *json)
@@ -1097,6 +1163,8 @@ int main(int argc, char **argv)
 		rc = mode_replay(argv[optind], argv[optind + 1]);
 	else if (!strcmp(mode, "tamper") && argc - optind == 2)
 		rc = mode_tamper(argv[optind], argv[optind + 1]);
+	else if (!strcmp(mode, "ticket") && argc - optind == 1)
+		rc = mode_ticket(argv[optind]);
 	else if (!strcmp(mode, "boot") && argc - optind == 2)
 		rc = mode_boot(argv[optind], (uint32_t)strtoul(argv[optind + 1], NULL, 10));
 	else if (!strcmp(mode, "report") && argc - optind == 3)

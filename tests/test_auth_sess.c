@@ -418,6 +418,43 @@ static void test_sess_refusals(void **state)
 	pair_fini(&p);
 }
 
+/* Both ends derive the same seal key, only once open, and another session another one. */
+static void test_sess_seal_key(void **state)
+{
+	struct auth_key kc, ks, kq;
+	struct pair p, q;
+
+	(void)state;
+	pair_init(&p);
+	assert_int_equal(auth_sess_seal_key(&p.c, &kc), -ENOTCONN);
+	assert_int_equal(auth_sess_client_start(&p.c, "client.admin", &key_admin, "mon.", p.hello,
+						sizeof(p.hello), &p.hello_len),
+			 0);
+	assert_int_equal(auth_sess_server_hello(&p.s, p.hello, p.hello_len, &p.err), 0);
+	assert_int_equal(auth_sess_server_challenge(&p.s, "mon.", &p.sf, &p.keys, &p.err, p.chal,
+						    sizeof(p.chal), &p.chal_len),
+			 0);
+	assert_int_equal(auth_sess_client_challenge(&p.c, &p.cf, p.chal, p.chal_len, &p.err,
+						    p.proof, sizeof(p.proof), &p.proof_len),
+			 0);
+	/* the client holds the session key now, but nothing is sealed to it before DONE */
+	assert_int_equal(auth_sess_seal_key(&p.c, &kc), -ENOTCONN);
+	assert_int_equal(auth_sess_seal_key(&p.s, &ks), -ENOTCONN);
+	pair_fini(&p);
+	pair_init(&p);
+	assert_int_equal(pair_run(&p, &key_admin), 0);
+	assert_int_equal(auth_sess_seal_key(&p.c, &kc), 0);
+	assert_int_equal(auth_sess_seal_key(&p.s, &ks), 0);
+	assert_memory_equal(kc.b, ks.b, AUTH_KEY_LEN);
+	assert_memory_not_equal(kc.b, p.c.hs.session.b, AUTH_KEY_LEN);
+	pair_init(&q);
+	assert_int_equal(pair_run(&q, &key_admin), 0);
+	assert_int_equal(auth_sess_seal_key(&q.s, &kq), 0);
+	assert_memory_not_equal(kq.b, ks.b, AUTH_KEY_LEN);
+	pair_fini(&q);
+	pair_fini(&p);
+}
+
 static void test_fsid_parse(void **state)
 {
 	uint8_t b[16], z[16] = {0};
@@ -445,7 +482,7 @@ int main(void)
 	    cmocka_unit_test(test_sess_frame_tamper), cmocka_unit_test(test_sess_frame_replay),
 	    cmocka_unit_test(test_sess_bulk),	      cmocka_unit_test(test_sess_pipelining),
 	    cmocka_unit_test(test_sess_rotation),     cmocka_unit_test(test_sess_refusals),
-	    cmocka_unit_test(test_fsid_parse),
+	    cmocka_unit_test(test_sess_seal_key),     cmocka_unit_test(test_fsid_parse),
 	};
 
 	weft_log_set_level(WEFT_LOG_ERROR);

@@ -17,7 +17,9 @@
 #                relay between a client and a monitor
 #     caps       a read-only client changing the map and reading keys, a
 #                client key booting as an OSD and sending a failure report,
-#                osd.N speaking for osd.M, admin commands by a client key
+#                osd.N speaking for osd.M, admin commands by a client key;
+#                a ticket for the OSDs (the grant opens under the session's
+#                seal key), refused to an entity without osd caps
 #     insecure   auth_*_required = none: every daemon warns, `weft health`
 #                has AUTH_INSECURE, a client without a key is served
 set -u
@@ -282,6 +284,20 @@ caps)
 		> "$DIR/blocklist.out" 2>&1 || fail "profile client cannot fence: $(cat "$DIR/blocklist.out")"
 	out=$("$WEFT" osd set noout -c "$CONF" -n client.vm -k "$DIR/vm.keyring" --timeout 10 2>&1) &&
 		fail "profile client set a flag"
+	# tickets for the OSDs (mon/mon_ticket.c): served over an authenticated session, the
+	# grant opening under its seal key; refused to an entity without osd caps
+	for i in $(seq 20); do
+		peer -k "$DIR/keyring" -n client.admin ticket "$mon1" > "$DIR/p-ticket.out" && break
+		grep -q "status -11 " "$DIR/p-ticket.out" || break # -EAGAIN: no service key yet
+		sleep 0.5
+	done
+	grep -q "^result: ticket local .*expires in" "$DIR/p-ticket.out" ||
+		fail "client.admin got no ticket: $(cat "$DIR/p-ticket.out")"
+	keyring_for client.noosd "$DIR/noosd.keyring" mon "allow r"
+	peer -k "$DIR/noosd.keyring" -n client.noosd ticket "$mon0" > "$DIR/p-ticket-noosd.out"
+	[ $? = 3 ] && grep -q "status -13 msg 'client.noosd has no osd caps" "$DIR/p-ticket-noosd.out" ||
+		fail "a ticket without osd caps: $(cat "$DIR/p-ticket-noosd.out")"
+	log "ok: a ticket for client.admin (the grant opens under its session), none without osd caps"
 	w auth caps client.ro mon "allow *" > /dev/null || fail "auth caps"
 	sleep 1
 	"$WEFT" osd set noout -c "$CONF" -n client.ro -k "$DIR/ro.keyring" > /dev/null || fail "client.ro with allow * cannot set a flag"

@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "auth/caps.h"
 #include "auth/key.h"
@@ -53,6 +54,34 @@ static void cli_auth_render_rm(json_t *out)
 	printf("removed %s\n", json_string_value(json_object_get(out, "entity")));
 }
 
+/* The service keys that seal tickets: ids, states, times and fingerprints (never a key). */
+static void cli_auth_render_svc(json_t *out)
+{
+	json_t *a = json_object_get(out, "keys"), *e;
+	size_t i;
+
+	printf("ticket ttl %llds, rotate every %llds, retired keys open tickets for %llds\n",
+	       (long long)json_integer_value(json_object_get(out, "ticket_ttl_sec")),
+	       (long long)json_integer_value(json_object_get(out, "rotate_every_sec")),
+	       (long long)json_integer_value(json_object_get(out, "grace_sec")));
+	printf("%-6s %-8s %-17s %s\n", "ID", "STATE", "FINGERPRINT", "SINCE");
+	json_array_foreach(a, i, e) {
+		const char *state = json_string_value(json_object_get(e, "state"));
+		json_t *since = json_object_get(e, !strcmp(state, "retired")   ? "retired"
+						   : !strcmp(state, "current") ? "activated"
+									       : "created");
+		char when[32] = "-";
+		time_t t = (time_t)json_integer_value(since);
+		struct tm tm;
+
+		if (json_is_integer(since) && gmtime_r(&t, &tm) != NULL)
+			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		printf("%-6lld %-8s %-17s %s\n",
+		       (long long)json_integer_value(json_object_get(e, "id")), state,
+		       json_string_value(json_object_get(e, "fingerprint")), when);
+	}
+}
+
 static int cli_auth_usage_err(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "weft auth: ");
@@ -77,6 +106,7 @@ int cli_auth_main(int argc, char **argv)
 		{"rm", 1, 1, false, cli_auth_render_rm},
 		{"del", 1, 1, false, cli_auth_render_rm},
 		{"rotate", 1, 1, false, cli_auth_render_ent},
+		{"service-keys", 0, 0, false, cli_auth_render_svc},
 	};
 	struct cli_mon_args a;
 	struct auth_entity ent;
@@ -89,14 +119,16 @@ int cli_auth_main(int argc, char **argv)
 	if (rc != 0)
 		return rc > 0 ? 0 : 2;
 	if (a.nwords == 0)
-		return cli_auth_usage_err("%s", "a subcommand is needed: ls, get, print-key, "
-					  "get-or-create, caps, rm, rotate (weft auth --help)");
+		return cli_auth_usage_err(
+		    "%s", "a subcommand is needed: ls, get, print-key, "
+			  "get-or-create, caps, rm, rotate, service-keys (weft auth --help)");
 	for (s = 0; s < sizeof(subs) / sizeof(subs[0]); s++)
 		if (!strcmp(a.words[0], subs[s].sub))
 			break;
 	if (s == sizeof(subs) / sizeof(subs[0]))
 		return cli_auth_usage_err("unknown subcommand '%s' (ls, get, print-key, "
-					  "get-or-create, caps, rm, rotate)", a.words[0]);
+					  "get-or-create, caps, rm, rotate, service-keys)",
+					  a.words[0]);
 	n = a.nwords - 1;
 	if (n < subs[s].min || n > subs[s].max) {
 		fprintf(stderr, "weft auth %s: usage: weft auth %s%s\n", subs[s].sub, subs[s].sub,

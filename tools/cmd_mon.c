@@ -50,6 +50,7 @@ static const struct {
 	{ "auth", "auth ls | auth get ENTITY | auth print-key ENTITY" },
 	{ "auth", "auth get-or-create ENTITY [mon 'CAPS'] [osd 'CAPS']   (client.NAME, osd.N, mon.)" },
 	{ "auth", "auth caps ENTITY mon 'CAPS' [osd 'CAPS'] | auth rm ENTITY | auth rotate ENTITY" },
+	{ "auth", "auth service-keys   (the keys that seal tickets: ids, states, fingerprints)" },
 	{ "auth", "  CAPS: allow r|w|rw|* [pool=NAME], profile osd|client|mount [pool=NAME]" },
 };
 

@@ -15,6 +15,7 @@
 #include "auth/ticket.h"
 #include "fuzz_auth.h"
 #include "mon/mon_auth.h"
+#include "mon/mon_raft_wire.h"
 
 static int put(const char *dir, const char *name, uint8_t kind, const uint8_t *p, size_t len)
 {
@@ -110,6 +111,7 @@ int main(int argc, char **argv)
 		}
 	}
 	sk.count = 1;
+	sk.keys[0].state = AUTH_SVC_CURRENT;
 	sk.keys[0].retired_us = 0;
 	bad |= auth_ticket_seal(&sk, &t, buf, sizeof(buf), &len) != 0 ||
 	       put(argv[1], "sealed-retired", FUZZ_AUTH_SEALED, buf, len);
@@ -147,6 +149,43 @@ int main(int argc, char **argv)
 		       put(argv[1], "mon-db", FUZZ_AUTH_MON_DB, p, len);
 		free(p);
 		mon_auth_free(&db);
+	}
+	{
+		/* service keys: a set as the monitors hold it, and one rotation's entry */
+		struct mon_svc_op op = {.kind = MON_SVC_OP_ROTATE, .new_id = 1};
+		struct auth_svc_keys set;
+		void *p;
+
+		memset(op.key.b, 0x66, sizeof(op.key.b));
+		op.stamp_us = FUZZ_AUTH_NOW;
+		op.grace_us = 4500ull * 1000000;
+		bad |= mon_svc_op_encode(&op, &p, &len) != 0 ||
+		       put(argv[1], "svc-op", FUZZ_AUTH_SVC_OP, p, len);
+		free(p);
+		auth_svc_keys_init(&set, 0);
+		for (uint32_t id = 1; id <= 4; id++) {
+			memset(op.key.b, (int)id, sizeof(op.key.b));
+			bad |=
+			    auth_svc_advance(&set, id, &op.key, FUZZ_AUTH_NOW + id * 1800000000ull,
+					     op.grace_us) != 0;
+		}
+		proto_enc_init(&enc, buf, sizeof(buf));
+		auth_svc_keys_encode(&enc, &set);
+		bad |= proto_enc_finish(&enc, &len) != 0 ||
+		       put(argv[1], "svc-keys", FUZZ_AUTH_SVC_KEYS, buf, len);
+		auth_svc_keys_clear(&set);
+	}
+	{
+		/* the Raft port: a frame header and an IDENT under the fixed session key */
+		struct mon_raft_ident id = {.from_id = 2, .to_id = 1};
+		struct auth_key session;
+
+		memset(session.b, FUZZ_AUTH_SESSION_BYTE, sizeof(session.b));
+		snprintf(id.from_addr, sizeof(id.from_addr), "127.1.0.2:6794");
+		mon_raft_frame_hdr(buf, 123);
+		bad |= put(argv[1], "raft-hdr", FUZZ_AUTH_RAFT_HDR, buf, MON_RAFT_HDR_LEN);
+		bad |= mon_raft_ident_encode(&session, &id, buf, sizeof(buf), &len) != 0 ||
+		       put(argv[1], "raft-ident", FUZZ_AUTH_RAFT_IDENT, buf, len);
 	}
 	return bad ? 1 : 0;
 }

@@ -2,10 +2,11 @@
 /*
  * libFuzzer target for the auth/ decoders: the four handshake messages,
  * the ticket body, the sealed ticket (opened under fixed service keys) and
- * the grant, the monitors' auth entries and database, and a connection's
- * session (auth/session.c) given a HELLO, a PROOF or a frame: nothing but
- * a genuine proof opens a session, nothing but a genuine MAC verifies.
- * The first byte picks the decoder, the rest is its input.
+ * the grant, the monitors' auth entries and database, a set of service keys
+ * and a rotation's entry, the Raft port's frame header and IDENT, and a
+ * connection's session (auth/session.c) given a HELLO, a PROOF or a frame:
+ * nothing but a genuine proof opens a session, nothing but a genuine MAC
+ * verifies. The first byte picks the decoder, the rest is its input.
  * Properties beyond "no crash, no overread": a failure says why in one
  * line, and whatever decodes re-encodes to exactly the input (canonical).
  * Replayed over tests/corpus/auth/ by fuzz_auth_replay (a ctest).
@@ -22,6 +23,7 @@
 #include "auth/ticket.h"
 #include "fuzz_auth.h"
 #include "mon/mon_auth.h"
+#include "mon/mon_raft_wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -59,12 +61,16 @@ void fuzz_auth_svc_keys(struct auth_svc_keys *sk)
 	auth_svc_keys_init(sk, 600ull * 1000000);
 	sk->count = 2;
 	sk->keys[0].id = 1;
+	sk->keys[0].state = AUTH_SVC_RETIRED;
 	memset(sk->keys[0].key.b, 0x11, AUTH_KEY_LEN);
 	sk->keys[0].created_us = FUZZ_AUTH_NOW - 3600ull * 1000000;
+	sk->keys[0].activated_us = sk->keys[0].created_us;
 	sk->keys[0].retired_us = FUZZ_AUTH_NOW - 60ull * 1000000;
 	sk->keys[1].id = 2;
+	sk->keys[1].state = AUTH_SVC_CURRENT;
 	memset(sk->keys[1].key.b, 0x22, AUTH_KEY_LEN);
 	sk->keys[1].created_us = FUZZ_AUTH_NOW - 60ull * 1000000;
+	sk->keys[1].activated_us = sk->keys[1].created_us;
 }
 
 /* A server session as the monitors run it, for the session kinds. */
@@ -265,6 +271,82 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case FUZZ_AUTH_SESS_FRAME:
 		fuzz_sess_frame(in, n, size);
 		return 0;
+	case FUZZ_AUTH_SVC_KEYS: {
+		struct auth_svc_keys sk;
+		struct proto_dec dec;
+
+		proto_dec_init(&dec, in, n, "svc_keys", &err);
+		rc = auth_svc_keys_decode(&dec, &sk);
+		if (rc == 0)
+			rc = proto_dec_finish(&dec);
+		if (rc != 0)
+			break;
+		if (sk.count > AUTH_SVC_KEYS_MAX)
+			fuzz_die("more service keys than the bound", size);
+		auth_svc_keys_encode(&enc, &sk);
+		fuzz_same(&enc, in, n);
+		auth_svc_keys_clear(&sk);
+		return 0;
+	}
+	case FUZZ_AUTH_SVC_OP: {
+		struct mon_svc_op op;
+		struct mon_auth db;
+		void *buf;
+		size_t len;
+
+		rc = mon_svc_op_decode(in, n, &err, &op);
+		if (rc != 0)
+			break;
+		if (mon_svc_op_encode(&op, &buf, &len) != 0)
+			fuzz_die("re-encode failed", size);
+		if (len != n || memcmp(buf, in, n) != 0)
+			fuzz_die("re-encode differs from the input", size);
+		free(buf);
+		/* applying it to an empty database: only id 1 goes in */
+		mon_auth_init(&db);
+		rc = mon_svc_apply(&db, &op);
+		if ((rc == 0) != (op.new_id == 1))
+			fuzz_die("a rotation applied out of order", size);
+		mon_auth_free(&db);
+		return 0;
+	}
+	case FUZZ_AUTH_RAFT_HDR: {
+		uint8_t hdr[MON_RAFT_HDR_LEN];
+		uint32_t len;
+
+		if (n != MON_RAFT_HDR_LEN)
+			return 0;
+		rc = mon_raft_frame_hdr_decode(in, &err, &len);
+		if (rc != 0)
+			break;
+		if (len == 0 || len > MON_RAFT_FRAME_MAX)
+			fuzz_die("a frame length out of bounds was accepted", size);
+		mon_raft_frame_hdr(hdr, len);
+		if (memcmp(hdr, in, sizeof(hdr)) != 0)
+			fuzz_die("re-encode differs from the input", size);
+		return 0;
+	}
+	case FUZZ_AUTH_RAFT_IDENT: {
+		struct mon_raft_ident id;
+		struct auth_key session;
+		size_t len;
+
+		memset(session.b, FUZZ_AUTH_SESSION_BYTE, sizeof(session.b));
+		rc = mon_raft_ident_decode(&session, in, n, &err, &id);
+		if (rc == -EACCES) {
+			rc = -EBADMSG; /* a MAC that fails is a refusal with a reason, like a bad field */
+			if (err.msg[0] == '\0')
+				fuzz_die("a MAC failure without a reason", size);
+			return 0;
+		}
+		if (rc != 0)
+			break;
+		if (mon_raft_ident_encode(&session, &id, fuzz_out, sizeof(fuzz_out), &len) != 0)
+			fuzz_die("re-encode failed", size);
+		if (len != n || memcmp(fuzz_out, in, n) != 0)
+			fuzz_die("re-encode differs from the input", size);
+		return 0;
+	}
 	default:
 		return 0;
 	}
