@@ -357,11 +357,27 @@ static bool verbs_work_left(struct verbs_domain *vd)
 	return vd->txlist != NULL;
 }
 
+/* Every ep on the tx list moves what it can onto its QP: how many posted. */
+static int verbs_tx_walk(struct verbs_domain *vd)
+{
+	struct verbs_ep *list = vd->txlist;
+	int posted = 0;
+
+	vd->txlist = NULL;
+	while (list) {
+		struct verbs_ep *ep = list;
+
+		list = ep->tx_next;
+		ep->on_tx = false;
+		posted += verbs_ep_tx(ep) > 0;
+	}
+	return posted;
+}
+
 static int verbs_progress(struct fab_domain *dom, unsigned int budget)
 {
 	struct verbs_domain *vd = verbs_dom(dom);
 	unsigned int limit = budget ? budget : UINT32_MAX;
-	struct verbs_ep *list;
 	int handled = 0, rc;
 	bool full;
 
@@ -383,14 +399,17 @@ static int verbs_progress(struct fab_domain *dom, unsigned int budget)
 		handled += rc;
 		vd->cm_tick = rc ? VERBS_CM_EVERY : 0;
 	}
-	list = vd->txlist;
-	vd->txlist = NULL;
-	while (list) {
-		struct verbs_ep *ep = list;
-
-		list = ep->tx_next;
-		ep->on_tx = false;
-		handled += verbs_ep_tx(ep) > 0;
+	handled += verbs_tx_walk(vd);
+	/*
+	 * Idle with the fd exported: the event loop may sleep next, and credits
+	 * we owe raise no event at the peer. Push them now, as fab_wait does,
+	 * instead of keeping the ep on the tx list, which kicks our own eventfd
+	 * and keeps the loop awake until the lazy rule sends them 1 ms later.
+	 */
+	if (handled == 0 && vd->fd_exported && !vd->in_wait && vd->txlist) {
+		vd->in_wait = true;
+		handled += verbs_tx_walk(vd);
+		vd->in_wait = false;
 	}
 	verbs_check_deadlines(vd);
 	verbs_reap(vd);
