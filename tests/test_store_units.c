@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests of osd/store modules: allocator, buffer cache, extent map + record codec, WAL format, kv keys. */
+/* Unit tests of osd/store modules: allocator, buffer cache, extent map + record codec, WAL format,
+ * kv keys. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -131,6 +132,23 @@ static void test_extmap(void **state)
 	extmap_fini(&m);
 }
 
+struct beyond {
+	unsigned int n;
+	uint64_t lsn, phys;
+	uint32_t depth;
+};
+
+static int beyond_cb(void *arg, const struct wal_hdr *h, uint64_t phys)
+{
+	struct beyond *b = arg;
+
+	b->n++;
+	b->lsn = h->lsn;
+	b->depth = h->depth;
+	b->phys = phys;
+	return 0;
+}
+
 static void test_wal_format(void **state)
 {
 	char path[] = "/tmp/weft-wal-unit-XXXXXX";
@@ -142,7 +160,8 @@ static void test_wal_format(void **state)
 	struct wal_hdr h;
 	const uint8_t *pl, *body;
 	struct wal_tx_iter it;
-	uint64_t seq, beyond;
+	struct beyond beyond = {0};
+	uint64_t seq;
 	size_t blen;
 	uint8_t big[3000];
 
@@ -152,11 +171,12 @@ static void test_wal_format(void **state)
 	wal_payload_add(rec + WAL_HDR_SIZE, &off, 11, "hello", 5);
 	wal_payload_add(rec + WAL_HDR_SIZE, &off, 12, big, sizeof(big));
 	assert_int_equal(off, payload);
-	wal_rec_seal(rec, 1, 2, 11, payload, 0xabc);
+	wal_rec_seal(rec, 1, 2, 11, payload, 0, 0xabc);
 	assert_int_equal(ftruncate(fd, 64 * 4096), 0);
 	assert_int_equal(pwrite(fd, rec, size, 0), (ssize_t)size);
 	/* second record wraps: the region is 3 blocks, the first took 1 */
-	wal_rec_seal(rec, 2, 2, 13, payload, 0xabc);
+	/* written while record 1's barrier ran: depth 1 */
+	wal_rec_seal(rec, 2, 2, 13, payload, 1, 0xabc);
 	assert_int_equal(pwrite(fd, rec, size, 4096), (ssize_t)size);
 	assert_int_equal(wal_scan_init(&s, fd, 0, 3 * 4096, 0xabc, 0, 1), 0);
 	assert_int_equal(wal_scan_next(&s, &h, &pl), 1);
@@ -170,6 +190,7 @@ static void test_wal_format(void **state)
 	assert_int_equal(wal_tx_iter_next(&it, &seq, &body, &blen), 0);
 	assert_int_equal(wal_scan_next(&s, &h, &pl), 1);
 	assert_int_equal(h.lsn, 2);
+	assert_int_equal(h.depth, 1);
 	assert_int_equal(wal_scan_next(&s, &h, &pl), 0); /* lsn 3 absent */
 	assert_int_equal(s.stop, WAL_STOP_EMPTY);
 	wal_scan_fini(&s);
@@ -182,8 +203,18 @@ static void test_wal_format(void **state)
 	assert_int_equal(wal_scan_init(&s, fd, 0, 3 * 4096, 0xabc, 0, 1), 0);
 	assert_int_equal(wal_scan_next(&s, &h, &pl), 0);
 	assert_int_equal(s.stop, WAL_STOP_BADCRC);
-	assert_int_equal(wal_scan_probe_beyond(&s, &beyond), 0);
-	assert_int_equal(beyond, 2);
+	assert_int_equal(wal_scan_probe_beyond(&s, beyond_cb, &beyond), 0);
+	assert_int_equal(beyond.n, 1);
+	assert_int_equal(beyond.lsn, 2);
+	assert_int_equal(beyond.depth, 1);
+	assert_int_equal(beyond.phys, 4096);
+	wal_scan_fini(&s);
+	/* a depth that reaches back past lsn 1 is an impossible header */
+	wal_rec_seal(rec, 1, 2, 11, payload, 1, 0xabc);
+	assert_int_equal(pwrite(fd, rec, size, 0), (ssize_t)size);
+	assert_int_equal(wal_scan_init(&s, fd, 0, 3 * 4096, 0xabc, 0, 1), 0);
+	assert_int_equal(wal_scan_next(&s, &h, &pl), 0);
+	assert_int_equal(s.stop, WAL_STOP_BADHDR);
 	wal_scan_fini(&s);
 	/* malformed payload */
 	wal_tx_iter_init(&it, pl, 10, 1);
@@ -211,11 +242,9 @@ static void test_kv_keys(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_alloc),
-		cmocka_unit_test(test_bufcache),
-		cmocka_unit_test(test_extmap),
-		cmocka_unit_test(test_wal_format),
-		cmocka_unit_test(test_kv_keys),
+	    cmocka_unit_test(test_alloc),   cmocka_unit_test(test_bufcache),
+	    cmocka_unit_test(test_extmap),  cmocka_unit_test(test_wal_format),
+	    cmocka_unit_test(test_kv_keys),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

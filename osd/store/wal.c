@@ -33,12 +33,17 @@ static uint32_t wal_rec_crc(const uint8_t *rec, size_t total, uint32_t nonce)
 }
 
 void wal_rec_seal(uint8_t *rec, uint64_t lsn, uint32_t ntx, uint64_t first_seq, size_t len,
-		  uint32_t nonce)
+		  uint32_t depth, uint32_t nonce)
 {
 	size_t total = wal_rec_size(len);
 	struct wal_hdr h = {
-		.magic = WAL_MAGIC, .lsn = lsn, .type = WAL_TYPE_BATCH,
-		.len = (uint32_t)len, .ntx = ntx, .first_seq = first_seq,
+	    .magic = WAL_MAGIC,
+	    .lsn = lsn,
+	    .type = WAL_TYPE_BATCH,
+	    .len = (uint32_t)len,
+	    .ntx = ntx,
+	    .depth = depth,
+	    .first_seq = first_seq,
 	};
 
 	memset(rec + WAL_HDR_SIZE + len, 0, total - WAL_HDR_SIZE - len);
@@ -149,7 +154,8 @@ static int wal_scan_try(struct wal_scan *s, uint64_t v, struct wal_hdr *h)
 	if (h->magic != WAL_MAGIC || h->lsn != s->lsn)
 		return 0;
 	total = wal_rec_size(h->len);
-	if (h->type != WAL_TYPE_BATCH || total > s->size - phys) {
+	if (h->type != WAL_TYPE_BATCH || total > s->size - phys || h->depth > WAL_DEPTH_MAX ||
+	    h->depth >= h->lsn) {
 		s->stop = WAL_STOP_BADHDR;
 		s->stop_vpos = v;
 		return -EAGAIN;
@@ -177,7 +183,7 @@ static int wal_scan_try(struct wal_scan *s, uint64_t v, struct wal_hdr *h)
 
 int wal_scan_next(struct wal_scan *s, struct wal_hdr *hdr_out, const uint8_t **payload_out)
 {
-	uint64_t cands[2] = { s->vpos, (s->vpos / s->size + 1) * s->size };
+	uint64_t cands[2] = {s->vpos, (s->vpos / s->size + 1) * s->size};
 	unsigned int ncand = s->vpos % s->size == 0 ? 1 : 2;
 
 	if (s->stop != WAL_STOP_NONE)
@@ -203,9 +209,8 @@ int wal_scan_next(struct wal_scan *s, struct wal_hdr *hdr_out, const uint8_t **p
 	return 0;
 }
 
-int wal_scan_probe_beyond(struct wal_scan *s, uint64_t *lsn_out)
+int wal_scan_probe_beyond(struct wal_scan *s, wal_beyond_cb cb, void *arg)
 {
-	uint64_t best = 0;
 	const size_t chunk = 1u << 20;
 	uint8_t *area;
 	int rc = 0;
@@ -225,7 +230,7 @@ int wal_scan_probe_beyond(struct wal_scan *s, uint64_t *lsn_out)
 			size_t total;
 
 			memcpy(&h, area + b, sizeof(h));
-			if (h.magic != WAL_MAGIC || h.lsn <= s->lsn || h.lsn <= best ||
+			if (h.magic != WAL_MAGIC || h.lsn <= s->lsn ||
 			    h.lsn - s->lsn > (1ull << 40))
 				continue;
 			total = wal_rec_size(h.len);
@@ -235,12 +240,10 @@ int wal_scan_probe_beyond(struct wal_scan *s, uint64_t *lsn_out)
 			if (rc == -ENODATA)
 				rc = 0;
 			else if (rc == 0 && wal_rec_crc(s->buf, total, s->nonce) == h.crc)
-				best = h.lsn;
+				rc = cb(arg, &h, off + b);
 		}
 	}
 	free(area);
-	if (rc == 0)
-		*lsn_out = best;
 	return rc;
 }
 
