@@ -265,17 +265,57 @@ static void test_onode_cache_bound(void **state)
 	stu_cleanup(&u);
 }
 
-static void test_group_commit_and_wrap(void **state)
+/* Every WAL sync mode, at one batch in flight and at several. */
+static const struct mode_spec {
+	enum store_sync sync;
+	uint32_t depth;
+} mode_specs[] = {
+    {STORE_SYNC_URING, 1},
+    {STORE_SYNC_URING, 4},
+    {STORE_SYNC_DSYNC, 2},
+    {STORE_SYNC_THREAD, 1},
+    {STORE_SYNC_THREAD, 4},
+    {STORE_SYNC_INLINE, 1},
+    {STORE_SYNC_AUTO, STORE_WAL_DEPTH_DEFAULT},
+};
+#define NMODES (sizeof(mode_specs) / sizeof(mode_specs[0]))
+
+struct order_done {
+	int rc;
+	uint64_t *clock; /* callbacks fired so far */
+	uint64_t at;	 /* the value when this one fired */
+};
+
+static void order_cb(void *arg, int rc)
+{
+	struct order_done *d = arg;
+
+	d->rc = rc;
+	d->at = ++*d->clock;
+}
+
+/*
+ * 64 transactions in flight, 40 times, through a 2 MiB WAL: batches form,
+ * the log wraps under checkpoints the pipeline starts itself, callbacks fire
+ * in submission order however many batches were in flight, and with more
+ * than one allowed the next batch's record really was written while an
+ * earlier barrier ran.
+ */
+static void group_commit_and_wrap(const struct mode_spec *m)
 {
 	struct stu u;
 	struct store *st;
 	struct store_info info;
 	struct store_fsck_report r;
-	int done[64], nlist = 0, nlog = 0;
+	struct order_done done[64];
+	uint64_t clock = 0;
+	int nlist = 0, nlog = 0;
 	uint8_t b[8192];
 	char name[32];
 
 	stu_init(&u, true);
+	u.o.sync = m->sync;
+	u.o.wal_depth = m->depth;
 	assert_int_equal(store_mkfs(&u.o), 0);
 	assert_int_equal(store_mount(&u.o, &st), 0);
 	for (int round = 0; round < 40; round++) {
@@ -288,16 +328,33 @@ static void test_group_commit_and_wrap(void **state)
 			assert_int_equal(store_tx_write(tx, 2, name, 0, sizeof(b), b), 0);
 			assert_int_equal(
 			    store_tx_pglog_append(tx, 2, (uint64_t)round * 64 + i, "x", 1), 0);
-			done[i] = 1;
-			assert_int_equal(store_tx_submit(st, tx, stu_cb, &done[i]), 0);
+			done[i] = (struct order_done){.rc = 1, .clock = &clock};
+			assert_int_equal(store_tx_submit(st, tx, order_cb, &done[i]), 0);
 		}
 		assert_int_equal(store_flush(st), 0);
-		for (int i = 0; i < 64; i++)
-			assert_int_equal(done[i], 0);
+		for (int i = 0; i < 64; i++) {
+			assert_int_equal(done[i].rc, 0);
+			assert_int_equal(done[i].at, (uint64_t)round * 64 + i + 1);
+		}
 	}
 	store_info_get(st, &info);
 	assert_true(info.batches < info.batched_tx); /* batching happened */
 	assert_true(info.checkpoints > 1);	     /* the 2 MiB WAL wrapped */
+	if (m->sync != STORE_SYNC_INLINE && m->depth > 1)
+		assert_true(info.batch_overlap > 0);
+	else
+		assert_int_equal(info.batch_overlap, 0);
+	for (int i = 0; i < 20; i++) {
+		snprintf(name, sizeof(name), "o%d", i);
+		uint8_t got[sizeof(b)];
+		uint64_t n;
+
+		/* the last round's last write of o<i>: i + 60 or i + 40 of its 64 */
+		fill(b, sizeof(b), (unsigned int)(39 * 64 + (i < 4 ? 60 : 40) + i));
+		assert_int_equal(store_read(st, 2, name, 0, sizeof(got), got, &n), 0);
+		assert_int_equal(n, sizeof(got));
+		assert_memory_equal(got, b, sizeof(b));
+	}
 	assert_int_equal(store_list(st, 2, "", count_cb, &nlist), 0);
 	assert_int_equal(nlist, 20);
 	assert_int_equal(store_pglog_read(st, 2, 100, log_cb, &nlog), 0);
@@ -307,13 +364,19 @@ static void test_group_commit_and_wrap(void **state)
 	stu_cleanup(&u);
 }
 
+static void test_group_commit_and_wrap(void **state)
+{
+	for (unsigned int i = 0; i < NMODES; i++)
+		group_commit_and_wrap(&mode_specs[i]);
+}
+
 /*
  * Large (out-of-line) and small writes in flight together, for both WAL
- * placements and both sync modes: on a shared file a large-write batch pays
+ * placements and every sync mode: on a shared file a large-write batch pays
  * one barrier, on a separate WAL one per device. All must read back, before
  * and after a remount.
  */
-static void large_batches(bool sep_wal, enum store_sync sync)
+static void large_batches(bool sep_wal, const struct mode_spec *m)
 {
 	enum { N = 24, BIG = 192 << 10 };
 	struct stu u;
@@ -325,7 +388,8 @@ static void large_batches(bool sep_wal, enum store_sync sync)
 	char name[32];
 
 	stu_init(&u, sep_wal);
-	u.o.sync = sync;
+	u.o.sync = m->sync;
+	u.o.wal_depth = m->depth;
 	assert_int_equal(store_mkfs(&u.o), 0);
 	assert_int_equal(store_mount(&u.o, &st), 0);
 	for (int round = 0; round < 3; round++) {
@@ -362,12 +426,10 @@ static void large_batches(bool sep_wal, enum store_sync sync)
 
 static void test_large_batches(void **state)
 {
-	large_batches(false, STORE_SYNC_URING);
-	large_batches(true, STORE_SYNC_URING);
-	large_batches(false, STORE_SYNC_INLINE);
-	large_batches(true, STORE_SYNC_INLINE);
-	large_batches(false, STORE_SYNC_AUTO);
-	large_batches(true, STORE_SYNC_AUTO);
+	for (unsigned int i = 0; i < NMODES; i++) {
+		large_batches(false, &mode_specs[i]);
+		large_batches(true, &mode_specs[i]);
+	}
 }
 
 struct ob_done {

@@ -838,7 +838,7 @@ int store_flush(struct store *st)
  */
 static enum store_sync store_sync_auto(void)
 {
-	return STORE_SYNC_DSYNC;
+	return STORE_SYNC_THREAD;
 }
 
 int store_pipeline_init(struct store *st)

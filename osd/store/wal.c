@@ -269,7 +269,8 @@ const char *wal_stop_name(enum wal_stop stop)
 	case WAL_STOP_BADHDR:
 		return "bad header";
 	case WAL_STOP_BADDATA:
-		return "out-of-line data of the last record failed its crc (never acknowledged)";
+		return "out-of-line data of a record not proven durable failed its crc (never "
+		       "acknowledged)";
 	}
 	return "?";
 }

@@ -80,7 +80,8 @@ enum wal_stop {
 	WAL_STOP_EMPTY,	  /* no record with the expected LSN: clean end of log */
 	WAL_STOP_BADCRC,  /* header for the expected LSN, payload fails its crc: torn */
 	WAL_STOP_BADHDR,  /* expected LSN with an impossible length or type */
-	WAL_STOP_BADDATA, /* last record valid, its out-of-line data is not: never acknowledged */
+	WAL_STOP_BADDATA, /* a record of the unproven tail is valid, its out-of-line data is
+			   * not: never acknowledged, dropped with everything after it */
 };
 
 struct wal_scan {
