@@ -27,7 +27,7 @@
 #include "store_test_util.h"
 
 #define NOBJ   6
-#define MAXOBJ (320u << 10)
+#define MAXOBJ (640u << 10) /* three shards of the extent map (256 KiB each) */
 #define QD     8
 #define LOGPG  9
 

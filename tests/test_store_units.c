@@ -113,20 +113,103 @@ static void test_extmap(void **state)
 	assert_int_equal(extmap_lookup(&m, 12, &p, &c, &run), 0);
 	assert_int_equal(p, 502);
 	assert_int_equal(c[0], 1002);
-	/* record codec round trip, and malformed input is refused */
-	rec.size = 12345;
-	rec.version = 7;
-	rec.map = m;
-	buf = malloc(onode_rec_size(&rec));
-	onode_rec_encode(&rec, buf);
-	extmap_init(&back.map, 1);
-	assert_int_equal(onode_rec_decode(&back, buf, onode_rec_size(&rec)), 0);
-	assert_int_equal(back.size, 12345);
-	assert_int_equal(extmap_blocks(&back.map), extmap_blocks(&m));
-	for (size_t cut = 0; cut < onode_rec_size(&rec); cut += 3)
-		assert_int_equal(onode_rec_decode(&back, buf, cut), -EINVAL);
-	buf[28 + 16] = 0xff; /* absurd extent length */
-	assert_int_equal(onode_rec_decode(&back, buf, onode_rec_size(&rec)), -EINVAL);
+	/*
+	 * record codec: head (shard 0) + shards of 16 blocks; the pieces cut at
+	 * shard edges merge back on decode; malformed input is refused
+	 */
+	{
+		uint32_t span = 0, flags = 0;
+		size_t hl, s0, s1, s2, s3;
+		uint8_t *b0, *b1, *b2;
+
+		rec.size = 12345;
+		rec.version = 7;
+		rec.map = m;
+		s0 = onode_shard_size(&rec, 16, 0);
+		s1 = onode_shard_size(&rec, 16, 1);
+		s2 = onode_shard_size(&rec, 16, 2);
+		s3 = onode_shard_size(&rec, 16, 3);
+		assert_true(onode_has_shards(&rec, 16));
+		assert_false(onode_has_shards(&rec, 64));
+		assert_int_equal(s3, 0);	      /* nothing there: the store deletes its key */
+		assert_int_equal(s0, 8 + 24 + 3 * 4); /* [12, 15) */
+		assert_int_equal(s1, 8 + 24 + 14 * 4); /* [18, 32) */
+		assert_int_equal(s2, 8 + 24 + 3 * 4);  /* [32, 35) */
+		hl = onode_head_size(&rec, 16);
+		assert_int_equal(hl, 36); /* with other shards, shard 0 has its own key */
+		buf = malloc(hl);
+		b0 = malloc(s0);
+		b1 = malloc(s1);
+		b2 = malloc(s2);
+		onode_head_encode(&rec, 16, buf);
+		onode_shard_encode(&rec, 16, 0, b0);
+		onode_shard_encode(&rec, 16, 1, b1);
+		onode_shard_encode(&rec, 16, 2, b2);
+		extmap_init(&back.map, 1);
+		assert_int_equal(onode_head_decode(&back, buf, hl, &span, &flags), 0);
+		assert_int_equal(span, 16);
+		assert_int_equal(flags, ONODE_F_SHARDS);
+		assert_int_equal(back.size, 12345);
+		assert_int_equal(back.version, 7);
+		assert_int_equal(extmap_blocks(&back.map), 0);
+		assert_int_equal(onode_shard_decode(&back, 16, 0, b0, s0), 0);
+		assert_int_equal(extmap_blocks(&back.map), 3); /* [12, 15) */
+		assert_int_equal(onode_shard_decode(&back, 16, 2, b1, s1),
+				 -EINVAL); /* wrong range */
+		assert_int_equal(onode_shard_decode(&back, 16, 1, b1, s1), 0);
+		assert_int_equal(onode_shard_decode(&back, 16, 2, b2, s2), 0);
+		assert_int_equal(extmap_blocks(&back.map), extmap_blocks(&m));
+		assert_int_equal(back.map.n, m.n); /* [18, 32) + [32, 35) merged again */
+		assert_int_equal(extmap_lookup(&back.map, 33, &p, &c, &run), 0);
+		assert_int_equal(p, 523);
+		assert_int_equal(c[0], 1023);
+		for (size_t cut = 0; cut < hl; cut += 3)
+			assert_int_equal(onode_head_decode(&back, buf, cut, &span, &flags),
+					 -EINVAL);
+		for (size_t cut = 0; cut < s1; cut += 3)
+			assert_int_equal(onode_shard_decode(&back, 16, 1, b1, cut), -EINVAL);
+		b1[8 + 16] = 0xff; /* absurd extent length */
+		assert_int_equal(onode_shard_decode(&back, 16, 1, b1, s1), -EINVAL);
+		free(buf);
+		/* no other shard: shard 0 rides in the head, one key for a small object */
+		hl = onode_head_size(&rec, 64);
+		assert_int_equal(hl, 36 + 24 + 3 * 4 + 24 + 17 * 4);
+		buf = malloc(hl);
+		onode_head_encode(&rec, 64, buf);
+		assert_int_equal(onode_head_decode(&back, buf, hl, &span, &flags), 0);
+		assert_int_equal(flags, 0);
+		assert_int_equal(extmap_blocks(&back.map), extmap_blocks(&m));
+		buf[36 + 16] = 0xff;
+		assert_int_equal(onode_head_decode(&back, buf, hl, &span, &flags), -EINVAL);
+		free(b0);
+		free(b1);
+		free(b2);
+		free(buf);
+		extmap_fini(&back.map);
+	}
+	/* a record of an earlier store ("ONO1", every extent in one value) still reads */
+	{
+		uint8_t old[28 + 24 + 4];
+		uint32_t magic = 0x4f4e4f31u, cpb = 1, n = 1, span = 9, flags = 9;
+		uint64_t size = 4096, version = 3, lblk = 40, pblk = 77, len = 1;
+
+		memcpy(old, &magic, 4);
+		memcpy(old + 4, &cpb, 4);
+		memcpy(old + 8, &size, 8);
+		memcpy(old + 16, &version, 8);
+		memcpy(old + 24, &n, 4);
+		memcpy(old + 28, &lblk, 8);
+		memcpy(old + 36, &pblk, 8);
+		memcpy(old + 44, &len, 8);
+		memcpy(old + 52, crcs, 4);
+		extmap_init(&back.map, 1);
+		assert_int_equal(onode_head_decode(&back, old, sizeof(old), &span, &flags), 0);
+		assert_int_equal(span, 0); /* whole: the store rewrites it in shards */
+		assert_int_equal(flags, 0);
+		assert_int_equal(extmap_lookup(&back.map, 40, &p, &c, &run), 0);
+		assert_int_equal(p, 77);
+		buf = NULL;
+	}
 	free(buf);
 	extmap_fini(&back.map);
 	extmap_fini(&m);

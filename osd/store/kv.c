@@ -248,6 +248,26 @@ size_t kv_key_onode(uint8_t *buf, uint64_t pg, const char *name)
 	return kv_key_obj(buf, 'O', pg, name);
 }
 
+size_t kv_key_shard(uint8_t *buf, uint64_t pg, const char *name, uint64_t k)
+{
+	size_t n = kv_key_obj(buf, 'E', pg, name);
+
+	buf[n++] = 0;
+	kv_be64(buf + n, k);
+	return n + 8;
+}
+
+void kv_key_shard_range(uint8_t *lo, size_t *lolen, uint8_t *hi, size_t *hilen, uint64_t pg,
+			const char *name)
+{
+	size_t n = kv_key_obj(lo, 'E', pg, name);
+
+	memcpy(hi, lo, n);
+	lo[n] = 0;
+	hi[n] = 1;
+	*lolen = *hilen = n + 1;
+}
+
 size_t kv_key_attr(uint8_t *buf, uint64_t pg, const char *name, const char *attr)
 {
 	size_t n = kv_key_obj(buf, 'X', pg, name), a = strlen(attr);

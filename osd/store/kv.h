@@ -5,7 +5,8 @@
  *   "C"                          checkpoint (WAL position replay starts from)
  *   "M"                          last transaction seq whose metadata is applied
  *   "B" be64(chunk)              allocator bitmap chunk (KV_CHUNK_UNITS bits)
- *   "O" be64(pg) name            object record (onode_rec)
+ *   "O" be64(pg) name            object record head (extmap.h: size, version, shard 0)
+ *   "E" be64(pg) name 0x00 be64(k)  shard k >= 1 of its extent map
  *   "X" be64(pg) name 0x00 key   object attribute
  *   "L" be64(pg) be64(seq)       PG log entry
  * Big-endian integers keep RocksDB's byte order equal to numeric order.
@@ -57,6 +58,10 @@ int kv_sync_files(const struct kv *kv);
 
 /* Key builders: return the key length written into buf (KV_KEY_MAX bytes). */
 size_t kv_key_onode(uint8_t *buf, uint64_t pg, const char *name);
+size_t kv_key_shard(uint8_t *buf, uint64_t pg, const char *name, uint64_t k);
+/* [lo, hi) covering every shard key of one object; lo alone is their common prefix. */
+void kv_key_shard_range(uint8_t *lo, size_t *lolen, uint8_t *hi, size_t *hilen, uint64_t pg,
+			const char *name);
 size_t kv_key_attr(uint8_t *buf, uint64_t pg, const char *name, const char *attr);
 /* [lo, hi) covering every attribute of one object. */
 void kv_key_attr_range(uint8_t *lo, size_t *lolen, uint8_t *hi, size_t *hilen, uint64_t pg,

@@ -69,6 +69,12 @@ struct store_opts {
 	bool wal_salvage;     /* mount even if the WAL is damaged mid-log (drops records) */
 	uint64_t onode_cache_bytes; /* object records kept in memory (clean ones evicted above) */
 	/*
+	 * Tests only (no conf option): bytes of object covered by one shard of
+	 * its extent map in RocksDB (0 = 256 KiB). Records stored with another
+	 * shard size are read and rewritten whole on their next change.
+	 */
+	uint64_t onode_shard_bytes;
+	/*
 	 * Percent of the data units a transaction that writes data may not take
 	 * (osd_store_reserve_pct): removes, truncates, zeroing, attributes and PG
 	 * log entries may, so an OSD whose store is "full" can still free space and
@@ -222,6 +228,7 @@ struct store_info {
 	uint64_t defer_requests;   /* merged writes of deferred small-write images */
 	uint64_t defer_bytes;	   /* small-write images held in memory, not yet on the device */
 	uint64_t wal_write_bytes;  /* WAL records written */
+	uint64_t kv_write_bytes;   /* RocksDB write batches of committed transactions (metadata) */
 	uint64_t data_read_bytes;  /* read back from the data device (reads, RMW, replay checks) */
 	uint64_t commit_busy_ns;   /* time at least one WAL batch was in flight */
 	uint64_t batch_overlap;	   /* batches whose record was written while an earlier one's

@@ -658,6 +658,10 @@ static int store_batch_commit(struct store *st)
 		return store_fail_pending(st, list);
 	/* Metadata first, so a callback that reads or lists sees its transaction. */
 	for (struct store_txc *t = list; t; t = t->next) {
+		size_t wbytes = 0;
+
+		rocksdb_writebatch_data(t->wb, &wbytes);
+		st->info.kv_write_bytes += wbytes;
 		rc = kv_write(st->kv, t->wb, false);
 		if (rc != 0) {
 			store_fail(st, rc, "rocksdb apply");

@@ -73,7 +73,15 @@ struct onode {
 	uint64_t seq; /* last transaction that changed it: clean once committed_seq >= seq */
 	size_t bytes; /* memory it holds, as counted in st->cache_bytes */
 	struct onode_rec rec;
+	/* its record in RocksDB (extmap.h): head + shards of STORE_SHARD_BYTES */
+	bool whole;	 /* stored another way (an old whole record): next put writes it all */
+	bool shards;	 /* RocksDB may hold shard keys ("E") of it */
+	uint64_t *dirty; /* shards (k >= 1) changed since the last put, unsorted */
+	uint32_t ndirty, dcap;
 };
+
+/* Extent-map shard size on disk: a small write rewrites at most this much map per shard. */
+#define STORE_SHARD_BYTES (256u << 10)
 
 struct store_dreq {
 	struct store_dreq *next; /* held list */
@@ -212,7 +220,8 @@ struct store {
 	struct store_sb sb;
 	int data_fd, wal_fd;
 	bool direct;
-	uint32_t cpb; /* crcs per unit */
+	uint32_t cpb;  /* crcs per unit */
+	uint32_t span; /* units per extent-map shard (STORE_SHARD_BYTES, at least 1) */
 	struct kv *kv;
 	struct alloc live;	 /* allocations as of the last submit */
 	struct alloc persisted;	 /* what the "B" chunks say as of the last commit */
@@ -310,7 +319,13 @@ void store_onode_cache_fini(struct store *st);
  * start of the public entry points that look objects up.
  */
 void store_onode_trim(struct store *st);
+/* Shards of on covering [lblk, lblk + n) changed (written out by the next put). */
+int store_onode_dirty(struct store *st, struct onode *on, uint64_t lblk, uint64_t n);
+/* The record's head and every changed shard into wb (empty shards deleted). */
 int store_onode_put(struct store *st, struct onode *on, rocksdb_writebatch_t *wb);
+/* An object record from RocksDB: its head (val) and, if it has any, its shards. */
+int store_onode_load(struct store *st, uint64_t pg, const char *name, const void *val, size_t vlen,
+		     struct onode *on);
 /*
  * Apply one transaction body (flags STORE_BODY_*). VERIFY alone changes nothing and
  * returns -WEFT_E_CORRUPT if a block of an out-of-line write does not match its crc.

@@ -170,6 +170,13 @@ static int store_load_state(struct store *st, struct store_ckpt *ck, uint64_t *m
 	int rc;
 
 	st->cpb = st->sb.unit / STORE_CSUM_BLOCK;
+	{
+		uint64_t shard =
+		    st->opts.onode_shard_bytes ? st->opts.onode_shard_bytes : STORE_SHARD_BYTES;
+		uint64_t span = shard / st->sb.unit;
+
+		st->span = span < 1 ? 1 : span > (1u << 30) ? 1u << 30 : (uint32_t)span;
+	}
 	st->reserve_units =
 	    st->sb.nunits * (st->opts.reserve_pct > 50 ? 50 : st->opts.reserve_pct) / 100;
 	st->nchunks = (st->sb.nunits + KV_CHUNK_UNITS - 1) / KV_CHUNK_UNITS;
@@ -217,12 +224,19 @@ static int store_mark_onode(void *arg, const uint8_t *key, size_t klen, const ui
 			    size_t vlen)
 {
 	struct store *st = arg;
-	struct onode_rec rec;
+	char name[STORE_NAME_MAX + 1];
+	struct onode on = {0};
 
-	extmap_init(&rec.map, st->cpb);
-	if (onode_rec_decode(&rec, val, vlen) == 0)
-		extmap_walk(&rec.map, 0, UINT64_MAX / 2, store_mark_extent, st);
-	extmap_fini(&rec.map);
+	if (klen < 10 || klen - 9 > STORE_NAME_MAX)
+		return 0;
+	memcpy(name, key + 9, klen - 9);
+	name[klen - 9] = 0;
+	on.pg = kv_get_be64(key + 1);
+	on.name = name;
+	extmap_init(&on.rec.map, st->cpb);
+	if (store_onode_load(st, on.pg, name, val, vlen, &on) == 0)
+		extmap_walk(&on.rec.map, 0, UINT64_MAX / 2, store_mark_extent, st);
+	extmap_fini(&on.rec.map);
 	return 0;
 }
 
