@@ -59,7 +59,7 @@ int kv_open(const char *path, bool create, struct kv **kv_out)
 						      rocksdb_filterpolicy_create_bloom_full(10));
 	/*
 	 * RocksDB's own WAL is kept in its buffer and written when the buffer
-	 * fills or a sync write comes (a checkpoint, docs/store.md rule 3),
+	 * fills or a checkpoint pushes it (kv_flush_wal, docs/store.md rule 3),
 	 * not once per transaction: the store's WAL already holds every
 	 * transaction since the last checkpoint and replay re-applies those
 	 * past RocksDB's M, and point-in-time recovery still gives a prefix.
