@@ -84,15 +84,12 @@ fi
 # measures peering and recovery instead of what it is about.
 CL_HEARTBEAT_GRACE=${CL_HEARTBEAT_GRACE:-${WEFT_TEST_HEARTBEAT_GRACE:-10s}}
 # Stores are sparse 1 GiB files (cluster-lib's default) unless a case writes
-# more. io's 2,000 objects of 1 B - 8 MiB are about 1 GiB on every OSD;
-# stale's writer 25 s of new objects up to 1 MiB (0.5 MiB on average) filled
-# 2 GiB to the full ratio at ~95 MB/s once commits stopped blocking the OSD
-# (issue 16), so it gets 4 GiB; benchtool's runs at full speed get 3 GiB
-# (sparse files: only what is written takes disk).
-if [ "$CASE" = io ] && [ "$OBJECTS" -gt 500 ]; then
+# more. io's 2,000 objects of 1 B - 8 MiB are about 1 GiB on every OSD,
+# stale's writer 25 s of objects up to 1 MiB; benchtool's runs at full speed
+# get 3 GiB (sparse files: only what is written takes disk).
+if [ "$CASE" = stale ] || { [ "$CASE" = io ] && [ "$OBJECTS" -gt 500 ]; }; then
 	CL_DATA_SIZE=${CL_DATA_SIZE:-${WEFT_TEST_OSD_DATA_SIZE:-2G}}
 fi
-[ "$CASE" = stale ] && CL_DATA_SIZE=${CL_DATA_SIZE:-${WEFT_TEST_OSD_DATA_SIZE:-4G}}
 [ "$CASE" = benchtool ] && CL_DATA_SIZE=${CL_DATA_SIZE:-${WEFT_TEST_OSD_DATA_SIZE:-3G}}
 
 if [ "$MS" != tcp ]; then
