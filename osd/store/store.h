@@ -43,7 +43,7 @@ const char *store_sync_name(enum store_sync s);
 int store_sync_parse(const char *name, enum store_sync *sync_out);
 
 #define STORE_WAL_DEPTH_MAX	16u
-#define STORE_WAL_DEPTH_DEFAULT 2u
+#define STORE_WAL_DEPTH_DEFAULT 1u
 
 struct store_opts {
 	const char *data_path;
