@@ -216,15 +216,19 @@ static void test_extmap(void **state)
 }
 
 struct beyond {
-	unsigned int n;
+	unsigned int n, torn;
 	uint64_t lsn, phys;
 	uint32_t depth;
 };
 
-static int beyond_cb(void *arg, const struct wal_hdr *h, uint64_t phys)
+static int beyond_cb(void *arg, const struct wal_hdr *h, uint64_t phys, bool intact)
 {
 	struct beyond *b = arg;
 
+	if (!intact) {
+		b->torn++;
+		return 0;
+	}
 	b->n++;
 	b->lsn = h->lsn;
 	b->depth = h->depth;
@@ -291,6 +295,7 @@ static void test_wal_format(void **state)
 	assert_int_equal(beyond.lsn, 2);
 	assert_int_equal(beyond.depth, 1);
 	assert_int_equal(beyond.phys, 4096);
+	assert_int_equal(beyond.torn, 0); /* lsn 1, the damaged one, is the stop: not beyond */
 	wal_scan_fini(&s);
 	/* a depth that reaches back past lsn 1 is an impossible header */
 	wal_rec_seal(rec, 1, 2, 11, payload, 1, 0xabc);
@@ -303,6 +308,82 @@ static void test_wal_format(void **state)
 	wal_tx_iter_init(&it, pl, 10, 1);
 	assert_int_equal(wal_tx_iter_next(&it, &seq, &body, &blen), -EINVAL);
 	free(rec);
+	close(fd);
+	unlink(path);
+}
+
+/* Write a record of lsn with a payload of len bytes at region offset off; torn: flip a byte. */
+static void wal_put(int fd, uint64_t off, uint64_t lsn, size_t len, uint32_t depth, bool torn)
+{
+	size_t total = wal_rec_size(len), po = 0;
+	uint8_t *rec = NULL, *body = calloc(1, len);
+
+	assert_non_null(body);
+	assert_int_equal(posix_memalign((void **)&rec, 4096, total), 0);
+	wal_payload_add(rec + WAL_HDR_SIZE, &po, lsn * 10, body, len - WAL_TX_HDR);
+	wal_rec_seal(rec, lsn, 1, lsn * 10, len, depth, 0xabc);
+	if (torn)
+		rec[total - 1] ^= 1;
+	assert_int_equal(pwrite(fd, rec, total, (off_t)off), (ssize_t)total);
+	free(rec);
+	free(body);
+}
+
+/*
+ * Review finding 1: the record for an LSN is at the current position or, if
+ * it did not fit, at 0 of the next lap. A damaged record with that LSN at
+ * the first place (a torn record an earlier crash left past the end of the
+ * log) must not hide a valid one at the second; when both are damaged the
+ * scan stops at the first and names the second for invalidation. And the
+ * probe reports damaged headers above the stop (not intact).
+ */
+static void test_wal_scan_second_place(void **state)
+{
+	char path[] = "/tmp/weft-wal-unit-XXXXXX";
+	int fd = mkstemp(path);
+	const uint64_t size = 8 * 4096;
+	struct wal_scan s;
+	struct wal_hdr h;
+	const uint8_t *pl;
+	struct beyond beyond = {0};
+
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, size), 0);
+	/* scan from block 6 expecting lsn 5: torn lsn 5 (2 blocks) there, valid lsn 5 (3) at 0 */
+	wal_put(fd, 6 * 4096, 5, 5000, 1, true);
+	wal_put(fd, 0, 5, 9000, 0, false);
+	wal_put(fd, 5 * 4096, 7, 104, 1, true); /* torn debris above the end of the log */
+	assert_int_equal(wal_scan_init(&s, fd, 0, size, 0xabc, 6 * 4096, 5), 0);
+	assert_int_equal(wal_scan_next(&s, &h, &pl), 1);
+	assert_int_equal(h.lsn, 5);
+	assert_int_equal(h.len, 9000);
+	assert_int_equal(s.vpos, size + 3 * 4096);
+	assert_int_equal(s.passed_bad, 1);
+	assert_int_equal(wal_scan_next(&s, &h, &pl), 0);
+	assert_int_equal(s.stop, WAL_STOP_EMPTY);
+	assert_false(s.stop_alt);
+	assert_int_equal(wal_scan_probe_beyond(&s, beyond_cb, &beyond), 0);
+	assert_int_equal(beyond.n, 0);
+	assert_int_equal(beyond.torn, 1); /* lsn 7 at block 5 */
+	wal_scan_fini(&s);
+	/* both places damaged: stop at the first, the second named too */
+	wal_put(fd, 0, 5, 9000, 0, true);
+	assert_int_equal(wal_scan_init(&s, fd, 0, size, 0xabc, 6 * 4096, 5), 0);
+	assert_int_equal(wal_scan_next(&s, &h, &pl), 0);
+	assert_int_equal(s.stop, WAL_STOP_BADCRC);
+	assert_int_equal(s.stop_vpos, 6 * 4096);
+	assert_true(s.stop_alt);
+	assert_int_equal(s.stop_vpos_alt, size);
+	assert_int_equal(s.dropped, 2 * 4096);
+	wal_scan_fini(&s);
+	/* only the first: stop there as before */
+	wal_put(fd, 0, 4, 9000, 0, false);
+	assert_int_equal(wal_scan_init(&s, fd, 0, size, 0xabc, 6 * 4096, 5), 0);
+	assert_int_equal(wal_scan_next(&s, &h, &pl), 0);
+	assert_int_equal(s.stop, WAL_STOP_BADCRC);
+	assert_int_equal(s.stop_vpos, 6 * 4096);
+	assert_false(s.stop_alt);
+	wal_scan_fini(&s);
 	close(fd);
 	unlink(path);
 }
@@ -325,9 +406,12 @@ static void test_kv_keys(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_alloc),   cmocka_unit_test(test_bufcache),
-	    cmocka_unit_test(test_extmap),  cmocka_unit_test(test_wal_format),
+	    cmocka_unit_test(test_alloc),
+	    cmocka_unit_test(test_bufcache),
+	    cmocka_unit_test(test_extmap),
+	    cmocka_unit_test(test_wal_format),
 	    cmocka_unit_test(test_kv_keys),
+	    cmocka_unit_test(test_wal_scan_second_place),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -387,7 +387,44 @@ struct replay_beyond {
 	uint64_t damage_lsn; /* highest record that proves the stop LSN durable */
 	uint64_t debris;     /* records of batches in flight at the crash, invalidated */
 	uint64_t debris_bytes;
+	uint64_t from, len; /* the records just replayed: region offset and length */
+	uint64_t *torn;	    /* damaged headers past the stop, invalidated if the mount goes on */
+	uint64_t ntorn, tcap;
 };
+
+/* Inside the records just replayed (and the end of a lap they skipped, if they wrapped)? */
+static bool replay_beyond_replayed(const struct replay_beyond *rb, uint64_t phys)
+{
+	uint64_t size = rb->st->sb.wal_size;
+
+	return (phys + size - rb->from) % size < rb->len;
+}
+
+/*
+ * A damaged record with an LSN above the stop: a batch in flight at the
+ * crash whose header landed and whose rest did not (or any other damage;
+ * it proves nothing either way). Its LSN is written again from the stop
+ * on, and a scan that found this header where the new record was expected
+ * would stop there: remember it, invalidated once mount knows it goes on.
+ * Not inside the records just replayed: a header-like block there is their
+ * payload (a client's data), and they are needed until the checkpoint.
+ */
+static int replay_beyond_torn(struct replay_beyond *rb, uint64_t phys)
+{
+	if (replay_beyond_replayed(rb, phys))
+		return 0;
+	if (rb->ntorn == rb->tcap) {
+		uint64_t cap = rb->tcap ? rb->tcap * 2 : 16;
+		uint64_t *nv = realloc(rb->torn, cap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		rb->torn = nv;
+		rb->tcap = cap;
+	}
+	rb->torn[rb->ntorn++] = phys;
+	return 0;
+}
 
 /*
  * A valid record past the stop point: if it was written after the stop
@@ -397,11 +434,13 @@ struct replay_beyond {
  * scan can take it for the LSN that will be written elsewhere; damage only
  * once the operator asked for salvage.
  */
-static int replay_beyond_cb(void *arg, const struct wal_hdr *h, uint64_t phys)
+static int replay_beyond_cb(void *arg, const struct wal_hdr *h, uint64_t phys, bool intact)
 {
 	struct replay_beyond *rb = arg;
 	bool damage = h->depth >= h->lsn || h->lsn - h->depth > rb->stop_lsn;
 
+	if (!intact)
+		return replay_beyond_torn(rb, phys);
 	if (damage) {
 		if (h->lsn > rb->damage_lsn)
 			rb->damage_lsn = h->lsn;
@@ -506,6 +545,8 @@ static int store_replay(struct store *st, const struct store_ckpt *ck, uint64_t 
 		}
 	}
 	rb.stop_lsn = s.lsn;
+	rb.from = ck->pos;
+	rb.len = s.vpos - ck->pos;
 	if (rc == 0)
 		rc = wal_scan_probe_beyond(&s, replay_beyond_cb, &rb);
 	if (rc == 0 && rb.damage_lsn) {
@@ -524,10 +565,28 @@ static int store_replay(struct store *st, const struct store_ckpt *ck, uint64_t 
 		/* The next record is written here with the same LSN, or at 0 if it does
 		 * not fit: then a later scan must not find the dropped one here. */
 		rc = store_wal_zero_block(st, s.stop_vpos);
+		if (rc == 0 && s.stop_alt)
+			rc = store_wal_zero_block(st, s.stop_vpos_alt);
 		if (rc != 0)
 			store_err(st, "wal: invalidating the dropped tail record: %s",
 				  strerror(-rc));
 	}
+	for (uint64_t i = 0; rc == 0 && i < rb.ntorn; i++) {
+		store_warn(st,
+			   "wal: damaged record header at offset %llu with an lsn above the end "
+			   "of the log (lsn %llu): torn batch of a crash, never acknowledged; "
+			   "invalidating it",
+			   (unsigned long long)rb.torn[i], (unsigned long long)s.lsn);
+		rc = store_wal_zero_block(st, rb.torn[i]);
+		if (rc != 0)
+			store_err(st, "wal: invalidating a damaged record header: %s",
+				  strerror(-rc));
+	}
+	if (rc == 0 && s.passed_bad > 0)
+		store_warn(st,
+			   "wal: passed over %llu damaged record(s) of an earlier crash whose lsn "
+			   "was written again after a wrap",
+			   (unsigned long long)s.passed_bad);
 	if (rc == 0) {
 		store_info(st,
 			   "wal replay: %llu records, %llu transactions from lsn %llu; stopped "
@@ -557,6 +616,7 @@ static int store_replay(struct store *st, const struct store_ckpt *ck, uint64_t 
 	}
 	wal_scan_fini(&s);
 out:
+	free(rb.torn);
 	free(map.v);
 	return rc;
 }

@@ -181,22 +181,50 @@ static int wal_scan_try(struct wal_scan *s, uint64_t v, struct wal_hdr *h)
 	return 1;
 }
 
+/*
+ * The writer put the record for s->lsn at the current position, or at 0 of
+ * the next lap when it did not fit. A damaged record with the expected LSN
+ * at the first place is not the end yet: it may be a torn record left past
+ * the end of the log by an earlier crash (batches in flight) whose LSN the
+ * store reused, and the record that took the LSN wrapped to the second
+ * place. A valid record at either place wins; only when neither holds one
+ * does the scan stop, at the first damaged one (and s->stop_alt says the
+ * second is damaged too, so the caller invalidates both).
+ */
 int wal_scan_next(struct wal_scan *s, struct wal_hdr *hdr_out, const uint8_t **payload_out)
 {
 	uint64_t cands[2] = {s->vpos, (s->vpos / s->size + 1) * s->size};
 	unsigned int ncand = s->vpos % s->size == 0 ? 1 : 2;
+	enum wal_stop bad = WAL_STOP_NONE;
+	uint64_t bad_vpos = 0, bad_dropped = 0;
 
 	if (s->stop != WAL_STOP_NONE)
 		return 0;
+	s->stop_alt = false;
 	for (unsigned int i = 0; i < ncand; i++) {
 		struct wal_hdr h;
 		int rc = wal_scan_try(s, cands[i], &h);
 
-		if (rc == -EAGAIN)
-			return 0; /* the writer put this LSN here, and it is damaged */
+		if (rc == -EAGAIN) {
+			/* this LSN, damaged: remember the first, look at the other place */
+			if (bad == WAL_STOP_NONE) {
+				bad = s->stop;
+				bad_vpos = s->stop_vpos;
+				bad_dropped = s->dropped;
+			} else {
+				s->stop_alt = true;
+				s->stop_vpos_alt = cands[i];
+			}
+			s->stop = WAL_STOP_NONE;
+			s->dropped = 0;
+			continue;
+		}
 		if (rc < 0)
 			return rc;
 		if (rc == 1) {
+			if (bad != WAL_STOP_NONE)
+				s->passed_bad++;
+			s->stop_alt = false;
 			s->vpos = cands[i] + wal_rec_size(h.len);
 			s->lsn++;
 			s->records++;
@@ -204,6 +232,12 @@ int wal_scan_next(struct wal_scan *s, struct wal_hdr *hdr_out, const uint8_t **p
 			*payload_out = s->buf + WAL_HDR_SIZE;
 			return 1;
 		}
+	}
+	if (bad != WAL_STOP_NONE) {
+		s->stop = bad;
+		s->stop_vpos = bad_vpos;
+		s->dropped = bad_dropped;
+		return 0;
 	}
 	s->stop = WAL_STOP_EMPTY;
 	return 0;
@@ -234,13 +268,18 @@ int wal_scan_probe_beyond(struct wal_scan *s, wal_beyond_cb cb, void *arg)
 			    h.lsn - s->lsn > (1ull << 40))
 				continue;
 			total = wal_rec_size(h.len);
-			if (total > s->size - (off + b) || wal_grow(s, total) != 0)
+			if (total > s->size - (off + b)) {
+				rc = cb(arg, &h, off + b, false); /* impossible length */
 				continue;
-			rc = wal_pread(s->fd, s->buf, total, s->base + off + b);
-			if (rc == -ENODATA)
-				rc = 0;
-			else if (rc == 0 && wal_rec_crc(s->buf, total, s->nonce) == h.crc)
-				rc = cb(arg, &h, off + b);
+			}
+			rc = wal_grow(s, total);
+			if (rc == 0)
+				rc = wal_pread(s->fd, s->buf, total, s->base + off + b);
+			if (rc == -ENODATA) /* runs past the end of a truncated file: torn */
+				rc = cb(arg, &h, off + b, false);
+			else if (rc == 0)
+				rc = cb(arg, &h, off + b,
+					wal_rec_crc(s->buf, total, s->nonce) == h.crc);
 		}
 	}
 	free(area);
@@ -254,6 +293,7 @@ void wal_scan_drop_last(struct wal_scan *s, uint64_t vstart, const struct wal_hd
 	s->records--;
 	s->stop = WAL_STOP_BADDATA;
 	s->stop_vpos = vstart;
+	s->stop_alt = false;
 	s->dropped = wal_rec_size(h->len);
 }
 

@@ -95,7 +95,11 @@ struct wal_scan {
 	enum wal_stop stop;
 	uint64_t dropped;   /* bytes of the record that failed */
 	uint64_t stop_vpos; /* where the failed record starts (BADCRC, BADHDR, BADDATA) */
+	/* BADCRC, BADHDR: the other place for that LSN holds a damaged one too */
+	bool stop_alt;
+	uint64_t stop_vpos_alt;
 	uint64_t records;
+	uint64_t passed_bad; /* damaged records passed over for a valid one at the other place */
 };
 
 int wal_scan_init(struct wal_scan *s, int fd, uint64_t base, uint64_t size, uint32_t nonce,
@@ -108,16 +112,20 @@ void wal_scan_fini(struct wal_scan *s);
  */
 int wal_scan_next(struct wal_scan *s, struct wal_hdr *hdr_out, const uint8_t **payload_out);
 /*
- * After the scan stopped: look through the whole region for valid records
- * with an LSN above the stop point and call cb for each (its header and its
- * byte offset in the region). Such a record is either damage in the middle of
- * the log (it proves the stop LSN durable: lsn - depth > stop LSN, so
- * acknowledged records would be lost) or debris of batches that were in
- * flight at the crash (lsn - depth <= stop LSN: never acknowledged); the
- * caller decides. cb returns 0 to go on, <0 to stop with that error.
+ * After the scan stopped: look through the whole region for records with an
+ * LSN above the stop point and call cb for each (its header, its byte offset
+ * in the region, and whether its crc holds). A valid one is either damage
+ * in the middle of the log (it proves the stop LSN durable: lsn - depth >
+ * stop LSN, so acknowledged records would be lost) or debris of batches
+ * that were in flight at the crash (lsn - depth <= stop LSN: never
+ * acknowledged); the caller decides. One that fails its crc (or has an
+ * impossible length) proves nothing, but its header carries an LSN the
+ * store will write again: the caller invalidates it unless it lies inside
+ * the records just replayed, where a header-like block is a record's
+ * payload. cb returns 0 to go on, <0 to stop with that error.
  * Returns 0 or -errno on I/O error.
  */
-typedef int (*wal_beyond_cb)(void *arg, const struct wal_hdr *h, uint64_t phys);
+typedef int (*wal_beyond_cb)(void *arg, const struct wal_hdr *h, uint64_t phys, bool intact);
 int wal_scan_probe_beyond(struct wal_scan *s, wal_beyond_cb cb, void *arg);
 /*
  * Un-read the record last returned (it started at vstart), and stop there as
