@@ -471,7 +471,11 @@ int store_ckpt_write(struct store *st, uint64_t seq, uint64_t vend, uint64_t lsn
  *   DRAIN: wait for the deferred writes issued up to then (the committed
  *          transactions' out-of-line data is already durable: their barrier
  *          covered it);
- *   SYNC:  fdatasync the data device in the helper thread;
+ *   SYNC:  fdatasync the data device in the helper thread, through a file
+ *          descriptor of its own (ck_fd): the kernel reports a writeback
+ *          error once per open file, and a batch's barrier on data_fd may
+ *          have taken it; a failure any batch reports fails the store at
+ *          once (store_batch_op_result), and every step checks st->failed;
  *   KV:    write the bitmap chunks and C and push RocksDB's WAL buffer to
  *          its file (on the reactor: write(), no sync; after the data sync,
  *          so C can never be durable before the data), then fdatasync the
@@ -484,7 +488,7 @@ static int store_ck_sync_run(struct store_job *job)
 	struct store_ck *ck = (struct store_ck *)((uint8_t *)job - offsetof(struct store_ck, job));
 
 	if (ck->state == STORE_CK_SYNC)
-		return fdatasync(ck->st->data_fd) == 0 ? 0 : -errno;
+		return fdatasync(ck->st->ck_fd) == 0 ? 0 : -errno;
 	return kv_sync_files(ck->st->kv);
 }
 
@@ -525,6 +529,15 @@ static void store_ck_job_done(struct store *st, struct store_job *job)
 	if (rc != 0) {
 		st->kv->write_failed = true; /* kv_write's rule: nothing after a failed write */
 		store_ck_end(st, rc, "checkpoint: rocksdb wal sync");
+		return;
+	}
+	if (st->failed) {
+		/*
+		 * A write or barrier failed while C was being written: C may be
+		 * durable already (it covers only what was committed and synced
+		 * before), but nothing of the failed store is trimmed or freed.
+		 */
+		store_ck_end(st, st->failed, NULL);
 		return;
 	}
 	store_ckpt_done(st, ck->seq, ck->vend, ck->lsn);

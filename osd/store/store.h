@@ -88,6 +88,13 @@ struct store_opts {
 	 * with the record on disk and the data not.
 	 */
 	void (*test_wal_written_cb)(void *arg);
+	/*
+	 * Tests only (no conf option): called in the owner's thread with the
+	 * result of each WAL record write or barrier of the batch with this
+	 * LSN (bytes written or 0, or -errno); what it returns replaces that
+	 * result, so a test can inject an I/O error.
+	 */
+	int (*test_batch_io_cb)(void *arg, uint64_t lsn, int res);
 	void *test_arg;
 };
 

@@ -23,6 +23,7 @@
  */
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,12 +183,30 @@ static void store_dreq_done(struct store *st, struct store_dreq *d, int res)
 
 /* ---- record writes and barriers: io_uring, the helper thread, or inline ---- */
 
-static void store_batch_op_done(struct store_batch *b, int res)
+/*
+ * A write or barrier of batch b ended with res. A failure fails the store at
+ * once, not when b reaches the head: a checkpoint running meanwhile must see
+ * it before it writes C and trims the WAL (store.c, store_ck_job_done). On
+ * an EIO the kernel may report a data device's writeback error to one
+ * fdatasync only, and this may be the one. Batches still fail in LSN order:
+ * each commit checks st->failed.
+ */
+static void store_batch_op_result(struct store *st, struct store_batch *b, int res)
+{
+	if (st->opts.test_batch_io_cb)
+		res = st->opts.test_batch_io_cb(st->opts.test_arg, b->lsn, res);
+	if (res >= 0)
+		return;
+	if (b->rc == 0)
+		b->rc = res;
+	store_fail(st, res, "wal record write or barrier");
+}
+
+static void store_batch_op_done(struct store *st, struct store_batch *b, int res)
 {
 	assert(b->ops > 0);
 	b->ops--;
-	if (res < 0 && b->rc == 0)
-		b->rc = res;
+	store_batch_op_result(st, b, res);
 }
 
 static int store_iojob_run(struct store_job *job)
@@ -213,8 +232,7 @@ static int store_iojob_run(struct store_job *job)
 
 static void store_iojob_done(struct store *st, struct store_job *job)
 {
-	(void)st;
-	store_batch_op_done(((struct store_iojob *)job)->b, job->rc);
+	store_batch_op_done(st, ((struct store_iojob *)job)->b, job->rc);
 }
 
 /*
@@ -241,14 +259,12 @@ static void store_rec_issue(struct store *st, struct store_batch *b, uint64_t ph
 					   .off = phys,
 					   .sfd = sync_fd};
 		if (mode == STORE_SYNC_INLINE) {
-			int rc = store_iojob_run(&io->job);
-
-			if (rc != 0 && b->rc == 0)
-				b->rc = rc;
+			store_batch_op_result(st, b, store_iojob_run(&io->job));
 			return;
 		}
 		if (store_worker_submit(&st->wal_worker, &io->job) != 0) {
-			b->rc = -EBUSY; /* cannot happen: depth <= 16 < the ring's 64 slots */
+			/* cannot happen: depth <= 16 < the ring's 64 slots */
+			store_batch_op_result(st, b, -EBUSY);
 			return;
 		}
 		b->ops++;
@@ -283,14 +299,11 @@ static void store_sync_issue(struct store *st, struct store_batch *b, int fd)
 		*io = (struct store_iojob){
 		    .job = {store_iojob_run, store_iojob_done, 0}, .b = b, .wfd = -1, .sfd = fd};
 		if (mode == STORE_SYNC_INLINE) {
-			int rc = store_iojob_run(&io->job);
-
-			if (rc != 0 && b->rc == 0)
-				b->rc = rc;
+			store_batch_op_result(st, b, store_iojob_run(&io->job));
 			return;
 		}
 		if (store_worker_submit(&st->wal_worker, &io->job) != 0) {
-			b->rc = -EBUSY;
+			store_batch_op_result(st, b, -EBUSY);
 			return;
 		}
 		b->ops++;
@@ -334,11 +347,11 @@ int store_reap(struct store *st, bool wait)
 
 			if (res >= 0 && (size_t)res != b->len)
 				res = -EIO;
-			store_batch_op_done(b, res);
+			store_batch_op_done(st, b, res);
 			break;
 		}
 		case STORE_TAG_BARRIER:
-			store_batch_op_done(p, res);
+			store_batch_op_done(st, p, res);
 			break;
 		case STORE_TAG_DEFER:
 			store_defer_done(st, tag, res);
@@ -861,12 +874,25 @@ int store_pipeline_init(struct store *st)
 		st->opts.wal_depth = STORE_WAL_DEPTH_MAX;
 	if (st->opts.sync == STORE_SYNC_INLINE)
 		st->opts.wal_depth = 1; /* each batch blocks the caller anyway */
+	/*
+	 * The checkpoint's own open file of the data device: it sees every
+	 * writeback error from now on, even one a batch's fdatasync on data_fd
+	 * was told of first (errors before now: mount's fdatasync saw them).
+	 */
+	st->ck_fd = open(st->opts.data_path, O_RDONLY | O_CLOEXEC);
+	if (st->ck_fd < 0) {
+		rc = -errno;
+		store_err(st, "open %s for checkpoints: %s", st->opts.data_path, strerror(-rc));
+		return rc;
+	}
 	rc = store_worker_start(&st->sync_worker, "weft-store-ckpt", st->event_fd);
 	if (rc == 0 && st->opts.sync == STORE_SYNC_THREAD)
 		rc = store_worker_start(&st->wal_worker, "weft-store-wal", st->event_fd);
 	if (rc != 0) {
 		store_err(st, "store helper thread: %s", strerror(-rc));
 		store_worker_stop(&st->sync_worker);
+		close(st->ck_fd);
+		st->ck_fd = -1;
 	}
 	return rc;
 }
@@ -882,4 +908,7 @@ void store_pipeline_fini(struct store *st)
 	}
 	store_worker_stop(&st->wal_worker);
 	store_worker_stop(&st->sync_worker);
+	if (st->ck_fd >= 0)
+		close(st->ck_fd);
+	st->ck_fd = -1;
 }

@@ -219,6 +219,7 @@ struct store {
 	struct store_opts opts;
 	struct store_sb sb;
 	int data_fd, wal_fd;
+	int ck_fd; /* the data device again, for the checkpoint's fdatasync only (store.c) */
 	bool direct;
 	uint32_t cpb;  /* crcs per unit */
 	uint32_t span; /* units per extent-map shard (STORE_SHARD_BYTES, at least 1) */
