@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "include/weft/weft.h"
+#include "osd/store/kv.h"
 #include "osd/store/wal.h"
 #include "store_test_util.h"
 
@@ -436,6 +437,55 @@ static void test_torn_large_write_inflight(void **state)
 	torn_large_write(true, true);
 }
 
+/* RocksDB's "M" (last transaction whose metadata it has), as if it had got that far. */
+static void set_meta(const struct stu *u, uint64_t seq)
+{
+	struct kv *kv;
+	rocksdb_writebatch_t *wb;
+
+	assert_int_equal(kv_open(u->db, false, &kv), 0);
+	wb = rocksdb_writebatch_create();
+	rocksdb_writebatch_put(wb, "M", 1, (const char *)&seq, 8);
+	assert_int_equal(kv_write(kv, wb, true), 0);
+	rocksdb_writebatch_destroy(wb);
+	kv_close(kv);
+}
+
+/*
+ * Review finding 3: the same hole as test_inflight_debris (tailB written
+ * while tailA's barrier ran, tailA not on the device), but RocksDB has
+ * tailB's transaction. RocksDB gets a transaction only when its batch
+ * commits, in LSN order, so tailA was acknowledged and then lost on the
+ * media: mid-log damage, not debris. Mount refuses; salvage drops it. The
+ * child's RocksDB writes die with it (its WAL buffer is pushed only at
+ * checkpoints), so the test forges M.
+ */
+static void test_debris_acked(void **state)
+{
+	struct stu u;
+	struct store *st;
+	struct wal_hdr ha, hb;
+	off_t oa = 0, ob = 0;
+
+	make_wal_tail(&u, 2, true);
+	assert_true(find_record(&u, NTX + 1, &ha, &oa));
+	assert_true(find_record(&u, NTX + 2, &hb, &ob));
+	assert_int_equal(hb.depth, 1);
+	unwrite(&u, oa);
+	set_meta(&u, hb.first_seq);
+	assert_int_equal(store_mount(&u.o, &st), -WEFT_E_CORRUPT);
+	assert_true(find_record(&u, NTX + 2, &hb, &ob)); /* left as it was */
+	/* (M is forged: RocksDB lacks those objects, so only the mount decision is checked) */
+	u.o.wal_salvage = true;
+	assert_int_equal(store_mount(&u.o, &st), 0);
+	assert_int_equal(store_umount(st), 0);
+	assert_false(find_record(&u, NTX + 2, &hb, &ob)); /* salvage invalidated it */
+	u.o.wal_salvage = false;
+	assert_int_equal(store_mount(&u.o, &st), 0);
+	assert_int_equal(store_umount(st), 0);
+	stu_cleanup(&u);
+}
+
 /* Every block of the WAL region whose header carries this LSN. */
 static int count_records(const struct stu *u, uint64_t lsn)
 {
@@ -557,6 +607,7 @@ int main(void)
 	    cmocka_unit_test(test_inflight_debris),
 	    cmocka_unit_test(test_inflight_proof),
 	    cmocka_unit_test(test_torn_debris_then_wrap),
+	    cmocka_unit_test(test_debris_acked),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -384,6 +384,7 @@ static uint64_t replay_unproven_from(const struct replay_map *m)
 struct replay_beyond {
 	struct store *st;
 	uint64_t stop_lsn;
+	uint64_t meta;	     /* M at mount: RocksDB has every transaction up to it */
 	uint64_t damage_lsn; /* highest record that proves the stop LSN durable */
 	uint64_t debris;     /* records of batches in flight at the crash, invalidated */
 	uint64_t debris_bytes;
@@ -441,6 +442,22 @@ static int replay_beyond_cb(void *arg, const struct wal_hdr *h, uint64_t phys, b
 
 	if (!intact)
 		return replay_beyond_torn(rb, phys);
+	if (!damage && h->first_seq <= rb->meta) {
+		/*
+		 * Written while the stop record was in flight, but RocksDB has
+		 * its transactions: it was committed, and batches commit in LSN
+		 * order, so the stop record was acknowledged and is damaged on
+		 * the media. Dropping this one as debris would lose acknowledged
+		 * transactions quietly (docs/store.md, rule 6).
+		 */
+		store_warn(rb->st,
+			   "wal lsn %llu (seq %llu..) follows the end of the log at lsn %llu and "
+			   "RocksDB has its transactions (up to seq %llu): the record at the end "
+			   "was acknowledged, so this is damage, not a batch in flight",
+			   (unsigned long long)h->lsn, (unsigned long long)h->first_seq,
+			   (unsigned long long)rb->stop_lsn, (unsigned long long)rb->meta);
+		damage = true;
+	}
 	if (damage) {
 		if (h->lsn > rb->damage_lsn)
 			rb->damage_lsn = h->lsn;
@@ -545,6 +562,7 @@ static int store_replay(struct store *st, const struct store_ckpt *ck, uint64_t 
 		}
 	}
 	rb.stop_lsn = s.lsn;
+	rb.meta = meta;
 	rb.from = ck->pos;
 	rb.len = s.vpos - ck->pos;
 	if (rc == 0)
