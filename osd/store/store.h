@@ -212,9 +212,10 @@ struct store_fsck_report {
 	uint64_t objects;
 	uint64_t extents;
 	uint64_t units_used;
-	uint64_t errors;     /* overlaps, unallocated or out-of-range extents, bad records */
-	uint64_t leaked;     /* allocated units no object references */
-	uint64_t bad_blocks; /* deep: 4 KiB blocks failing their crc */
+	uint64_t errors;       /* overlaps, unallocated or out-of-range extents, bad records */
+	uint64_t leaked;       /* allocated units no object references */
+	uint64_t bad_blocks;   /* deep: 4 KiB blocks failing their crc */
+	uint64_t stray_shards; /* extent-map shard keys no object record owns */
 };
 /* Flushes and checkpoints, then checks. 0 if clean, -WEFT_E_CORRUPT if not. */
 int store_fsck(struct store *st, bool deep, struct store_fsck_report *report_out);

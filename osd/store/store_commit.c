@@ -46,6 +46,20 @@ static struct io_uring_sqe *store_sqe(struct store *st)
 	return sqe;
 }
 
+/*
+ * Room for n submission entries, submitting what is queued first if need
+ * be: 0, or -EBUSY. The caller takes them with io_uring_get_sqe() at once:
+ * nothing submits in between, so a write and the fdatasync linked to it
+ * (IOSQE_IO_LINK) reach the kernel together.
+ */
+static int store_sqe_reserve(struct store *st, unsigned int n)
+{
+	if (io_uring_sq_space_left(&st->ring) >= n)
+		return 0;
+	io_uring_submit(&st->ring);
+	return io_uring_sq_space_left(&st->ring) >= n ? 0 : -EBUSY;
+}
+
 const char *store_sync_name(enum store_sync s)
 {
 	switch (s) {
@@ -271,15 +285,21 @@ static void store_rec_issue(struct store *st, struct store_batch *b, uint64_t ph
 		return;
 	}
 	{
-		struct io_uring_sqe *s = store_sqe(st);
+		struct io_uring_sqe *s;
+		int rc = store_sqe_reserve(st, sync_fd >= 0 ? 2 : 1);
 
+		if (rc != 0) {
+			store_batch_op_result(st, b, rc);
+			return;
+		}
+		s = io_uring_get_sqe(&st->ring);
 		io_uring_prep_write(s, st->wal_fd, b->buf, (unsigned int)b->len, phys);
 		s->rw_flags = rwf;
 		io_uring_sqe_set_data64(s, (uint64_t)(uintptr_t)b | STORE_TAG_WALWRITE);
 		b->ops++;
 		if (sync_fd >= 0) {
 			s->flags |= IOSQE_IO_LINK;
-			s = store_sqe(st);
+			s = io_uring_get_sqe(&st->ring);
 			io_uring_prep_fsync(s, sync_fd, IORING_FSYNC_DATASYNC);
 			io_uring_sqe_set_data64(s, (uint64_t)(uintptr_t)b | STORE_TAG_BARRIER);
 			b->ops++;
@@ -312,6 +332,10 @@ static void store_sync_issue(struct store *st, struct store_batch *b, int fd)
 	{
 		struct io_uring_sqe *s = store_sqe(st);
 
+		if (!s) {
+			store_batch_op_result(st, b, -EBUSY);
+			return;
+		}
 		io_uring_prep_fsync(s, fd, IORING_FSYNC_DATASYNC);
 		io_uring_sqe_set_data64(s, (uint64_t)(uintptr_t)b | STORE_TAG_BARRIER);
 		b->ops++;

@@ -151,7 +151,10 @@ struct store_worker {
 };
 
 int store_worker_start(struct store_worker *w, const char *name, int done_fd);
-/* -EBUSY if the thread is not running or STORE_JQ_SLOTS jobs are out. */
+/*
+ * -EBUSY if the thread is not running or STORE_JQ_SLOTS jobs are out (the
+ * job was not taken); 0 once it was: it will run and come back from reap.
+ */
 int store_worker_submit(struct store_worker *w, struct store_job *job);
 /* A finished job, or NULL. */
 struct store_job *store_worker_reap(struct store_worker *w);
@@ -314,6 +317,8 @@ void store_ckpt_defer_done(struct store *st, uint64_t id);
 int store_onode_get(struct store *st, uint64_t pg, const char *name, bool create,
 		    struct onode **on_out);
 void store_onode_cache_fini(struct store *st);
+/* on's memory changed (its map): count it again in st->cache_bytes. */
+void store_onode_account(struct store *st, struct onode *on);
 /*
  * Evict clean object records (committed to RocksDB) until the cache is back
  * under opts.onode_cache_bytes. Only where no onode pointer is held: at the

@@ -31,7 +31,7 @@ static void store_onode_free(struct onode *on)
 }
 
 /* What an object record holds in memory: struct, name, extent array, crcs. */
-static void store_onode_account(struct store *st, struct onode *on)
+void store_onode_account(struct store *st, struct onode *on)
 {
 	size_t b = sizeof(*on) + strlen(on->name) + 1 +
 		   (size_t)on->rec.map.cap * sizeof(struct ext) + on->dcap * sizeof(uint64_t);

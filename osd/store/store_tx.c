@@ -752,6 +752,11 @@ static void xl_rollback(struct xl *x)
 		s->on->rec.version = s->version;
 		s->on->ndirty = 0;
 	}
+	/* their maps shrank back: the cache's byte count follows (store_onode_trim) */
+	for (unsigned int i = 0; i < x->nundos; i++)
+		store_onode_account(st, x->undos[i].on);
+	for (unsigned int i = 0; i < x->nsnaps; i++)
+		store_onode_account(st, x->snaps[i].on);
 	while (st->nfrees > 0 && st->frees[st->nfrees - 1].seq == t->seq)
 		st->nfrees--;
 	for (unsigned int i = 0; i < t->nallocs; i++)

@@ -105,9 +105,15 @@ int store_worker_submit(struct store_worker *w, struct store_job *job)
 
 	if (!w->running || w->outstanding >= STORE_JQ_SLOTS || !store_jq_push(&w->req, job))
 		return -EBUSY;
+	/*
+	 * Pushed: the job runs and is reaped whatever happens next, so the
+	 * caller must count it as issued and this returns 0. The wake-up can
+	 * only fail on a counter overflow (EAGAIN), and then the counter is not
+	 * zero: the thread wakes anyway.
+	 */
 	w->outstanding++;
 	if (write(w->wake_fd, &one, sizeof(one)) < 0)
-		return -errno; /* cannot happen short of a counter overflow */
+		log_warn("store", "%s: eventfd write: %s", w->name, strerror(errno));
 	return 0;
 }
 
