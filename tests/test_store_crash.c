@@ -8,6 +8,7 @@
  * every acknowledged one (data, sizes, attributes, PG log), then fsck --deep.
  * In half the cycles the child holds large writes' data until their WAL
  * record is written (the store's test hook) and may kill itself right there.
+ * Each cycle picks a WAL sync mode and a depth (batches in flight) at random.
  *
  *   test_store_crash [--cycles N] [--seed S]     (WEFT_STORE_CRASH_CYCLES overrides)
  */
@@ -25,12 +26,12 @@
 #include "common/log.h"
 #include "store_test_util.h"
 
-#define NOBJ 6
-#define MAXOBJ (320u << 10)
-#define QD 8
-#define LOGPG 9
+#define NOBJ   6
+#define MAXOBJ (640u << 10) /* three shards of the extent map (256 KiB each) */
+#define QD     8
+#define LOGPG  9
 
-static const char *names[NOBJ] = { "alpha", "beta", "gamma", "delta", "eps", "zeta" };
+static const char *names[NOBJ] = {"alpha", "beta", "gamma", "delta", "eps", "zeta"};
 
 struct mobj {
 	bool exists, has_attr;
@@ -225,12 +226,16 @@ static void child_cb(void *arg, int rc)
 	inflight--;
 }
 
-static int child_main(const char *dir, uint64_t seed, uint64_t base, uint64_t hook)
+static int child_main(const char *dir, uint64_t seed, uint64_t base, uint64_t hook, uint64_t mode)
 {
+	static const enum store_sync syncs[] = {STORE_SYNC_THREAD, STORE_SYNC_URING,
+						STORE_SYNC_DSYNC, STORE_SYNC_INLINE};
 	struct stu u;
 	struct store *st;
 
 	stu_init(&u, (seed & 1) != 0);
+	u.o.sync = syncs[mode % 4];
+	u.o.wal_depth = 1 + (uint32_t)(mode / 4) % 4;
 	if (hook) {
 		hook_countdown = hook;
 		u.o.test_wal_written_cb = child_wal_written_cb;
@@ -317,10 +322,10 @@ int main(int argc, char **argv)
 	uint8_t *got[NOBJ];
 	uint64_t t0 = (uint64_t)time(NULL);
 
-	if (argc == 6 && strcmp(argv[1], "--child") == 0) {
+	if (argc == 7 && strcmp(argv[1], "--child") == 0) {
 		ack_fd = 3;
 		return child_main(argv[2], strtoull(argv[3], NULL, 0), strtoull(argv[4], NULL, 0),
-				  strtoull(argv[5], NULL, 0));
+				  strtoull(argv[5], NULL, 0), strtoull(argv[6], NULL, 0));
 	}
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--cycles") && i + 1 < argc)
@@ -335,14 +340,14 @@ int main(int argc, char **argv)
 	if (getenv("WEFT_STORE_CRASH_CYCLES"))
 		cycles = strtoull(getenv("WEFT_STORE_CRASH_CYCLES"), NULL, 0);
 	weft_log_open("crash-parent", WEFT_LOG_WARN, NULL);
-	printf("crash test: seed %llu, %llu cycles\n", (unsigned long long)seed,
-	       (unsigned long long)cycles);
+	printf("crash test: seed %llu, %llu cycles (WAL sync mode and depth drawn per cycle)\n",
+	       (unsigned long long)seed, (unsigned long long)cycles);
 	stu_init(&u, (seed & 1) != 0);
 	if (store_mkfs(&u.o) != 0)
 		return 1;
 	for (int i = 0; i < NOBJ; i++) {
-		m.o[i] = (struct mobj){ 0 };
-		cand.o[i] = (struct mobj){ 0 };
+		m.o[i] = (struct mobj){0};
+		cand.o[i] = (struct mobj){0};
 		m.o[i].data = calloc(1, MAXOBJ);
 		cand.o[i].data = calloc(1, MAXOBJ);
 		got[i] = malloc(MAXOBJ);
@@ -355,14 +360,19 @@ int main(int argc, char **argv)
 		struct store *st;
 		struct store_stat stats[NOBJ];
 		struct store_fsck_report rep;
-		struct logscan ls = { 0 };
+		struct logscan ls = {0};
 		int srcs[NOBJ], arcs[NOBJ];
 		uint64_t attrs[NOBJ];
-		char a1[32], a2[32], a3[32];
+		char a1[32], a2[32], a3[32], a4[32];
 		/* Half the cycles hold large writes' data until their record is written and
 		 * may die right there, on the 1st..6th such batch. */
 		uint64_t hook = rand() % 2 ? 1 + (uint64_t)(rand() % 6) : 0;
+		/* WAL sync mode (mode % 4: thread, uring, dsync, inline) and depth 1 + mode / 4 */
+		uint64_t mode = (uint64_t)(rand() % 16);
 		bool hooked = false;
+
+		if (hook && mode % 4 == 3)
+			mode -= 3; /* inline sync holds no data back: the hook never fires */
 
 		if (pipe(p) != 0)
 			return 1;
@@ -372,7 +382,8 @@ int main(int argc, char **argv)
 			snprintf(a1, sizeof(a1), "%llu", (unsigned long long)seed);
 			snprintf(a2, sizeof(a2), "%llu", (unsigned long long)base);
 			snprintf(a3, sizeof(a3), "%llu", (unsigned long long)hook);
-			execl("/proc/self/exe", argv[0], "--child", u.dir, a1, a2, a3,
+			snprintf(a4, sizeof(a4), "%llu", (unsigned long long)mode);
+			execl("/proc/self/exe", argv[0], "--child", u.dir, a1, a2, a3, a4,
 			      (char *)NULL);
 			_exit(127);
 		}
@@ -430,7 +441,8 @@ int main(int argc, char **argv)
 
 			srcs[i] = store_stat(st, 1 + i % 2, names[i], &stats[i]);
 			if (srcs[i] == 0)
-				srcs[i] = store_read(st, 1 + i % 2, names[i], 0, MAXOBJ, got[i], &n);
+				srcs[i] =
+				    store_read(st, 1 + i % 2, names[i], 0, MAXOBJ, got[i], &n);
 			arcs[i] = store_getattr(st, 1 + i % 2, names[i], "v", &attrs[i], 8, &al);
 		}
 		if (store_pglog_read(st, LOGPG, 0, log_cb, &ls) != 0 || ls.bad)
@@ -442,18 +454,22 @@ int main(int argc, char **argv)
 		for (k = acked; k <= acked + QD; k++) {
 			if (k > acked)
 				model_apply(&cand, seed, k);
-			if (ls.n == k && ls.max == k && model_matches(&cand, got, stats, srcs, attrs, arcs)) {
+			if (ls.n == k && ls.max == k &&
+			    model_matches(&cand, got, stats, srcs, attrs, arcs)) {
 				matched = 1;
 				break;
 			}
 		}
 		if (!matched) {
-			fprintf(stderr, "cycle %llu (seed %llu): store matches no prefix of "
-				"transactions %llu..%llu (acked up to %llu; pglog has %llu entries, "
-				"max %llu)\n", (unsigned long long)c, (unsigned long long)seed,
-				(unsigned long long)base, (unsigned long long)acked + QD,
-				(unsigned long long)acked, (unsigned long long)ls.n,
-				(unsigned long long)ls.max);
+			fprintf(
+			    stderr,
+			    "cycle %llu (seed %llu): store matches no prefix of "
+			    "transactions %llu..%llu (acked up to %llu; pglog has %llu entries, "
+			    "max %llu)\n",
+			    (unsigned long long)c, (unsigned long long)seed,
+			    (unsigned long long)base, (unsigned long long)acked + QD,
+			    (unsigned long long)acked, (unsigned long long)ls.n,
+			    (unsigned long long)ls.max);
 			for (int i = 0; i < NOBJ; i++)
 				fprintf(stderr, "  %s: rc %d size %llu\n", names[i], srcs[i],
 					(unsigned long long)(srcs[i] == 0 ? stats[i].size : 0));
@@ -478,7 +494,8 @@ int main(int argc, char **argv)
 	/* Every such death leaves a record without its data; replay must drop it (old
 	 * unit content that happens to equal the new data is legal, hence not 100%). */
 	if (torn_data * 10 < hook_kills * 9) {
-		fprintf(stderr, "%llu deaths with a large write's record written and its data not, "
+		fprintf(stderr,
+			"%llu deaths with a large write's record written and its data not, "
 			"but replay dropped only %llu tails for missing data\n",
 			(unsigned long long)hook_kills, (unsigned long long)torn_data);
 		return 1;

@@ -5,6 +5,13 @@
  * writes, sequential 4 MiB O_DIRECT writes (and at QD16 with an fdatasync
  * per 16: the durable ceiling at the store phase's depth). Store: durable 4 KiB transactions
  * at QD1 and QD32 and 4 MiB writes, then the ratios the store is held to.
+ *
+ * --compare MODE:DEPTH,...: instead, one store and one raw file, and in each
+ * of --rounds rounds the raw QD1 durable write, then for every WAL sync mode
+ * and depth listed a mount, 4 KiB transactions at QD1 and QD32, umount;
+ * medians over the rounds (a shared machine's noise spreads over all modes
+ * alike). Also how long the caller spent inside store calls (the reactor's
+ * time the store takes) and the 99.9th percentile of one call (what blocks it).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,14 +32,23 @@ struct sb_args {
 	const char *dir;
 	double secs;
 	enum store_sync sync;
+	uint32_t depth;
 	uint64_t file_size;
+	const char *compare; /* MODE:DEPTH list, or NULL */
+	int rounds;
 };
 
 static void sb_usage(FILE *out)
 {
-	fprintf(out, "usage: weft store-bench [--dir DIR] [--seconds S] [--wal-sync auto|uring|inline]\n"
-		     "  Measures raw device limits, then the OSD store, on files in DIR (default\n"
-		     "  /var/tmp); needs about 5 GiB free. Prints the store/raw ratios.\n");
+	fprintf(
+	    out,
+	    "usage: weft store-bench [--dir DIR] [--seconds S] [--wal-sync MODE] [--wal-depth N]\n"
+	    "                        [--compare MODE:DEPTH,... [--rounds R]]\n"
+	    "  Measures raw device limits, then the OSD store, on files in DIR (default\n"
+	    "  /var/tmp); needs about 5 GiB free. Prints the store/raw ratios.\n"
+	    "  MODE: auto, uring, dsync, thread or inline (osd_store_wal_sync); N: 1..16\n"
+	    "  (osd_store_wal_depth). --compare: 4 KiB QD1 and QD32 of each MODE:DEPTH,\n"
+	    "  interleaved over R rounds (default 3) with the raw durable write; medians.\n");
 }
 
 static void *sb_buf(size_t n)
@@ -216,7 +232,20 @@ struct sb_ctx {
 	int inflight;
 	uint64_t done;
 	struct hist lat;
+	uint64_t in_store_ns; /* time inside store_tx_submit and polls that completed something */
+	uint64_t longest_ns;  /* the longest single call */
+	struct hist calls;    /* every such call's duration */
 };
+
+static void sb_call_time(struct sb_ctx *c, uint64_t t0)
+{
+	uint64_t d = clock_now_ns() - t0;
+
+	c->in_store_ns += d;
+	hist_record(&c->calls, d);
+	if (d > c->longest_ns)
+		c->longest_ns = d;
+}
 
 struct sb_op {
 	struct sb_ctx *c;
@@ -247,6 +276,7 @@ static int store_phase(struct store *st, int qd, size_t len, int nobj, double se
 
 	memset(c, 0, sizeof(*c));
 	hist_init(&c->lat);
+	hist_init(&c->calls);
 	while (clock_now_ns() < end || c->inflight) {
 		while (c->inflight < qd && clock_now_ns() < end) {
 			struct store_tx *tx;
@@ -260,30 +290,201 @@ static int store_phase(struct store *st, int qd, size_t len, int nobj, double se
 			op->c = c;
 			op->t0 = clock_now_ns();
 			rc = store_tx_submit(st, tx, sb_cb, op);
+			sb_call_time(c, op->t0);
 			if (rc != 0) {
 				fprintf(stderr, "store-bench: submit: %s\n", strerror(-rc));
 				return rc;
 			}
 			c->inflight++;
 		}
-		if (store_poll(st) < 0)
-			return -EIO;
+		{
+			uint64_t t0 = clock_now_ns();
+			int n = store_poll(st);
+
+			if (n < 0)
+				return -EIO;
+			if (n >
+			    0) /* polls that found nothing are the caller's spin, not the store's */
+				sb_call_time(c, t0);
+		}
 	}
 	*ops_s = (double)c->done / ((double)(clock_now_ns() - start) / 1e9);
 	free(b);
 	return 0;
 }
 
+struct sb_spec {
+	enum store_sync sync;
+	uint32_t depth;
+	double qd1_p50[100], qd1_iops[100], qd32_iops[100], qd32_p50[100];
+	double qd1_call[100], qd32_call[100], longest[100], batch_tx[100];
+};
+
+static int sb_dcmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double sb_median(const double *v, int n)
+{
+	double t[100];
+
+	memcpy(t, v, (size_t)n * sizeof(*t));
+	qsort(t, (size_t)n, sizeof(*t), sb_dcmp);
+	return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+}
+
+/* --compare: every MODE:DEPTH on one store, interleaved with the raw durable write. */
+static int sb_compare(const struct sb_args *a)
+{
+	struct sb_spec specs[16];
+	double raw_p50[100], raw_iops[100];
+	char path[1400], dpath[512], dbpath[600], list[256], *save = NULL;
+	int nspec = 0, fd, rc;
+	struct store_opts o;
+
+	snprintf(list, sizeof(list), "%s", a->compare);
+	for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(tok, ':');
+		unsigned long depth = STORE_WAL_DEPTH_DEFAULT;
+
+		if (colon) {
+			*colon = 0;
+			depth = strtoul(colon + 1, NULL, 10);
+		}
+		if (nspec == 16 || store_sync_parse(tok, &specs[nspec].sync) != 0 || depth < 1 ||
+		    depth > STORE_WAL_DEPTH_MAX) {
+			fprintf(stderr,
+				"store-bench: --compare: '%s': want MODE:DEPTH (MODE auto, "
+				"uring, dsync, thread, inline; DEPTH 1..%u), at most 16\n",
+				tok, STORE_WAL_DEPTH_MAX);
+			return 2;
+		}
+		specs[nspec++].depth = (uint32_t)depth;
+	}
+	printf("store-bench --compare in %s, %.1f s per phase, %d rounds\n", a->dir, a->secs,
+	       a->rounds);
+	fd = sb_file(a->dir, "store-bench-raw", 256ull << 20, path, sizeof(path));
+	if (fd < 0 || sb_precondition(fd, 256ull << 20) != 0)
+		return 1;
+	snprintf(dpath, sizeof(dpath), "%s/store-bench-data", a->dir);
+	snprintf(dbpath, sizeof(dbpath), "%s/store-bench-db", a->dir);
+	{
+		char cmd[1200];
+		int dfd;
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", dpath, dbpath);
+		if (system(cmd) != 0)
+			return 1;
+		dfd = sb_file(a->dir, "store-bench-data", 1ull << 30, dpath, sizeof(dpath));
+		if (dfd < 0 || sb_precondition(dfd, 1ull << 30) != 0)
+			return 1;
+		close(dfd);
+	}
+	store_opts_init(&o);
+	o.data_path = dpath;
+	o.wal_path = "";
+	o.db_path = dbpath;
+	o.data_size = 1ull << 30;
+	o.wal_size = 256ull << 20;
+	rc = store_mkfs(&o);
+	if (rc != 0) {
+		fprintf(stderr, "store-bench: mkfs: %s\n", strerror(-rc));
+		return 1;
+	}
+	for (int r = 0; r < a->rounds; r++) {
+		struct hist h;
+
+		hist_init(&h);
+		if (raw_qd1(fd, a->secs, &h, &raw_iops[r]) != 0) {
+			fprintf(stderr, "store-bench: raw write: %s\n", strerror(errno));
+			return 1;
+		}
+		raw_p50[r] = (double)hist_quantile(&h, 0.5) / 1e3;
+		printf("round %d: raw QD1 write+fdatasync p50 %.1f us, %.0f/s\n", r + 1, raw_p50[r],
+		       raw_iops[r]);
+		for (int i = 0; i < nspec; i++) {
+			struct sb_spec *sp = &specs[i];
+			struct store_info i0, i1;
+			struct sb_ctx c1, c32;
+			struct store *st;
+
+			o.sync = sp->sync;
+			o.wal_depth = sp->depth;
+			rc = store_mount(&o, &st);
+			if (rc != 0) {
+				fprintf(stderr, "store-bench: mount: %s\n", strerror(-rc));
+				return 1;
+			}
+			if (store_phase(st, 1, 4096, 1024, a->secs, &c1, &sp->qd1_iops[r]) != 0)
+				return 1;
+			store_info_get(st, &i0);
+			if (store_phase(st, 32, 4096, 1024, a->secs, &c32, &sp->qd32_iops[r]) != 0)
+				return 1;
+			store_info_get(st, &i1);
+			store_umount(st);
+			sp->qd1_p50[r] = (double)hist_quantile(&c1.lat, 0.5) / 1e3;
+			sp->qd32_p50[r] = (double)hist_quantile(&c32.lat, 0.5) / 1e3;
+			sp->qd1_call[r] = (double)c1.in_store_ns / 1e3 / (double)c1.done;
+			sp->qd32_call[r] = (double)c32.in_store_ns / 1e3 / (double)c32.done;
+			sp->longest[r] = (double)(c1.longest_ns > c32.longest_ns ? c1.longest_ns
+										 : c32.longest_ns) /
+					 1e3;
+			sp->batch_tx[r] = i1.batches > i0.batches
+					      ? (double)(i1.batched_tx - i0.batched_tx) /
+						    (double)(i1.batches - i0.batches)
+					      : 0;
+			printf(
+			    "  %-6s depth %2u: QD1 p50 %6.1f us %6.0f/s  QD32 %6.0f/s (%.1f tx a "
+			    "batch)  in store %.1f / %.1f us/tx, p99.9 call %.0f us\n",
+			    store_sync_name(sp->sync), sp->depth, sp->qd1_p50[r], sp->qd1_iops[r],
+			    sp->qd32_iops[r], sp->batch_tx[r], sp->qd1_call[r], sp->qd32_call[r],
+			    sp->longest[r]);
+		}
+	}
+	close(fd);
+	unlink(path);
+	{
+		char cmd[1200];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", dpath, dbpath);
+		if (system(cmd) != 0)
+			return 1;
+	}
+	printf("\nmedians of %d rounds (raw QD1 durable write p50 %.1f us, %.0f/s):\n", a->rounds,
+	       sb_median(raw_p50, a->rounds), sb_median(raw_iops, a->rounds));
+	printf(
+	    "| mode | depth | QD1 p50 us | QD1 p50 / raw | QD1 tx/s | QD32 tx/s | QD32 / raw QD1 "
+	    "| tx a batch (QD32) | in store us/tx QD1, QD32 | p99.9 store call us |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|\n");
+	for (int i = 0; i < nspec; i++) {
+		const struct sb_spec *sp = &specs[i];
+		double p50 = sb_median(sp->qd1_p50, a->rounds);
+
+		printf(
+		    "| %s | %u | %.1f | %.2f | %.0f | %.0f | %.2f | %.1f | %.1f, %.1f | %.0f |\n",
+		    store_sync_name(sp->sync), sp->depth, p50, p50 / sb_median(raw_p50, a->rounds),
+		    sb_median(sp->qd1_iops, a->rounds), sb_median(sp->qd32_iops, a->rounds),
+		    sb_median(sp->qd32_iops, a->rounds) / sb_median(raw_iops, a->rounds),
+		    sb_median(sp->batch_tx, a->rounds), sb_median(sp->qd1_call, a->rounds),
+		    sb_median(sp->qd32_call, a->rounds), sb_median(sp->longest, a->rounds));
+	}
+	return 0;
+}
+
 int cli_store_bench_main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "dir", required_argument, NULL, 'd' },
-		{ "seconds", required_argument, NULL, 's' },
-		{ "wal-sync", required_argument, NULL, 'w' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"dir", required_argument, NULL, 'd'},	{"seconds", required_argument, NULL, 's'},
+	    {"wal-sync", required_argument, NULL, 'w'}, {"wal-depth", required_argument, NULL, 'D'},
+	    {"compare", required_argument, NULL, 'c'},	{"rounds", required_argument, NULL, 'r'},
+	    {"help", no_argument, NULL, 'h'},		{NULL, 0, NULL, 0},
 	};
-	struct sb_args a = { "/var/tmp", 3.0, STORE_SYNC_AUTO, 2ull << 30 };
+	struct sb_args a = {"/var/tmp", 3.0, STORE_SYNC_AUTO, STORE_WAL_DEPTH_DEFAULT, 2ull << 30,
+			    NULL,	3};
+	char *end;
 	struct hist raw_lat;
 	struct sb_ctx c1, c32, cbig;
 	double r_qd1 = 0, r_qd32 = 0, r_seq = 0, r_seq16 = 0, s_qd1 = 0, s_qd32 = 0, s_big = 0;
@@ -294,7 +495,7 @@ int cli_store_bench_main(int argc, char **argv)
 	int opt, fd, rc;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "d:s:w:h", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "d:s:w:D:c:r:h", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
 			a.dir = optarg;
@@ -303,14 +504,28 @@ int cli_store_bench_main(int argc, char **argv)
 			a.secs = atof(optarg);
 			break;
 		case 'w':
-			if (strcmp(optarg, "auto") == 0) {
-				a.sync = STORE_SYNC_AUTO;
-			} else if (strcmp(optarg, "uring") == 0) {
-				a.sync = STORE_SYNC_URING;
-			} else if (strcmp(optarg, "inline") == 0) {
-				a.sync = STORE_SYNC_INLINE;
-			} else {
-				fprintf(stderr, "store-bench: --wal-sync must be auto, uring or inline\n");
+			if (store_sync_parse(optarg, &a.sync) != 0) {
+				fprintf(stderr,
+					"store-bench: --wal-sync must be auto, uring, dsync, "
+					"thread or inline\n");
+				return 2;
+			}
+			break;
+		case 'D':
+			a.depth = (uint32_t)strtoul(optarg, &end, 10);
+			if (*end || a.depth < 1 || a.depth > STORE_WAL_DEPTH_MAX) {
+				fprintf(stderr, "store-bench: --wal-depth must be 1..%u\n",
+					STORE_WAL_DEPTH_MAX);
+				return 2;
+			}
+			break;
+		case 'c':
+			a.compare = optarg;
+			break;
+		case 'r':
+			a.rounds = atoi(optarg);
+			if (a.rounds < 1 || a.rounds > 100) {
+				fprintf(stderr, "store-bench: --rounds must be 1..100\n");
 				return 2;
 			}
 			break;
@@ -318,8 +533,10 @@ int cli_store_bench_main(int argc, char **argv)
 			sb_usage(stdout);
 			return 0;
 		default:
-			fprintf(stderr, "weft store-bench: unknown or incomplete option '%s' (see "
-				"--help)\n", argv[optind - 1]);
+			fprintf(stderr,
+				"weft store-bench: unknown or incomplete option '%s' (see "
+				"--help)\n",
+				argv[optind - 1]);
 			return 2;
 		}
 	}
@@ -329,14 +546,15 @@ int cli_store_bench_main(int argc, char **argv)
 	}
 	weft_log_open("store-bench", WEFT_LOG_WARN, NULL);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("store-bench in %s, %.1f s per phase, wal sync %s\n", a.dir, a.secs,
-	       a.sync == STORE_SYNC_URING  ? "uring (write + linked fdatasync)" :
-	       a.sync == STORE_SYNC_INLINE ? "inline (pwritev2 RWF_DSYNC)" :
-					     "auto (inline for a lone small tx, else uring)");
+	if (a.compare)
+		return sb_compare(&a);
+	printf("store-bench in %s, %.1f s per phase, wal sync %s, depth %u\n", a.dir, a.secs,
+	       store_sync_name(a.sync), a.depth);
 	fd = sb_file(a.dir, "store-bench-raw", a.file_size, path, sizeof(path));
 	if (fd < 0)
 		return 1;
-	printf("preconditioning %llu MiB of raw file ...\n", (unsigned long long)(a.file_size >> 20));
+	printf("preconditioning %llu MiB of raw file ...\n",
+	       (unsigned long long)(a.file_size >> 20));
 	if (sb_precondition(fd, a.file_size) != 0)
 		goto io_err;
 	hist_init(&raw_lat);
@@ -382,6 +600,7 @@ int cli_store_bench_main(int argc, char **argv)
 	o.data_size = a.file_size + (512ull << 20);
 	o.wal_size = 256ull << 20;
 	o.sync = a.sync;
+	o.wal_depth = a.depth;
 	rc = store_mkfs(&o);
 	if (rc == 0)
 		rc = store_mount(&o, &st);
@@ -393,14 +612,18 @@ int cli_store_bench_main(int argc, char **argv)
 	fflush(stdout);
 	if (store_phase(st, 1, 4096, 1024, a.secs, &c1, &s_qd1) != 0)
 		return 1;
-	printf("%8.0f IOPS  p50 %6.1f us  p99 %6.1f us\n", s_qd1,
-	       hist_quantile(&c1.lat, 0.5) / 1e3, hist_quantile(&c1.lat, 0.99) / 1e3);
+	printf("%8.0f IOPS  p50 %6.1f us  p99 %6.1f us  (in store calls %.1f us/tx, longest "
+	       "call %.0f us)\n",
+	       s_qd1, hist_quantile(&c1.lat, 0.5) / 1e3, hist_quantile(&c1.lat, 0.99) / 1e3,
+	       (double)c1.in_store_ns / 1e3 / (double)c1.done, (double)c1.longest_ns / 1e3);
 	printf("store QD32 4K durable tx ......... ");
 	fflush(stdout);
 	if (store_phase(st, 32, 4096, 1024, a.secs, &c32, &s_qd32) != 0)
 		return 1;
-	printf("%8.0f IOPS  p50 %6.1f us  p99 %6.1f us\n", s_qd32,
-	       hist_quantile(&c32.lat, 0.5) / 1e3, hist_quantile(&c32.lat, 0.99) / 1e3);
+	printf("%8.0f IOPS  p50 %6.1f us  p99 %6.1f us  (in store calls %.1f us/tx, longest "
+	       "call %.0f us)\n",
+	       s_qd32, hist_quantile(&c32.lat, 0.5) / 1e3, hist_quantile(&c32.lat, 0.99) / 1e3,
+	       (double)c32.in_store_ns / 1e3 / (double)c32.done, (double)c32.longest_ns / 1e3);
 	/*
 	 * 16 in flight, as rados bench's default for 4 MiB objects: a barrier
 	 * costs the host's writeback of the batch (docs/performance.md), so a
@@ -430,10 +653,12 @@ int cli_store_bench_main(int argc, char **argv)
 	       s_big / r_seq, s_big / r_seq >= 0.7 ? "ok" : "MISS");
 	printf("  store QD32 4K IOPS / raw QD32 IOPS           = %5.2f   (info)\n",
 	       s_qd32 / r_qd32);
-	printf("  raw QD16 fdatasync per 16 / raw sequential   = %5.2f   (info: the disk's barrier cost)\n",
+	printf("  raw QD16 fdatasync per 16 / raw sequential   = %5.2f   (info: the disk's barrier "
+	       "cost)\n",
 	       r_seq16 / r_seq);
-	printf("  store 4M MB/s / raw QD16 fdatasync per 16    = %5.2f   (info: the store at QD16)\n",
-	       s_big / r_seq16);
+	printf(
+	    "  store 4M MB/s / raw QD16 fdatasync per 16    = %5.2f   (info: the store at QD16)\n",
+	    s_big / r_seq16);
 	return 0;
 io_err:
 	fprintf(stderr, "store-bench: raw I/O on %s failed: %s\n", path, strerror(errno));

@@ -132,7 +132,7 @@ int alloc_take(struct alloc *a, uint64_t n, struct alloc_run *runs, unsigned int
 		return -ENOSPC;
 	if (alloc_find_contig(a, n, &start)) {
 		alloc_mark(a, start, n, true);
-		runs[0] = (struct alloc_run){ start, n };
+		runs[0] = (struct alloc_run){start, n};
 		a->cursor = (start + n) % a->nunits;
 		*nruns_out = 1;
 		return 0;
@@ -150,7 +150,7 @@ int alloc_take(struct alloc *a, uint64_t n, struct alloc_run *runs, unsigned int
 		if (run > a->nunits - u)
 			run = a->nunits - u;
 		alloc_mark(a, u, run, true);
-		runs[nr++] = (struct alloc_run){ u, run };
+		runs[nr++] = (struct alloc_run){u, run};
 		got += run;
 		i += run;
 		u = (u + run) % a->nunits;

@@ -12,7 +12,7 @@
 
 struct alloc_run {
 	uint64_t start; /* first unit */
-	uint64_t len;   /* units */
+	uint64_t len;	/* units */
 };
 
 struct alloc {

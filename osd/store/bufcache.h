@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 
-#define BUFCACHE_MIN (128u << 10)
+#define BUFCACHE_MIN   (128u << 10)
 #define BUFCACHE_ALIGN 4096u
 
 /* A buffer of at least len bytes, aligned to BUFCACHE_ALIGN; NULL on ENOMEM. */

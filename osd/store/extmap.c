@@ -114,7 +114,7 @@ int extmap_punch(struct extmap *m, uint64_t lblk, uint64_t len, extmap_piece_cb 
 				return -ENOMEM;
 			}
 			e = &m->v[i];
-			tail = (struct ext){ ce, e->pblk + (ce - e->lblk), eend - ce, c };
+			tail = (struct ext){ce, e->pblk + (ce - e->lblk), eend - ce, c};
 			e->len = cs - e->lblk;
 			memmove(&m->v[i + 2], &m->v[i + 1], (m->n - i - 1) * sizeof(*e));
 			m->v[i + 1] = tail;
@@ -155,14 +155,13 @@ int extmap_insert(struct extmap *m, uint64_t lblk, uint64_t pblk, uint64_t len,
 		if (!c)
 			return -ENOMEM;
 		memmove(&m->v[i + 1], &m->v[i], (m->n - i) * sizeof(struct ext));
-		m->v[i] = (struct ext){ lblk, pblk, len, c };
+		m->v[i] = (struct ext){lblk, pblk, len, c};
 		m->n++;
 	}
 	return 0;
 }
 
-void extmap_walk(const struct extmap *m, uint64_t lblk, uint64_t len, extmap_piece_cb cb,
-		 void *arg)
+void extmap_walk(const struct extmap *m, uint64_t lblk, uint64_t len, extmap_piece_cb cb, void *arg)
 {
 	uint64_t end = lblk + len;
 
@@ -204,18 +203,12 @@ uint64_t extmap_blocks(const struct extmap *m)
 	return n;
 }
 
-/*
- * Encoding, little-endian: magic u32, cpb u32, size u64, version u64, n u32,
- * then n x { lblk u64, pblk u64, len u64, crcs u32[len * cpb] }.
- */
-size_t onode_rec_size(const struct onode_rec *r)
-{
-	size_t s = 4 + 4 + 8 + 8 + 4;
+/* ---- the record codec (extmap.h) ---- */
 
-	for (uint32_t i = 0; i < r->map.n; i++)
-		s += 24 + r->map.v[i].len * r->map.cpb * 4;
-	return s;
-}
+#define ONODE_HEAD_MAGIC  0x324f4e4fu /* "ONO2" */
+#define ONODE_SHARD_MAGIC 0x31534e4fu /* "ONS1" */
+#define ONODE_HEAD_FIXED  (4 + 4 + 8 + 8 + 4 + 4 + 4)
+#define ONODE_OLD_FIXED	  (4 + 4 + 8 + 8 + 4)
 
 static uint8_t *put(uint8_t *p, const void *v, size_t n)
 {
@@ -223,73 +216,184 @@ static uint8_t *put(uint8_t *p, const void *v, size_t n)
 	return p + n;
 }
 
-void onode_rec_encode(const struct onode_rec *r, uint8_t *p)
+/* Pieces of the map within [lo, hi), clipped: how many and their encoded bytes. */
+static size_t range_size(const struct extmap *m, uint64_t lo, uint64_t hi, uint32_t *n_out)
 {
-	uint32_t magic = ONODE_REC_MAGIC;
+	size_t s = 0;
+	uint32_t n = 0;
 
-	p = put(p, &magic, 4);
-	p = put(p, &r->map.cpb, 4);
-	p = put(p, &r->size, 8);
-	p = put(p, &r->version, 8);
-	p = put(p, &r->map.n, 4);
-	for (uint32_t i = 0; i < r->map.n; i++) {
-		const struct ext *e = &r->map.v[i];
+	for (uint32_t i = extmap_find(m, lo); i < m->n && m->v[i].lblk < hi; i++) {
+		const struct ext *e = &m->v[i];
+		uint64_t cs = e->lblk > lo ? e->lblk : lo;
+		uint64_t ce = e->lblk + e->len < hi ? e->lblk + e->len : hi;
 
-		p = put(p, &e->lblk, 8);
-		p = put(p, &e->pblk, 8);
-		p = put(p, &e->len, 8);
-		p = put(p, e->crcs, e->len * r->map.cpb * 4);
+		s += 24 + (ce - cs) * m->cpb * 4;
+		n++;
 	}
+	*n_out = n;
+	return s;
 }
 
-int onode_rec_decode(struct onode_rec *r, const uint8_t *p, size_t len)
+static uint8_t *range_encode(const struct extmap *m, uint64_t lo, uint64_t hi, uint8_t *p)
 {
-	const uint8_t *end = p + len;
-	uint32_t magic, cpb, n;
-	struct extmap m;
+	for (uint32_t i = extmap_find(m, lo); i < m->n && m->v[i].lblk < hi; i++) {
+		const struct ext *e = &m->v[i];
+		uint64_t cs = e->lblk > lo ? e->lblk : lo;
+		uint64_t ce = e->lblk + e->len < hi ? e->lblk + e->len : hi;
+		uint64_t pb = e->pblk + (cs - e->lblk), len = ce - cs;
 
-	if (len < 28)
-		return -EINVAL;
-	memcpy(&magic, p, 4);
-	memcpy(&cpb, p + 4, 4);
-	if (magic != ONODE_REC_MAGIC || cpb != r->map.cpb)
-		return -EINVAL;
-	memcpy(&r->size, p + 8, 8);
-	memcpy(&r->version, p + 16, 8);
-	memcpy(&n, p + 24, 4);
-	p += 28;
-	extmap_init(&m, cpb);
+		p = put(p, &cs, 8);
+		p = put(p, &pb, 8);
+		p = put(p, &len, 8);
+		p = put(p, e->crcs + (cs - e->lblk) * m->cpb, len * m->cpb * 4);
+	}
+	return p;
+}
+
+/* n pieces from *pp into m, each within [lo, hi); advances *pp. */
+static int range_decode(struct extmap *m, uint64_t lo, uint64_t hi, uint32_t n, const uint8_t **pp,
+			const uint8_t *end)
+{
+	const uint8_t *p = *pp;
+	uint32_t cpb = m->cpb;
+
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t lblk, pblk, elen;
+		uint32_t *crcs;
 		int rc;
 
 		if ((size_t)(end - p) < 24)
-			goto err;
+			return -EINVAL;
 		memcpy(&lblk, p, 8);
 		memcpy(&pblk, p + 8, 8);
 		memcpy(&elen, p + 16, 8);
 		p += 24;
-		if (elen == 0 || elen > (size_t)(end - p) / 4 / cpb || lblk + elen < lblk)
-			goto err;
-		{
-			uint32_t *crcs = malloc(elen * cpb * 4);
-
-			if (!crcs)
-				goto err;
-			memcpy(crcs, p, elen * cpb * 4);
-			rc = extmap_insert(&m, lblk, pblk, elen, crcs);
-			free(crcs);
-		}
+		if (elen == 0 || elen > (size_t)(end - p) / 4 / cpb || lblk + elen < lblk ||
+		    lblk < lo || lblk + elen > hi)
+			return -EINVAL;
+		crcs = malloc(elen * cpb * 4);
+		if (!crcs)
+			return -EINVAL;
+		memcpy(crcs, p, elen * cpb * 4);
+		rc = extmap_insert(m, lblk, pblk, elen, crcs);
+		free(crcs);
 		if (rc != 0)
-			goto err;
+			return -EINVAL;
 		p += elen * cpb * 4;
 	}
-	if (p != end)
-		goto err;
+	*pp = p;
+	return 0;
+}
+
+bool onode_has_shards(const struct onode_rec *r, uint32_t span)
+{
+	const struct extmap *m = &r->map;
+
+	return m->n > 0 && m->v[m->n - 1].lblk + m->v[m->n - 1].len > span;
+}
+
+/* The head carries shard 0 only while there is no other shard. */
+static uint64_t head_end(const struct onode_rec *r, uint32_t span)
+{
+	return onode_has_shards(r, span) ? 0 : span;
+}
+
+size_t onode_head_size(const struct onode_rec *r, uint32_t span)
+{
+	uint32_t n;
+
+	return ONODE_HEAD_FIXED + range_size(&r->map, 0, head_end(r, span), &n);
+}
+
+void onode_head_encode(const struct onode_rec *r, uint32_t span, uint8_t *p)
+{
+	uint32_t magic = ONODE_HEAD_MAGIC, n,
+		 flags = onode_has_shards(r, span) ? ONODE_F_SHARDS : 0;
+
+	range_size(&r->map, 0, head_end(r, span), &n);
+	p = put(p, &magic, 4);
+	p = put(p, &r->map.cpb, 4);
+	p = put(p, &r->size, 8);
+	p = put(p, &r->version, 8);
+	p = put(p, &n, 4);
+	p = put(p, &flags, 4);
+	p = put(p, &span, 4);
+	range_encode(&r->map, 0, head_end(r, span), p);
+}
+
+size_t onode_shard_size(const struct onode_rec *r, uint32_t span, uint64_t k)
+{
+	uint32_t n;
+	size_t s = range_size(&r->map, k * span, (k + 1) * span, &n);
+
+	return n ? 8 + s : 0;
+}
+
+void onode_shard_encode(const struct onode_rec *r, uint32_t span, uint64_t k, uint8_t *p)
+{
+	uint32_t magic = ONODE_SHARD_MAGIC, n;
+
+	range_size(&r->map, k * span, (k + 1) * span, &n);
+	p = put(p, &magic, 4);
+	p = put(p, &n, 4);
+	range_encode(&r->map, k * span, (k + 1) * span, p);
+}
+
+int onode_head_decode(struct onode_rec *r, const uint8_t *p, size_t len, uint32_t *span_out,
+		      uint32_t *flags_out)
+{
+	const uint8_t *end = p + len;
+	uint32_t magic, cpb, n, flags = 0, span = 0;
+	uint64_t size, version;
+	struct extmap m;
+
+	if (len < ONODE_OLD_FIXED)
+		return -EINVAL;
+	memcpy(&magic, p, 4);
+	memcpy(&cpb, p + 4, 4);
+	if ((magic != ONODE_HEAD_MAGIC && magic != ONODE_REC_MAGIC) || cpb != r->map.cpb)
+		return -EINVAL;
+	memcpy(&size, p + 8, 8);
+	memcpy(&version, p + 16, 8);
+	memcpy(&n, p + 24, 4);
+	p += ONODE_OLD_FIXED;
+	if (magic == ONODE_HEAD_MAGIC) {
+		if (len < ONODE_HEAD_FIXED)
+			return -EINVAL;
+		memcpy(&flags, p, 4);
+		memcpy(&span, p + 4, 4);
+		p += 8;
+		if (span == 0 || (flags & ~ONODE_F_SHARDS) || ((flags & ONODE_F_SHARDS) && n))
+			return -EINVAL;
+	}
+	extmap_init(&m, cpb);
+	if (range_decode(&m, 0, span ? span : UINT64_MAX, n, &p, end) != 0 || p != end) {
+		extmap_fini(&m);
+		return -EINVAL;
+	}
 	extmap_fini(&r->map);
 	r->map = m;
+	r->size = size;
+	r->version = version;
+	*span_out = span;
+	*flags_out = flags;
 	return 0;
-err:
-	extmap_fini(&m);
-	return -EINVAL;
+}
+
+int onode_shard_decode(struct onode_rec *r, uint32_t span, uint64_t k, const uint8_t *p, size_t len)
+{
+	const uint8_t *end = p + len;
+	uint32_t magic, n;
+
+	if (len < 8 || span == 0 || k > UINT64_MAX / span - 1)
+		return -EINVAL;
+	memcpy(&magic, p, 4);
+	memcpy(&n, p + 4, 4);
+	p += 8;
+	if (magic != ONODE_SHARD_MAGIC)
+		return -EINVAL;
+	/* on failure the pieces inserted so far stay: the caller discards the whole record */
+	if (range_decode(&r->map, k * span, (k + 1) * span, n, &p, end) != 0 || p != end)
+		return -EINVAL;
+	return 0;
 }

@@ -8,6 +8,7 @@
 #ifndef WEFT_OSD_STORE_EXTMAP_H
 #define WEFT_OSD_STORE_EXTMAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -53,10 +54,52 @@ struct onode_rec {
 	struct extmap map;
 };
 
-/* Encoded size and encoding (buf must hold onode_rec_size bytes). */
-size_t onode_rec_size(const struct onode_rec *r);
-void onode_rec_encode(const struct onode_rec *r, uint8_t *buf);
-/* -EINVAL (nothing allocated) on any malformed input; r->map must be initialised. */
-int onode_rec_decode(struct onode_rec *r, const uint8_t *buf, size_t len);
+/*
+ * On disk (RocksDB) an object's record is split by logical range into
+ * shards of `span` blocks, so a small write rewrites the shard it touches
+ * and the record's head, not the whole map (which grows with the object:
+ * ~28 KiB for a 4 MiB object written 4 KiB at a time):
+ *
+ *   head  ("O" key): magic "ONO2" u32, cpb u32, size u64, version u64,
+ *                    n u32, flags u32, span u32, n pieces of shard 0
+ *   shard ("E" key): magic "ONS1" u32, n u32, n pieces of shard k
+ *   piece: lblk u64, pblk u64, len u64, crcs u32[len * cpb], clipped to its shard
+ *
+ * flags bit 0: the map reaches beyond shard 0; then every non-empty shard,
+ * 0 included, has its own key and the head has no pieces (so a write into a
+ * large object rewrites the small head and one shard). Without it shard 0
+ * rides in the head: a small object is one key. Records of earlier stores ("ONO1":
+ * the same fields without flags and span, every extent in the one value)
+ * are still read; the store rewrites them whole on their next change.
+ */
+#define ONODE_F_SHARDS 1u
+
+/* Shard index of block lblk. */
+static inline uint64_t onode_shard_of(uint64_t lblk, uint32_t span)
+{
+	return lblk / span;
+}
+
+/* Encoded size of the head, and the head itself (buf holds that many bytes). */
+size_t onode_head_size(const struct onode_rec *r, uint32_t span);
+void onode_head_encode(const struct onode_rec *r, uint32_t span, uint8_t *buf);
+/* Shard k's own value: encoded size (0 when the shard holds nothing) and encoding. */
+size_t onode_shard_size(const struct onode_rec *r, uint32_t span, uint64_t k);
+void onode_shard_encode(const struct onode_rec *r, uint32_t span, uint64_t k, uint8_t *buf);
+/* Does the map reach beyond shard 0 (are there shard keys)? */
+bool onode_has_shards(const struct onode_rec *r, uint32_t span);
+
+/*
+ * Decode a head (or a whole record of the old format) into r; r->map must
+ * be initialised and is replaced. *span_out: the record's shard span (0 for
+ * an old whole record); *flags_out its flags. -EINVAL (r untouched) on any
+ * malformed input: it is disk input.
+ */
+int onode_head_decode(struct onode_rec *r, const uint8_t *buf, size_t len, uint32_t *span_out,
+		      uint32_t *flags_out);
+/* Add the pieces of shard k (k >= 1, of a record with this span) to r's map; -EINVAL if malformed.
+ */
+int onode_shard_decode(struct onode_rec *r, uint32_t span, uint64_t k, const uint8_t *buf,
+		       size_t len);
 
 #endif

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "osd/store/kv.h"
@@ -56,7 +59,7 @@ int kv_open(const char *path, bool create, struct kv **kv_out)
 						      rocksdb_filterpolicy_create_bloom_full(10));
 	/*
 	 * RocksDB's own WAL is kept in its buffer and written when the buffer
-	 * fills or a sync write comes (a checkpoint, docs/store.md rule 3),
+	 * fills or a checkpoint pushes it (kv_flush_wal, docs/store.md rule 3),
 	 * not once per transaction: the store's WAL already holds every
 	 * transaction since the last checkpoint and replay re-applies those
 	 * past RocksDB's M, and point-in-time recovery still gives a prefix.
@@ -78,6 +81,11 @@ int kv_open(const char *path, bool create, struct kv **kv_out)
 		rocksdb_cache_destroy(kv->cache);
 		free(kv);
 		return rc;
+	}
+	kv->path = strdup(path);
+	if (!kv->path) {
+		kv_close(kv);
+		return -ENOMEM;
 	}
 	kv->wo_async = rocksdb_writeoptions_create();
 	kv->wo_sync = rocksdb_writeoptions_create();
@@ -102,9 +110,13 @@ void kv_close(struct kv *kv)
 		}
 	}
 	rocksdb_close(kv->db);
-	rocksdb_writeoptions_destroy(kv->wo_async);
-	rocksdb_writeoptions_destroy(kv->wo_sync);
-	rocksdb_readoptions_destroy(kv->ro);
+	if (kv->wo_async)
+		rocksdb_writeoptions_destroy(kv->wo_async);
+	if (kv->wo_sync)
+		rocksdb_writeoptions_destroy(kv->wo_sync);
+	if (kv->ro)
+		rocksdb_readoptions_destroy(kv->ro);
+	free(kv->path);
 	rocksdb_options_destroy(kv->opts);
 	rocksdb_block_based_options_destroy(kv->topts);
 	rocksdb_cache_destroy(kv->cache);
@@ -164,6 +176,63 @@ int kv_write(struct kv *kv, rocksdb_writebatch_t *wb, bool sync)
 	return 0;
 }
 
+int kv_flush_wal(struct kv *kv)
+{
+	char *err = NULL;
+
+	if (kv->write_failed)
+		return -EIO;
+	rocksdb_flush_wal(kv->db, 0, &err);
+	if (err) {
+		log_error("store", "rocksdb wal write: %s%s", err,
+			  strstr(err, "No space") ? " (the file system holding osd_db is full)"
+						  : "");
+		rocksdb_free(err);
+		kv->write_failed = true;
+		return -EIO;
+	}
+	return 0;
+}
+
+int kv_sync_files(const struct kv *kv)
+{
+	int dfd = open(kv->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
+	struct dirent *e;
+	DIR *d;
+
+	if (dfd < 0)
+		return -errno;
+	d = fdopendir(dfd);
+	if (!d) {
+		rc = -errno;
+		close(dfd);
+		return rc;
+	}
+	while (rc == 0 && (e = readdir(d)) != NULL) {
+		size_t n = strlen(e->d_name);
+		int fd;
+
+		if (n < 5 || strcmp(e->d_name + n - 4, ".log") != 0)
+			continue;
+		fd = openat(dfd, e->d_name, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			if (errno != ENOENT) /* deleted meanwhile: its memtable is in an SST */
+				rc = -errno;
+			continue;
+		}
+		if (fdatasync(fd) != 0)
+			rc = -errno;
+		close(fd);
+	}
+	/* a log RocksDB created since the last sync must not vanish with its directory entry */
+	if (rc == 0 && fsync(dfd) != 0)
+		rc = -errno;
+	if (rc != 0)
+		log_error("store", "rocksdb wal sync in %s: %s", kv->path, strerror(-rc));
+	closedir(d);
+	return rc;
+}
+
 static size_t kv_key_obj(uint8_t *buf, char type, uint64_t pg, const char *name)
 {
 	size_t n = strlen(name);
@@ -177,6 +246,26 @@ static size_t kv_key_obj(uint8_t *buf, char type, uint64_t pg, const char *name)
 size_t kv_key_onode(uint8_t *buf, uint64_t pg, const char *name)
 {
 	return kv_key_obj(buf, 'O', pg, name);
+}
+
+size_t kv_key_shard(uint8_t *buf, uint64_t pg, const char *name, uint64_t k)
+{
+	size_t n = kv_key_obj(buf, 'E', pg, name);
+
+	buf[n++] = 0;
+	kv_be64(buf + n, k);
+	return n + 8;
+}
+
+void kv_key_shard_range(uint8_t *lo, size_t *lolen, uint8_t *hi, size_t *hilen, uint64_t pg,
+			const char *name)
+{
+	size_t n = kv_key_obj(lo, 'E', pg, name);
+
+	memcpy(hi, lo, n);
+	lo[n] = 0;
+	hi[n] = 1;
+	*lolen = *hilen = n + 1;
 }
 
 size_t kv_key_attr(uint8_t *buf, uint64_t pg, const char *name, const char *attr)
@@ -214,8 +303,8 @@ size_t kv_key_chunk(uint8_t *buf, uint64_t chunk)
 	return 9;
 }
 
-int kv_iter(struct kv *kv, const uint8_t *prefix, size_t plen, const uint8_t *start,
-	    size_t slen, kv_iter_cb cb, void *arg)
+int kv_iter(struct kv *kv, const uint8_t *prefix, size_t plen, const uint8_t *start, size_t slen,
+	    kv_iter_cb cb, void *arg)
 {
 	rocksdb_iterator_t *it = rocksdb_create_iterator(kv->db, kv->ro);
 	char *err = NULL;

@@ -2,6 +2,7 @@
 /* Store lifecycle: mkfs, mount (with WAL replay), umount, checkpoints. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/clock.h"
 #include "common/clock.h"
 #include "common/conf.h"
 #include "common/crc32c.h"
@@ -27,6 +27,7 @@ void store_opts_init(struct store_opts *o)
 	o->alloc_unit = 4096;
 	o->large_write = 64 * 1024;
 	o->sync = STORE_SYNC_AUTO;
+	o->wal_depth = STORE_WAL_DEPTH_DEFAULT;
 	o->direct_io = true;
 	o->onode_cache_bytes = STORE_ONODE_CACHE_DEFAULT;
 	o->batch_data = 64ull << 20;
@@ -52,15 +53,13 @@ int store_opts_from_conf(const struct conf *conf, struct store_opts *o)
 	o->batch_data = conf_get_size(conf, CONF_OSD_STORE_BATCH_DATA);
 	o->defer_batch = conf_get_size(conf, CONF_OSD_STORE_DEFER_BATCH);
 	o->reserve_pct = (uint32_t)conf_get_int(conf, CONF_OSD_STORE_RESERVE_PCT);
+	o->wal_depth = (uint32_t)conf_get_int(conf, CONF_OSD_STORE_WAL_DEPTH);
 	sync = conf_get_str(conf, CONF_OSD_STORE_WAL_SYNC);
-	if (strcmp(sync, "inline") == 0) {
-		o->sync = STORE_SYNC_INLINE;
-	} else if (strcmp(sync, "uring") == 0) {
-		o->sync = STORE_SYNC_URING;
-	} else if (strcmp(sync, "auto") == 0) {
-		o->sync = STORE_SYNC_AUTO;
-	} else {
-		log_error("store", "osd_store_wal_sync = %s: expected auto, uring or inline", sync);
+	if (store_sync_parse(sync, &o->sync) != 0) {
+		log_error("store",
+			  "osd_store_wal_sync = %s: expected auto, uring, dsync, thread or "
+			  "inline",
+			  sync);
 		return -EINVAL;
 	}
 	o->fsid = conf_get_str(conf, CONF_FSID);
@@ -82,8 +81,10 @@ static int store_dev_open(const char *path, int flags, bool want_direct, bool *d
 	if (want_direct)
 		fd = open(path, flags | O_DIRECT | O_CLOEXEC, 0644);
 	if (fd < 0 && want_direct && errno == EINVAL) {
-		log_warn("store", "%s: O_DIRECT not supported by this filesystem; using buffered "
-			 "I/O (durability still comes from fdatasync)", path);
+		log_warn("store",
+			 "%s: O_DIRECT not supported by this filesystem; using buffered "
+			 "I/O (durability still comes from fdatasync)",
+			 path);
 		want_direct = false;
 	}
 	if (fd < 0 && !want_direct)
@@ -117,8 +118,8 @@ int store_pwrite(struct store *st, int fd, const void *buf, size_t len, uint64_t
 	size_t done = 0;
 
 	while (done < len) {
-		ssize_t n = pwrite(fd, (const uint8_t *)buf + done, len - done,
-				   (off_t)(off + done));
+		ssize_t n =
+		    pwrite(fd, (const uint8_t *)buf + done, len - done, (off_t)(off + done));
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -143,8 +144,8 @@ int store_pread(struct store *st, void *buf, size_t len, uint64_t off)
 		return 0;
 
 	while (done < len) {
-		ssize_t n = pread(st->data_fd, (uint8_t *)buf + done, len - done,
-				  (off_t)(off + done));
+		ssize_t n =
+		    pread(st->data_fd, (uint8_t *)buf + done, len - done, (off_t)(off + done));
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -224,9 +225,9 @@ static void store_random_fsid(char *out)
 	r[6] = (r[6] & 0x0f) | 0x40;
 	r[8] = (r[8] & 0x3f) | 0x80;
 	snprintf(out, STORE_FSID_LEN,
-		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", r[0],
-		 r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[13],
-		 r[14], r[15]);
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", r[0], r[1],
+		 r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[13], r[14],
+		 r[15]);
 }
 
 /* Block-sized, aligned image of a small on-disk header. */
@@ -254,8 +255,8 @@ struct store_walhdr {
 
 int store_mkfs(const struct store_opts *o)
 {
-	struct store_sb sb = { .magic = STORE_SB_MAGIC, .version = STORE_LAYOUT_VERSION };
-	struct store_ckpt ck = { .pos = 0, .lsn = 1, .seq = 0 };
+	struct store_sb sb = {.magic = STORE_SB_MAGIC, .version = STORE_LAYOUT_VERSION};
+	struct store_ckpt ck = {.pos = 0, .lsn = 1, .seq = 0};
 	int data_fd = -1, wal_fd = -1, rc;
 	uint64_t zero = 0, size = 0;
 	struct kv *kv = NULL;
@@ -268,9 +269,10 @@ int store_mkfs(const struct store_opts *o)
 	}
 	if (o->alloc_unit < STORE_CSUM_BLOCK || (o->alloc_unit & (o->alloc_unit - 1)) ||
 	    o->wal_size < 16 * WAL_BLOCK || o->wal_size % WAL_BLOCK) {
-		log_error("store", "mkfs osd.%u: alloc unit %u must be a power of two >= 4 KiB, "
-			  "wal size %llu a multiple of 4 KiB >= 64 KiB", o->osd_id, o->alloc_unit,
-			  (unsigned long long)o->wal_size);
+		log_error("store",
+			  "mkfs osd.%u: alloc unit %u must be a power of two >= 4 KiB, "
+			  "wal size %llu a multiple of 4 KiB >= 64 KiB",
+			  o->osd_id, o->alloc_unit, (unsigned long long)o->wal_size);
 		return -EINVAL;
 	}
 	rc = store_dev_open(o->data_path, O_RDWR | O_CREAT, o->direct_io, &direct);
@@ -311,8 +313,8 @@ int store_mkfs(const struct store_opts *o)
 	if (getrandom(&sb.wal_nonce, sizeof(sb.wal_nonce), 0) != sizeof(sb.wal_nonce))
 		sb.wal_nonce = 0x9e3779b9u;
 	if (sb.wal_separate) {
-		struct store_walhdr wh = { .magic = STORE_WALHDR_MAGIC, .osd_id = o->osd_id,
-					   .nonce = sb.wal_nonce };
+		struct store_walhdr wh = {
+		    .magic = STORE_WALHDR_MAGIC, .osd_id = o->osd_id, .nonce = sb.wal_nonce};
 
 		sb.wal_base = WAL_BLOCK;
 		sb.data_base = STORE_REGION_ALIGN;
@@ -391,12 +393,16 @@ void store_fail(struct store *st, int rc, const char *what)
 	store_err(st, "%s: %s; store now refuses writes", what, strerror(-st->failed));
 }
 
-int store_ckpt_write(struct store *st, uint64_t seq, uint64_t vend, uint64_t lsn)
+/*
+ * The checkpoint record: frees of transactions <= seq marked free in the
+ * persisted bitmap, every dirty bitmap chunk, and C. The chunks' images are
+ * copied into the batch, so later commits may mark them dirty again.
+ */
+static rocksdb_writebatch_t *store_ckpt_batch(struct store *st, uint64_t seq, uint64_t vend,
+					      uint64_t lsn)
 {
-	struct store_ckpt ck = { .pos = vend % st->sb.wal_size, .lsn = lsn, .seq = seq };
+	struct store_ckpt ck = {.pos = vend % st->sb.wal_size, .lsn = lsn, .seq = seq};
 	rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
-	uint64_t released = 0, kept = 0;
-	int rc;
 
 	/* Frees of transactions now durable elsewhere become reusable. */
 	for (uint64_t i = 0; i < st->nfrees; i++) {
@@ -417,12 +423,16 @@ int store_ckpt_write(struct store *st, uint64_t seq, uint64_t vend, uint64_t lsn
 		rocksdb_writebatch_put(wb, (const char *)key, kv_key_chunk(key, c),
 				       (const char *)&st->persisted.bits[first], words * 8);
 	}
-	rocksdb_writebatch_put(wb, "C", 1, (const char *)&ck, sizeof(ck));
-	rc = kv_write(st->kv, wb, true);
-	rocksdb_writebatch_destroy(wb);
-	if (rc != 0)
-		return rc;
 	memset(st->chunk_dirty, 0, st->nchunks);
+	rocksdb_writebatch_put(wb, "C", 1, (const char *)&ck, sizeof(ck));
+	return wb;
+}
+
+/* The checkpoint is durable: its frees go back to the allocator and the WAL is trimmed. */
+static void store_ckpt_done(struct store *st, uint64_t seq, uint64_t vend, uint64_t lsn)
+{
+	uint64_t released = 0, kept = 0;
+
 	for (uint64_t i = 0; i < st->nfrees; i++) {
 		struct store_free *f = &st->frees[i];
 
@@ -438,43 +448,212 @@ int store_ckpt_write(struct store *st, uint64_t seq, uint64_t vend, uint64_t lsn
 	st->ckpt_seq = seq;
 	st->ckpt_ms = clock_now_ms();
 	st->info.checkpoints++;
-	log_debug("store", "osd.%u: checkpoint seq %llu lsn %llu, released %llu units",
-		  st->osd_id, (unsigned long long)seq, (unsigned long long)lsn,
-		  (unsigned long long)released);
-	return 0;
+	log_debug("store", "osd.%u: checkpoint seq %llu lsn %llu, released %llu units", st->osd_id,
+		  (unsigned long long)seq, (unsigned long long)lsn, (unsigned long long)released);
+}
+
+int store_ckpt_write(struct store *st, uint64_t seq, uint64_t vend, uint64_t lsn)
+{
+	rocksdb_writebatch_t *wb = store_ckpt_batch(st, seq, vend, lsn);
+	int rc = kv_write(st->kv, wb, true);
+
+	rocksdb_writebatch_destroy(wb);
+	if (rc == 0)
+		store_ckpt_done(st, seq, vend, lsn);
+	return rc;
+}
+
+/*
+ * The asynchronous checkpoint (docs/store.md, rule 3), in steps the pipeline
+ * drives from the reactor:
+ *   start: cover what is committed now (seq, end of its last record, next
+ *          LSN); issue every deferred small-write image still queued;
+ *   DRAIN: wait for the deferred writes issued up to then (the committed
+ *          transactions' out-of-line data is already durable: their barrier
+ *          covered it);
+ *   SYNC:  fdatasync the data device in the helper thread, through a file
+ *          descriptor of its own (ck_fd): the kernel reports a writeback
+ *          error once per open file, and a batch's barrier on data_fd may
+ *          have taken it; a failure any batch reports fails the store at
+ *          once (store_batch_op_result), and every step checks st->failed;
+ *   KV:    write the bitmap chunks and C and push RocksDB's WAL buffer to
+ *          its file (on the reactor: write(), no sync; after the data sync,
+ *          so C can never be durable before the data), then fdatasync the
+ *          WAL files in the helper (kv_sync_files: why not RocksDB's own
+ *          sync is there);
+ *   then:  trim the WAL and hand the frees back.
+ */
+static int store_ck_sync_run(struct store_job *job)
+{
+	struct store_ck *ck = (struct store_ck *)((uint8_t *)job - offsetof(struct store_ck, job));
+
+	if (ck->state == STORE_CK_SYNC)
+		return fdatasync(ck->st->ck_fd) == 0 ? 0 : -errno;
+	return kv_sync_files(ck->st->kv);
+}
+
+static void store_ck_end(struct store *st, int rc, const char *what)
+{
+	st->ck.state = STORE_CK_IDLE;
+	st->ck.rc = rc;
+	if (rc != 0 && what)
+		store_fail(st, rc, what);
+}
+
+static void store_ck_job_done(struct store *st, struct store_job *job)
+{
+	struct store_ck *ck = &st->ck;
+	rocksdb_writebatch_t *wb;
+	int rc = job->rc;
+
+	if (ck->state == STORE_CK_SYNC) {
+		if (rc == 0 && st->failed)
+			rc = st->failed;
+		if (rc != 0) {
+			store_ck_end(st, rc, "checkpoint: data device sync");
+			return;
+		}
+		wb = store_ckpt_batch(st, ck->seq, ck->vend, ck->lsn);
+		rc = kv_write(st->kv, wb, false);
+		rocksdb_writebatch_destroy(wb);
+		if (rc == 0)
+			rc = kv_flush_wal(
+			    st->kv); /* a write() here, errors seen here; the sync there */
+		ck->state = STORE_CK_KV;
+		if (rc == 0)
+			rc = store_worker_submit(&st->sync_worker, &ck->job);
+		if (rc != 0)
+			store_ck_end(st, rc, "checkpoint: rocksdb write");
+		return;
+	}
+	if (rc != 0) {
+		st->kv->write_failed = true; /* kv_write's rule: nothing after a failed write */
+		store_ck_end(st, rc, "checkpoint: rocksdb wal sync");
+		return;
+	}
+	if (st->failed) {
+		/*
+		 * A write or barrier failed while C was being written: C may be
+		 * durable already (it covers only what was committed and synced
+		 * before), but nothing of the failed store is trimmed or freed.
+		 */
+		store_ck_end(st, st->failed, NULL);
+		return;
+	}
+	store_ckpt_done(st, ck->seq, ck->vend, ck->lsn);
+	store_ck_end(st, 0, NULL);
+}
+
+int store_ckpt_start(struct store *st)
+{
+	struct store_ck *ck = &st->ck;
+	uint64_t seq = st->committed_seq;
+
+	if (st->failed)
+		return st->failed;
+	if (ck->state != STORE_CK_IDLE)
+		return 0;
+	if (seq == st->ckpt_seq && (st->nfrees == 0 || st->frees[0].seq > seq))
+		return 0; /* nothing committed since the last one, no free waiting for one */
+	ck->seq = seq;
+	ck->vend = st->commit_vend;
+	/* The LSN after the last committed record: the oldest written batch in flight, if any. */
+	ck->lsn = st->next_lsn;
+	for (struct store_batch *b = st->b_head; b; b = b->next) {
+		if (!b->open) {
+			ck->lsn = b->lsn;
+			break;
+		}
+	}
+	/* Small writes' images go to the data device first (rule 3). */
+	if (st->defer_q)
+		store_defer_issue(st);
+	ck->fence_id = st->defer_ids;
+	ck->fence = st->defer_inflight;
+	ck->st = st;
+	ck->job = (struct store_job){store_ck_sync_run, store_ck_job_done, 0};
+	ck->state = STORE_CK_DRAIN;
+	store_ckpt_advance(st);
+	return 1;
+}
+
+void store_ckpt_defer_done(struct store *st, uint64_t id)
+{
+	if (st->ck.state == STORE_CK_DRAIN && id <= st->ck.fence_id && st->ck.fence > 0)
+		st->ck.fence--;
+}
+
+void store_ckpt_advance(struct store *st)
+{
+	int rc;
+
+	if (st->ck.state != STORE_CK_DRAIN)
+		return; /* idle, or a helper job is out: its completion moves it on */
+	if (st->failed) {
+		store_ck_end(st, st->failed, NULL);
+		return;
+	}
+	if (st->ck.fence > 0)
+		return;
+	st->ck.state = STORE_CK_SYNC;
+	rc = store_worker_submit(&st->sync_worker, &st->ck.job);
+	if (rc != 0)
+		store_ck_end(st, rc, "checkpoint: helper thread");
 }
 
 int store_checkpoint_idle(struct store *st, uint64_t age_ms)
 {
+	int rc;
+
+	/* move a running checkpoint on (no commits, no callbacks here) */
+	rc = store_reap(st, false);
+	if (rc < 0)
+		return rc;
+	store_ckpt_advance(st);
 	/* frees are queued in transaction order: the first is the oldest */
 	if (st->failed || st->nfrees == 0 || st->frees[0].seq > st->committed_seq ||
 	    clock_now_ms() - st->ckpt_ms < age_ms)
-		return 0;
-	return store_checkpoint(st);
+		return st->failed;
+	rc = store_ckpt_start(st);
+	return rc < 0 ? rc : 0;
+}
+
+/* Wait until no checkpoint runs; completions are only accounted, no callback fires. */
+static int store_ck_wait(struct store *st)
+{
+	while (st->ck.state != STORE_CK_IDLE) {
+		int rc = store_reap(st, false);
+
+		if (rc < 0)
+			return rc;
+		store_ckpt_advance(st);
+		if (st->ck.state == STORE_CK_IDLE)
+			break;
+		if (rc == 0) {
+			rc = store_sleep(st);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	return 0;
 }
 
 int store_checkpoint(struct store *st)
 {
-	uint64_t seq = st->committed_seq, vend = st->commit_vend, lsn;
 	int rc;
 
 	if (st->failed)
 		return st->failed;
-	if (seq == st->ckpt_seq && st->nfrees == 0)
-		return 0;
-	/* The LSN after the last committed record: the in-flight one, if any, follows it. */
-	lsn = st->flushing && !st->rec_open ? st->flush_lsn : st->next_lsn;
-	/* Small writes' images go to the data device first (rule 3), then all is drained and synced. */
-	rc = store_defer_drain(st);
+	/* one that runs covers less than what is committed now: let it end first */
+	rc = store_ck_wait(st);
 	if (rc == 0)
-		rc = store_drain_data(st);
-	if (rc == 0 && fdatasync(st->data_fd) != 0)
-		rc = -errno;
-	if (rc == 0)
-		rc = store_ckpt_write(st, seq, vend, lsn);
-	if (rc != 0)
-		store_fail(st, rc, "checkpoint");
-	return rc;
+		rc = store_ckpt_start(st);
+	if (rc > 0) {
+		rc = store_ck_wait(st);
+		if (rc == 0)
+			rc = st->ck.rc;
+	}
+	return rc < 0 ? rc : st->failed;
 }
 
 void store_info_get(const struct store *st, struct store_info *info_out)

@@ -4,8 +4,11 @@
  * per-PG log, kept on a data device, a write-ahead log and RocksDB.
  *
  * Threading: a store is owned by one thread (the OSD reactor). Every call,
- * including the commit callbacks, runs in that thread; nothing blocks except
- * store_wait(), store_flush(), checkpoints and reads. See docs/store.md.
+ * including the commit callbacks, runs in that thread. The store never
+ * blocks it on a barrier: WAL barriers go through io_uring or a helper
+ * thread, checkpoints run step by step with their fdatasync and RocksDB
+ * sync in a helper thread. Only store_wait(), store_flush(),
+ * store_checkpoint(), mount/umount and reads block. See docs/store.md.
  *
  * A transaction's callback fires once, from store_poll()/store_wait(), after
  * the transaction is durable in the WAL (rc 0), or with a negative errno if
@@ -22,20 +25,25 @@ struct conf;
 struct store;
 struct store_tx;
 
-#define STORE_NAME_MAX 255
-#define STORE_ATTR_MAX 255
+#define STORE_NAME_MAX	 255
+#define STORE_ATTR_MAX	 255
 #define STORE_OBJECT_MAX (1ull << 40) /* largest object size */
 
+/* How a WAL record is made durable (osd_store_wal_sync; docs/store.md "Threading"). */
 enum store_sync {
-	STORE_SYNC_URING,  /* io_uring write linked to an fdatasync; caller polls */
-	STORE_SYNC_INLINE, /* pwritev2(RWF_DSYNC) in the caller's thread */
-	/*
-	 * A batch of one transaction without out-of-line data goes inline (the
-	 * latency of a lone write is the raw fdatasync's); any larger batch goes
-	 * through io_uring so the caller keeps working while it commits.
-	 */
-	STORE_SYNC_AUTO,
+	STORE_SYNC_URING,  /* io_uring write linked to an fdatasync */
+	STORE_SYNC_INLINE, /* pwritev2(RWF_DSYNC) in the caller's thread: blocks it (measuring) */
+	STORE_SYNC_AUTO,   /* the mode docs/store.md measured best (store_sync_name tells) */
+	STORE_SYNC_DSYNC,  /* io_uring write with RWF_DSYNC: one request per record */
+	STORE_SYNC_THREAD, /* pwritev2(RWF_DSYNC) in a helper thread, message passing */
 };
+/* "uring", "inline", ...; AUTO as what it stands for. */
+const char *store_sync_name(enum store_sync s);
+/* Parse a mode name; -EINVAL if unknown. */
+int store_sync_parse(const char *name, enum store_sync *sync_out);
+
+#define STORE_WAL_DEPTH_MAX	16u
+#define STORE_WAL_DEPTH_DEFAULT 1u
 
 struct store_opts {
 	const char *data_path;
@@ -47,13 +55,25 @@ struct store_opts {
 	uint32_t alloc_unit;  /* mkfs: allocation unit, power of two >= 4 KiB */
 	uint32_t large_write; /* writes >= this go out of line (not in the WAL) */
 	uint32_t osd_id;
-	const char *fsid;     /* mkfs: cluster fsid text; NULL = random */
+	const char *fsid; /* mkfs: cluster fsid text; NULL = random */
 	enum store_sync sync;
-	bool direct_io;       /* O_DIRECT on data and WAL (falls back with a warning) */
+	/*
+	 * Batches in flight at most (osd_store_wal_depth, 1..16): the next
+	 * batch's record may be written while earlier barriers run; they
+	 * complete in LSN order. 1 = one at a time. Inline mode uses 1.
+	 */
+	uint32_t wal_depth;
+	bool direct_io;	      /* O_DIRECT on data and WAL (falls back with a warning) */
 	uint64_t batch_data;  /* an open batch takes in txs up to this many data bytes */
 	uint64_t defer_batch; /* small writes' data-area writes gather up to this (store_defer.c) */
 	bool wal_salvage;     /* mount even if the WAL is damaged mid-log (drops records) */
 	uint64_t onode_cache_bytes; /* object records kept in memory (clean ones evicted above) */
+	/*
+	 * Tests only (no conf option): bytes of object covered by one shard of
+	 * its extent map in RocksDB (0 = 256 KiB). Records stored with another
+	 * shard size are read and rewritten whole on their next change.
+	 */
+	uint64_t onode_shard_bytes;
 	/*
 	 * Percent of the data units a transaction that writes data may not take
 	 * (osd_store_reserve_pct): removes, truncates, zeroing, attributes and PG
@@ -68,6 +88,13 @@ struct store_opts {
 	 * with the record on disk and the data not.
 	 */
 	void (*test_wal_written_cb)(void *arg);
+	/*
+	 * Tests only (no conf option): called in the owner's thread with the
+	 * result of each WAL record write or barrier of the batch with this
+	 * LSN (bytes written or 0, or -errno); what it returns replaces that
+	 * result, so a test can inject an I/O error.
+	 */
+	int (*test_batch_io_cb)(void *arg, uint64_t lsn, int res);
 	void *test_arg;
 };
 
@@ -83,8 +110,8 @@ int store_umount(struct store *st);
 /* Transactions: build, then submit. Data and strings are copied. */
 int store_tx_create(struct store_tx **tx_out);
 void store_tx_destroy(struct store_tx *tx);
-int store_tx_write(struct store_tx *tx, uint64_t pg, const char *name, uint64_t off,
-		   uint64_t len, const void *data);
+int store_tx_write(struct store_tx *tx, uint64_t pg, const char *name, uint64_t off, uint64_t len,
+		   const void *data);
 int store_tx_zero(struct store_tx *tx, uint64_t pg, const char *name, uint64_t off, uint64_t len);
 int store_tx_truncate(struct store_tx *tx, uint64_t pg, const char *name, uint64_t size);
 int store_tx_remove(struct store_tx *tx, uint64_t pg, const char *name);
@@ -114,8 +141,8 @@ int store_tx_submit(struct store *st, struct store_tx *tx, store_commit_cb cb, v
  * transaction is checked and its space taken, so it can no longer be
  * refused) and store_unplug() starts the write. An OSD plugs around a
  * batch of received messages so its replica records are on the wire
- * before its own barrier, which a lone transaction runs inline and so
- * would otherwise delay them (docs/data-path.md). Nests; store_poll(),
+ * before its own commit starts, and the transactions of one batch of
+ * messages share one WAL record (docs/data-path.md). Nests; store_poll(),
  * store_wait() and store_flush() still start queued work.
  */
 void store_plug(struct store *st);
@@ -123,8 +150,8 @@ void store_unplug(struct store *st);
 /* Run completions without blocking; returns the number of callbacks fired or -errno. */
 int store_poll(struct store *st);
 /*
- * An fd that turns readable when an I/O of the store completes (-1 if the
- * kernel gave none): an owner whose store_poll() returned 0 may sleep in
+ * An fd that turns readable when an I/O of the store (io_uring or a helper
+ * thread's) completes: an owner whose store_poll() returned 0 may sleep in
  * poll() on it, then read() it to re-arm and call store_poll() again.
  */
 int store_event_fd(const struct store *st);
@@ -132,11 +159,17 @@ int store_event_fd(const struct store *st);
 int store_wait(struct store *st);
 /* Block until every submitted transaction has called back. */
 int store_flush(struct store *st);
-/* Make the data device and RocksDB durable up to the last commit and trim the WAL. */
+/*
+ * Make the data device and RocksDB durable up to the last commit and trim
+ * the WAL; blocks until done (umount, fsck, tests). The pipeline starts its
+ * own checkpoints without blocking (WAL half full, many frees).
+ */
 int store_checkpoint(struct store *st);
 /*
- * Checkpoint if units freed by committed transactions wait for one and the
- * last checkpoint is at least age_ms old; 0 when none was due. Otherwise a
+ * Start a checkpoint if units freed by committed transactions wait for one
+ * and the last checkpoint is at least age_ms old, and move a running one
+ * on; never blocks and fires no callback (the checkpoint ends in a later
+ * call or store_poll()). Returns 0 or the store's error. Otherwise a
  * remove's space comes back only when the WAL is half full, which on an
  * idle store is never (the OSD calls it from its tick: docs/store.md).
  */
@@ -179,17 +212,18 @@ struct store_fsck_report {
 	uint64_t objects;
 	uint64_t extents;
 	uint64_t units_used;
-	uint64_t errors;     /* overlaps, unallocated or out-of-range extents, bad records */
-	uint64_t leaked;     /* allocated units no object references */
-	uint64_t bad_blocks; /* deep: 4 KiB blocks failing their crc */
+	uint64_t errors;       /* overlaps, unallocated or out-of-range extents, bad records */
+	uint64_t leaked;       /* allocated units no object references */
+	uint64_t bad_blocks;   /* deep: 4 KiB blocks failing their crc */
+	uint64_t stray_shards; /* extent-map shard keys no object record owns */
 };
 /* Flushes and checkpoints, then checks. 0 if clean, -WEFT_E_CORRUPT if not. */
 int store_fsck(struct store *st, bool deep, struct store_fsck_report *report_out);
 
 struct store_info {
 	uint64_t units_total, units_free, unit;
-	uint64_t units_reserved;   /* of units_free, kept for removes and metadata */
-	uint64_t reserve_refused;  /* data-writing transactions refused by the reserve */
+	uint64_t units_reserved;  /* of units_free, kept for removes and metadata */
+	uint64_t reserve_refused; /* data-writing transactions refused by the reserve */
 	uint64_t wal_size, wal_used;
 	uint64_t committed_seq, next_lsn;
 	uint64_t batches, batched_tx, checkpoints;
@@ -200,11 +234,14 @@ struct store_info {
 	/* I/O the store issued since mount (weft bench's explainer, "perf dump") */
 	uint64_t data_write_bytes; /* unit images written to the data device */
 	uint64_t defer_requests;   /* merged writes of deferred small-write images */
-	uint64_t defer_bytes;      /* small-write images held in memory, not yet on the device */
+	uint64_t defer_bytes;	   /* small-write images held in memory, not yet on the device */
 	uint64_t wal_write_bytes;  /* WAL records written */
+	uint64_t kv_write_bytes;   /* RocksDB write batches of committed transactions (metadata) */
 	uint64_t data_read_bytes;  /* read back from the data device (reads, RMW, replay checks) */
-	uint64_t commit_busy_ns;   /* time a WAL batch was in flight (one at a time: 100% = busy) */
-	uint64_t read_busy_ns;     /* time spent reading the data device (reads block the caller) */
+	uint64_t commit_busy_ns;   /* time at least one WAL batch was in flight */
+	uint64_t batch_overlap;	   /* batches whose record was written while an earlier one's
+				    * barrier was still running (osd_store_wal_depth > 1) */
+	uint64_t read_busy_ns;	   /* time spent reading the data device (reads block the caller) */
 };
 void store_info_get(const struct store *st, struct store_info *info_out);
 

@@ -27,7 +27,7 @@
 #include "osd/store/bufcache.h"
 #include "osd/store/store_int.h"
 
-#define DEFER_HASH (1u << 14)
+#define DEFER_HASH    (1u << 14)
 #define DEFER_IOV_MAX 64u
 #define DEFER_REQ_MAX (1u << 20) /* bytes per merged request */
 
@@ -49,6 +49,7 @@ struct store_defer {
 
 /* One merged write: up to DEFER_IOV_MAX runs, adjacent on the device. */
 struct defer_req {
+	uint64_t id; /* issue order: a checkpoint waits for the ones issued before it */
 	unsigned int n;
 	size_t len;
 	struct store_defer *ds[DEFER_IOV_MAX];
@@ -94,14 +95,14 @@ int store_defer_add(struct store *st, struct store_txc *txc, void *buf, size_t b
 	d = malloc(sizeof(*d) + n * sizeof(d->units[0]));
 	if (!d)
 		return -ENOMEM;
-	*d = (struct store_defer){ .buf = buf, .buflen = buflen, .nunits = n };
+	*d = (struct store_defer){.buf = buf, .buflen = buflen, .nunits = n};
 	for (unsigned int i = 0; i < nruns; i++) {
 		for (uint64_t u = 0; u < runs[i].len && k < n; u++, k++) {
 			struct defer_unit *du = &d->units[k];
 			unsigned int s = defer_slot(runs[i].start + u);
 
-			*du = (struct defer_unit){ st->defer_hash[s], runs[i].start + u, d,
-						   k * st->sb.unit };
+			*du = (struct defer_unit){st->defer_hash[s], runs[i].start + u, d,
+						  k * st->sb.unit};
 			st->defer_hash[s] = du;
 		}
 	}
@@ -163,7 +164,8 @@ static int defer_req_submit(struct store *st, struct defer_req *r, uint64_t unit
 		return -EBUSY;
 	io_uring_prep_writev(sqe, st->data_fd, r->iov, r->n,
 			     st->sb.data_base + unit0 * st->sb.unit);
-	io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)r | STORE_TAG_DEFER_BIT);
+	r->id = ++st->defer_ids;
+	io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)r | STORE_TAG_DEFER);
 	st->defer_inflight++;
 	st->info.data_write_bytes += r->len;
 	st->info.defer_requests++;
@@ -248,11 +250,12 @@ void store_defer_issue(struct store *st)
 
 void store_defer_done(struct store *st, uint64_t tag, int res)
 {
-	struct defer_req *r = (struct defer_req *)(uintptr_t)(tag & ~STORE_TAG_DEFER_BIT);
+	struct defer_req *r = (struct defer_req *)(uintptr_t)(tag & ~STORE_TAG_MASK);
 
 	if (res < 0 || (size_t)res != r->len)
 		store_fail(st, res < 0 ? res : -EIO, "deferred data write");
 	st->defer_inflight--;
+	store_ckpt_defer_done(st, r->id);
 	/* on failure the images stay: reads keep getting the data, nothing more is written */
 	for (unsigned int i = 0; i < r->n; i++) {
 		struct store_defer *d = r->ds[i];
@@ -267,19 +270,6 @@ void store_defer_done(struct store *st, uint64_t tag, int res)
 		}
 	}
 	free(r);
-}
-
-int store_defer_drain(struct store *st)
-{
-	if (st->defer_q)
-		store_defer_issue(st);
-	while (st->defer_inflight > 0) {
-		int rc = store_reap(st, true);
-
-		if (rc < 0)
-			return rc;
-	}
-	return st->failed;
 }
 
 void store_defer_fini(struct store *st)

@@ -38,8 +38,9 @@ static int store_open_dev(struct store *st, const char *path, const char *what, 
 		int rc = -errno;
 
 		store_err(st, "open %s %s: %s%s", what, path, strerror(-rc),
-			  rc == -ENOENT ? " (run mkfs first?)" :
-			  rc == -EACCES || rc == -EROFS ? " (device must be writable)" : "");
+			  rc == -ENOENT			  ? " (run mkfs first?)"
+			  : rc == -EACCES || rc == -EROFS ? " (device must be writable)"
+							  : "");
 		return rc;
 	}
 	*fd_out = fd;
@@ -96,8 +97,8 @@ static int store_check_sb(struct store *st)
 	}
 	rc = kv_get(st->kv, "S", 1, &v, &vlen);
 	if (rc != 0 || vlen != sizeof(c) || memcmp(v, &st->sb, sizeof(c)) != 0) {
-		store_err(st, "db %s does not belong to data device %s (fsid %s)",
-			  st->opts.db_path, st->opts.data_path, st->sb.fsid);
+		store_err(st, "db %s does not belong to data device %s (fsid %s)", st->opts.db_path,
+			  st->opts.data_path, st->sb.fsid);
 		free(v);
 		return -EINVAL;
 	}
@@ -169,7 +170,15 @@ static int store_load_state(struct store *st, struct store_ckpt *ck, uint64_t *m
 	int rc;
 
 	st->cpb = st->sb.unit / STORE_CSUM_BLOCK;
-	st->reserve_units = st->sb.nunits * (st->opts.reserve_pct > 50 ? 50 : st->opts.reserve_pct) / 100;
+	{
+		uint64_t shard =
+		    st->opts.onode_shard_bytes ? st->opts.onode_shard_bytes : STORE_SHARD_BYTES;
+		uint64_t span = shard / st->sb.unit;
+
+		st->span = span < 1 ? 1 : span > (1u << 30) ? 1u << 30 : (uint32_t)span;
+	}
+	st->reserve_units =
+	    st->sb.nunits * (st->opts.reserve_pct > 50 ? 50 : st->opts.reserve_pct) / 100;
 	st->nchunks = (st->sb.nunits + KV_CHUNK_UNITS - 1) / KV_CHUNK_UNITS;
 	st->chunk_dirty = calloc(st->nchunks ? st->nchunks : 1, 1);
 	if (!st->chunk_dirty || alloc_init(&st->live, st->sb.nunits) != 0 ||
@@ -215,12 +224,19 @@ static int store_mark_onode(void *arg, const uint8_t *key, size_t klen, const ui
 			    size_t vlen)
 {
 	struct store *st = arg;
-	struct onode_rec rec;
+	char name[STORE_NAME_MAX + 1];
+	struct onode on = {0};
 
-	extmap_init(&rec.map, st->cpb);
-	if (onode_rec_decode(&rec, val, vlen) == 0)
-		extmap_walk(&rec.map, 0, UINT64_MAX / 2, store_mark_extent, st);
-	extmap_fini(&rec.map);
+	if (klen < 10 || klen - 9 > STORE_NAME_MAX)
+		return 0;
+	memcpy(name, key + 9, klen - 9);
+	name[klen - 9] = 0;
+	on.pg = kv_get_be64(key + 1);
+	on.name = name;
+	extmap_init(&on.rec.map, st->cpb);
+	if (store_onode_load(st, on.pg, name, val, vlen, &on) == 0)
+		extmap_walk(&on.rec.map, 0, UINT64_MAX / 2, store_mark_extent, st);
+	extmap_fini(&on.rec.map);
 	return 0;
 }
 
@@ -323,31 +339,142 @@ static int store_wal_zero_block(struct store *st, uint64_t vpos)
 	return rc;
 }
 
-struct replay_held {
-	struct wal_hdr h;
-	uint8_t *payload;
-	size_t cap;
-	uint64_t vstart;
-	bool have;
+/* Where each valid record of the log starts, and which ones a later record proves durable. */
+struct replay_rec {
+	uint64_t lsn;
+	uint64_t proof; /* records with an LSN below this are proven durable by this one */
 };
 
-static int replay_hold(struct replay_held *r, const struct wal_hdr *h, const uint8_t *payload,
-		       uint64_t vend)
-{
-	if (h->len > r->cap) {
-		uint8_t *p = realloc(r->payload, h->len);
+struct replay_map {
+	struct replay_rec *v;
+	uint64_t n, cap;
+};
 
-		if (!p)
+static int replay_map_add(struct replay_map *m, const struct wal_hdr *h)
+{
+	if (m->n == m->cap) {
+		uint64_t cap = m->cap ? m->cap * 2 : 64;
+		struct replay_rec *nv = realloc(m->v, cap * sizeof(*nv));
+
+		if (!nv)
 			return -ENOMEM;
-		r->payload = p;
-		r->cap = h->len;
+		m->v = nv;
+		m->cap = cap;
 	}
-	if (h->len)
-		memcpy(r->payload, payload, h->len);
-	r->h = *h;
-	r->vstart = vend - wal_rec_size(h->len);
-	r->have = true;
+	m->v[m->n++] = (struct replay_rec){h->lsn, h->lsn - h->depth};
 	return 0;
+}
+
+/*
+ * The first LSN of the log's unproven tail: a record is proven durable when
+ * a later record was written after its barrier completed (lsn < later.lsn -
+ * later.depth). With one batch in flight (depth 0) that is every record but
+ * the last, as before; with more, the last few may all lack their barrier.
+ */
+static uint64_t replay_unproven_from(const struct replay_map *m)
+{
+	uint64_t proof = 0;
+
+	for (uint64_t i = 0; i < m->n; i++)
+		if (m->v[i].proof > proof)
+			proof = m->v[i].proof;
+	return proof;
+}
+
+struct replay_beyond {
+	struct store *st;
+	uint64_t stop_lsn;
+	uint64_t meta;	     /* M at mount: RocksDB has every transaction up to it */
+	uint64_t damage_lsn; /* highest record that proves the stop LSN durable */
+	uint64_t debris;     /* records of batches in flight at the crash, invalidated */
+	uint64_t debris_bytes;
+	uint64_t from, len; /* the records just replayed: region offset and length */
+	uint64_t *torn;	    /* damaged headers past the stop, invalidated if the mount goes on */
+	uint64_t ntorn, tcap;
+};
+
+/* Inside the records just replayed (and the end of a lap they skipped, if they wrapped)? */
+static bool replay_beyond_replayed(const struct replay_beyond *rb, uint64_t phys)
+{
+	uint64_t size = rb->st->sb.wal_size;
+
+	return (phys + size - rb->from) % size < rb->len;
+}
+
+/*
+ * A damaged record with an LSN above the stop: a batch in flight at the
+ * crash whose header landed and whose rest did not (or any other damage;
+ * it proves nothing either way). Its LSN is written again from the stop
+ * on, and a scan that found this header where the new record was expected
+ * would stop there: remember it, invalidated once mount knows it goes on.
+ * Not inside the records just replayed: a header-like block there is their
+ * payload (a client's data), and they are needed until the checkpoint.
+ */
+static int replay_beyond_torn(struct replay_beyond *rb, uint64_t phys)
+{
+	if (replay_beyond_replayed(rb, phys))
+		return 0;
+	if (rb->ntorn == rb->tcap) {
+		uint64_t cap = rb->tcap ? rb->tcap * 2 : 16;
+		uint64_t *nv = realloc(rb->torn, cap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		rb->torn = nv;
+		rb->tcap = cap;
+	}
+	rb->torn[rb->ntorn++] = phys;
+	return 0;
+}
+
+/*
+ * A valid record past the stop point: if it was written after the stop
+ * record's barrier completed, the log is damaged in the middle; otherwise it
+ * is a batch that was in flight with the lost one, never acknowledged (the
+ * pipeline completes in LSN order). Either way its header goes, so no later
+ * scan can take it for the LSN that will be written elsewhere; damage only
+ * once the operator asked for salvage.
+ */
+static int replay_beyond_cb(void *arg, const struct wal_hdr *h, uint64_t phys, bool intact)
+{
+	struct replay_beyond *rb = arg;
+	bool damage = h->depth >= h->lsn || h->lsn - h->depth > rb->stop_lsn;
+
+	if (!intact)
+		return replay_beyond_torn(rb, phys);
+	if (!damage && h->first_seq <= rb->meta) {
+		/*
+		 * Written while the stop record was in flight, but RocksDB has
+		 * its transactions: it was committed, and batches commit in LSN
+		 * order, so the stop record was acknowledged and is damaged on
+		 * the media. Dropping this one as debris would lose acknowledged
+		 * transactions quietly (docs/store.md, rule 6).
+		 */
+		store_warn(rb->st,
+			   "wal lsn %llu (seq %llu..) follows the end of the log at lsn %llu and "
+			   "RocksDB has its transactions (up to seq %llu): the record at the end "
+			   "was acknowledged, so this is damage, not a batch in flight",
+			   (unsigned long long)h->lsn, (unsigned long long)h->first_seq,
+			   (unsigned long long)rb->stop_lsn, (unsigned long long)rb->meta);
+		damage = true;
+	}
+	if (damage) {
+		if (h->lsn > rb->damage_lsn)
+			rb->damage_lsn = h->lsn;
+		if (!rb->st->opts.wal_salvage)
+			return 0;
+	} else {
+		rb->debris++;
+		rb->debris_bytes += wal_rec_size(h->len);
+		store_warn(rb->st,
+			   "wal lsn %llu (seq %llu..%llu) follows the end of the log at "
+			   "lsn %llu but was written before its barrier completed: a batch in "
+			   "flight at the crash, never acknowledged; dropping it",
+			   (unsigned long long)h->lsn, (unsigned long long)h->first_seq,
+			   (unsigned long long)(h->first_seq + h->ntx - 1),
+			   (unsigned long long)rb->stop_lsn);
+	}
+	return store_wal_zero_block(rb->st, phys);
 }
 
 /*
@@ -355,60 +482,99 @@ static int replay_hold(struct replay_held *r, const struct wal_hdr *h, const uin
  * its inline data and re-queues its frees (all idempotent); metadata is applied
  * only for transactions RocksDB does not have yet (seq > meta), because an
  * object record is a whole-object snapshot and replaying an older one would
- * roll it back. A record is applied once the next one is found (its barrier
- * completed: batches are strictly one after the other), the last one only if
- * its out-of-line data checks out.
+ * roll it back. A first pass finds the end of the log and which records a
+ * later one proves durable; the second applies the proven ones, and each of
+ * the unproven tail only if its out-of-line data checks out: at the first one
+ * whose data is missing, it and everything after it is dropped (never
+ * acknowledged: batches complete in LSN order).
  */
 static int store_replay(struct store *st, const struct store_ckpt *ck, uint64_t meta)
 {
-	struct replay_held held = { 0 };
+	struct replay_map map = {0};
+	struct replay_beyond rb = {.st = st};
 	struct wal_scan s;
 	struct wal_hdr h;
 	const uint8_t *payload;
-	uint64_t last_seq = ck->seq, beyond = 0, ntx = 0;
+	uint64_t last_seq = ck->seq, ntx = 0, unproven, nrec;
 	int rc;
 
 	rc = wal_scan_init(&s, st->wal_fd, st->sb.wal_base, st->sb.wal_size, st->sb.wal_nonce,
 			   ck->pos, ck->lsn);
 	if (rc != 0)
 		return rc;
-	while ((rc = wal_scan_next(&s, &h, &payload)) == 1) {
-		if (held.have) {
-			rc = store_replay_record(st, &held.h, held.payload, meta, &last_seq, &ntx);
-			if (rc != 0)
-				break;
+	while (rc == 0 && (rc = wal_scan_next(&s, &h, &payload)) == 1)
+		rc = replay_map_add(&map, &h);
+	wal_scan_fini(&s);
+	if (rc != 0)
+		goto out;
+	unproven = replay_unproven_from(&map);
+	nrec = map.n;
+	rc = wal_scan_init(&s, st->wal_fd, st->sb.wal_base, st->sb.wal_size, st->sb.wal_nonce,
+			   ck->pos, ck->lsn);
+	if (rc != 0)
+		goto out;
+	for (uint64_t i = 0; i < nrec; i++) {
+		uint64_t vstart = s.vpos;
+
+		rc = wal_scan_next(&s, &h, &payload);
+		if (rc == 1 && h.lsn != map.v[i].lsn)
+			rc = -EIO; /* the log changed under us */
+		if (rc != 1) {
+			store_err(st,
+				  "wal replay: record lsn %llu unreadable on the second pass: %s",
+				  (unsigned long long)map.v[i].lsn, weft_strerror(rc ? rc : -EIO));
+			rc = rc ? rc : -EIO;
+			break;
 		}
-		rc = replay_hold(&held, &h, payload, s.vpos);
+		vstart = s.vpos - wal_rec_size(h.len); /* at 0 of the next lap if it wrapped */
+		rc = 0;
+		if (h.lsn >= unproven) {
+			rc = store_replay_verify(st, &h, payload);
+			if (rc == -WEFT_E_CORRUPT) {
+				store_warn(
+				    st,
+				    "wal lsn %llu (seq %llu..%llu): out-of-line data of a "
+				    "record whose barrier may not have completed is not on the "
+				    "data device, so none of it was acknowledged: dropping it "
+				    "and the %llu record(s) after it",
+				    (unsigned long long)h.lsn, (unsigned long long)h.first_seq,
+				    (unsigned long long)(h.first_seq + h.ntx - 1),
+				    (unsigned long long)(nrec - i - 1));
+				wal_scan_drop_last(&s, vstart, &h);
+				st->info.replay_dropped_data = 1;
+				rc = 0;
+				break;
+			}
+		}
+		if (rc == 0)
+			rc = store_replay_record(st, &h, payload, meta, &last_seq, &ntx);
 		if (rc != 0)
 			break;
 	}
-	if (rc == 0 && held.have) {
-		rc = store_replay_verify(st, &held.h, held.payload);
-		if (rc == -WEFT_E_CORRUPT) {
-			store_warn(st, "wal lsn %llu (seq %llu..%llu): out-of-line data of the "
-				   "last record is not on the data device; its barrier never "
-				   "completed, so none of it was acknowledged: dropping it as the "
-				   "torn tail",
-				   (unsigned long long)held.h.lsn,
-				   (unsigned long long)held.h.first_seq,
-				   (unsigned long long)(held.h.first_seq + held.h.ntx - 1));
-			wal_scan_drop_last(&s, held.vstart, &held.h);
-			st->info.replay_dropped_data = 1;
-			rc = 0;
-		} else if (rc == 0) {
-			rc = store_replay_record(st, &held.h, held.payload, meta, &last_seq, &ntx);
+	if (rc == 0 && s.stop == WAL_STOP_NONE) {
+		/* past the last record again: sets the stop reason (and state) the first pass saw
+		 */
+		rc = wal_scan_next(&s, &h, &payload);
+		if (rc == 1) {
+			store_err(st, "wal replay: lsn %llu appeared on the second pass",
+				  (unsigned long long)h.lsn);
+			rc = -EIO;
 		}
 	}
-	free(held.payload);
+	rb.stop_lsn = s.lsn;
+	rb.meta = meta;
+	rb.from = ck->pos;
+	rb.len = s.vpos - ck->pos;
 	if (rc == 0)
-		rc = wal_scan_probe_beyond(&s, &beyond);
-	if (rc == 0 && beyond) {
-		store_err(st, "wal damaged mid-log: lsn %llu unreadable (%s) but records up to "
+		rc = wal_scan_probe_beyond(&s, replay_beyond_cb, &rb);
+	if (rc == 0 && rb.damage_lsn) {
+		store_err(st,
+			  "wal damaged mid-log: lsn %llu unreadable (%s) but records up to "
 			  "lsn %llu follow; acknowledged transactions would be lost%s",
 			  (unsigned long long)s.lsn, wal_stop_name(s.stop),
-			  (unsigned long long)beyond,
-			  st->opts.wal_salvage ? "; salvage requested, dropping them" :
-						 "; refusing to mount (salvage drops them)");
+			  (unsigned long long)rb.damage_lsn,
+			  st->opts.wal_salvage ? "; salvage requested, dropping them"
+					       : "; refusing to mount (salvage drops them)");
 		if (!st->opts.wal_salvage)
 			rc = -WEFT_E_CORRUPT;
 	}
@@ -417,35 +583,59 @@ static int store_replay(struct store *st, const struct store_ckpt *ck, uint64_t 
 		/* The next record is written here with the same LSN, or at 0 if it does
 		 * not fit: then a later scan must not find the dropped one here. */
 		rc = store_wal_zero_block(st, s.stop_vpos);
+		if (rc == 0 && s.stop_alt)
+			rc = store_wal_zero_block(st, s.stop_vpos_alt);
 		if (rc != 0)
 			store_err(st, "wal: invalidating the dropped tail record: %s",
 				  strerror(-rc));
 	}
+	for (uint64_t i = 0; rc == 0 && i < rb.ntorn; i++) {
+		store_warn(st,
+			   "wal: damaged record header at offset %llu with an lsn above the end "
+			   "of the log (lsn %llu): torn batch of a crash, never acknowledged; "
+			   "invalidating it",
+			   (unsigned long long)rb.torn[i], (unsigned long long)s.lsn);
+		rc = store_wal_zero_block(st, rb.torn[i]);
+		if (rc != 0)
+			store_err(st, "wal: invalidating a damaged record header: %s",
+				  strerror(-rc));
+	}
+	if (rc == 0 && s.passed_bad > 0)
+		store_warn(st,
+			   "wal: passed over %llu damaged record(s) of an earlier crash whose lsn "
+			   "was written again after a wrap",
+			   (unsigned long long)s.passed_bad);
 	if (rc == 0) {
-		store_info(st, "wal replay: %llu records, %llu transactions from lsn %llu; stopped "
-			   "at lsn %llu: %s; dropped %llu bytes", (unsigned long long)s.records,
-			   (unsigned long long)ntx, (unsigned long long)ck->lsn,
-			   (unsigned long long)s.lsn, wal_stop_name(s.stop),
-			   (unsigned long long)s.dropped);
+		store_info(st,
+			   "wal replay: %llu records, %llu transactions from lsn %llu; stopped "
+			   "at lsn %llu: %s; dropped %llu bytes",
+			   (unsigned long long)s.records, (unsigned long long)ntx,
+			   (unsigned long long)ck->lsn, (unsigned long long)s.lsn,
+			   wal_stop_name(s.stop),
+			   (unsigned long long)(s.dropped + rb.debris_bytes));
 		st->info.replayed_records = s.records;
 		st->info.replayed_tx = ntx;
-		st->info.replay_dropped_bytes = s.dropped;
+		st->info.replay_dropped_bytes = s.dropped + rb.debris_bytes;
 		st->next_lsn = s.lsn;
 		st->next_seq = last_seq + 1;
 		st->committed_seq = last_seq;
 		st->vtail = ck->pos;
 		st->vhead = st->commit_vend = s.vpos;
 		if (meta > last_seq) {
-			store_warn(st, "db has transactions up to seq %llu but the wal ends at %llu: "
+			store_warn(st,
+				   "db has transactions up to seq %llu but the wal ends at %llu: "
 				   "the wal lost committed records; rebuilding allocations from "
-				   "object records", (unsigned long long)meta,
-				   (unsigned long long)last_seq);
+				   "object records",
+				   (unsigned long long)meta, (unsigned long long)last_seq);
 			st->committed_seq = meta; /* never reuse a seq RocksDB has seen */
 			rc = store_alloc_from_objects(st);
 		}
 		st->next_seq = st->committed_seq + 1;
 	}
 	wal_scan_fini(&s);
+out:
+	free(rb.torn);
+	free(map.v);
 	return rc;
 }
 
@@ -495,19 +685,15 @@ int store_mount(const struct store_opts *o, struct store **st_out)
 	}
 	st->ring_ok = true;
 	/*
-	 * An eventfd the ring signals on every completion, so an owner with
-	 * nothing else to do can sleep in poll() instead of spinning or napping
-	 * while commits are pending. Optional: without it the owner naps.
+	 * An eventfd the ring signals on every completion, and the helper
+	 * threads after every job, so an owner with nothing else to do sleeps
+	 * in poll() instead of spinning while commits are pending.
 	 */
 	st->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	rc = st->event_fd < 0 ? -errno : io_uring_register_eventfd(&st->ring, st->event_fd);
 	if (rc != 0) {
-		store_warn(st, "no completion eventfd (%s): the owner naps instead of sleeping",
-			   strerror(-rc));
-		if (st->event_fd >= 0)
-			close(st->event_fd);
-		st->event_fd = -1;
-		rc = 0;
+		store_err(st, "completion eventfd: %s", strerror(-rc));
+		goto err;
 	}
 	st->ckpt_seq = ck.seq;
 	rc = store_replay(st, &ck, meta);
@@ -524,11 +710,16 @@ int store_mount(const struct store_opts *o, struct store **st_out)
 		store_err(st, "post-replay checkpoint: %s", weft_strerror(rc));
 		goto err;
 	}
-	store_info(st, "mounted fsid %s: %llu/%llu units free, wal %s, %s I/O",
-		   st->sb.fsid, (unsigned long long)st->live.nfree,
-		   (unsigned long long)st->sb.nunits,
-		   st->sb.wal_separate ? st->opts.wal_path : "in data device",
-		   st->direct ? "direct" : "buffered");
+	rc = store_pipeline_init(st);
+	if (rc != 0)
+		goto err;
+	store_info(
+	    st,
+	    "mounted fsid %s: %llu/%llu units free, wal %s, %s I/O, wal sync %s, "
+	    "depth %u",
+	    st->sb.fsid, (unsigned long long)st->live.nfree, (unsigned long long)st->sb.nunits,
+	    st->sb.wal_separate ? st->opts.wal_path : "in data device",
+	    st->direct ? "direct" : "buffered", store_sync_name(st->opts.sync), st->opts.wal_depth);
 	*st_out = st;
 	return 0;
 err:
@@ -561,6 +752,7 @@ int store_umount(struct store *st)
 
 	if (rc == 0)
 		rc = store_checkpoint(st);
+	store_pipeline_fini(st); /* the helpers' last jobs, then the threads */
 	if (st->ring_ok) {
 		store_drain_data(st);
 		store_defer_fini(st); /* written by the checkpoint unless the store failed */

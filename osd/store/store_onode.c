@@ -25,15 +25,16 @@ static uint64_t store_onode_hash(uint64_t pg, const char *name)
 static void store_onode_free(struct onode *on)
 {
 	extmap_fini(&on->rec.map);
+	free(on->dirty);
 	free(on->name);
 	free(on);
 }
 
 /* What an object record holds in memory: struct, name, extent array, crcs. */
-static void store_onode_account(struct store *st, struct onode *on)
+void store_onode_account(struct store *st, struct onode *on)
 {
-	size_t b =
-	    sizeof(*on) + strlen(on->name) + 1 + (size_t)on->rec.map.cap * sizeof(struct ext);
+	size_t b = sizeof(*on) + strlen(on->name) + 1 +
+		   (size_t)on->rec.map.cap * sizeof(struct ext) + on->dcap * sizeof(uint64_t);
 
 	for (uint32_t i = 0; i < on->rec.map.n; i++)
 		b += (size_t)on->rec.map.v[i].len * on->rec.map.cpb * sizeof(uint32_t);
@@ -144,13 +145,11 @@ int store_onode_get(struct store *st, uint64_t pg, const char *name, bool create
 	on->pg = pg;
 	extmap_init(&on->rec.map, st->cpb);
 	if (rc == 0) {
-		rc = onode_rec_decode(&on->rec, v, vlen);
+		rc = store_onode_load(st, pg, name, v, vlen, on);
 		free(v);
 		if (rc != 0) {
-			store_err(st, "pg %llx object %s: object record malformed",
-				  (unsigned long long)pg, name);
 			store_onode_free(on);
-			return -WEFT_E_CORRUPT;
+			return rc;
 		}
 		on->exists = true;
 	}
@@ -163,20 +162,157 @@ int store_onode_get(struct store *st, uint64_t pg, const char *name, bool create
 	return 0;
 }
 
+struct shard_load {
+	struct store *st;
+	struct onode *on;
+	uint32_t span;
+	size_t plen; /* the object's shard key prefix */
+	int rc;
+};
+
+static int store_shard_load_one(void *arg, const uint8_t *key, size_t klen, const uint8_t *val,
+				size_t vlen)
+{
+	struct shard_load *l = arg;
+
+	if (klen != l->plen + 8 ||
+	    onode_shard_decode(&l->on->rec, l->span, kv_get_be64(key + l->plen), val, vlen) != 0) {
+		l->rc = -WEFT_E_CORRUPT;
+		return 1;
+	}
+	return 0;
+}
+
+int store_onode_load(struct store *st, uint64_t pg, const char *name, const void *val, size_t vlen,
+		     struct onode *on)
+{
+	uint8_t lo[KV_KEY_MAX], hi[KV_KEY_MAX];
+	struct shard_load l = {.st = st, .on = on};
+	uint32_t flags;
+	size_t hlen;
+	int rc;
+
+	rc = onode_head_decode(&on->rec, val, vlen, &l.span, &flags);
+	if (rc == 0 && (flags & ONODE_F_SHARDS)) {
+		kv_key_shard_range(lo, &l.plen, hi, &hlen, pg, name);
+		rc = kv_iter(st->kv, lo, l.plen, NULL, 0, store_shard_load_one, &l);
+		if (rc == 0)
+			rc = l.rc;
+	}
+	if (rc == -EINVAL || rc == -WEFT_E_CORRUPT) {
+		store_err(st, "pg %llx object %s: object record malformed", (unsigned long long)pg,
+			  name);
+		return -WEFT_E_CORRUPT;
+	}
+	if (rc != 0)
+		return rc;
+	/* an old whole record, or shards of another size: the next change rewrites it all */
+	on->whole = l.span != st->span;
+	on->shards = (flags & ONODE_F_SHARDS) != 0;
+	return 0;
+}
+
+int store_onode_dirty(struct store *st, struct onode *on, uint64_t lblk, uint64_t n)
+{
+	uint64_t k0, k1;
+
+	if (n == 0 || on->whole)
+		return 0;
+	k0 = onode_shard_of(lblk, st->span);
+	k1 = onode_shard_of(lblk + n - 1, st->span);
+	for (uint64_t k = k0; k <= k1; k++) {
+		bool seen = false;
+
+		for (uint32_t i = 0; i < on->ndirty && !seen; i++)
+			seen = on->dirty[i] == k;
+		if (seen)
+			continue;
+		if (on->ndirty == on->dcap) {
+			uint32_t cap = on->dcap ? on->dcap * 2 : 4;
+			uint64_t *nd = realloc(on->dirty, cap * sizeof(*nd));
+
+			if (!nd)
+				return -ENOMEM;
+			on->dirty = nd;
+			on->dcap = cap;
+		}
+		on->dirty[on->ndirty++] = k;
+	}
+	return 0;
+}
+
+/*
+ * Shard k of on into wb: its pieces, or a delete when it holds none or (shard
+ * 0 of a map without other shards) rides in the head. has: the map has shards.
+ */
+static int store_shard_put(struct store *st, struct onode *on, uint64_t k, bool has,
+			   rocksdb_writebatch_t *wb)
+{
+	uint8_t key[KV_KEY_MAX];
+	size_t klen = kv_key_shard(key, on->pg, on->name, k);
+	size_t n = k == 0 && !has ? 0 : onode_shard_size(&on->rec, st->span, k);
+	uint8_t *v;
+
+	if (n == 0) {
+		if (k > 0 || on->shards) /* a shard 0 key exists only while others do */
+			rocksdb_writebatch_delete(wb, (const char *)key, klen);
+		return 0;
+	}
+	v = malloc(n);
+	if (!v)
+		return -ENOMEM;
+	onode_shard_encode(&on->rec, st->span, k, v);
+	rocksdb_writebatch_put(wb, (const char *)key, klen, (const char *)v, n);
+	free(v);
+	return 0;
+}
+
 int store_onode_put(struct store *st, struct onode *on, rocksdb_writebatch_t *wb)
 {
 	uint8_t key[KV_KEY_MAX];
-	size_t n = onode_rec_size(&on->rec);
+	size_t n = onode_head_size(&on->rec, st->span);
+	bool has = onode_has_shards(&on->rec, st->span);
 	uint8_t *v = malloc(n);
+	int rc = 0;
 
 	if (!v)
 		return -ENOMEM;
-	onode_rec_encode(&on->rec, v);
+	/* shard 0 moves between the head and its own key when the map crosses shard 0's end */
+	if (has != on->shards && !on->whole)
+		rc = store_onode_dirty(st, on, 0, 1);
+	onode_head_encode(&on->rec, st->span, v);
 	rocksdb_writebatch_put(wb, (const char *)key, kv_key_onode(key, on->pg, on->name),
 			       (const char *)v, n);
 	free(v);
-	(void)st;
-	return 0;
+	if (on->whole) {
+		/* every shard, after dropping what another shard size may have left */
+		const struct extmap *m = &on->rec.map;
+		uint64_t last = UINT64_MAX;
+
+		if (on->shards) {
+			uint8_t lo[KV_KEY_MAX], hi[KV_KEY_MAX];
+			size_t l1, l2;
+
+			kv_key_shard_range(lo, &l1, hi, &l2, on->pg, on->name);
+			rocksdb_writebatch_delete_range(wb, (const char *)lo, l1, (const char *)hi,
+							l2);
+		}
+		for (uint32_t i = 0; i < m->n && rc == 0 && has; i++) {
+			uint64_t k0 = onode_shard_of(m->v[i].lblk, st->span);
+			uint64_t k1 = onode_shard_of(m->v[i].lblk + m->v[i].len - 1, st->span);
+
+			for (uint64_t k = k0; k <= k1 && rc == 0; k++)
+				if (k != last)
+					rc = store_shard_put(st, on, last = k, true, wb);
+		}
+		on->whole = false;
+	} else {
+		for (uint32_t i = 0; i < on->ndirty && rc == 0; i++)
+			rc = store_shard_put(st, on, on->dirty[i], has, wb);
+	}
+	on->ndirty = 0;
+	on->shards = has;
+	return rc;
 }
 
 void store_alloc_persist_mark(struct store *st, uint64_t start, uint64_t len, bool used)
@@ -197,7 +333,7 @@ int store_free_add(struct store *st, uint64_t seq, uint64_t start, uint64_t len)
 		st->frees = nf;
 		st->fcap = cap;
 	}
-	st->frees[st->nfrees++] = (struct store_free){ seq, start, len };
+	st->frees[st->nfrees++] = (struct store_free){seq, start, len};
 	return 0;
 }
 
@@ -304,8 +440,8 @@ static int store_verify_data(struct store *st, const uint8_t *crcs, const struct
 	return 0;
 }
 
-static int store_apply_write(struct store *st, struct rd *r, uint64_t seq,
-			     rocksdb_writebatch_t *wb, unsigned int how, struct onode *on)
+static int store_apply_write(struct store *st, struct rd *r, uint64_t seq, rocksdb_writebatch_t *wb,
+			     unsigned int how, struct onode *on)
 {
 	bool meta = how & STORE_BODY_META, replay = how & STORE_BODY_REPLAY;
 	bool verify = how & STORE_BODY_VERIFY;
@@ -340,9 +476,8 @@ static int store_apply_write(struct store *st, struct rd *r, uint64_t seq,
 		rc = -EINVAL;
 	for (uint32_t i = 0, b = 0; rc == 0 && i < nruns; b += rc_runs[i].len, i++) {
 		if (verify && !img)
-			rc = store_verify_data(st,
-					       (const uint8_t *)crcs + (uint64_t)b * st->cpb * 4,
-					       &rc_runs[i]);
+			rc = store_verify_data(
+			    st, (const uint8_t *)crcs + (uint64_t)b * st->cpb * 4, &rc_runs[i]);
 		if (replay) {
 			alloc_mark(&st->live, rc_runs[i].start, rc_runs[i].len, true);
 			store_alloc_persist_mark(st, rc_runs[i].start, rc_runs[i].len, true);
@@ -368,6 +503,8 @@ static int store_apply_write(struct store *st, struct rd *r, uint64_t seq,
 		}
 	}
 	free(rc_runs);
+	if (rc == 0 && meta)
+		rc = store_onode_dirty(st, on, lblk, nblk);
 	if (rc == 0 && meta) {
 		on->exists = true;
 		on->rec.size = size;
@@ -377,11 +514,27 @@ static int store_apply_write(struct store *st, struct rd *r, uint64_t seq,
 	return rc;
 }
 
+struct punch_dirty {
+	struct store *st;
+	struct onode *on;
+	int rc;
+};
+
+/* A piece a punch removed: its shard must be rewritten (or deleted). */
+static void store_punch_dirty_cb(void *arg, uint64_t lblk, uint64_t pblk, uint64_t len,
+				 const uint32_t *crcs)
+{
+	struct punch_dirty *pd = arg;
+
+	if (pd->rc == 0)
+		pd->rc = store_onode_dirty(pd->st, pd->on, lblk, len);
+}
+
 int store_body_apply(struct store *st, uint64_t seq, const uint8_t *body, size_t blen,
 		     rocksdb_writebatch_t *wb, unsigned int flags)
 {
 	bool meta = flags & STORE_BODY_META, replay = flags & STORE_BODY_REPLAY;
-	struct rd r = { body, body + blen, false };
+	struct rd r = {body, body + blen, false};
 	char name[STORE_NAME_MAX + 1], key[STORE_ATTR_MAX + 1];
 	uint8_t k[KV_KEY_MAX], k2[KV_KEY_MAX];
 	int rc = 0;
@@ -426,8 +579,12 @@ int store_body_apply(struct store *st, uint64_t seq, const uint8_t *body, size_t
 			if (r.bad)
 				return -EINVAL;
 			if (meta) {
-				rc = extmap_punch(&on->rec.map, a, b, NULL, NULL);
+				struct punch_dirty pd = {st, on, 0};
+
+				rc = extmap_punch(&on->rec.map, a, b, store_punch_dirty_cb, &pd);
 				on->rec.version = seq;
+				if (rc == 0)
+					rc = pd.rc;
 				if (rc == 0)
 					rc = store_onode_put(st, on, wb);
 			}
@@ -461,6 +618,14 @@ int store_body_apply(struct store *st, uint64_t seq, const uint8_t *body, size_t
 				kv_key_attr_range(k, &l1, k2, &l2, pg, name);
 				rocksdb_writebatch_delete_range(wb, (const char *)k, l1,
 								(const char *)k2, l2);
+				if (on->shards) {
+					kv_key_shard_range(k, &l1, k2, &l2, pg, name);
+					rocksdb_writebatch_delete_range(wb, (const char *)k, l1,
+									(const char *)k2, l2);
+				}
+				on->shards = false;
+				on->whole = false;
+				on->ndirty = 0;
 			}
 			break;
 		case POP_ATTR_SET: {
@@ -506,10 +671,9 @@ int store_body_apply(struct store *st, uint64_t seq, const uint8_t *body, size_t
 			if (r.bad)
 				return -EINVAL;
 			if (meta && a != UINT64_MAX)
-				rocksdb_writebatch_delete_range(wb, (const char *)k,
-								kv_key_pglog(k, pg, 0),
-								(const char *)k2,
-								kv_key_pglog(k2, pg, a + 1));
+				rocksdb_writebatch_delete_range(
+				    wb, (const char *)k, kv_key_pglog(k, pg, 0), (const char *)k2,
+				    kv_key_pglog(k2, pg, a + 1));
 			break;
 		default:
 			return -EINVAL;

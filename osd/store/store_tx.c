@@ -99,8 +99,8 @@ static bool range_ok(uint64_t off, uint64_t len)
 	return off <= STORE_OBJECT_MAX && len <= STORE_OBJECT_MAX - off;
 }
 
-int store_tx_write(struct store_tx *tx, uint64_t pg, const char *name, uint64_t off,
-		   uint64_t len, const void *data)
+int store_tx_write(struct store_tx *tx, uint64_t pg, const char *name, uint64_t off, uint64_t len,
+		   const void *data)
 {
 	if (!range_ok(off, len) || len == 0 || len > (1u << 30) || !data)
 		return -EINVAL;
@@ -174,15 +174,27 @@ static uint64_t tx_reserve_kept(const struct store *st, const struct store_tx *t
 	return 0;
 }
 
-
 /* ---- translation ---- */
 
 struct snap {
 	struct onode *on;
-	bool exists;
-	uint64_t size; /* before this tx: the PG counts' delta (store_pgstat.c) */
-	uint8_t *rec; /* encoded record before this tx */
-	size_t len;
+	bool exists, whole, shards;
+	uint64_t size; /* before this tx: also the PG counts' delta (store_pgstat.c) */
+	uint64_t version;
+};
+
+/*
+ * What an op is about to change in an object's map: the pieces in [lo, hi)
+ * before it. A failed transaction puts them back, latest first. Only the
+ * range an op touches is copied, so a small write into a large object costs
+ * what it changes, not the object's whole map.
+ */
+struct undo {
+	struct onode *on;
+	uint64_t lo, hi;
+	struct ext *v; /* clipped pieces, crcs copied */
+	uint32_t n, cap;
+	int rc;
 };
 
 struct xl {
@@ -192,6 +204,8 @@ struct xl {
 	unsigned int npool;
 	struct snap *snaps;
 	unsigned int nsnaps;
+	struct undo *undos;
+	unsigned int nundos;
 	size_t applied; /* body bytes already applied */
 	/*
 	 * Payload buffers of the caller's ops used directly as block images (no
@@ -296,17 +310,72 @@ static int xl_onode(struct xl *x, uint64_t pg, const char *name, struct onode **
 		return -ENOMEM;
 	x->snaps = ns;
 	ns = &x->snaps[x->nsnaps];
-	ns->on = on;
-	ns->exists = on->exists;
-	ns->size = on->rec.size;
-	ns->len = onode_rec_size(&on->rec);
-	ns->rec = malloc(ns->len);
-	if (!ns->rec)
-		return -ENOMEM;
-	onode_rec_encode(&on->rec, ns->rec);
+	*ns = (struct snap){.on = on,
+			    .exists = on->exists,
+			    .whole = on->whole,
+			    .shards = on->shards,
+			    .size = on->rec.size,
+			    .version = on->rec.version};
 	x->nsnaps++;
 	*on_out = on;
 	return 0;
+}
+
+static void xl_undo_piece(void *arg, uint64_t lblk, uint64_t pblk, uint64_t len,
+			  const uint32_t *crcs)
+{
+	struct undo *u = arg;
+	uint32_t cpb = u->on->rec.map.cpb;
+	uint32_t *c;
+
+	if (u->rc)
+		return;
+	if (u->n == u->cap) {
+		uint32_t cap = u->cap ? u->cap * 2 : 4;
+		struct ext *nv = realloc(u->v, cap * sizeof(*nv));
+
+		if (!nv) {
+			u->rc = -ENOMEM;
+			return;
+		}
+		u->v = nv;
+		u->cap = cap;
+	}
+	c = malloc(len * cpb * sizeof(*c));
+	if (!c) {
+		u->rc = -ENOMEM;
+		return;
+	}
+	memcpy(c, crcs, len * cpb * sizeof(*c));
+	u->v[u->n++] = (struct ext){lblk, pblk, len, c};
+}
+
+/* Before an op changes on's map in [lo, lo + len): keep what is there for a rollback. */
+static int xl_undo_save(struct xl *x, struct onode *on, uint64_t lo, uint64_t len)
+{
+	struct undo *nu = realloc(x->undos, (x->nundos + 1) * sizeof(*nu));
+
+	if (!nu)
+		return x->rc = -ENOMEM;
+	x->undos = nu;
+	nu = &x->undos[x->nundos++];
+	*nu = (struct undo){.on = on, .lo = lo, .hi = lo + len};
+	extmap_walk(&on->rec.map, lo, len, xl_undo_piece, nu);
+	if (nu->rc && x->rc == 0)
+		x->rc = nu->rc;
+	return nu->rc;
+}
+
+static void xl_undo_free(struct xl *x)
+{
+	for (unsigned int i = 0; i < x->nundos; i++) {
+		for (uint32_t j = 0; j < x->undos[i].n; j++)
+			free(x->undos[i].v[j].crcs);
+		free(x->undos[i].v);
+	}
+	free(x->undos);
+	x->undos = NULL;
+	x->nundos = 0;
 }
 
 /* Take n units from the reservation. */
@@ -322,7 +391,7 @@ static int xl_take(struct xl *x, uint64_t n, struct alloc_run *runs, unsigned in
 			return -ENOSPC; /* reservation estimate was short: a bug */
 		p = &x->pool[0];
 		k = p->len < n ? p->len : n;
-		runs[nr++] = (struct alloc_run){ p->start, k };
+		runs[nr++] = (struct alloc_run){p->start, k};
 		p->start += k;
 		p->len -= k;
 		n -= k;
@@ -335,8 +404,7 @@ static int xl_take(struct xl *x, uint64_t n, struct alloc_run *runs, unsigned in
 	return 0;
 }
 
-static void xl_free_cb(void *arg, uint64_t lblk, uint64_t pblk, uint64_t len,
-		       const uint32_t *crcs)
+static void xl_free_cb(void *arg, uint64_t lblk, uint64_t pblk, uint64_t len, const uint32_t *crcs)
 {
 	struct xl *x = arg;
 
@@ -368,8 +436,10 @@ static int xl_read_unit(struct xl *x, struct onode *on, uint64_t lblk, uint8_t *
 	}
 	for (uint32_t i = 0; i < st->cpb; i++) {
 		if (crc32c(0, dst + i * STORE_CSUM_BLOCK, STORE_CSUM_BLOCK) != crcs[i]) {
-			store_err(st, "pg %llx object %s: crc mismatch at offset %llu (unit %llu) "
-				  "during read-modify-write", (unsigned long long)on->pg, on->name,
+			store_err(st,
+				  "pg %llx object %s: crc mismatch at offset %llu (unit %llu) "
+				  "during read-modify-write",
+				  (unsigned long long)on->pg, on->name,
 				  (unsigned long long)(lblk * st->sb.unit + i * STORE_CSUM_BLOCK),
 				  (unsigned long long)pblk);
 			return -WEFT_E_CORRUPT;
@@ -436,6 +506,7 @@ static int xl_write(struct xl *x, struct onode *on, uint64_t off, uint64_t len, 
 	if (rc != 0)
 		goto out;
 	extmap_walk(&on->rec.map, u0, n, xl_free_cb, x);
+	xl_undo_save(x, on, u0, n);
 	put_obj(x, POP_WRITE, on->pg, on->name);
 	put64(x, size);
 	put64(x, u0);
@@ -502,6 +573,7 @@ static int xl_zero(struct xl *x, struct onode *on, uint64_t off, uint64_t len)
 
 	if (ua < ub) {
 		extmap_walk(&on->rec.map, ua, ub - ua, xl_free_cb, x);
+		xl_undo_save(x, on, ua, ub - ua);
 		put_obj(x, POP_PUNCH, on->pg, on->name);
 		put64(x, ua);
 		put64(x, ub - ua);
@@ -529,6 +601,7 @@ static int xl_truncate(struct xl *x, struct onode *on, uint64_t size)
 	if (size < old) {
 		if (first < maxb) {
 			extmap_walk(&on->rec.map, first, maxb - first, xl_free_cb, x);
+			xl_undo_save(x, on, first, maxb - first);
 			put_obj(x, POP_PUNCH, on->pg, on->name);
 			put64(x, first);
 			put64(x, maxb - first);
@@ -566,6 +639,7 @@ static int xl_op(struct xl *x, struct tx_op *op)
 	case TX_REMOVE:
 		if (on->exists)
 			extmap_walk(&on->rec.map, 0, UINT64_MAX / 2, xl_free_cb, x);
+		xl_undo_save(x, on, 0, UINT64_MAX / 2);
 		put_obj(x, POP_REMOVE, op->pg, op->name);
 		break;
 	case TX_SETATTR:
@@ -600,9 +674,9 @@ static int tx_take(struct store *st, uint64_t units, uint64_t keep, struct xl *x
 {
 	if (units > 0 && st->live.nfree < units + keep)
 		return -ENOSPC;
-	return alloc_take(&st->live, units, x->pool,
-			  units < STORE_MAX_RUNS ? (unsigned int)(units ? units : 1) : STORE_MAX_RUNS,
-			  &x->npool);
+	return alloc_take(
+	    &st->live, units, x->pool,
+	    units < STORE_MAX_RUNS ? (unsigned int)(units ? units : 1) : STORE_MAX_RUNS, &x->npool);
 }
 
 /* Units a transaction may need, and a bound on its WAL body. */
@@ -625,10 +699,11 @@ static void tx_estimate(const struct store *st, const struct store_tx *tx, uint6
 		/* metadata ops: exactly what xl_op puts (an activation carries thousands) */
 		if (op->kind == TX_LOG || op->kind == TX_TRIM || op->kind == TX_SETATTR ||
 		    op->kind == TX_RMATTR) {
-			size_t nl = op->name ? strlen(op->name) : 0, kl = op->key ? strlen(op->key) : 0;
+			size_t nl = op->name ? strlen(op->name) : 0,
+			       kl = op->key ? strlen(op->key) : 0;
 
-			body += op->kind == TX_LOG	? 21 + op->len
-				: op->kind == TX_TRIM	? 17
+			body += op->kind == TX_LOG	 ? 21 + op->len
+				: op->kind == TX_TRIM	 ? 17
 				: op->kind == TX_SETATTR ? 2 * (11 + nl) + 6 + kl + op->len
 							 : 13 + nl + kl;
 			continue;
@@ -652,13 +727,36 @@ static void xl_rollback(struct xl *x)
 
 	/* Data writes into the units being returned must land before anyone reuses them. */
 	store_drain_data(st);
+	for (unsigned int i = x->nundos; i-- > 0;) {
+		struct undo *u = &x->undos[i];
+		struct extmap *m = &u->on->rec.map;
+		int rc;
+
+		if (u->rc)
+			continue; /* its op never ran: xl_apply refuses once x->rc is set */
+		rc = extmap_punch(m, u->lo, u->hi - u->lo, NULL, NULL);
+
+		for (uint32_t j = 0; rc == 0 && j < u->n; j++)
+			rc =
+			    extmap_insert(m, u->v[j].lblk, u->v[j].pblk, u->v[j].len, u->v[j].crcs);
+		if (rc != 0)
+			store_fail(st, rc, "transaction rollback");
+	}
 	for (unsigned int i = 0; i < x->nsnaps; i++) {
 		struct snap *s = &x->snaps[i];
 
 		s->on->exists = s->exists;
-		if (onode_rec_decode(&s->on->rec, s->rec, s->len) != 0)
-			store_fail(st, -ENOMEM, "transaction rollback");
+		s->on->whole = s->whole;
+		s->on->shards = s->shards;
+		s->on->rec.size = s->size;
+		s->on->rec.version = s->version;
+		s->on->ndirty = 0;
 	}
+	/* their maps shrank back: the cache's byte count follows (store_onode_trim) */
+	for (unsigned int i = 0; i < x->nundos; i++)
+		store_onode_account(st, x->undos[i].on);
+	for (unsigned int i = 0; i < x->nsnaps; i++)
+		store_onode_account(st, x->snaps[i].on);
 	while (st->nfrees > 0 && st->frees[st->nfrees - 1].seq == t->seq)
 		st->nfrees--;
 	for (unsigned int i = 0; i < t->nallocs; i++)
@@ -682,7 +780,7 @@ static void xl_adopt_borrowed(struct xl *x, struct store_tx *tx)
 
 int store_tx_submit(struct store *st, struct store_tx *tx, store_commit_cb cb, void *arg)
 {
-	struct xl x = { .st = st };
+	struct xl x = {.st = st};
 	uint64_t units, body, keep;
 	struct store_txc *t;
 	int rc;
@@ -718,7 +816,8 @@ int store_tx_submit(struct store *st, struct store_tx *tx, store_commit_cb cb, v
 		if (rc == -ENOSPC && clock_now_ms() - st->reserve_log_ms >= 10000) {
 			/* once per 10 s: a full store refuses every write, not just one */
 			st->reserve_log_ms = clock_now_ms();
-			store_warn(st, "no space for a transaction needing %llu units (%llu free, "
+			store_warn(st,
+				   "no space for a transaction needing %llu units (%llu free, "
 				   "%llu kept for removes and metadata; %llu refused so far)",
 				   (unsigned long long)units, (unsigned long long)st->live.nfree,
 				   (unsigned long long)keep,
@@ -764,9 +863,8 @@ out_pool:
 	for (unsigned int i = 0; i < x.npool; i++)
 		alloc_mark(&st->live, x.pool[i].start, x.pool[i].len, false);
 	free(x.pool);
-	for (unsigned int i = 0; i < x.nsnaps; i++)
-		free(x.snaps[i].rec);
 	free(x.snaps);
+	xl_undo_free(&x);
 	while (x.borrowed) { /* failed submit: the buffers stay the caller's */
 		struct store_buf *b = x.borrowed;
 

@@ -33,12 +33,17 @@ static uint32_t wal_rec_crc(const uint8_t *rec, size_t total, uint32_t nonce)
 }
 
 void wal_rec_seal(uint8_t *rec, uint64_t lsn, uint32_t ntx, uint64_t first_seq, size_t len,
-		  uint32_t nonce)
+		  uint32_t depth, uint32_t nonce)
 {
 	size_t total = wal_rec_size(len);
 	struct wal_hdr h = {
-		.magic = WAL_MAGIC, .lsn = lsn, .type = WAL_TYPE_BATCH,
-		.len = (uint32_t)len, .ntx = ntx, .first_seq = first_seq,
+	    .magic = WAL_MAGIC,
+	    .lsn = lsn,
+	    .type = WAL_TYPE_BATCH,
+	    .len = (uint32_t)len,
+	    .ntx = ntx,
+	    .depth = depth,
+	    .first_seq = first_seq,
 	};
 
 	memset(rec + WAL_HDR_SIZE + len, 0, total - WAL_HDR_SIZE - len);
@@ -149,7 +154,8 @@ static int wal_scan_try(struct wal_scan *s, uint64_t v, struct wal_hdr *h)
 	if (h->magic != WAL_MAGIC || h->lsn != s->lsn)
 		return 0;
 	total = wal_rec_size(h->len);
-	if (h->type != WAL_TYPE_BATCH || total > s->size - phys) {
+	if (h->type != WAL_TYPE_BATCH || total > s->size - phys || h->depth > WAL_DEPTH_MAX ||
+	    h->depth >= h->lsn) {
 		s->stop = WAL_STOP_BADHDR;
 		s->stop_vpos = v;
 		return -EAGAIN;
@@ -175,22 +181,50 @@ static int wal_scan_try(struct wal_scan *s, uint64_t v, struct wal_hdr *h)
 	return 1;
 }
 
+/*
+ * The writer put the record for s->lsn at the current position, or at 0 of
+ * the next lap when it did not fit. A damaged record with the expected LSN
+ * at the first place is not the end yet: it may be a torn record left past
+ * the end of the log by an earlier crash (batches in flight) whose LSN the
+ * store reused, and the record that took the LSN wrapped to the second
+ * place. A valid record at either place wins; only when neither holds one
+ * does the scan stop, at the first damaged one (and s->stop_alt says the
+ * second is damaged too, so the caller invalidates both).
+ */
 int wal_scan_next(struct wal_scan *s, struct wal_hdr *hdr_out, const uint8_t **payload_out)
 {
-	uint64_t cands[2] = { s->vpos, (s->vpos / s->size + 1) * s->size };
+	uint64_t cands[2] = {s->vpos, (s->vpos / s->size + 1) * s->size};
 	unsigned int ncand = s->vpos % s->size == 0 ? 1 : 2;
+	enum wal_stop bad = WAL_STOP_NONE;
+	uint64_t bad_vpos = 0, bad_dropped = 0;
 
 	if (s->stop != WAL_STOP_NONE)
 		return 0;
+	s->stop_alt = false;
 	for (unsigned int i = 0; i < ncand; i++) {
 		struct wal_hdr h;
 		int rc = wal_scan_try(s, cands[i], &h);
 
-		if (rc == -EAGAIN)
-			return 0; /* the writer put this LSN here, and it is damaged */
+		if (rc == -EAGAIN) {
+			/* this LSN, damaged: remember the first, look at the other place */
+			if (bad == WAL_STOP_NONE) {
+				bad = s->stop;
+				bad_vpos = s->stop_vpos;
+				bad_dropped = s->dropped;
+			} else {
+				s->stop_alt = true;
+				s->stop_vpos_alt = cands[i];
+			}
+			s->stop = WAL_STOP_NONE;
+			s->dropped = 0;
+			continue;
+		}
 		if (rc < 0)
 			return rc;
 		if (rc == 1) {
+			if (bad != WAL_STOP_NONE)
+				s->passed_bad++;
+			s->stop_alt = false;
 			s->vpos = cands[i] + wal_rec_size(h.len);
 			s->lsn++;
 			s->records++;
@@ -199,13 +233,18 @@ int wal_scan_next(struct wal_scan *s, struct wal_hdr *hdr_out, const uint8_t **p
 			return 1;
 		}
 	}
+	if (bad != WAL_STOP_NONE) {
+		s->stop = bad;
+		s->stop_vpos = bad_vpos;
+		s->dropped = bad_dropped;
+		return 0;
+	}
 	s->stop = WAL_STOP_EMPTY;
 	return 0;
 }
 
-int wal_scan_probe_beyond(struct wal_scan *s, uint64_t *lsn_out)
+int wal_scan_probe_beyond(struct wal_scan *s, wal_beyond_cb cb, void *arg)
 {
-	uint64_t best = 0;
 	const size_t chunk = 1u << 20;
 	uint8_t *area;
 	int rc = 0;
@@ -225,22 +264,25 @@ int wal_scan_probe_beyond(struct wal_scan *s, uint64_t *lsn_out)
 			size_t total;
 
 			memcpy(&h, area + b, sizeof(h));
-			if (h.magic != WAL_MAGIC || h.lsn <= s->lsn || h.lsn <= best ||
+			if (h.magic != WAL_MAGIC || h.lsn <= s->lsn ||
 			    h.lsn - s->lsn > (1ull << 40))
 				continue;
 			total = wal_rec_size(h.len);
-			if (total > s->size - (off + b) || wal_grow(s, total) != 0)
+			if (total > s->size - (off + b)) {
+				rc = cb(arg, &h, off + b, false); /* impossible length */
 				continue;
-			rc = wal_pread(s->fd, s->buf, total, s->base + off + b);
-			if (rc == -ENODATA)
-				rc = 0;
-			else if (rc == 0 && wal_rec_crc(s->buf, total, s->nonce) == h.crc)
-				best = h.lsn;
+			}
+			rc = wal_grow(s, total);
+			if (rc == 0)
+				rc = wal_pread(s->fd, s->buf, total, s->base + off + b);
+			if (rc == -ENODATA) /* runs past the end of a truncated file: torn */
+				rc = cb(arg, &h, off + b, false);
+			else if (rc == 0)
+				rc = cb(arg, &h, off + b,
+					wal_rec_crc(s->buf, total, s->nonce) == h.crc);
 		}
 	}
 	free(area);
-	if (rc == 0)
-		*lsn_out = best;
 	return rc;
 }
 
@@ -251,6 +293,7 @@ void wal_scan_drop_last(struct wal_scan *s, uint64_t vstart, const struct wal_hd
 	s->records--;
 	s->stop = WAL_STOP_BADDATA;
 	s->stop_vpos = vstart;
+	s->stop_alt = false;
 	s->dropped = wal_rec_size(h->len);
 }
 
@@ -266,7 +309,8 @@ const char *wal_stop_name(enum wal_stop stop)
 	case WAL_STOP_BADHDR:
 		return "bad header";
 	case WAL_STOP_BADDATA:
-		return "out-of-line data of the last record failed its crc (never acknowledged)";
+		return "out-of-line data of a record not proven durable failed its crc (never "
+		       "acknowledged)";
 	}
 	return "?";
 }
