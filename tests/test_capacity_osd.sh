@@ -235,7 +235,9 @@ full)
 	# the way out: the bench objects go, the bits clear, writes are accepted again
 	"$CWEFT" bench rbd cleanup --run-name fill -c "$CONF" > "$DIR/cleanup.out" 2>&1 ||
 		{ tail -n 3 "$DIR/cleanup.out"; fail "removing the bench objects on a full cluster"; }
-	wait_for 60 "the full bits cleared" sh -c "! $CWEFT health -c $CONF --format json | jq -e '.checks[] | select(.code == \"OSD_FULL\")' > /dev/null"
+	# every OSD's freed space reported, not only the full bits gone: an OSD still
+	# backfillfull at 93 % (its frees not in its report yet) refilled under the writer
+	wait_for 60 "the full bits cleared and every OSD's space came back" sh -c "! $CWEFT health -c $CONF --format json | jq -e '.checks[] | select(.code == \"OSD_FULL\" or .code == \"OSD_BACKFILLFULL\" or .code == \"OSD_NEARFULL\")' > /dev/null"
 	writer 5 4 2000 65536
 	grep -q "writer done: [0-9]* acknowledged writes, 0 failed" "$DIR/writer.out" ||
 		fail "writes after the removes failed: $(tail -n 1 "$DIR/writer.out")"
