@@ -238,6 +238,47 @@ static void test_data_before_accept(void **state)
 }
 
 /*
+ * An outgoing connection bound to a local address (the OSDs bind theirs to
+ * the cluster address) must not hold its source port against a listener: a
+ * daemon on the same address that starts later and listens on that port
+ * must get it (CI once failed an OSD start with EADDRINUSE on its port).
+ */
+static void test_source_port_not_held(void **state)
+{
+	struct fab_domain *da, *db;
+	struct fh_side a, b, *both[2] = { &a, &b };
+	struct fab_listener *l, *l2 = NULL;
+	struct fab_ep *ea;
+	struct fab_cqe cqe;
+	const char *local, *colon;
+	char addr[64];
+
+	if (strcmp(fh_backend, "tcp"))
+		skip(); /* source ports are TCP's; RDMA CM ports live elsewhere */
+	da = fh_domain_open(MSG, CREDITS, SQ);
+	db = fh_domain_open(MSG, CREDITS, SQ);
+	assert_non_null(da);
+	assert_non_null(db);
+	fh_side_init(&a, da);
+	fh_side_init(&b, db);
+	snprintf(addr, sizeof(addr), "%s:0", fh_ip());
+	assert_int_equal(fab_listen(db, addr, NULL, &l), 0);
+	snprintf(addr, sizeof(addr), "%s:%u", fh_ip(), fab_listener_port(l));
+	assert_int_equal(fab_connect(da, addr, fh_ip(), NULL, &ea), 0);
+	assert_true(fh_wait(both, 2, &a, FAB_EV_CONNECTED, ea, &cqe));
+	assert_int_equal(cqe.status, 0);
+	local = fab_ep_local_addr(ea);
+	colon = strrchr(local, ':');
+	assert_non_null(colon);
+	assert_true(atoi(colon + 1) > 0);
+	snprintf(addr, sizeof(addr), "%s:%d", fh_ip(), atoi(colon + 1));
+	assert_int_equal(fab_listen(db, addr, NULL, &l2), 0);
+	fab_listener_close(l2);
+	fh_side_fini(&a);
+	fh_side_fini(&b);
+}
+
+/*
  * A slow receiver: it holds every buffer. The sender must stop at exactly
  * the credit window, and resume as buffers come back, losing nothing.
  */
@@ -1062,6 +1103,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_connect_refused),
 		cmocka_unit_test(test_send_ordering),
 		cmocka_unit_test(test_data_before_accept),
+		cmocka_unit_test(test_source_port_not_held),
 		cmocka_unit_test(test_credits_slow_receiver),
 		cmocka_unit_test(test_credits_both_ways),
 		cmocka_unit_test(test_write_read_sizes),

@@ -20,6 +20,7 @@
 # Ports PORT..PORT+99 (scripts/cluster-lib.sh lays out 30 OSDs there).
 set -u
 CASE=$1 PORT=$2 MON=$3 OSD=$4 WEFT=$5 IO=$6
+INACTIVE="" # the PGs not active, once the test has asked (fail() names one)
 MS=tcp NMON=1 NOSD=31 POOL=rbd POOL_SIZE=2 POOL_MIN_SIZE=1 PG_NUM=64
 command -v jq > /dev/null || { echo "SKIP: jq not installed"; exit 77; }
 

@@ -150,6 +150,24 @@ static void tcp_ep_names(struct tcp_ep *ep)
 		fab_addr_format(&ss, ep->base.peer_addr, sizeof(ep->base.peer_addr));
 }
 
+/*
+ * An outgoing connection bound to this node's cluster address takes an
+ * ephemeral port on that address. Without these two options it holds the port
+ * the way a bind() does: a daemon on the same address that starts later and
+ * listens on that port fails with EADDRINUSE (seen in CI: an OSD could not
+ * listen on its cluster port because another OSD's connection held it).
+ * IP_BIND_ADDRESS_NO_PORT leaves the port to connect(), which skips ports
+ * that listeners hold; SO_REUSEADDR lets a listener bind a port that only a
+ * connected socket uses. Best effort: without them we are as before.
+ */
+static void tcp_ep_bind_shared(int fd)
+{
+	int one = 1;
+
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
+}
+
 int tcp_ep_connect(struct fab_domain *dom, const char *addr, const char *local_addr, void *ctx,
 		   struct fab_ep **ep_out)
 {
@@ -174,6 +192,8 @@ int tcp_ep_connect(struct fab_domain *dom, const char *addr, const char *local_a
 		return rc;
 	}
 	tcp_sock_tune(td, fd);
+	if (local_addr && local_addr[0])
+		tcp_ep_bind_shared(fd);
 	if (local_addr && local_addr[0] && bind(fd, (struct sockaddr *)&ls, llen) < 0) {
 		rc = -errno;
 		fab_log_err(dom, "connect %s: bind to %s: %s", addr, local_addr, strerror(errno));
