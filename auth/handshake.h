@@ -44,6 +44,12 @@
 #define AUTH_FSID_LEN	     16
 #define AUTH_ADDR_MAX	     64	  /* "[v6]:port" with room */
 #define AUTH_TICKET_WIRE_MAX 4096 /* a sealed ticket in HELLO */
+/*
+ * The entity an OSD proves to be in a TICKET handshake: not one OSD but
+ * whoever holds the service keys that open the ticket (as "mon." is
+ * whoever holds the monitors' key). Valid only as a handshake's entity.
+ */
+#define AUTH_OSD_SERVICE "osd."
 #define AUTH_PRELUDE_LEN     32	  /* SHA-256 of the bytes before the handshake */
 
 enum auth_method {

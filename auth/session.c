@@ -86,23 +86,41 @@ static void auth_sess_name(char dst[AUTH_ENTITY_MAX], const char *src)
 
 /* ---------------------------------------------------------------- client */
 
-int auth_sess_client_start(struct auth_sess *s, const char *entity, const struct auth_key *key,
-			   const char *server, void *out, size_t cap, size_t *len_out)
+static int auth_sess_client_begin(struct auth_sess *s, const char *entity,
+				  const struct auth_key *key, const void *ticket,
+				  uint32_t ticket_len, const char *server, void *out, size_t cap,
+				  size_t *len_out)
 {
 	struct auth_hs_bind b = {0};
 	int rc;
 
 	auth_sess_init(s);
 	s->role = AUTH_ROLE_CLIENT;
-	b.method = AUTH_METHOD_KEY;
+	b.method = ticket != NULL ? AUTH_METHOD_TICKET : AUTH_METHOD_KEY;
 	auth_sess_name(b.client, entity);
 	auth_sess_name(b.server, server);
-	rc = auth_hs_client_start(&s->hs, &b, key, NULL, 0, out, cap, len_out);
+	rc = auth_hs_client_start(&s->hs, &b, key, ticket, ticket_len, out, cap, len_out);
 	if (rc != 0)
 		return auth_sess_fail(s, rc);
 	auth_sess_name(s->peer, server);
 	s->state = AUTH_SESS_C_HELLO;
 	return 0;
+}
+
+int auth_sess_client_start(struct auth_sess *s, const char *entity, const struct auth_key *key,
+			   const char *server, void *out, size_t cap, size_t *len_out)
+{
+	return auth_sess_client_begin(s, entity, key, NULL, 0, server, out, cap, len_out);
+}
+
+int auth_sess_client_start_ticket(struct auth_sess *s, const char *entity, const void *ticket,
+				  uint32_t ticket_len, const struct auth_key *ticket_key,
+				  const char *server, void *out, size_t cap, size_t *len_out)
+{
+	if (ticket == NULL || ticket_len == 0)
+		return -EINVAL;
+	return auth_sess_client_begin(s, entity, ticket_key, ticket, ticket_len, server, out, cap,
+				      len_out);
 }
 
 int auth_sess_client_challenge(struct auth_sess *s, const struct auth_sess_conn *conn,
@@ -163,16 +181,7 @@ int auth_sess_server_hello(struct auth_sess *s, const void *msg, size_t len, str
 	rc = auth_hs_hello_decode(msg, len, err, &h);
 	if (rc != 0)
 		return auth_sess_fail(s, rc);
-	if (h.method != AUTH_METHOD_KEY) {
-		proto_err_set(err, NULL,
-			      "auth_hello: method %u (ticket) is not served on this "
-			      "connection",
-			      h.method);
-		return auth_sess_fail(s, -EPROTONOSUPPORT);
-	}
-	h.ticket = NULL; /* a view into msg */
-	h.ticket_len = 0;
-	s->hello = h;
+	s->hello = h; /* the ticket, if any, is a view into msg: the caller copies it */
 	auth_sess_name(s->peer, h.client);
 	s->state = AUTH_SESS_S_HELLO;
 	return 0;

@@ -77,7 +77,7 @@ struct auth_sess {
 	enum auth_role role;
 	enum auth_sess_state state;
 	struct auth_hs hs;
-	struct auth_hs_hello hello;   /* server: the client's HELLO (ticket view cleared) */
+	struct auth_hs_hello hello;   /* server: the client's HELLO (its ticket: a stale view) */
 	char peer[AUTH_ENTITY_MAX];   /* the peer's entity: verified once OPEN */
 	struct auth_caps caps;	      /* server: the peer's caps, from its keys */
 	uint64_t valid_until_us;      /* 0, or when the key this session used stops (rotation) */
@@ -103,6 +103,14 @@ int auth_sess_prelude(const void *client, size_t clen, const void *server, size_
 int auth_sess_client_start(struct auth_sess *s, const char *entity, const struct auth_key *key,
 			   const char *server, void *out, size_t cap, size_t *len_out);
 /*
+ * Client, method TICKET (to an OSD): HELLO as entity presenting the sealed
+ * ticket a monitor granted; the proofs are under the ticket's session key,
+ * which only the monitors and the holders of the service keys can know.
+ */
+int auth_sess_client_start_ticket(struct auth_sess *s, const char *entity, const void *ticket,
+				  uint32_t ticket_len, const struct auth_key *ticket_key,
+				  const char *server, void *out, size_t cap, size_t *len_out);
+/*
  * Client: CHALLENGE in (with the connection's facts, known by now), PROOF
  * out; the session key is derived and frames may be sent MAC'd. -EACCES
  * when the server is not whom we asked for or reflects our nonce.
@@ -114,8 +122,10 @@ int auth_sess_client_challenge(struct auth_sess *s, const struct auth_sess_conn 
 int auth_sess_client_done(struct auth_sess *s, const void *msg, size_t len, struct proto_err *err);
 
 /*
- * Server: HELLO in; s->hello.client is the entity it claims (unverified).
- * -EBADMSG (malformed), -EPROTONOSUPPORT (a ticket: not served here).
+ * Server: HELLO in; s->hello.client is the entity it claims (unverified),
+ * s->hello.method how it proves it. With method TICKET, s->hello.ticket
+ * points into msg (valid during this call only: the caller copies it, and
+ * refuses the method where it serves no tickets). -EBADMSG (malformed).
  */
 int auth_sess_server_hello(struct auth_sess *s, const void *msg, size_t len, struct proto_err *err);
 /*

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "auth/ticket.h"
+#include "auth/session.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -623,4 +624,35 @@ bool auth_ticket_holder_valid(const struct auth_ticket_holder *h, uint64_t now_u
 void auth_ticket_holder_clear(struct auth_ticket_holder *h)
 {
 	OPENSSL_cleanse(h, sizeof(*h));
+}
+
+int auth_ticket_accept(const struct auth_svc_keys *sk, const void *sealed, size_t len,
+		       const char *claimed, uint64_t now_us, struct auth_sess_keys *keys_out,
+		       uint64_t *expires_us, char *why, size_t whycap)
+{
+	struct auth_ticket tk;
+	struct proto_err err = {0};
+	int rc;
+
+	rc = auth_ticket_unseal(sk, sealed, len, now_us, &err, &tk);
+	if (rc == -ENOKEY) {
+		snprintf(why, whycap, "%s", err.msg);
+		return rc;
+	}
+	if (rc != 0) {
+		snprintf(why, whycap, "its ticket does not open: %s", err.msg);
+		return -EACCES;
+	}
+	if (strcmp(tk.entity, claimed) != 0) {
+		snprintf(why, whycap, "it presents a ticket issued to %s", tk.entity);
+		OPENSSL_cleanse(&tk, sizeof(tk));
+		return -EACCES;
+	}
+	memset(keys_out, 0, sizeof(*keys_out));
+	keys_out->key[0] = tk.session;
+	keys_out->nkeys = 1;
+	keys_out->caps = tk.caps;
+	*expires_us = tk.expires_us;
+	OPENSSL_cleanse(&tk, sizeof(tk));
+	return 0;
 }

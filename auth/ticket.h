@@ -155,6 +155,19 @@ int auth_ticket_unseal(const struct auth_svc_keys *sk, const void *buf, size_t l
 		       struct proto_err *err, struct auth_ticket *t_out);
 
 /*
+ * An OSD's check of the ticket a peer presents in a TICKET hello while
+ * claiming to be claimed: open it with the service keys at now_us, check it
+ * was issued to claimed, and give its session key and caps as the keys the
+ * handshake proves (keys_out) and its expiry. 0; -ENOKEY: sealed under a key
+ * id sk lacks (fetch the keys again); -EACCES: forged, expired, retired past
+ * its grace, or another entity's; why: one line.
+ */
+struct auth_sess_keys;
+int auth_ticket_accept(const struct auth_svc_keys *sk, const void *sealed, size_t len,
+		       const char *claimed, uint64_t now_us, struct auth_sess_keys *keys_out,
+		       uint64_t *expires_us, char *why, size_t whycap);
+
+/*
  * The grant: what the monitor sends a client after the handshake, over its
  * session: the sealed ticket, and the ticket's session key and expiry
  * sealed under the connection's seal key (auth_sess_seal_key, so only

@@ -13,6 +13,8 @@
 #include "client/client_debug.h"
 #include "client/client_int.h"
 #include "client/client_loop.h"
+#include "auth/handshake.h"
+#include "auth/policy.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/version.h"
@@ -20,6 +22,8 @@
 
 /* How often the mon client runs without traffic: its request deadlines, resends and hunting. */
 #define CLIENT_MONC_TICK_US 20000u
+
+static int client_auth_start(struct weft_cluster *cl);
 
 static void client_monc_progress(struct weft_cluster *cl)
 {
@@ -144,6 +148,9 @@ int weft_connect(const char *conf_path, const char *name, struct weft_cluster **
 		goto err_monc;
 	}
 	cl->epoch = monc_map(cl->monc)->epoch;
+	rc = client_auth_start(cl);
+	if (rc != 0)
+		goto err_monc;
 	*cl_out = cl;
 	return 0;
 err_monc:
@@ -347,6 +354,44 @@ static const struct msgr_ops client_conn_ops = {
     /* no write_imm_cb: OSDs write read data with plain one-sided writes */
 };
 
+/*
+ * Where the conf wants clients to authenticate, our OSD connections present
+ * a ticket the monitors grant us (docs/security.md); wait for the first one
+ * (a client whose key has no osd caps gets none: its OSD ops fail then).
+ */
+static int client_auth_start(struct weft_cluster *cl)
+{
+	struct auth_policy pol;
+	struct msgr_auth a = {0};
+	uint64_t deadline;
+	int rc;
+
+	auth_policy_from_conf(cl->conf, &pol);
+	if (!pol.client)
+		return 0;
+	a.entity = cl->name;
+	a.server = AUTH_OSD_SERVICE;
+	a.ticket = monc_ticket_get;
+	a.ticket_arg = cl->monc;
+	a.fsid = conf_get_str(cl->conf, CONF_FSID);
+	rc = msgr_auth_add(cl->msgr, &a, &cl->osd_auth);
+	if (rc == 0)
+		rc = monc_ticket_want(cl->monc, cl->conf, true, false);
+	if (rc != 0) {
+		log_error("client", "%s: cannot set up authentication: %s", cl->name,
+			  weft_strerror(rc));
+		return rc;
+	}
+	deadline = clock_now_ms() + cl->op_timeout_ms;
+	while (!monc_ticket_ready(cl->monc) && monc_ticket_error(cl->monc) == 0 &&
+	       clock_now_ms() < deadline)
+		monc_wait(cl->monc, 20);
+	if (!monc_ticket_ready(cl->monc))
+		log_warn("client", "%s: no ticket for the OSDs from the monitors: %s", cl->name,
+			 weft_strerror(monc_ticket_error(cl->monc) ?: -ETIMEDOUT));
+	return 0;
+}
+
 struct client_conn *client_conn_get(struct weft_cluster *cl, uint32_t osd, const char *addr)
 {
 	struct client_conn *c;
@@ -355,11 +400,19 @@ struct client_conn *client_conn_get(struct weft_cluster *cl, uint32_t osd, const
 	for (c = cl->conns; c; c = c->next)
 		if (c->osd == osd && !c->failed && !c->refused && !strcmp(c->addr, addr))
 			return c;
+	if (cl->osd_auth != NULL && !monc_ticket_ready(cl->monc)) {
+		/* the op is tried again; the mon client asks for the ticket meanwhile */
+		if (!cl->ticket_waited)
+			log_warn("client", "%s: no ticket for the OSDs yet: ops wait for it",
+				 cl->name);
+		cl->ticket_waited = true;
+		return NULL;
+	}
 	c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return NULL;
 	/* our hello goes first, queued behind the connect (msgr/msgr.h) */
-	rc = msgr_connect_ops(cl->msgr, addr, NULL, &client_conn_ops, cl, NULL, c, &c->mc);
+	rc = msgr_connect_ops(cl->msgr, addr, NULL, &client_conn_ops, cl, cl->osd_auth, c, &c->mc);
 	if (rc != 0) {
 		log_warn("client", "%s: connect to osd.%u at %s: %s", cl->name, osd, addr,
 			 weft_strerror(rc));

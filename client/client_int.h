@@ -105,6 +105,9 @@ struct weft_cluster {
 	uint64_t resends;	  /* ops sent again (stale epoch, primary change, failure) */
 	uint64_t instance; /* this handle's instance (client_fence.c), the hello's nonce */
 	bool blocklisted;  /* an OSD refused us as blocklisted, or a map listed us: sticky */
+	/* our OSD connections present the monitors' ticket (client_auth_start); NULL: plain */
+	const struct msgr_auth_cfg *osd_auth;
+	bool ticket_waited; /* "no ticket yet" was logged */
 };
 
 /* client.c */

@@ -192,6 +192,28 @@ struct msgr_auth {
 	/* Refuse an accepted peer that does not authenticate, by what its hello claims. */
 	bool require_daemons, require_clients;
 	const char *fsid; /* the conf's fsid (a UUID); NULL or "": none */
+	/*
+	 * Tickets (auth/ticket.h; an OSD's connections). Connections we open
+	 * present a ticket when ticket is set (key may then be NULL): it gives
+	 * the sealed ticket (copied at once) and its session key: 0, or
+	 * -EAGAIN when there is none yet (the connection then fails with it).
+	 */
+	int (*ticket)(void *arg, const uint8_t **sealed, uint32_t *len, struct auth_key *key_out);
+	void *ticket_arg;
+	/*
+	 * Connections we accept may present one when ticket_open is set: open
+	 * the sealed ticket for the entity the peer claims, keys_out taking its
+	 * session key and caps and *expires_us its expiry: 0; -EAGAIN (cannot
+	 * tell yet: no service key that opens it here, asked again for
+	 * MSGR_AUTH_LOOKUP_WAIT_MS); any other -errno refuses the peer with
+	 * why (one line). Sessions opened with a ticket end when it expires if
+	 * ticket_expire is set (the peer reconnects with its renewed ticket).
+	 */
+	int (*ticket_open)(void *arg, const void *sealed, size_t len, const char *claimed,
+			   struct auth_sess_keys *keys_out, uint64_t *expires_us, char *why,
+			   size_t whycap);
+	void *ticket_open_arg;
+	bool ticket_expire;
 };
 
 /*

@@ -29,6 +29,14 @@ struct msgr_auth_cfg {
 	void *lookup_arg;
 	bool require_daemons, require_clients;
 	uint8_t fsid[AUTH_FSID_LEN];
+	/* tickets (msgr.h): presented on connections we open, opened on those we accept */
+	int (*ticket)(void *arg, const uint8_t **sealed, uint32_t *len, struct auth_key *key_out);
+	void *ticket_arg;
+	int (*ticket_open)(void *arg, const void *sealed, size_t len, const char *claimed,
+			   struct auth_sess_keys *keys_out, uint64_t *expires_us, char *why,
+			   size_t whycap);
+	void *ticket_open_arg;
+	bool ticket_expire;
 };
 
 enum msgr_auth_phase {
@@ -55,6 +63,10 @@ struct msgr_auth_link {
 	bool passed;		     /* a frame went to the owner */
 	bool lookup_pending; /* server: the claimed entity is not known (yet): asking again */
 	uint64_t lookup_until_ms;
+	uint8_t *ticket; /* server: the sealed ticket of a TICKET hello, until it is opened */
+	uint32_t ticket_len;
+	uint64_t ticket_expires_us; /* server: the session's ticket expires then (wall clock) */
+	bool ticket_expiry;	    /* expire_ms is the ticket's expiry, not a rotation's grace */
 };
 
 static uint64_t msgr_auth_wall_us(void)
@@ -75,16 +87,20 @@ int msgr_auth_cfg_new(const struct msgr_auth *a, const char *name, struct msgr_a
 		return -ENOMEM;
 	snprintf(cfg->name, sizeof(cfg->name), "%s", name);
 	if (a->entity != NULL && a->entity[0] != '\0') {
-		if (a->key == NULL || a->server == NULL || a->server[0] == '\0') {
+		if ((a->key == NULL && a->ticket == NULL) || a->server == NULL ||
+		    a->server[0] == '\0') {
 			rc = -EINVAL;
 			goto err;
 		}
 		cfg->client = true;
 		snprintf(cfg->entity, sizeof(cfg->entity), "%s", a->entity);
-		cfg->key = *a->key;
+		if (a->key != NULL)
+			cfg->key = *a->key;
 		snprintf(cfg->server, sizeof(cfg->server), "%s", a->server);
+		cfg->ticket = a->ticket;
+		cfg->ticket_arg = a->ticket_arg;
 	}
-	if (a->lookup != NULL) {
+	if (a->lookup != NULL || a->ticket_open != NULL) {
 		if (a->self == NULL || a->self[0] == '\0') {
 			rc = -EINVAL;
 			goto err;
@@ -93,6 +109,9 @@ int msgr_auth_cfg_new(const struct msgr_auth *a, const char *name, struct msgr_a
 		snprintf(cfg->self, sizeof(cfg->self), "%s", a->self);
 		cfg->lookup = a->lookup;
 		cfg->lookup_arg = a->lookup_arg;
+		cfg->ticket_open = a->ticket_open;
+		cfg->ticket_open_arg = a->ticket_open_arg;
+		cfg->ticket_expire = a->ticket_expire;
 	}
 	cfg->require_daemons = a->require_daemons;
 	cfg->require_clients = a->require_clients;
@@ -139,6 +158,7 @@ void msgr_auth_link_free(struct msgr_auth_link *l)
 	if (l == NULL)
 		return;
 	auth_sess_clear(&l->sess);
+	free(l->ticket);
 	free(l);
 }
 
@@ -230,8 +250,21 @@ int msgr_auth_link_start(struct msgr_auth_link *l, const void *hello, size_t len
 	l->hello_ours_len = len;
 	if (!l->initiator || !l->cfg->client)
 		return 0;
-	rc = auth_sess_client_start(&l->sess, l->cfg->entity, &l->cfg->key, l->cfg->server, msg,
-				    sizeof(msg), &mlen);
+	if (l->cfg->ticket != NULL) {
+		const uint8_t *sealed = NULL;
+		struct auth_key tkey;
+		uint32_t tlen = 0;
+
+		rc = l->cfg->ticket(l->cfg->ticket_arg, &sealed, &tlen, &tkey);
+		if (rc == 0)
+			rc = auth_sess_client_start_ticket(&l->sess, l->cfg->entity, sealed, tlen,
+							   &tkey, l->cfg->server, msg, sizeof(msg),
+							   &mlen);
+		auth_key_wipe(&tkey);
+	} else {
+		rc = auth_sess_client_start(&l->sess, l->cfg->entity, &l->cfg->key,
+					    l->cfg->server, msg, sizeof(msg), &mlen);
+	}
 	if (rc == 0)
 		rc = msgr_auth_frame(out, msg, mlen);
 	OPENSSL_cleanse(msg, sizeof(msg));
@@ -309,8 +342,20 @@ static enum msgr_auth_verdict msgr_auth_server_lookup(struct msgr_auth_link *l,
 	size_t mlen;
 	int rc;
 
+	char twhy[MSGR_AUTH_WHY_MAX] = "";
+
 	memset(&keys, 0, sizeof(keys));
-	rc = l->cfg->lookup(l->sess.hello.client, &keys, l->cfg->lookup_arg);
+	if (l->ticket != NULL)
+		rc = l->cfg->ticket_open(l->cfg->ticket_open_arg, l->ticket, l->ticket_len,
+					 l->sess.hello.client, &keys, &l->ticket_expires_us, twhy,
+					 sizeof(twhy));
+	else
+		rc = l->cfg->lookup(l->sess.hello.client, &keys, l->cfg->lookup_arg);
+	if (l->ticket != NULL && rc != 0 && rc != -EAGAIN) {
+		OPENSSL_cleanse(&keys, sizeof(keys));
+		l->lookup_pending = false;
+		return msgr_auth_refuse_peer(l, conn, l->claim, out, twhy);
+	}
 	if ((rc == -ENOENT || rc == -EAGAIN) && clock_now_ms() < l->lookup_until_ms) {
 		l->lookup_pending = true;
 		return MSGR_AUTH_TAKEN;
@@ -318,13 +363,18 @@ static enum msgr_auth_verdict msgr_auth_server_lookup(struct msgr_auth_link *l,
 	l->lookup_pending = false;
 	if (rc == -EAGAIN) {
 		/* Not a refusal of the key: this side cannot judge it yet. */
-		msgr_auth_error_frame(out, -EAGAIN,
-				      "%s: cannot check %s's key yet (catching up); try another "
-				      "monitor",
-				      conn->name, l->claim);
+		if (l->ticket != NULL)
+			msgr_auth_error_frame(out, -EAGAIN,
+					      "%s: cannot open %s's ticket yet (%s); try again",
+					      conn->name, l->claim, twhy);
+		else
+			msgr_auth_error_frame(out, -EAGAIN,
+					      "%s: cannot check %s's key yet (catching up); try "
+					      "another monitor",
+					      conn->name, l->claim);
 		snprintf(out->why, sizeof(out->why),
-			 "%s: peer %s claiming %s: not ready to check its key yet", conn->name,
-			 conn->peer_addr, l->claim);
+			 "%s: peer %s claiming %s: not ready to check its %s yet", conn->name,
+			 conn->peer_addr, l->claim, l->ticket != NULL ? "ticket" : "key");
 		out->status = -EAGAIN;
 		log_info("msgr", "%s", out->why);
 		l->phase = MSGR_AUTH_P_DEAD;
@@ -336,6 +386,10 @@ static enum msgr_auth_verdict msgr_auth_server_lookup(struct msgr_auth_link *l,
 		return msgr_auth_refuse_peer(l, conn, l->claim, out,
 					     rc == -ENOENT ? "no such entity in the auth database"
 							   : "its keys cannot be read");
+	}
+	if (l->ticket != NULL) { /* opened: the copy is not needed any more */
+		free(l->ticket);
+		l->ticket = NULL;
 	}
 	msgr_auth_facts(l, conn, &facts);
 	rc = auth_sess_server_challenge(&l->sess, l->cfg->self, &facts, &keys, &err, msg,
@@ -372,6 +426,35 @@ static enum msgr_auth_verdict msgr_auth_server_hello(struct msgr_auth_link *l,
 				      conn->peer_addr, l->claim, err.msg);
 	}
 	snprintf(l->claim, sizeof(l->claim), "%s", l->sess.hello.client);
+	if (l->sess.hello.method == AUTH_METHOD_TICKET && l->cfg->ticket_open == NULL) {
+		msgr_auth_error_frame(out, -EPROTONOSUPPORT,
+				      "%s: method 2 (ticket) is not served on this connection",
+				      conn->name);
+		return msgr_auth_stop(l, out, MSGR_AUTH_REFUSE, -EPROTONOSUPPORT,
+				      "%s: peer %s claiming %s: method 2 (ticket) is not served "
+				      "on this connection: refused",
+				      conn->name, conn->peer_addr, l->claim);
+	}
+	if (l->sess.hello.method == AUTH_METHOD_KEY && l->cfg->lookup == NULL) {
+		msgr_auth_error_frame(out, -EPROTONOSUPPORT,
+				      "%s: only tickets are served here: ask a monitor for one",
+				      conn->name);
+		return msgr_auth_stop(l, out, MSGR_AUTH_REFUSE, -EPROTONOSUPPORT,
+				      "%s: peer %s claiming %s: offered a key, not a ticket: "
+				      "refused",
+				      conn->name, conn->peer_addr, l->claim);
+	}
+	if (l->sess.hello.method == AUTH_METHOD_TICKET) {
+		l->ticket = malloc(l->sess.hello.ticket_len);
+		if (l->ticket == NULL)
+			return msgr_auth_stop(l, out, MSGR_AUTH_FAIL, -ENOMEM,
+					      "%s: peer %s (%s): out of memory", conn->name,
+					      conn->peer_addr, l->claim);
+		memcpy(l->ticket, l->sess.hello.ticket, l->sess.hello.ticket_len);
+		l->ticket_len = l->sess.hello.ticket_len;
+	}
+	l->sess.hello.ticket = NULL; /* pointed into the frame */
+	l->sess.hello.ticket_len = 0;
 	l->lookup_until_ms = clock_now_ms() + MSGR_AUTH_LOOKUP_WAIT_MS;
 	return msgr_auth_server_lookup(l, conn, out);
 }
@@ -398,7 +481,16 @@ static enum msgr_auth_verdict msgr_auth_server_proof(struct msgr_auth_link *l,
 						 : err.msg);
 	l->phase = MSGR_AUTH_P_OPEN;
 	l->deadline_ms = 0;
-	if (l->sess.valid_until_us != 0) {
+	if (l->ticket_expires_us != 0 && l->cfg->ticket_expire) {
+		uint64_t now = msgr_auth_wall_us();
+		uint64_t left = l->ticket_expires_us > now ? l->ticket_expires_us - now : 0;
+
+		l->expire_ms = clock_now_ms() + left / 1000;
+		l->ticket_expiry = true;
+		log_debug("msgr", "%s: peer %s authenticated as %s with a ticket valid %llu s more",
+			  conn->name, conn->peer_addr, l->sess.peer,
+			  (unsigned long long)(left / 1000000));
+	} else if (l->sess.valid_until_us != 0) {
 		uint64_t now = msgr_auth_wall_us();
 		uint64_t left = l->sess.valid_until_us > now ? l->sess.valid_until_us - now : 0;
 
@@ -566,6 +658,17 @@ enum msgr_auth_verdict msgr_auth_link_tick(struct msgr_auth_link *l,
 				      "closing",
 				      conn->name, conn->peer_addr, l->claim[0] ? l->claim : "?",
 				      MSGR_AUTH_TIMEOUT_MS / 1000);
+	if (l->expire_ms != 0 && now_ms >= l->expire_ms && l->ticket_expiry) {
+		/* not a refusal: the peer reconnects with the ticket it has renewed by now */
+		log_info("msgr", "%s: peer %s (%s): its ticket expired: closing the session",
+			 conn->name, conn->peer_addr, l->sess.peer);
+		out->status = -EKEYEXPIRED;
+		snprintf(out->why, sizeof(out->why), "%s: peer %s (%s): its ticket expired",
+			 conn->name, conn->peer_addr, l->sess.peer);
+		l->phase = MSGR_AUTH_P_DEAD;
+		auth_sess_clear(&l->sess);
+		return MSGR_AUTH_FAIL;
+	}
 	if (l->expire_ms != 0 && now_ms >= l->expire_ms)
 		return msgr_auth_stop(l, out, MSGR_AUTH_FAIL, -EACCES,
 				      "%s: peer %s (%s): the previous key it authenticated with is "
@@ -663,8 +766,10 @@ int msgr_auth_link_verify_bulk(struct msgr_auth_link *l, const struct msgr_auth_
 
 void msgr_auth_link_expire(struct msgr_auth_link *l, uint64_t mono_ms)
 {
-	if (l->phase == MSGR_AUTH_P_OPEN && (l->expire_ms == 0 || mono_ms < l->expire_ms))
+	if (l->phase == MSGR_AUTH_P_OPEN && (l->expire_ms == 0 || mono_ms < l->expire_ms)) {
 		l->expire_ms = mono_ms;
+		l->ticket_expiry = false; /* the key's grace ends first: a refusal */
+	}
 }
 
 const char *msgr_auth_link_entity(const struct msgr_auth_link *l)

@@ -82,6 +82,8 @@ struct osd_conn {
 	uint64_t gen; /* REPLICA: tells a commit callback its connection is still the same */
 	struct osd_peer *peer; /* PEER */
 	uint32_t ops_inflight; /* CLIENT: ops holding this conn */
+	bool auth_logged;      /* an op of it was refused by its caps, and logged */
+	bool auth_ok;	       /* REPLICA: its peer proved to be an OSD (osd_auth_cluster) */
 	/* REPLICA: messages and records held until our map is as new as theirs (osd_pg.c) */
 	struct osd_hold *hold, *hold_tail;
 };
@@ -239,6 +241,10 @@ struct osd {
 	struct fab_domain *dom;
 	struct msgr *msgr; /* every connection of the OSD, the mon client's too (msgr/) */
 	struct msgr_listener *pub_l, *clu_l;
+	/* authentication of our connections (osd_auth.c); NULL: not authenticated */
+	const struct msgr_auth_cfg *auth_pub, *auth_clu, *auth_peer;
+	bool auth_tickets;    /* we check tickets and present ours (auth_cluster_required) */
+	uint64_t auth_denied; /* ops and cluster messages refused by caps */
 	uint32_t nfailed; /* connections marked failed, torn down after the current batch */
 	struct evl *loop; /* the reactor (osd_main.c, docs/evloop.md); NULL outside osd_run */
 	char pub_addr[PROTO_ADDR_MAX + 1], clu_addr[PROTO_ADDR_MAX + 1];
@@ -304,6 +310,18 @@ static inline void osd_hb_rx(struct osd_conn *conn, uint64_t now_ms)
 		osd_hb_peer_alive(conn->osd, conn->peer_id);
 	}
 }
+
+/* osd_auth.c: who may talk to us (docs/security.md) */
+/* The messenger set-ups for our listeners and our connections to peers (after msgr exists). */
+int osd_auth_start(struct osd *osd);
+/* Once the mon client exists: keep our ticket and the service keys from now on. */
+int osd_auth_want(struct osd *osd);
+/* Whether we hold them (we do not boot before: peers could not authenticate us). */
+bool osd_auth_ready(struct osd *osd);
+/* An op on pool by conn's client: 0, or -EACCES (its caps lack r, or w when write). */
+int osd_auth_op(struct osd_conn *conn, const char *pool, bool write);
+/* A cluster message (what) on an accepted connection: 0, or -EACCES (not an OSD: close). */
+int osd_auth_cluster(struct osd_conn *conn, const char *what);
 
 /* osd_net.c */
 int osd_net_start(struct osd *osd);

@@ -36,6 +36,7 @@
 #define OSD_META_OBJ	    "osd_superblock"
 #define OSD_BOOT_TIMEOUT_MS 30000u
 #define OSD_BOOT_RETRY_MS   2000u /* a boot held by noup, or not answered, asks again */
+#define OSD_AUTH_WAIT_MS    200u  /* a boot waiting for our ticket and the service keys */
 
 static volatile sig_atomic_t osd_stop_sig, osd_hup_sig;
 static struct evl *osd_sig_loop; /* woken by the handlers: a sleeping loop sees the flag now */
@@ -186,6 +187,18 @@ static int osd_boot(struct osd *osd)
 	struct proto_osd_boot *b = &boot.osd_boot;
 	const char *host = conf_get_str(osd->conf, CONF_HOST);
 	char hn[64];
+
+	if (!osd_auth_ready(osd)) {
+		/* peers could not check our ticket, nor we theirs: up only once we can */
+		if (!osd->boot_held)
+			log_info("osd", "%s: boot waits for our ticket and the service keys",
+				 osd->name);
+		osd->boot_held = true;
+		osd->boot_retry_ms = clock_now_ms() + OSD_AUTH_WAIT_MS;
+		if (osd->loop != NULL)
+			evl_timer_arm(osd->loop, &osd_rx.boot_retry, OSD_AUTH_WAIT_MS * 1000u, 0);
+		return 0;
+	}
 
 	if (host == NULL || host[0] == '\0') {
 		if (gethostname(hn, sizeof(hn)) != 0)
@@ -723,6 +736,9 @@ int main(int argc, char **argv)
 		}
 		mon_map_free(&saved);
 	}
+	rc = osd_auth_want(&osd);
+	if (rc != 0)
+		goto out_monc;
 	monc_subscribe(osd.monc, osd_map_cb, &osd);
 	signal(SIGTERM, osd_sig);
 	signal(SIGINT, osd_sig);
@@ -732,6 +748,7 @@ int main(int argc, char **argv)
 		rc = osd_run(&osd);
 	log_info("osd", "%s: stopping", osd.name);
 	osd_loop_destroy(&osd);
+out_monc:
 	monc_destroy(osd.monc);
 out_net:
 	osd_metrics_stop(&osd);

@@ -94,9 +94,8 @@ static int osd_listen(struct osd *osd, const char *ip, uint16_t port, const stru
 
 	for (int p = lo; p <= hi; p++) {
 		snprintf(addr, sizeof(addr), "%s:%d", ip, p);
-		/* the OSD's client and cluster connections do not authenticate yet
-		 * (docs/security.md) */
-		rc = msgr_listen_ops(osd->msgr, addr, ops, osd, NULL, l_out);
+		rc = msgr_listen_ops(osd->msgr, addr, ops, osd,
+				     ops == &osd_client_ops ? osd->auth_pub : osd->auth_clu, l_out);
 		if (rc == 0) {
 			snprintf(addr_out, PROTO_ADDR_MAX + 1, "%s", addr);
 			return 0;
@@ -147,6 +146,9 @@ int osd_net_start(struct osd *osd)
 	if (rc != 0)
 		goto err_dom;
 	msgr_rma_handler(osd->msgr, osd_rma_cb, osd);
+	rc = osd_auth_start(osd);
+	if (rc != 0)
+		goto err_msgr;
 	rc = osd_listen(osd, pub_ip, pub_port, &osd_client_ops, &osd->pub_l, osd->pub_addr);
 	if (rc != 0)
 		goto err_msgr;
@@ -242,7 +244,8 @@ struct osd_conn *osd_conn_connect(struct osd *osd, const char *addr, enum osd_co
 	struct osd_conn *c;
 	int rc;
 
-	rc = msgr_connect_ops(osd->msgr, addr, osd->clu_ip, &osd_cluster_ops, osd, NULL, NULL, &mc);
+	rc = msgr_connect_ops(osd->msgr, addr, osd->clu_ip, &osd_cluster_ops, osd, osd->auth_peer,
+			      NULL, &mc);
 	if (rc != 0) {
 		log_warn("osd", "%s: connect to %s: %s", osd->name, addr, weft_strerror(rc));
 		return NULL;
@@ -501,6 +504,10 @@ static void osd_cluster_recv_cb(struct msgr_conn *mc, const struct proto_hdr *hd
 	(void)hdr;
 	if (conn == NULL)
 		return;
+	if (osd_auth_cluster(conn, proto_type_name(msg->type)) != 0) {
+		osd_conn_kill(conn);
+		return;
+	}
 	osd_hb_rx(conn, clock_now_ms());
 	switch (msg->type) {
 	case PROTO_REPL_RING_REQ:
@@ -540,6 +547,10 @@ static void osd_write_imm_cb(struct msgr_conn *mc, uint32_t imm, uint32_t len, v
 	if (conn->kind != OSD_CONN_REPLICA) {
 		log_warn("osd", "%s: %s wrote into our memory on a connection we opened; closing",
 			 osd->name, osd_conn_peer(conn));
+		osd_conn_kill(conn);
+		return;
+	}
+	if (osd_auth_cluster(conn, "a replication record") != 0) {
 		osd_conn_kill(conn);
 		return;
 	}

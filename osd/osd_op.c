@@ -205,6 +205,11 @@ void osd_op_recv(struct osd_conn *conn, uint64_t tid, const struct proto_osd_op 
 	pool = mon_map_pool(&osd->map, m->pool);
 	if (pool == NULL)
 		return osd_reply_now(conn, tid, -ENOENT, 0);
+	/* the caps of the client's ticket (osd_auth.c); READ_LOCAL and STAT only read */
+	n = osd_auth_op(conn, pool->name,
+			m->op != PROTO_OP_READ && m->op != PROTO_OP_READ_LOCAL && m->op != PROTO_OP_STAT);
+	if (n != 0)
+		return osd_reply_now(conn, tid, n, 0);
 	if (m->pg >= pool->pg_num || plc_map_object_pg(pool, m->name, m->name_len) != m->pg ||
 	    m->name_len > STORE_NAME_MAX)
 		return osd_reply_now(conn, tid, -EINVAL, 0);

@@ -220,6 +220,9 @@ int osd_perf_dump(struct osd *osd, struct asok_out *out)
 		    c->repl_records, c->repl_bytes, c->repl_acks, c->replica_records,
 		    c->replica_bytes, c->estale, c->enxio, c->blocked, c->blocklist_refused,
 		    osd->store_pending);
+	/* docs/security.md: whether we check tickets, and ops or cluster messages caps refused */
+	asok_printf(out, "\"auth\": {\"tickets\": %s, \"denied\": %" PRIu64 "}, ",
+		    osd->auth_tickets ? "true" : "false", osd->auth_denied);
 	store_info_get(osd->store, &si);
 	if (store_usage_get(osd->store, &su) != 0)
 		su = (struct store_usage){0};

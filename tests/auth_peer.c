@@ -17,6 +17,11 @@
  *   ticket MON            honest: AUTH_TICKET for the OSDs; the grant must
  *                         open under the session's seal key (exit 3 when
  *                         the monitor refuses, with its line)
+ *   osdticket MON OSD     a ticket from MON (as mode ticket), then to the
+ *                         OSD at OSD (its cluster address): the TICKET
+ *                         handshake (it must pass: the ticket is real),
+ *                         then a PING, a cluster message: a client must be
+ *                         closed on, with no PONG (exit 0 when it is)
  *   boot MON ID           OSD_BOOT for osd.ID
  *   report MON REPORTER TARGET   OSD_FAILURE: REPORTER says TARGET failed
  *   hold MON SECONDS      honest, then a status every 500 ms until the
@@ -254,6 +259,9 @@ struct csess {
 };
 
 /* The version hello, both ways: ours as entity, then theirs. */
+/* The ticket to present instead of the key (osdticket), or NULL. */
+static struct auth_ticket_holder *hello_ticket;
+
 static int sess_hellos(struct csess *c, const char *name, struct record *rec, bool auth)
 {
 	struct proto_hello h;
@@ -268,7 +276,14 @@ static int sess_hellos(struct csess *c, const char *name, struct record *rec, bo
 	if (rc == 0)
 		rc = send_rec(c->r, rec, c->hello, c->hello_len);
 	if (rc == 0 && auth) {
-		rc = auth_sess_client_start(&c->s, entity, &key, "mon.", msg, sizeof(msg), &mlen);
+		if (hello_ticket != NULL)
+			rc = auth_sess_client_start_ticket(&c->s, entity, hello_ticket->ticket,
+							   hello_ticket->ticket_len,
+							   &hello_ticket->key, AUTH_OSD_SERVICE, msg,
+							   sizeof(msg), &mlen);
+		else
+			rc = auth_sess_client_start(&c->s, entity, &key, "mon.", msg, sizeof(msg),
+						    &mlen);
 		if (rc == 0)
 			rc = auth_frame(msg, mlen, fr, sizeof(fr), &flen);
 		if (rc == 0)
@@ -558,6 +573,77 @@ static int mode_ticket(const char *mon)
 	raw_close(&r);
 	auth_sess_clear(&c.s);
 	return rc == 0 ? 0 : 1;
+}
+
+static int mode_osdticket(const char *mon, const char *osd)
+{
+	struct proto_msg m = {.type = PROTO_AUTH_TICKET}, ping = {.type = PROTO_PING};
+	struct auth_ticket_holder h = {0};
+	struct proto_err err = {""};
+	struct auth_key seal;
+	struct raw r, r2 = {0};
+	struct csess c, c2 = {0};
+	char rmsg[PROTO_ERRMSG_MAX + 1] = "";
+	int status = 0, rc, out = 1;
+	bool closed = false, pong = false;
+	uint64_t deadline;
+
+	m.auth_ticket.service = PROTO_AUTH_SVC_OSD;
+	rc = honest(&r, &c, mon, &m, NULL, &status, rmsg, sizeof(rmsg));
+	if (rc == 0 && status == 0)
+		rc = auth_sess_seal_key(&c.s, &seal);
+	else
+		rc = rc != 0 ? rc : status;
+	if (rc == 0) {
+		rc = auth_ticket_holder_take(&h, &seal, reply_blob, reply_blob_len, wall_us(), &err);
+		auth_key_wipe(&seal);
+	}
+	raw_close(&r);
+	auth_sess_clear(&c.s);
+	if (rc != 0) {
+		printf("result: no ticket: %s %s\n", strerror(-rc), err.msg);
+		return 1;
+	}
+	hello_ticket = &h;
+	c2.r = &r2;
+	rc = raw_connect(&r2, osd, bind_local());
+	if (rc == 0)
+		rc = sess_hellos(&c2, entity, NULL, true);
+	if (rc == 0)
+		rc = sess_handshake(&c2, NULL, NULL, NULL);
+	if (rc == 0)
+		rc = sess_send(&c2, &ping, 9, NULL, false);
+	if (rc == 0)
+		rc = sess_done(&c2); /* the OSD proved it holds the service keys */
+	hello_ticket = NULL;
+	if (rc != 0) {
+		printf("result: the ticket handshake failed local %s: %s\n", local_of(&r2), c2.why);
+		goto done;
+	}
+	deadline = clock_now_ms() + PEER_WAIT_MS;
+	while (!closed && !pong && clock_now_ms() < deadline) {
+		struct proto_hdr hdr;
+		struct proto_msg pm;
+		size_t len;
+		uint8_t *p = raw_recv(&r2, &len, 200);
+
+		if (p == NULL) {
+			closed = r2.closed;
+			continue;
+		}
+		if (len > AUTH_SESS_MAC_LEN && decode(p, len - AUTH_SESS_MAC_LEN, &hdr, &pm) == 0 &&
+		    pm.type == PROTO_PONG)
+			pong = true;
+		free(p);
+	}
+	printf("result: %s local %s\n",
+	       pong ? "answered" : closed ? "closed after the handshake" : "no answer", local_of(&r2));
+	out = closed && !pong ? 0 : 1;
+done:
+	raw_close(&r2);
+	auth_sess_clear(&c2.s);
+	auth_ticket_holder_clear(&h);
+	return out;
 }
 
 static int mode_nokey(const char *mon, const char *json)
@@ -1165,6 +1251,8 @@ int main(int argc, char **argv)
 		rc = mode_tamper(argv[optind], argv[optind + 1]);
 	else if (!strcmp(mode, "ticket") && argc - optind == 1)
 		rc = mode_ticket(argv[optind]);
+	else if (!strcmp(mode, "osdticket") && argc - optind == 2)
+		rc = mode_osdticket(argv[optind], argv[optind + 1]);
 	else if (!strcmp(mode, "boot") && argc - optind == 2)
 		rc = mode_boot(argv[optind], (uint32_t)strtoul(argv[optind + 1], NULL, 10));
 	else if (!strcmp(mode, "report") && argc - optind == 3)

@@ -10,6 +10,11 @@ if(TARGET weft-mon)
 		SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_msgr.c
 		LIBS weft_msgr weft_fabric weft_proto weft_common
 		LABELS unit)
+	# The TICKET handshake on the messenger (an OSD's connections).
+	weft_add_test(test_msgr_ticket
+		SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_msgr_ticket.c
+		LIBS weft_msgr weft_fabric weft_auth weft_proto weft_common
+		LABELS unit)
 	# Connection hello (proto/hello.h): the verdict, and refusals on both sides.
 	weft_add_test(test_hello
 		SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hello.c

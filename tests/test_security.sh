@@ -9,7 +9,7 @@
 # tests/thrash_io.c, and a loop of `weft status`) never saw a failed op.
 #
 #   test_security.sh CASE PORT BUILD
-#   CASE: handshake | caps | insecure
+#   CASE: handshake | caps | osd | insecure
 #     handshake  no key, a wrong key, a removed key, a rotated-out key after
 #                its grace (and an open session of it closed then), a
 #                recorded session replayed, a frame with a bad MAC, an
@@ -20,6 +20,12 @@
 #                osd.N speaking for osd.M, admin commands by a client key;
 #                a ticket for the OSDs (the grant opens under the session's
 #                seal key), refused to an entity without osd caps
+#     osd        the OSDs' connections: no key and a key (not a ticket) on an
+#                OSD's public port, a client's real ticket on the cluster
+#                network (closed at its first message), a read-only client
+#                and a client of another pool writing (permission denied),
+#                reads allowed by osd 'allow r' and refused to another
+#                pool's client; one refusal line per attack in the OSD logs
 #     insecure   auth_*_required = none: every daemon warns, `weft health`
 #                has AUTH_INSECURE, a client without a key is served
 set -u
@@ -302,6 +308,57 @@ caps)
 	sleep 1
 	"$WEFT" osd set noout -c "$CONF" -n client.ro -k "$DIR/ro.keyring" > /dev/null || fail "client.ro with allow * cannot set a flag"
 	w osd unset noout > /dev/null
+	honest_check
+	;;
+osd)
+	# the OSDs' connections (osd/osd_auth.c): tickets only, caps on every op
+	honest_start
+	osd0pub=$(pub_addr 0)
+	osd0clu=$(clu_addr 0)
+	# osd_refusals PATTERN: refusal lines in the OSDs' logs matching PATTERN
+	osd_refusals() { cat "$DIR"/osd.*.log | grep -E "refused|closing" | grep -cE -- "$1"; }
+	peer -n client.admin nokey "$osd0pub" '{"prefix": "status"}' > "$DIR/p-osd-nokey.out" ||
+		fail "no key on an OSD's port: $(cat "$DIR/p-osd-nokey.out")"
+	l=$(sed -n 's/.* local \([0-9.:]*\) .*/\1/p' "$DIR/p-osd-nokey.out")
+	[ "$(osd_refusals "peer $l claiming client.admin sent mon_cmd without authenticating")" = 1 ] ||
+		fail "no key on an OSD's port: not one refusal line for $l"
+	log "ok: no key on osd.0's public port: refused, one line"
+	peer -k "$DIR/keyring" -n client.admin cmd "$osd0pub" '{"prefix": "status"}' > "$DIR/p-osd-key.out" &&
+		fail "a key hello to an OSD was served"
+	grep -q "only tickets are served here" "$DIR/p-osd-key.out" || fail "key to an OSD: $(cat "$DIR/p-osd-key.out")"
+	l=$(sed -n 's/.* local \([0-9.:]*\) .*/\1/p' "$DIR/p-osd-key.out")
+	[ "$(osd_refusals "peer $l claiming client.admin: offered a key, not a ticket")" = 1 ] ||
+		fail "key to an OSD: not one refusal line for $l"
+	log "ok: a key instead of a ticket on osd.0's public port: refused, one line"
+	# a client's (real) ticket on the cluster network: the first message closes it
+	peer -k "$DIR/keyring" -n client.admin osdticket "$mon0" "$osd0clu" > "$DIR/p-osd-clu.out" ||
+		fail "a client's ticket on the cluster network: $(cat "$DIR/p-osd-clu.out")"
+	l=$(sed -n 's/.* local \([0-9.:]*\).*/\1/p' "$DIR/p-osd-clu.out")
+	[ "$(osd_refusals "client.admin at $l sent ping on the cluster network without osd 'profile osd'")" = 1 ] ||
+		fail "a client on the cluster network: not one line naming $l"
+	log "ok: client.admin's ticket on osd.0's cluster port: closed at its first message, one line"
+	# caps on ops: a read-only client writing, a client of another pool reading and writing
+	keyring_for client.ro "$DIR/ro.keyring" mon "allow r" osd "allow r pool=$POOL"
+	keyring_for client.other "$DIR/other.keyring" mon "allow r" osd "allow rw pool=other"
+	"$WEFT" bench "$POOL" 30 write -b 4K -t 2 --max-bytes 64K --no-cleanup --run-name secrun \
+		--no-explain -c "$CONF" > "$DIR/bench-admin.out" 2>&1 || fail "admin bench: $(tail -n 3 "$DIR/bench-admin.out")"
+	"$WEFT" bench "$POOL" 5 seq --run-name secrun --no-explain -c "$CONF" -n client.ro \
+		-k "$DIR/ro.keyring" > "$DIR/bench-ro-read.out" 2>&1 ||
+		fail "client.ro (allow r) cannot read: $(tail -n 3 "$DIR/bench-ro-read.out")"
+	for who in ro other; do
+		out=$("$WEFT" bench "$POOL" 5 write -b 4K -t 1 --max-bytes 16K --no-explain -c "$CONF" \
+			-n client.$who -k "$DIR/$who.keyring" 2>&1) && fail "client.$who wrote to $POOL: $out"
+		echo "$out" | grep -qi "permission denied" || fail "client.$who writing: $out"
+		n=$(osd_refusals "client.$who at .* may not write to pool $POOL: refused")
+		[ "$n" -ge 1 ] && [ "$n" -le "$NOSD" ] || fail "client.$who writing: $n refusal lines"
+		log "ok: client.$who writing to $POOL: permission denied, $n line(s)"
+	done
+	out=$("$WEFT" bench "$POOL" 5 seq --run-name secrun --no-explain -c "$CONF" -n client.other \
+		-k "$DIR/other.keyring" 2>&1) && fail "client.other read $POOL: $out"
+	echo "$out" | grep -qi "permission denied" || fail "client.other reading: $out"
+	log "ok: client.other (pool=other) reading $POOL: permission denied"
+	"$WEFT" bench "$POOL" cleanup --run-name secrun -c "$CONF" > /dev/null 2>&1 || fail "bench cleanup"
+	[ "$(cat "$DIR"/osd.*.log | grep -c "ticket for the OSDs")" -ge "$NOSD" ] || fail "an OSD logged no ticket"
 	honest_check
 	;;
 insecure)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Mon client: hunting, requests with deadlines and retries, map subscription. See monc.h. */
 #include "mon/monc/monc.h"
+#include "mon/monc/monc_priv.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -57,6 +58,7 @@ struct monc {
 	struct mon_map map;
 	unsigned int auth_refusals; /* consecutive monitors that refused our key */
 	char auth_why[PROTO_ERRMSG_MAX + 1];
+	struct monc_tickets *tickets; /* monc_ticket_want; NULL: none kept */
 };
 
 static void monc_hunt(struct monc *mc, uint64_t delay_ms);
@@ -190,6 +192,22 @@ static void monc_recv_cb(struct msgr_conn *conn, const struct proto_hdr *hdr,
 		return;
 	case PROTO_MON_CMD_REPLY:
 		break;
+	case PROTO_AUTH_TICKET_REPLY:
+	case PROTO_AUTH_SVC_KEYS_REPLY:
+		/* the blob goes to the callback as out; monc_ticket.c opens it */
+		for (req = mc->reqs; req != NULL && req->tid != hdr->tid; req = req->next)
+			;
+		if (req == NULL)
+			return;
+		if (msg->auth_ticket_reply.status == -EAGAIN) {
+			snprintf(req->lasterr, sizeof(req->lasterr), "%s", msg->auth_ticket_reply.msg);
+			req->resend_ms = clock_now_ms() + MONC_RETRY_MS;
+			return;
+		}
+		monc_req_done(mc, req, msg->auth_ticket_reply.status,
+			      (const char *)msg->auth_ticket_reply.blob,
+			      msg->auth_ticket_reply.blob_len, msg->auth_ticket_reply.msg);
+		return;
 	default:
 		return;
 	}
@@ -487,6 +505,7 @@ void monc_destroy(struct monc *mc)
 	else if (mc->conn != NULL)
 		msgr_conn_close(mc->conn);
 	mon_map_free(&mc->map);
+	monc_ticket_free(mc->tickets);
 	free(mc);
 }
 
@@ -575,6 +594,8 @@ int monc_progress(struct monc *mc)
 	int n = 0, rc;
 
 	monc_try_connect(mc);
+	if (mc->tickets != NULL)
+		monc_ticket_tick(mc->tickets);
 	/* a shared messenger is driven by its owner's loop, which calls us for the timers */
 	for (int i = 0; mc->own_msgr && i < 64 && (rc = msgr_progress(mc->msgr)) > 0; i++)
 		n += rc;
@@ -611,6 +632,28 @@ int monc_fd(const struct monc *mc)
 bool monc_connected(const struct monc *mc)
 {
 	return mc->connected;
+}
+
+const char *monc_name(const struct monc *mc)
+{
+	return mc->name;
+}
+
+int monc_seal_key(const struct monc *mc, struct auth_key *key_out)
+{
+	if (mc->conn == NULL)
+		return -ENOTCONN;
+	return msgr_conn_seal_key(mc->conn, key_out);
+}
+
+struct monc_tickets *monc_tickets_of(struct monc *mc)
+{
+	return mc->tickets;
+}
+
+void monc_tickets_set(struct monc *mc, struct monc_tickets *t)
+{
+	mc->tickets = t;
 }
 
 const char *monc_mon_addr(const struct monc *mc)

@@ -20,6 +20,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/conf.h"
 #include "mon/map.h"
@@ -87,6 +88,31 @@ int monc_command_sync(struct monc *monc, const char *json, unsigned int timeout_
 		      char **out_out, char *errmsg, size_t errcap);
 /* Wait until the map reaches at least epoch (0 = any map). 0 or -ETIMEDOUT. */
 int monc_wait_map_sync(struct monc *monc, uint32_t epoch, unsigned int timeout_ms);
+
+/*
+ * Tickets for the OSDs' connections (docs/security.md, "Tickets"): from
+ * now on keep a ticket to present to OSDs (ticket) and/or the service keys
+ * that open the tickets others present (svc_keys, an OSD), asked of the
+ * monitors as they fall due (conf: auth_service_ticket_ttl paces the keys).
+ * The monitors must have authenticated us. 0 or -ENOMEM.
+ */
+int monc_ticket_want(struct monc *monc, const struct conf *conf, bool ticket, bool svc_keys);
+/* Whether what monc_ticket_want asked for is in hand (true when nothing was asked). */
+bool monc_ticket_ready(const struct monc *monc);
+/* The monitors refused us a ticket (-EACCES: no osd caps, -ENOENT: no such entity), or 0. */
+int monc_ticket_error(const struct monc *monc);
+/* struct msgr_auth's ticket callback (arg: the monc): the ticket in hand, or -EAGAIN. */
+struct auth_key;
+struct auth_sess_keys;
+int monc_ticket_get(void *arg, const uint8_t **sealed, uint32_t *len, struct auth_key *key_out);
+/*
+ * struct msgr_auth's ticket_open callback (arg: the monc): open a peer's
+ * ticket with the service keys; -EAGAIN while they have not arrived or the
+ * ticket names a key id not fetched yet (fetched now), -EACCES otherwise.
+ */
+int monc_ticket_open(void *arg, const void *sealed, size_t len, const char *claimed,
+		     struct auth_sess_keys *keys_out, uint64_t *expires_us, char *why,
+		     size_t whycap);
 
 int monc_progress(struct monc *monc);
 int monc_wait(struct monc *monc, int timeout_ms);
