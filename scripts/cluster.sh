@@ -40,6 +40,9 @@ options:
   --data-size SIZE  each OSD's data file (osd_store_data_size, default 4G)
   --wal-file        the WAL in its own file per OSD (default: inside the data file)
   --log-level L     daemons' log_level (default info)
+  --auth MODE       weft (default) or none: the auth_*_required options
+                    (none: no keys checked anywhere, for measuring the cost
+                    of authentication; docs/security.md)
   --heartbeat-grace T  an OSD without a beacon for T is marked down (default
                     20s; ms_connect_timeout 5s, ms_peer_timeout 10s)
   --timeout S       bound on the wait for the cluster to be ready (default 120)
@@ -97,7 +100,7 @@ TIMEOUT=120 WIPE=0 KILL=0 RESTART_ID=""
 declare -A GIVEN
 # layout options: saved in DIR/cluster.env at the first 'up'
 NMON=3 NOSD=3 MS=tcp ONE_IP="" PORT=6789 POOL=bench POOL_SIZE=3 POOL_MIN_SIZE=2 PG_NUM=32
-CL_DATA_SIZE=4G CL_WAL=data CL_LOG_LEVEL=info CL_HEARTBEAT_GRACE=20s
+CL_DATA_SIZE=4G CL_WAL=data CL_LOG_LEVEL=info CL_HEARTBEAT_GRACE=20s CL_AUTH=weft
 # the benchmarks ran on fallocated data files; tests pass CL_PREALLOCATE=false
 CL_PREALLOCATE=${CL_PREALLOCATE:-true}
 # Longer than the functional tests' 3 s / 2 s / 3 s: a development machine is
@@ -127,6 +130,7 @@ while [ $# -gt 0 ]; do
 	--wal-file) CL_WAL="file"; GIVEN[CL_WAL]=1 ;;
 	--log-level) need_value "$@"; CL_LOG_LEVEL=$2; GIVEN[CL_LOG_LEVEL]=1; shift ;;
 	--heartbeat-grace) need_value "$@"; CL_HEARTBEAT_GRACE=$2; GIVEN[CL_HEARTBEAT_GRACE]=1; shift ;;
+	--auth) need_value "$@"; CL_AUTH=$2; GIVEN[CL_AUTH]=1; shift ;;
 	--timeout) need_value "$@"; need_int "$1" "$2"; TIMEOUT=$2; shift ;;
 	--kill) KILL=1 ;;
 	--wipe) WIPE=1 ;;
@@ -143,6 +147,7 @@ done
 [ "$WIPE" = 0 ] || [ "$CMD" = down ] || usage_error "--wipe goes with down"
 [ "$KILL" = 0 ] || [ "$CMD" = restart-osd ] || usage_error "--kill goes with restart-osd"
 case $MS in tcp | ucx | verbs) ;; *) usage_error "--backend must be tcp, ucx or verbs" ;; esac
+case $CL_AUTH in weft | none) ;; *) usage_error "--auth must be weft or none" ;; esac
 
 for tool in jq setsid ps awk; do
 	command -v "$tool" > /dev/null || { echo "cluster.sh: $tool is not installed (scripts/install-deps.sh)" >&2; exit 1; }
@@ -151,7 +156,7 @@ DIR=$(realpath -m "$DIR")
 CONF=$DIR/weft.conf
 ENVF=$DIR/cluster.env
 SAVED=(NMON NOSD MS ONE_IP PORT POOL POOL_SIZE POOL_MIN_SIZE PG_NUM CL_DATA_SIZE CL_WAL CL_LOG_LEVEL
-	CL_HEARTBEAT_GRACE)
+	CL_HEARTBEAT_GRACE CL_AUTH)
 
 # The binaries: --build, else what the cluster was made with, else the defaults.
 set_binaries() {

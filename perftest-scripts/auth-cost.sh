@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# auth-cost.sh: what authentication costs on the data path (issue 17,
+# docs/performance.md "Cost of authentication"): the same cluster with the
+# auth_*_required options at weft and at none, one after the other in one
+# run, ROUNDS times alternating (weft, none, weft, none, ...), so drift of a
+# busy machine falls on both. Each round: scripts/cluster.sh (3 mons, 3 OSDs,
+# pool size 3, tcp, loopback), then weft bench: 4 KiB write -t 1 (p50, p99)
+# and 4 MiB write -t 16 (MB/s, stopped at 2 GiB), with every daemon's CPU
+# (utime + stime) per op around each phase. The table gives the medians
+# over the rounds and the ratio weft / none (the issue's bound: at most 3 %
+# worse on each). The loopback 4 KiB round trip (tcp-pingpong) of the same
+# run says how far the QD1 p50 sits above the network's limit.
+#
+# usage: auth-cost.sh [--seconds S] [--rounds N] [--dir DIR] [--port P]
+#                     [--out FILE] [--keep-results DIR] [BUILD_DIR]
+#   BUILD_DIR (default ./build-release): a Release build. --seconds: each
+#   weft bench phase (default 15); --rounds: rounds per mode (default 2);
+#   --dir: scratch space (default /var/tmp/weft-auth-cost, about 6 GiB,
+#   removed at the end); --port: the cluster's base port (default 39800,
+#   uses it..+99); --out: also write stdout there; --keep-results: copy
+#   every tool's raw output there. Progress: stderr.
+# exit: 0 done, 1 a tool failed, 2 bad usage.
+set -uo pipefail
+
+SECS=15 ROUNDS=2 SCRATCH=/var/tmp/weft-auth-cost PORT=39800 OUT="" KEEP="" BUILD=./build-release
+BL_NAME=auth-cost
+# shellcheck source=perftest-scripts/bench-lib.sh
+source "$(dirname "$0")/bench-lib.sh"
+while [ $# -gt 0 ]; do
+	case $1 in
+	-h | --help) bl_help "$0"; exit 0 ;;
+	--seconds) SECS=${2:-}; shift ;;
+	--rounds) ROUNDS=${2:-}; shift ;;
+	--dir) SCRATCH=${2:-}; shift ;;
+	--port) PORT=${2:-}; shift ;;
+	--out) OUT=${2:-}; shift ;;
+	--keep-results) KEEP=${2:-}; shift ;;
+	-*) bl_usage_error "unknown option '$1'" ;;
+	*) BUILD=$1 ;;
+	esac
+	shift
+done
+bl_positive "$SECS" "$ROUNDS"
+bl_paths
+COPTS+=(--data-size 2G)
+bl_require_bins "$WEFT" "$BUILD/mon/weft-mon" "$BUILD/osd/weft-osd" "$BUILD/perftest-scripts/tcp-pingpong"
+bl_require_tools jq python3
+bl_init
+
+# cpu_of: utime + stime (clock ticks) of every mon and OSD of the cluster
+cpu_of() {
+	local t=0 pid f
+	for f in "$CDIR"/*.pid; do
+		[ -f "$f" ] || continue
+		pid=$(cat "$f")
+		[ -r "/proc/$pid/stat" ] || continue
+		t=$((t + $(awk '{ print $14 + $15 }' "/proc/$pid/stat")))
+	done
+	echo "$t"
+}
+# phase NAME ARGS...: one weft bench phase, the daemons' CPU ticks around it in RES/NAME.cpu
+phase() {
+	local name=$1 c0 c1
+	shift
+	c0=$(cpu_of)
+	bl_bench "$name" "$SECS" "$@"
+	c1=$(cpu_of)
+	echo "$((c1 - c0)) $(getconf CLK_TCK)" > "$RES/$name.cpu"
+}
+
+bl_pingpong 4096 rtt4k
+for round in $(seq 1 "$ROUNDS"); do
+	for mode in weft none; do
+		bl_say "round $round, auth $mode"
+		"${CL[@]}" up "${COPTS[@]}" --auth "$mode" >&2 || bl_die "cluster up (auth $mode)"
+		phase "qd1-$mode-$round" write -b 4K -t 1
+		phase "s4m-$mode-$round" write -b 4M -t 16 --max-bytes 2G
+		bl_cluster_down
+	done
+done
+
+python3 - "$RES" "$ROUNDS" "$(bl_rev)" "$(dirname "$0")" << 'EOF' | tee ${OUT:+"$OUT"}
+import sys, statistics
+res, rounds, rev, here = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+sys.path.insert(0, here)
+from bench_lib import bench, f, load
+
+def cpu_per_op(name, ops):
+    ticks, hz = open("%s/%s.cpu" % (res, name)).read().split()
+    return None if not ops else int(ticks) / int(hz) / ops * 1e6
+
+m = {}
+for mode in ("weft", "none"):
+    q = [bench(res, "qd1-%s-%d" % (mode, r)) for r in range(1, rounds + 1)]
+    s = [bench(res, "s4m-%s-%d" % (mode, r)) for r in range(1, rounds + 1)]
+    m[mode] = {
+        "p50": statistics.median(x["p50"] for x in q),
+        "p99": statistics.median(x["p99"] for x in q),
+        "qd1_cpu": statistics.median(cpu_per_op("qd1-%s-%d" % (mode, r), q[r - 1]["ops"])
+                                     for r in range(1, rounds + 1)),
+        "mbs": statistics.median(x["mbs"] for x in s),
+        "s4m_cpu": statistics.median(cpu_per_op("s4m-%s-%d" % (mode, r), s[r - 1]["ops"])
+                                     for r in range(1, rounds + 1)),
+        "errors": sum(x["errors"] for x in q + s),
+        "qd1_all": ["%.0f" % x["p50"] for x in q], "mbs_all": ["%.0f" % x["mbs"] for x in s],
+    }
+rtt = load(res, "rtt4k.json")["lat_p50_us"]
+w, n = m["weft"], m["none"]
+print("| measure | auth weft | auth none | weft / none |")
+print("|---|---|---|---|")
+print("| 4 KiB write QD1, p50 | %s us | %s us | %.3f |" % (f(w["p50"]), f(n["p50"]), w["p50"] / n["p50"]))
+print("| 4 KiB write QD1, p99 | %s us | %s us | %.3f |" % (f(w["p99"]), f(n["p99"]), w["p99"] / n["p99"]))
+print("| 4 KiB write QD1, daemons' CPU per write | %s us | %s us | %.3f |"
+      % (f(w["qd1_cpu"]), f(n["qd1_cpu"]), w["qd1_cpu"] / n["qd1_cpu"]))
+print("| 4 MiB write -t 16 | %s MB/s | %s MB/s | %.3f |" % (f(w["mbs"]), f(n["mbs"]), w["mbs"] / n["mbs"]))
+print("| 4 MiB write, daemons' CPU per write | %s us | %s us | %.3f |"
+      % (f(w["s4m_cpu"]), f(n["s4m_cpu"]), w["s4m_cpu"] / n["s4m_cpu"]))
+print()
+print("Medians of %d rounds per mode, alternating (QD1 p50 per round: weft %s, none %s us;"
+      " 4 MiB: weft %s, none %s MB/s). Loopback 4 KiB round trip p50 %.1f us in the same run."
+      " Errors reported by weft bench: %d. Tree %s."
+      % (rounds, "/".join(w["qd1_all"]), "/".join(n["qd1_all"]), "/".join(w["mbs_all"]),
+         "/".join(n["mbs_all"]), rtt, w["errors"] + n["errors"], rev))
+EOF
