@@ -334,7 +334,7 @@ static void client_recv_cb(struct msgr_conn *mc, const struct proto_hdr *hdr,
 	client_op_reply(cl, c, hdr->tid, &msg->osd_op_reply);
 }
 
-/* The connection broke, or the OSD's hello was refused (then its ops fail: client_op.c). */
+/* The connection broke, or the OSD refused our hello or ticket (then its ops fail: client_op.c). */
 static void client_fail_cb(struct msgr_conn *mc, int status, void *arg)
 {
 	struct client_conn *c = msgr_conn_ctx(mc);
@@ -344,7 +344,8 @@ static void client_fail_cb(struct msgr_conn *mc, int status, void *arg)
 		msgr_conn_close(mc);
 		return;
 	}
-	if (status == -EPROTONOSUPPORT)
+	/* refused by its hello check, or its authentication (our ticket): the ops fail with it */
+	if (status == -EPROTONOSUPPORT || status == -EACCES)
 		c->refused = status;
 	c->failed = true; /* freed by weft_poll after the current batch */
 }

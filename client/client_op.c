@@ -303,7 +303,8 @@ void client_ops_conn_failed(struct weft_cluster *cl, struct client_conn *conn)
 		if (op->state == CLIENT_OP_ZOMBIE)
 			client_op_free(cl, op); /* nobody can touch its buffer any more */
 		else if (op->state == CLIENT_OP_SENT && conn->refused)
-			/* the OSD runs a version we cannot talk to: resending cannot help */
+			/* the OSD runs a version we cannot talk to, or refused our ticket: resending
+			 * cannot help */
 			client_op_complete(op, conn->refused);
 		else if (op->state == CLIENT_OP_SENT)
 			client_op_wait(op, 0, CLIENT_FAIL_RETRY_MS);

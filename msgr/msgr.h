@@ -174,6 +174,13 @@ struct auth_key;
 struct auth_caps;
 struct auth_sess_keys;
 
+/* struct msgr_auth's ticket callbacks (below). */
+typedef int (*msgr_ticket_fn)(void *arg, const uint8_t **sealed, uint32_t *len,
+			      struct auth_key *key_out);
+typedef int (*msgr_ticket_open_fn)(void *arg, const void *sealed, size_t len,
+				   const char *claimed, struct auth_sess_keys *keys_out,
+				   uint64_t *expires_us, char *why, size_t whycap);
+
 /* What a messenger proves and checks; strings and the key are copied. */
 struct msgr_auth {
 	/* Connections we open: authenticate as entity (NULL or "": do not) with key, to server. */
@@ -198,7 +205,7 @@ struct msgr_auth {
 	 * the sealed ticket (copied at once) and its session key: 0, or
 	 * -EAGAIN when there is none yet (the connection then fails with it).
 	 */
-	int (*ticket)(void *arg, const uint8_t **sealed, uint32_t *len, struct auth_key *key_out);
+	msgr_ticket_fn ticket;
 	void *ticket_arg;
 	/*
 	 * Connections we accept may present one when ticket_open is set: open
@@ -209,9 +216,7 @@ struct msgr_auth {
 	 * why (one line). Sessions opened with a ticket end when it expires if
 	 * ticket_expire is set (the peer reconnects with its renewed ticket).
 	 */
-	int (*ticket_open)(void *arg, const void *sealed, size_t len, const char *claimed,
-			   struct auth_sess_keys *keys_out, uint64_t *expires_us, char *why,
-			   size_t whycap);
+	msgr_ticket_open_fn ticket_open;
 	void *ticket_open_arg;
 	bool ticket_expire;
 };

@@ -30,11 +30,9 @@ struct msgr_auth_cfg {
 	bool require_daemons, require_clients;
 	uint8_t fsid[AUTH_FSID_LEN];
 	/* tickets (msgr.h): presented on connections we open, opened on those we accept */
-	int (*ticket)(void *arg, const uint8_t **sealed, uint32_t *len, struct auth_key *key_out);
+	msgr_ticket_fn ticket;
 	void *ticket_arg;
-	int (*ticket_open)(void *arg, const void *sealed, size_t len, const char *claimed,
-			   struct auth_sess_keys *keys_out, uint64_t *expires_us, char *why,
-			   size_t whycap);
+	msgr_ticket_open_fn ticket_open;
 	void *ticket_open_arg;
 	bool ticket_expire;
 };
@@ -426,23 +424,19 @@ static enum msgr_auth_verdict msgr_auth_server_hello(struct msgr_auth_link *l,
 				      conn->peer_addr, l->claim, err.msg);
 	}
 	snprintf(l->claim, sizeof(l->claim), "%s", l->sess.hello.client);
-	if (l->sess.hello.method == AUTH_METHOD_TICKET && l->cfg->ticket_open == NULL) {
-		msgr_auth_error_frame(out, -EPROTONOSUPPORT,
-				      "%s: method 2 (ticket) is not served on this connection",
-				      conn->name);
+	if ((l->sess.hello.method == AUTH_METHOD_TICKET && l->cfg->ticket_open == NULL) ||
+	    (l->sess.hello.method == AUTH_METHOD_KEY && l->cfg->lookup == NULL)) {
+		/* a monitor serves keys only, an OSD tickets only */
+		bool ticket = l->sess.hello.method == AUTH_METHOD_TICKET;
+
+		msgr_auth_error_frame(out, -EPROTONOSUPPORT, "%s: %s", conn->name,
+				      ticket ? "method 2 (ticket) is not served on this connection"
+					     : "only tickets are served here: ask a monitor for one");
 		return msgr_auth_stop(l, out, MSGR_AUTH_REFUSE, -EPROTONOSUPPORT,
-				      "%s: peer %s claiming %s: method 2 (ticket) is not served "
-				      "on this connection: refused",
-				      conn->name, conn->peer_addr, l->claim);
-	}
-	if (l->sess.hello.method == AUTH_METHOD_KEY && l->cfg->lookup == NULL) {
-		msgr_auth_error_frame(out, -EPROTONOSUPPORT,
-				      "%s: only tickets are served here: ask a monitor for one",
-				      conn->name);
-		return msgr_auth_stop(l, out, MSGR_AUTH_REFUSE, -EPROTONOSUPPORT,
-				      "%s: peer %s claiming %s: offered a key, not a ticket: "
-				      "refused",
-				      conn->name, conn->peer_addr, l->claim);
+				      "%s: peer %s claiming %s: %s: refused", conn->name,
+				      conn->peer_addr, l->claim,
+				      ticket ? "method 2 (ticket) is not served on this connection"
+					     : "offered a key, not a ticket");
 	}
 	if (l->sess.hello.method == AUTH_METHOD_TICKET) {
 		l->ticket = malloc(l->sess.hello.ticket_len);

@@ -3,8 +3,8 @@
 # auth-cost.sh: what authentication costs on the data path (issue 17,
 # docs/performance.md "Cost of authentication"): the same cluster with the
 # auth_*_required options at weft and at none, one after the other in one
-# run, ROUNDS times alternating (weft, none, weft, none, ...), so drift of a
-# busy machine falls on both. Each round: scripts/cluster.sh (3 mons, 3 OSDs,
+# run, ROUNDS times in ABBA order (weft, none, none, weft, ...), so drift of
+# a busy machine falls on both. Each round: scripts/cluster.sh (3 mons, 3 OSDs,
 # pool size 3, tcp, loopback), then weft bench: 4 KiB write -t 1 (p50, p99)
 # and 4 MiB write -t 16 (MB/s, stopped at 2 GiB), with every daemon's CPU
 # (utime + stime) per op around each phase. The table gives the medians
@@ -16,7 +16,7 @@
 #                     [--out FILE] [--keep-results DIR] [BUILD_DIR]
 #   BUILD_DIR (default ./build-release): a Release build. --seconds: each
 #   weft bench phase (default 15); --rounds: rounds per mode (default 2);
-#   --dir: scratch space (default /var/tmp/weft-auth-cost, about 6 GiB,
+#   --dir: scratch space (default /var/tmp/weft-auth-cost, about 13 GiB,
 #   removed at the end); --port: the cluster's base port (default 39800,
 #   uses it..+99); --out: also write stdout there; --keep-results: copy
 #   every tool's raw output there. Progress: stderr.
@@ -43,7 +43,7 @@ while [ $# -gt 0 ]; do
 done
 bl_positive "$SECS" "$ROUNDS"
 bl_paths
-COPTS+=(--data-size 2G)
+COPTS+=(--data-size 4G)
 bl_require_bins "$WEFT" "$BUILD/mon/weft-mon" "$BUILD/osd/weft-osd" "$BUILD/perftest-scripts/tcp-pingpong"
 bl_require_tools jq python3
 bl_init
@@ -71,7 +71,10 @@ phase() {
 
 bl_pingpong 4096 rtt4k
 for round in $(seq 1 "$ROUNDS"); do
-	for mode in weft none; do
+	# ABBA: a machine that drifts over the run weighs on both modes alike
+	modes="weft none"
+	[ $((round % 2)) = 0 ] && modes="none weft"
+	for mode in $modes; do
 		bl_say "round $round, auth $mode"
 		"${CL[@]}" up "${COPTS[@]}" --auth "$mode" >&2 || bl_die "cluster up (auth $mode)"
 		phase "qd1-$mode-$round" write -b 4K -t 1
@@ -117,7 +120,7 @@ print("| 4 MiB write -t 16 | %s MB/s | %s MB/s | %.3f |" % (f(w["mbs"]), f(n["mb
 print("| 4 MiB write, daemons' CPU per write | %s us | %s us | %.3f |"
       % (f(w["s4m_cpu"]), f(n["s4m_cpu"]), w["s4m_cpu"] / n["s4m_cpu"]))
 print()
-print("Medians of %d rounds per mode, alternating (QD1 p50 per round: weft %s, none %s us;"
+print("Medians of %d rounds per mode, in ABBA order (QD1 p50 per round: weft %s, none %s us;"
       " 4 MiB: weft %s, none %s MB/s). Loopback 4 KiB round trip p50 %.1f us in the same run."
       " Errors reported by weft bench: %d. Tree %s."
       % (rounds, "/".join(w["qd1_all"]), "/".join(n["qd1_all"]), "/".join(w["mbs_all"]),
