@@ -234,6 +234,7 @@ struct osd {
 	bool booted;
 	bool boot_pending;
 	bool boot_held;		/* the last boot was held (noup) or unanswered: asked again */
+	bool auth_wait_logged;	/* "boot waits for our ticket" was logged */
 	uint64_t boot_retry_ms;	/* when to ask again (0: never) */
 	uint32_t boot_epoch;
 	bool stopping;

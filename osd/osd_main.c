@@ -190,10 +190,10 @@ static int osd_boot(struct osd *osd)
 
 	if (!osd_auth_ready(osd)) {
 		/* peers could not check our ticket, nor we theirs: up only once we can */
-		if (!osd->boot_held)
+		if (!osd->auth_wait_logged)
 			log_info("osd", "%s: boot waits for our ticket and the service keys",
 				 osd->name);
-		osd->boot_held = true;
+		osd->auth_wait_logged = true; /* not boot_held: that one tells of noup */
 		osd->boot_retry_ms = clock_now_ms() + OSD_AUTH_WAIT_MS;
 		if (osd->loop != NULL)
 			evl_timer_arm(osd->loop, &osd_rx.boot_retry, OSD_AUTH_WAIT_MS * 1000u, 0);
