@@ -156,9 +156,33 @@ static void tcp_ready_clear(struct tcp_domain *td)
 		fab_log_err(&td->base, "eventfd read: %s", strerror(errno));
 }
 
+/*
+ * Whether the head of the send queue can go as soon as the socket takes it.
+ * A message waiting for credits the peer has not returned (or for the
+ * peer's hello) cannot: asking for EPOLLOUT then would wake the reactor on
+ * every round while the socket is writable, a spin for as long as a slow
+ * or malicious peer withholds its credits. Returned credits and the hello
+ * put the endpoint on the txlist (tcp_rx.c, tcp_ep_on_hello), which
+ * flushes it without EPOLLOUT.
+ */
+static bool tcp_ep_tx_can_go(const struct tcp_ep *ep)
+{
+	const struct tcp_op *op = ep->txq.head;
+
+	if (op == NULL)
+		return false;
+	if (op->encoded || op->h.type == TCP_F_HELLO)
+		return true; /* partly written, or the hello: it goes */
+	if (ep->state != TCP_EP_CONNECTED)
+		return false; /* behind the peer's hello */
+	if (op->h.type != TCP_F_MSG && op->h.type != TCP_F_WRITE_IMM)
+		return true; /* needs no credit */
+	return ep->tx_credits > 0 || ep->rx_owed > 0; /* owed credits slip in front */
+}
+
 void tcp_epoll_update(struct tcp_ep *ep)
 {
-	bool want = ep->state == TCP_EP_CONNECTING || ep->txq.head != NULL;
+	bool want = ep->state == TCP_EP_CONNECTING || tcp_ep_tx_can_go(ep);
 	struct epoll_event ev = {0};
 
 	if (ep->fd < 0 || want == ep->want_out)
