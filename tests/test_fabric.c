@@ -323,6 +323,57 @@ static void test_credits_slow_receiver(void **state)
 	fh_pair_close(&p);
 }
 
+/*
+ * A receiver that holds every buffer (a slow or malicious peer withholding
+ * its credits) must not make the sender's reactor spin: with its sends
+ * stalled and nothing else to do, the sender's domain fd is not readable
+ * (before the fix the endpoint asked for EPOLLOUT on a writable socket, so
+ * every sleep returned at once). Once the buffers come back, everything
+ * that waited goes, in order: no wake-up was lost.
+ */
+static void test_credits_withheld_no_spin(void **state)
+{
+	struct fh_pair p;
+	struct fab_cqe held[CREDITS], cqe;
+	struct fab_ep_stats st;
+	struct pollfd pfd;
+	const unsigned int n = 3 * CREDITS;
+	unsigned int got = 0;
+
+	(void)state;
+	if (strcmp(fh_backend, "tcp") != 0)
+		skip(); /* the readiness of the others' fds is their library's */
+	assert_int_equal(fh_pair_open(&p, MSG, CREDITS, SQ), 0);
+	for (uint32_t i = 0; i < n; i++)
+		assert_int_equal(fab_send(p.ea, &i, sizeof(i), NULL), 0);
+	fh_pair_pump_for(&p, 300);
+	assert_int_equal(fh_count(&p.b, FAB_EV_RECV), CREDITS);
+	fab_ep_stats(p.ea, &st);
+	assert_true(st.credit_stalls >= 1);
+	/* settled: the sender's completions taken, its progress finds nothing to do */
+	for (int i = 0; i < 10; i++) {
+		assert_int_equal(fab_progress(p.a.dom, 0), 0);
+		while (fab_cq_poll(p.a.dom, &cqe, 1) == 1)
+			;
+	}
+	pfd.fd = fab_domain_fd(p.a.dom);
+	pfd.events = POLLIN;
+	assert_int_equal(poll(&pfd, 1, 0), 0); /* nothing to wake for: the loop sleeps */
+	for (unsigned int i = 0; i < CREDITS; i++)
+		assert_true(fh_pair_wait(&p, &p.b, FAB_EV_RECV, &held[i]));
+	for (unsigned int i = 0; i < CREDITS; i++) {
+		assert_int_equal(*(uint32_t *)held[i].data, got++);
+		fab_recv_release(&held[i]);
+	}
+	while (got < n) {
+		assert_true(fh_pair_wait(&p, &p.b, FAB_EV_RECV, &cqe));
+		assert_int_equal(*(uint32_t *)cqe.data, got);
+		fab_recv_release(&cqe);
+		got++;
+	}
+	fh_pair_close(&p);
+}
+
 /* Both sides flood each other: returned credits must not wait behind stalled sends. */
 static void test_credits_both_ways(void **state)
 {
@@ -1105,6 +1156,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_data_before_accept),
 		cmocka_unit_test(test_source_port_not_held),
 		cmocka_unit_test(test_credits_slow_receiver),
+		cmocka_unit_test(test_credits_withheld_no_spin),
 		cmocka_unit_test(test_credits_both_ways),
 		cmocka_unit_test(test_write_read_sizes),
 		cmocka_unit_test(test_pipelined_ops),

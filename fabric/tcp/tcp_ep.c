@@ -469,10 +469,17 @@ void tcp_ep_close(struct fab_ep *fep)
 {
 	struct tcp_ep *ep = tcp_ep_of(fep);
 
-	ep->user_closed = true;
 	if (ep->state != TCP_EP_FAILED)
 		tcp_ep_teardown(ep, -ECANCELED);
+	/*
+	 * Receives still queued go back before the endpoint counts as closed:
+	 * releasing the last buffer of a closed endpoint frees it
+	 * (tcp_recv_release), and it is freed once, below. (A connection
+	 * refused as soon as it was accepted has its peer's first frame
+	 * queued: msgr's limits.)
+	 */
 	fab_cq_forget_ep(fep->dom, fep);
+	ep->user_closed = true;
 	if (ep->slots_held == 0 && ep->imm_held == 0)
 		tcp_ep_destroy(ep);
 }
