@@ -203,6 +203,10 @@ struct tcp_domain {
 	struct tcp_op *op_free; /* recycled ops */
 	void **msg_free;	/* recycled send copies (msg_size bytes each) */
 	uint32_t nmsg_free, msg_free_cap;
+	/* "peer closed" lines: a burst of closes (a flood ending) must not flood the log */
+	uint64_t close_log_ms; /* the current window's start */
+	uint32_t close_log_n;  /* lines logged in it */
+	uint64_t close_quiet;  /* closes not logged since the last line */
 };
 
 static inline struct tcp_domain *tcp_dom(struct fab_domain *d)
