@@ -14,6 +14,7 @@
 #include <string.h>
 #include <poll.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <netinet/in.h>
@@ -372,6 +373,59 @@ static void test_credits_withheld_no_spin(void **state)
 		got++;
 	}
 	fh_pair_close(&p);
+}
+
+/*
+ * accept() out of file descriptors: the listening socket stays readable, so
+ * a listener left in the poll set would wake the loop on every round and
+ * fail again. It must leave the poll set (the domain fd goes quiet) and,
+ * once descriptors are free again, accept the connection that waited.
+ */
+static void test_accept_emfile_no_spin(void **state)
+{
+	struct fh_side a, b, *sides[2] = {&a, &b};
+	struct fab_listener *l;
+	struct fab_ep *ea;
+	struct fab_cqe cqe;
+	struct rlimit old, low;
+	struct pollfd pfd;
+	char addr[64];
+	int hoard[512], nh = 0, fd;
+
+	(void)state;
+	if (strcmp(fh_backend, "tcp") != 0)
+		skip();
+	fh_side_init(&a, fh_domain_open(MSG, CREDITS, SQ));
+	fh_side_init(&b, fh_domain_open(MSG, CREDITS, SQ));
+	snprintf(addr, sizeof(addr), "%s:0", fh_ip());
+	assert_int_equal(fab_listen(b.dom, addr, NULL, &l), 0);
+	snprintf(addr, sizeof(addr), "%s:%u", fh_ip(), fab_listener_port(l));
+	/* a low limit, filled up but for one descriptor: the connecting socket's */
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = 256;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	while (nh < 512 && (fd = dup(0)) >= 0)
+		hoard[nh++] = fd;
+	assert_true(nh > 1 && nh < 512);
+	close(hoard[--nh]);
+	assert_int_equal(fab_connect(a.dom, addr, NULL, NULL, &ea), 0);
+	for (int i = 0; i < 10; i++)
+		fh_pump(sides, 2);
+	assert_int_equal(fh_count(&b, FAB_EV_ACCEPTED), 0);
+	pfd.fd = fab_domain_fd(b.dom);
+	pfd.events = POLLIN;
+	assert_int_equal(poll(&pfd, 1, 0), 0); /* the listener is out of the poll set */
+	while (nh > 0)
+		close(hoard[--nh]);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	/* after its pause it listens again: the connection that waited is accepted */
+	assert_true(fh_wait(sides, 2, &b, FAB_EV_ACCEPTED, NULL, &cqe));
+	fab_ep_close(cqe.ep);
+	fab_ep_close(ea);
+	fab_listener_close(l);
+	fh_side_fini(&a);
+	fh_side_fini(&b);
 }
 
 /* Both sides flood each other: returned credits must not wait behind stalled sends. */
@@ -1157,6 +1211,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_source_port_not_held),
 		cmocka_unit_test(test_credits_slow_receiver),
 		cmocka_unit_test(test_credits_withheld_no_spin),
+		cmocka_unit_test(test_accept_emfile_no_spin),
 		cmocka_unit_test(test_credits_both_ways),
 		cmocka_unit_test(test_write_read_sizes),
 		cmocka_unit_test(test_pipelined_ops),

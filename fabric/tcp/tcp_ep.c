@@ -236,8 +236,11 @@ int tcp_ep_accept(struct tcp_listener *l)
 		int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
-			    errno != ECONNABORTED)
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM)
+				tcp_listener_pause(l, errno); /* else it spins: still readable */
+			else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+				 errno != ECONNABORTED)
 				fab_log_warn(&td->base, "accept on port %u: %s", l->base.port,
 					     strerror(errno));
 			break;
