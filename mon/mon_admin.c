@@ -45,9 +45,9 @@ static void mon_admin_perf_msgr(struct mon *mon, struct asok_out *out)
 		    ", \"dos\": {\"conns\": %u, \"unauth\": %u, \"accepted\": %" PRIu64
 		    ", \"refused_conns\": %" PRIu64 ", \"refused_per_ip\": %" PRIu64
 		    ", \"refused_unauth\": %" PRIu64 ", \"hello_timeouts\": %" PRIu64
-		    ", \"log_suppressed\": %" PRIu64 "}",
+		    ", \"log_suppressed\": %" PRIu64 ", \"send_overflows\": %" PRIu64 "}",
 		    ms.conns, ms.unauth, ms.accepted, ms.refused_conns, ms.refused_per_ip,
-		    ms.refused_unauth, ms.hello_timeouts, ms.log_suppressed);
+		    ms.refused_unauth, ms.hello_timeouts, ms.log_suppressed, ms.send_overflows);
 }
 
 static int mon_admin_perf_cb(void *arg, struct asok_out *out)

@@ -123,6 +123,7 @@ struct msgr_conn {
 	struct msgr_rx *rx_head, *rx_tail;
 	bool on_resume;		 /* in msgr->resume: has frames to deliver, no longer paused */
 	struct msgr_conn *rnext; /* msgr->resume */
+	bool overflow;		 /* MSGR_PENDING_MAX frames parked: failed at the next service */
 };
 
 struct msgr {
@@ -645,8 +646,20 @@ static int msgr_post(struct msgr_conn *c, const void *buf, size_t len)
 			return rc;
 	}
 	if (c->npend >= MSGR_PENDING_MAX) {
-		log_warn("msgr", "peer %s: %u frames waiting for the send queue, dropping one",
-			 msgr_conn_peer(c), c->npend);
+		/*
+		 * The peer takes nothing (it withholds its credits, or is stuck):
+		 * dropping frames one by one would lose replies silently and log
+		 * a line each. The connection fails instead, once, from the next
+		 * progress (not here: the caller may still be using it).
+		 */
+		if (!c->overflow) {
+			c->overflow = true;
+			c->msgr->st.send_overflows++;
+			log_warn("msgr",
+				 "%s: peer %s takes nothing we send: %u frames waiting for its "
+				 "credits; closing",
+				 c->msgr->name, msgr_conn_peer(c), c->npend);
+		}
 		return -ENOBUFS;
 	}
 	f = malloc(sizeof(*f) + len);
@@ -1480,6 +1493,10 @@ static void msgr_conns_service(struct msgr *m)
 		next = c->next; /* fail_cb may close c, and only c */
 		if (c->pend_head != NULL)
 			msgr_flush(c);
+		if (c->overflow && !c->failed) {
+			msgr_conn_fail(c, -ENOBUFS);
+			continue; /* fail_cb may have closed c */
+		}
 		if (c->unauth && !c->failed && c->refusal == NULL && now >= c->deadline_ms) {
 			/* before the auth link's own deadline: this line is rate-limited */
 			m->st.hello_timeouts++;

@@ -31,7 +31,9 @@
  * - Back-pressure, one rule: sends never block and never spin. A full send
  *   queue (-EAGAIN) parks the frame in a per-connection queue that
  *   msgr_progress() flushes in order; past MSGR_PENDING_MAX parked frames a
- *   send fails with -ENOBUFS.
+ *   send fails with -ENOBUFS, and the connection fails (-ENOBUFS, one log
+ *   line) at the next msgr_progress(): a peer that withholds its credits
+ *   costs a bounded queue, never a spin or a log line per frame.
  * - Hello: the first frame each side sends is its HELLO (proto/hello.h);
  *   the peer's first frame must be a HELLO that passes proto_hello_check,
  *   else the connection fails with -EPROTONOSUPPORT (the one-line reason,
@@ -197,6 +199,7 @@ struct msgr_stats {
 	uint64_t hello_timeouts;    /* closed: no hello and handshake within hello_timeout_ms */
 	uint64_t log_suppressed;    /* refusal lines not logged (the once a minute rule) */
 	uint64_t pauses;	    /* msgr_conn_pause(true) on a running connection */
+	uint64_t send_overflows;    /* connections failed: the peer took nothing we sent */
 	unsigned int conns;	    /* accepted connections open now */
 	unsigned int unauth;	    /* of which not through hello and handshake yet */
 	unsigned int paused;	    /* connections paused now */

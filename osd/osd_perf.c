@@ -209,10 +209,10 @@ static void osd_perf_dos(struct osd *osd, struct asok_out *out)
 		    ms.conns, ms.unauth, ms.accepted, ms.refused_conns, ms.refused_per_ip,
 		    ms.refused_unauth, ms.hello_timeouts, ms.log_suppressed);
 	asok_printf(out,
-		    "\"conns_paused\": %u, \"conn_pauses\": %" PRIu64
+		    "\"send_overflows\": %" PRIu64 ", \"conns_paused\": %u, \"conn_pauses\": %" PRIu64
 		    ", \"bad_pg_refused\": %" PRIu64 ", \"bad_epoch_refused\": %" PRIu64
 		    ", \"map_wait_dropped\": %" PRIu64 "}, ",
-		    ms.paused, c->conn_pauses, c->bad_pg_refused, c->bad_epoch_refused,
+		    ms.send_overflows, ms.paused, c->conn_pauses, c->bad_pg_refused, c->bad_epoch_refused,
 		    c->map_wait_dropped);
 }
 

@@ -16,6 +16,9 @@
  * - test_pause_resume: a paused connection gets nothing more; its peer
  *   runs out of credits instead of flooding us; after the resume every
  *   frame arrives, in order.
+ * - test_credit_withholder: a peer that never gives our credits back and
+ *   keeps asking: the answers park up to the limit, then the connection
+ *   fails once (-ENOBUFS), counted, nothing dropped silently.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -31,6 +34,7 @@
 #include "common/clock.h"
 #include "fabric/fabric.h"
 #include "msgr/msgr.h"
+#include "proto/hello.h"
 
 #define WAIT_MS 20000
 
@@ -41,6 +45,8 @@ struct side {
 	uint64_t last_seq;
 	bool order_ok;
 	bool pause_on_first;
+	bool echo; /* answer each PING with a PONG */
+	int fail_status;
 };
 
 static void recv_cb(struct msgr_conn *conn, const struct proto_hdr *hdr,
@@ -55,6 +61,12 @@ static void recv_cb(struct msgr_conn *conn, const struct proto_hdr *hdr,
 		s->order_ok = false;
 	s->last_seq = msg->ping.seq;
 	s->frames++;
+	if (s->echo) {
+		struct proto_msg pong = *msg;
+
+		pong.type = PROTO_PONG;
+		msgr_send(conn, &pong, hdr->tid); /* -ENOBUFS once the peer took too little */
+	}
 	if (s->first == NULL) {
 		s->first = conn;
 		if (s->pause_on_first)
@@ -66,8 +78,8 @@ static void fail_cb(struct msgr_conn *conn, int status, void *arg)
 {
 	struct side *s = arg;
 
-	(void)status;
 	s->fails++;
+	s->fail_status = status;
 	if (conn == s->first)
 		s->first = NULL;
 	msgr_conn_close(conn);
@@ -329,6 +341,81 @@ static void test_pause_resume(void **state)
 	msgr_destroy(srv.m);
 }
 
+static bool overflowed(struct side *srv, struct side *cli)
+{
+	(void)cli;
+	return srv->fails == 1;
+}
+
+/*
+ * A peer that takes nothing (it never gives a receive buffer back, so we
+ * never get a credit) and keeps asking: our answers park up to the limit,
+ * then the connection fails once with -ENOBUFS; no frame is dropped
+ * silently and nothing spins meanwhile.
+ */
+static void test_credit_withholder(void **state)
+{
+	struct side srv = {0}, cli = {0};
+	struct fab_domain_attr attr;
+	struct fab_domain *raw;
+	struct fab_cqe cqe, kept[4];
+	struct fab_ep *ep;
+	struct proto_hello h;
+	unsigned int nkept = 0, sent = 0;
+	uint64_t deadline = clock_now_ms() + WAIT_MS;
+	bool connected = false;
+	size_t len;
+	char addr[64];
+	static uint8_t frame[512];
+
+	(void)state;
+	side_open(&srv, "srv", true, addr, sizeof(addr));
+	srv.echo = true;
+	fab_domain_attr_init(&attr);
+	attr.backend = "tcp";
+	attr.msg_size = 4096;
+	attr.recv_credits = 2; /* and none of them ever given back */
+	assert_int_equal(fab_domain_open(&attr, &raw), 0);
+	assert_int_equal(fab_connect(raw, addr, NULL, NULL, &ep), 0);
+	proto_hello_init(&h, "client.greedy");
+	assert_int_equal(proto_hello_frame(&h, frame, sizeof(frame), &len), 0);
+	assert_int_equal(fab_send(ep, frame, len, NULL), 0);
+	/* pings until the server gives up on us: each one it answers parks an answer */
+	while (srv.fails == 0) {
+		assert_true(clock_now_ms() < deadline);
+		msgr_progress(srv.m);
+		fab_progress(raw, 0);
+		while (fab_cq_poll(raw, &cqe, 1) == 1) {
+			if (cqe.kind == FAB_EV_CONNECTED && cqe.status == 0)
+				connected = true;
+			if (cqe.kind == FAB_EV_RECV) {
+				assert_true(nkept < 4);
+				kept[nkept++] = cqe; /* held: no credit goes back */
+			}
+		}
+		for (int i = 0; connected && i < 64; i++) {
+			struct proto_msg ping = {.type = PROTO_PING};
+
+			ping.ping.seq = sent + 1;
+			assert_int_equal(proto_frame_encode(&ping, sent + 1, frame, sizeof(frame), &len),
+					 0);
+			if (fab_send(ep, frame, len, NULL) != 0)
+				break; /* our queue is full: the server reads on */
+			sent++;
+		}
+	}
+	pump(&srv, &cli, NULL, overflowed);
+	assert_int_equal(stats(&srv).send_overflows, 1);
+	assert_int_equal(srv.fail_status, -ENOBUFS);
+	assert_true(srv.frames > 4096); /* every ping was read; the answers were what piled up */
+	for (unsigned int i = 0; i < nkept; i++)
+		fab_recv_release(&kept[i]);
+	fab_ep_close(ep);
+	fab_domain_close(raw);
+	msgr_destroy(cli.m);
+	msgr_destroy(srv.m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -336,6 +423,7 @@ int main(void)
 	    cmocka_unit_test(test_per_ip),
 	    cmocka_unit_test(test_unauth_and_deadline),
 	    cmocka_unit_test(test_pause_resume),
+	    cmocka_unit_test(test_credit_withholder),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
