@@ -17,6 +17,11 @@
  *   dos_peer pgmsg ADDR POOL PG EPOCH BIND_IP
  *       As osd.0 on a cluster port, a PG_QUERY for (POOL, PG) at EPOCH;
  *       prints "sent" and whether the OSD kept the connection after a second.
+ *   dos_peer withhold ADDR N BIND_IP
+ *       As a client that never gives a receive buffer back (so the OSD never
+ *       gets a send credit after the first two), up to N ops as fast as the
+ *       OSD reads them; prints how many went and whether the OSD closed the
+ *       connection within 10 s of the last.
  *
  * Exit status: 0 done (whatever the daemon answered), 2 bad usage or set-up.
  */
@@ -44,6 +49,9 @@ struct conn {
 };
 
 static struct fab_domain *dom;
+static bool hold_recvs; /* withhold: never give a receive buffer back */
+static struct fab_cqe held[64];
+static unsigned int nheld;
 static struct conn conns[DOS_MAX_CONNS];
 static uint8_t frame[DOS_MSG_SIZE];
 
@@ -51,7 +59,8 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: dos_peer flood ADDR N HOLD_S BIND_IP silent|hello\n"
 			"       dos_peer op ADDR POOL PG EPOCH BIND_IP\n"
-			"       dos_peer pgmsg ADDR POOL PG EPOCH BIND_IP\n");
+			"       dos_peer pgmsg ADDR POOL PG EPOCH BIND_IP\n"
+			"       dos_peer withhold ADDR N BIND_IP\n");
 	exit(2);
 }
 
@@ -96,7 +105,10 @@ static void on_event(const struct fab_cqe *cqe)
 				c->status = msg.osd_op_reply.status;
 			}
 		}
-		fab_recv_release(cqe);
+		if (!hold_recvs || nheld == 64)
+			fab_recv_release(cqe);
+		else
+			held[nheld++] = *cqe;
 		break;
 	default:
 		break;
@@ -247,6 +259,48 @@ static int dos_pgmsg(const char *addr, uint32_t pool, uint32_t pg, uint32_t epoc
 	return 0;
 }
 
+static int dos_withhold(const char *addr, unsigned int n, const char *bind_ip)
+{
+	struct proto_msg m = {.type = PROTO_OSD_OP};
+	struct conn *c = &conns[0];
+	unsigned int sent = 0;
+	uint64_t end = clock_now_ms() + 60000;
+	int rc;
+
+	hold_recvs = true;
+	rc = dos_open(addr, bind_ip, "client.dos", c);
+	if (rc != 0) {
+		printf("cannot connect: %s\n", strerror(-rc));
+		return 2;
+	}
+	/* an op from an old map: answered at once (-ESTALE), each answer a frame to us */
+	m.osd_op.op = PROTO_OP_STAT;
+	m.osd_op.pool = 1;
+	m.osd_op.pg = 0;
+	m.osd_op.epoch = 1;
+	strcpy(m.osd_op.name, "dos");
+	m.osd_op.name_len = 3;
+	while (sent < n && !c->closed && clock_now_ms() < end) {
+		rc = dos_send(c, &m);
+		if (rc == -EAGAIN) {
+			pump(1); /* our send queue is full: the OSD reads on */
+			continue;
+		}
+		if (rc != 0)
+			break;
+		if (++sent % 64 == 0)
+			pump(0);
+	}
+	end = clock_now_ms() + 10000;
+	while (!c->closed && clock_now_ms() < end)
+		pump(10);
+	printf("sent %u; connection %s\n", sent, c->closed ? "closed by the OSD" : "kept");
+	while (nheld > 0)
+		fab_recv_release(&held[--nheld]);
+	fab_ep_close(c->ep);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct fab_domain_attr attr;
@@ -257,7 +311,7 @@ int main(int argc, char **argv)
 	fab_domain_attr_init(&attr);
 	attr.backend = "tcp";
 	attr.msg_size = DOS_MSG_SIZE;
-	attr.recv_credits = 8;
+	attr.recv_credits = argc > 1 && !strcmp(argv[1], "withhold") ? 2 : 8;
 	attr.name = "dos_peer";
 	if (fab_domain_open(&attr, &dom) != 0) {
 		fprintf(stderr, "dos_peer: cannot open a tcp domain\n");
@@ -274,6 +328,8 @@ int main(int argc, char **argv)
 		rc = dos_op(argv[2], (uint32_t)strtoul(argv[3], NULL, 0),
 			    (uint32_t)strtoul(argv[4], NULL, 0), (uint32_t)strtoul(argv[5], NULL, 0),
 			    argv[6]);
+	} else if (!strcmp(argv[1], "withhold") && argc == 5) {
+		rc = dos_withhold(argv[2], (unsigned int)strtoul(argv[3], NULL, 10), argv[4]);
 	} else if (!strcmp(argv[1], "pgmsg") && argc == 7) {
 		rc = dos_pgmsg(argv[2], (uint32_t)strtoul(argv[3], NULL, 0),
 			       (uint32_t)strtoul(argv[4], NULL, 0),

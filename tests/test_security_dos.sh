@@ -16,7 +16,11 @@
 #     msgs   an op for a PG past pg_num and one with a forged huge epoch
 #            (answered -EINVAL at once, counted), a PG_QUERY for a PG past
 #            pg_num and one with a huge epoch on the cluster port (dropped,
-#            counted, the connection kept); the PGs keep serving.
+#            counted, the connection kept); the PGs keep serving. Then a
+#            client that never gives its receive buffers back (so the OSD
+#            never gets a send credit) sending ops as fast as the OSD reads:
+#            the answers park up to 4,096, then the OSD closes that
+#            connection, once, with one line (send_overflows).
 set -u
 CASE=$1 PORT=$2 BUILD=$3
 MON=$BUILD/mon/weft-mon OSD=$BUILD/osd/weft-osd WEFT=$BUILD/tools/weft
@@ -212,6 +216,13 @@ msgs)
 	"$RIO" -c "$CONF" -p "$POOL" cmp dos-check-7 "$DIR/obj" "$POOL_SIZE" > "$DIR/cmp.out" ||
 		fail "read back after the attacks: $(cat "$DIR/cmp.out")"
 	log "ok: 32 objects written and one read back after the attacks"
+	# a client that withholds its credits and keeps asking
+	out=$("$PEER" withhold "$(pub_addr 1)" 20000 127.1.0.212)
+	case $out in *"closed by the OSD") ;; *) fail "withholding client: $out" ;; esac
+	[ "$(dos_field osd.1 send_overflows)" = 1 ] || fail "osd.1: $(dos osd.1)"
+	n=$(grep -c "127.1.0.212.*takes nothing we send" "$DIR/osd.1.log")
+	[ "$n" = 1 ] || fail "osd.1 logged $n lines about the withholding client (want 1)"
+	log "ok: withholding client: $out; one line: $(grep -m1 "takes nothing we send" "$DIR/osd.1.log" | cut -c1-200)"
 	still_up
 	;;
 *)
