@@ -152,7 +152,7 @@ struct msgr {
 	struct msgr_limits lim;
 	struct msgr_stats st;
 	struct msgr_seen seen[MSGR_SEEN_MAX];
-	uint64_t seen_overflow; /* refusals not logged because every slot was taken */
+	uint64_t seen_overflow;	  /* refusals not logged because every slot was taken */
 	struct msgr_conn *resume; /* resumed connections with frames waiting */
 };
 
@@ -1227,8 +1227,9 @@ static void msgr_limit_log(struct msgr *m, const char *ip, const char *fmt, ...)
 		return;
 	}
 	if (s != NULL && s->suppressed > 0)
-		snprintf(more, sizeof(more), " (and %u more from %s in the last minute, not logged)",
-			 s->suppressed, ip);
+		snprintf(more, sizeof(more),
+			 " (and %u more from %s in the last minute, not logged)", s->suppressed,
+			 ip);
 	else if (m->seen_overflow > 0)
 		snprintf(more, sizeof(more),
 			 " (and %llu more from other addresses in the last minute, not logged)",
@@ -1500,8 +1501,7 @@ static void msgr_conns_service(struct msgr *m)
 		if (c->unauth && !c->failed && c->refusal == NULL && now >= c->deadline_ms) {
 			/* before the auth link's own deadline: this line is rate-limited */
 			m->st.hello_timeouts++;
-			msgr_limit_log(m, c->ip,
-				       "closed %s: no hello%s within %u ms of its accept",
+			msgr_limit_log(m, c->ip, "closed %s: no hello%s within %u ms of its accept",
 				       msgr_conn_peer(c), c->auth != NULL ? " and handshake" : "",
 				       m->lim.hello_timeout_ms);
 			msgr_conn_fail(c, -ETIMEDOUT);
@@ -1550,7 +1550,8 @@ int msgr_progress_budget(struct msgr *m, unsigned int budget)
 	if (m->resume != NULL)
 		n = (int)msgr_resume_run(m, budget);
 	/* One at a time: a callback may close an endpoint a later completion names. */
-	for (unsigned int i = (unsigned int)n; i < budget && fab_cq_poll(m->dom, &cqe, 1) == 1; i++) {
+	for (unsigned int i = (unsigned int)n; i < budget && fab_cq_poll(m->dom, &cqe, 1) == 1;
+	     i++) {
 		msgr_handle(m, &cqe);
 		n++;
 	}

@@ -192,17 +192,17 @@ struct msgr_limits {
 #define MSGR_MAX_UNAUTH_DEFAULT	      512
 
 struct msgr_stats {
-	uint64_t accepted;	    /* connections accepted and kept */
-	uint64_t refused_conns;	    /* closed at accept: ms_max_conns */
-	uint64_t refused_per_ip;    /* closed at accept: ms_max_conns_per_ip */
-	uint64_t refused_unauth;    /* closed at accept: ms_max_unauth (or its per-IP quarter) */
-	uint64_t hello_timeouts;    /* closed: no hello and handshake within hello_timeout_ms */
-	uint64_t log_suppressed;    /* refusal lines not logged (the once a minute rule) */
-	uint64_t pauses;	    /* msgr_conn_pause(true) on a running connection */
-	uint64_t send_overflows;    /* connections failed: the peer took nothing we sent */
-	unsigned int conns;	    /* accepted connections open now */
-	unsigned int unauth;	    /* of which not through hello and handshake yet */
-	unsigned int paused;	    /* connections paused now */
+	uint64_t accepted;	 /* connections accepted and kept */
+	uint64_t refused_conns;	 /* closed at accept: ms_max_conns */
+	uint64_t refused_per_ip; /* closed at accept: ms_max_conns_per_ip */
+	uint64_t refused_unauth; /* closed at accept: ms_max_unauth (or its per-IP quarter) */
+	uint64_t hello_timeouts; /* closed: no hello and handshake within hello_timeout_ms */
+	uint64_t log_suppressed; /* refusal lines not logged (the once a minute rule) */
+	uint64_t pauses;	 /* msgr_conn_pause(true) on a running connection */
+	uint64_t send_overflows; /* connections failed: the peer took nothing we sent */
+	unsigned int conns;	 /* accepted connections open now */
+	unsigned int unauth;	 /* of which not through hello and handshake yet */
+	unsigned int paused;	 /* connections paused now */
 };
 
 struct conf;

@@ -82,7 +82,7 @@ struct osd_conn {
 	uint64_t gen; /* REPLICA: tells a commit callback its connection is still the same */
 	struct osd_peer *peer; /* PEER */
 	uint32_t ops_inflight; /* CLIENT: ops holding this conn */
-	bool paused;	       /* CLIENT: at osd_max_ops_per_conn, its frames wait (msgr_conn_pause) */
+	bool paused; /* CLIENT: at osd_max_ops_per_conn, its frames wait (msgr_conn_pause) */
 	/* REPLICA: messages and records held until our map is as new as theirs (osd_pg.c) */
 	struct osd_hold *hold, *hold_tail;
 };

@@ -192,7 +192,8 @@ static void osd_op_timeout_cb(struct evl *evl, struct evl_timer *t, void *arg)
 bool osd_epoch_insane(const struct osd *osd, uint32_t epoch)
 {
 	/* before the first map there is nothing to measure against: the callers wait */
-	return osd->map.epoch != 0 && (uint64_t)epoch > (uint64_t)osd->map.epoch + osd->epoch_ahead_max;
+	return osd->map.epoch != 0 &&
+	       (uint64_t)epoch > (uint64_t)osd->map.epoch + osd->epoch_ahead_max;
 }
 
 void osd_dos_log(struct osd *osd, const char *fmt, ...)
@@ -209,7 +210,8 @@ void osd_dos_log(struct osd *osd, const char *fmt, ...)
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
 	if (osd->ctr.dos_log_suppressed > 0)
-		log_warn("osd", "%s: %s (and %llu more refused messages in the last 10 s, not logged)",
+		log_warn("osd",
+			 "%s: %s (and %llu more refused messages in the last 10 s, not logged)",
 			 osd->name, what, (unsigned long long)osd->ctr.dos_log_suppressed);
 	else
 		log_warn("osd", "%s: %s", osd->name, what);
@@ -263,8 +265,7 @@ void osd_op_recv(struct osd_conn *conn, uint64_t tid, const struct proto_osd_op 
 		return osd_reply_now(conn, tid, -ENOENT, 0);
 	if (m->pg >= pool->pg_num)
 		return osd_op_bad_pg(conn, tid, m, pool->pg_num);
-	if (plc_map_object_pg(pool, m->name, m->name_len) != m->pg ||
-	    m->name_len > STORE_NAME_MAX)
+	if (plc_map_object_pg(pool, m->name, m->name_len) != m->pg || m->name_len > STORE_NAME_MAX)
 		return osd_reply_now(conn, tid, -EINVAL, 0);
 	if (m->length > (m->op == PROTO_OP_ZERO ? STORE_OBJECT_MAX : osd->max_op))
 		return osd_reply_now(conn, tid, -E2BIG, 0);

@@ -209,11 +209,12 @@ static void osd_perf_dos(struct osd *osd, struct asok_out *out)
 		    ms.conns, ms.unauth, ms.accepted, ms.refused_conns, ms.refused_per_ip,
 		    ms.refused_unauth, ms.hello_timeouts, ms.log_suppressed);
 	asok_printf(out,
-		    "\"send_overflows\": %" PRIu64 ", \"conns_paused\": %u, \"conn_pauses\": %" PRIu64
+		    "\"send_overflows\": %" PRIu64
+		    ", \"conns_paused\": %u, \"conn_pauses\": %" PRIu64
 		    ", \"bad_pg_refused\": %" PRIu64 ", \"bad_epoch_refused\": %" PRIu64
 		    ", \"map_wait_dropped\": %" PRIu64 "}, ",
-		    ms.send_overflows, ms.paused, c->conn_pauses, c->bad_pg_refused, c->bad_epoch_refused,
-		    c->map_wait_dropped);
+		    ms.send_overflows, ms.paused, c->conn_pauses, c->bad_pg_refused,
+		    c->bad_epoch_refused, c->map_wait_dropped);
 }
 
 int osd_perf_dump(struct osd *osd, struct asok_out *out)

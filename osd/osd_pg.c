@@ -395,8 +395,8 @@ static bool osd_pg_msg_sane(struct osd_conn *conn, const struct proto_msg *msg)
 		return false;
 	}
 	/* a newer map may have more PGs (a split): the id is checked when it is ours */
-	if (msg->pg.pg >= OSD_PG_ID_MAX || (msg->pg.epoch <= osd->map.epoch && pool != NULL &&
-					    msg->pg.pg >= pool->pg_num)) {
+	if (msg->pg.pg >= OSD_PG_ID_MAX ||
+	    (msg->pg.epoch <= osd->map.epoch && pool != NULL && msg->pg.pg >= pool->pg_num)) {
 		osd->ctr.bad_pg_refused++;
 		osd_dos_log(osd, "dropped %s for pg %u.%x from %s: pool %u has pg_num %u",
 			    proto_type_name(msg->type), msg->pg.pool, msg->pg.pg,

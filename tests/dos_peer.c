@@ -326,8 +326,8 @@ int main(int argc, char **argv)
 			       !strcmp(argv[6], "hello"));
 	} else if (!strcmp(argv[1], "op") && argc == 7) {
 		rc = dos_op(argv[2], (uint32_t)strtoul(argv[3], NULL, 0),
-			    (uint32_t)strtoul(argv[4], NULL, 0), (uint32_t)strtoul(argv[5], NULL, 0),
-			    argv[6]);
+			    (uint32_t)strtoul(argv[4], NULL, 0),
+			    (uint32_t)strtoul(argv[5], NULL, 0), argv[6]);
 	} else if (!strcmp(argv[1], "withhold") && argc == 5) {
 		rc = dos_withhold(argv[2], (unsigned int)strtoul(argv[3], NULL, 10), argv[4]);
 	} else if (!strcmp(argv[1], "pgmsg") && argc == 7) {

@@ -168,7 +168,7 @@ static void test_max_conns(void **state)
 	assert_int_equal(st.unauth, 0);
 	assert_int_equal(st.refused_per_ip, 0);
 	assert_int_equal(st.refused_unauth, 0);
-	assert_int_equal(srv.fails, 0); /* refused before it was a connection of ours */
+	assert_int_equal(srv.fails, 0);		/* refused before it was a connection of ours */
 	assert_int_equal(st.log_suppressed, 1); /* one line for 127.0.0.1, the second counted */
 	msgr_destroy(cli.m);
 	msgr_destroy(srv.m);
@@ -195,8 +195,7 @@ static void test_per_ip(void **state)
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(msgr_connect(cli.m, addr, NULL, &c), 0);
 	/* another address on the same host is another peer */
-	assert_int_equal(msgr_connect_ops(cli.m, addr, "127.0.0.2", &ops, &cli, NULL, NULL, &c),
-			 0);
+	assert_int_equal(msgr_connect_ops(cli.m, addr, "127.0.0.2", &ops, &cli, NULL, NULL, &c), 0);
 	pump(&srv, &cli, NULL, per_ip_settled);
 	assert_int_equal(stats(&srv).refused_conns, 0);
 	msgr_destroy(cli.m);
@@ -253,8 +252,7 @@ static void test_unauth_and_deadline(void **state)
 		assert_int_equal(fab_connect(raw, addr, NULL, NULL, &raw_eps[i]), 0);
 	pump(&srv, &cli, raw, unauth_full);
 	/* while they hold every slot, an honest peer is refused too (from another address) */
-	assert_int_equal(msgr_connect_ops(cli.m, addr, "127.0.0.2", &ops, &cli, NULL, NULL, &c),
-			 0);
+	assert_int_equal(msgr_connect_ops(cli.m, addr, "127.0.0.2", &ops, &cli, NULL, NULL, &c), 0);
 	pump(&srv, &cli, raw, honest_refused);
 	/* the deadline frees the slots: each silent peer closed, none left counted */
 	pump(&srv, &cli, raw, deadline_passed);
@@ -266,8 +264,7 @@ static void test_unauth_and_deadline(void **state)
 	 * line. Everything else counted, not logged.
 	 */
 	assert_int_equal(st.log_suppressed, 5);
-	assert_int_equal(msgr_connect_ops(cli.m, addr, "127.0.0.2", &ops, &cli, NULL, NULL, &c),
-			 0);
+	assert_int_equal(msgr_connect_ops(cli.m, addr, "127.0.0.2", &ops, &cli, NULL, NULL, &c), 0);
 	for (uint64_t i = 1; i <= 3; i++) {
 		struct proto_msg ping = {.type = PROTO_PING};
 
@@ -397,8 +394,8 @@ static void test_credit_withholder(void **state)
 			struct proto_msg ping = {.type = PROTO_PING};
 
 			ping.ping.seq = sent + 1;
-			assert_int_equal(proto_frame_encode(&ping, sent + 1, frame, sizeof(frame), &len),
-					 0);
+			assert_int_equal(
+			    proto_frame_encode(&ping, sent + 1, frame, sizeof(frame), &len), 0);
 			if (fab_send(ep, frame, len, NULL) != 0)
 				break; /* our queue is full: the server reads on */
 			sent++;
@@ -419,10 +416,8 @@ static void test_credit_withholder(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_max_conns),
-	    cmocka_unit_test(test_per_ip),
-	    cmocka_unit_test(test_unauth_and_deadline),
-	    cmocka_unit_test(test_pause_resume),
+	    cmocka_unit_test(test_max_conns),		cmocka_unit_test(test_per_ip),
+	    cmocka_unit_test(test_unauth_and_deadline), cmocka_unit_test(test_pause_resume),
 	    cmocka_unit_test(test_credit_withholder),
 	};
 

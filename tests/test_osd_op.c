@@ -84,7 +84,7 @@ static struct {
 	int busy; /* objects between ordering and local commit */
 	int repl_failed, fenced;
 	bool pg_ready;
-	bool paused;	       /* msgr_conn_pause's last word */
+	bool paused;		/* msgr_conn_pause's last word */
 	unsigned int rec_apply; /* records that reached osd_pg_rec_apply */
 } F;
 
@@ -321,7 +321,6 @@ void msgr_conn_pause(struct msgr_conn *conn, bool pause)
 	assert_true(pause != F.paused); /* the OSD says it once each way */
 	F.paused = pause;
 }
-
 
 bool osd_pg_rec_hold(struct osd_conn *conn, uint32_t imm, uint32_t len)
 {

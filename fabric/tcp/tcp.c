@@ -175,9 +175,10 @@ static bool tcp_ep_tx_can_go(const struct tcp_ep *ep)
 		return true; /* partly written, or the hello: it goes */
 	if (ep->state != TCP_EP_CONNECTED)
 		return false; /* behind the peer's hello */
+	/* the rest needs no credit; owed credits slip in front of a stalled frame */
 	if (op->h.type != TCP_F_MSG && op->h.type != TCP_F_WRITE_IMM)
-		return true; /* needs no credit */
-	return ep->tx_credits > 0 || ep->rx_owed > 0; /* owed credits slip in front */
+		return true;
+	return ep->tx_credits > 0 || ep->rx_owed > 0;
 }
 
 void tcp_epoll_update(struct tcp_ep *ep)
@@ -193,8 +194,8 @@ void tcp_epoll_update(struct tcp_ep *ep)
 		ep->want_out = want;
 }
 
-#define TCP_LISTEN_PAUSE_NS  (100ull * 1000 * 1000)
-#define TCP_LISTEN_LOG_NS    (10ull * 1000 * 1000 * 1000)
+#define TCP_LISTEN_PAUSE_NS (100ull * 1000 * 1000)
+#define TCP_LISTEN_LOG_NS   (10ull * 1000 * 1000 * 1000)
 
 void tcp_listener_pause(struct tcp_listener *l, int err)
 {
