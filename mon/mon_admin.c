@@ -33,6 +33,23 @@ static void mon_admin_perf_raft(struct mon *mon, struct asok_out *out)
 		    (unsigned long long)st.connect_failed);
 }
 
+/* The messenger's denial-of-service limits (docs/security.md): refusals at accept, hellos. */
+static void mon_admin_perf_msgr(struct mon *mon, struct asok_out *out)
+{
+	struct msgr_stats ms;
+
+	if (mon->msgr == NULL)
+		return;
+	msgr_stats_get(mon->msgr, &ms);
+	asok_printf(out,
+		    ", \"dos\": {\"conns\": %u, \"unauth\": %u, \"accepted\": %" PRIu64
+		    ", \"refused_conns\": %" PRIu64 ", \"refused_per_ip\": %" PRIu64
+		    ", \"refused_unauth\": %" PRIu64 ", \"hello_timeouts\": %" PRIu64
+		    ", \"log_suppressed\": %" PRIu64 ", \"send_overflows\": %" PRIu64 "}",
+		    ms.conns, ms.unauth, ms.accepted, ms.refused_conns, ms.refused_per_ip,
+		    ms.refused_unauth, ms.hello_timeouts, ms.log_suppressed, ms.send_overflows);
+}
+
 static int mon_admin_perf_cb(void *arg, struct asok_out *out)
 {
 	struct mon *mon = arg;
@@ -44,6 +61,7 @@ static int mon_admin_perf_cb(void *arg, struct asok_out *out)
 		    "\"queued_jobs\": %u, \"live_sessions\": %u",
 		    mon->self, mon->npeers, mon->map.epoch, mon->leader_ready ? "true" : "false",
 		    mon->q_len, mon->nlive);
+	mon_admin_perf_msgr(mon, out);
 	mon_admin_perf_raft(mon, out);
 	return 0;
 }

@@ -302,6 +302,12 @@ int mon_svc_start(struct mon *mon)
 	rc = mon_auth_svc_setup(mon);
 	if (rc != 0)
 		goto err_destroy;
+	{
+		struct msgr_limits lim;
+
+		msgr_limits_from_conf(mon->conf, &lim); /* ms_max_conns & co. (docs/security.md) */
+		msgr_limits_set(mon->msgr, &lim);
+	}
 	rc = msgr_listen(mon->msgr, mon->peers[mon->self].addr);
 	if (rc != 0) {
 		log_error("mon", "%s: listen on %s: %s", mon->name, mon->peers[mon->self].addr,

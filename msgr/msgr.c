@@ -3,12 +3,14 @@
 #include "msgr/msgr.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/conf.h"
 #include "common/log.h"
 #include "msgr/msgr_auth.h"
 #include "proto/hello.h"
@@ -21,6 +23,28 @@
  * peer and it can log its side of the refusal too.
  */
 #define MSGR_REFUSE_LINGER_MS 2000
+/*
+ * Refusals for the denial-of-service limits are logged once per peer IP
+ * per minute: a flood must not fill the log (nor cost a write per
+ * connection). A table of MSGR_SEEN_MAX addresses; when every slot logged
+ * within the minute, a new address is counted, not logged, until one
+ * frees up, so the lines stay bounded however many addresses attack.
+ */
+#define MSGR_SEEN_MAX	    32
+#define MSGR_SEEN_WINDOW_MS 60000
+#define MSGR_IP_MAX	    64
+
+/* A frame that waits in its receive buffer while its connection is paused. */
+struct msgr_rx {
+	struct msgr_rx *next;
+	struct fab_cqe cqe;
+};
+
+struct msgr_seen {
+	char ip[MSGR_IP_MAX];
+	uint64_t first_ms; /* 0: free */
+	uint32_t suppressed;
+};
 
 struct msgr_frame {
 	struct msgr_frame *next;
@@ -55,6 +79,7 @@ struct msgr_listener {
 	const struct msgr_ops *ops;
 	void *arg;
 	const struct msgr_auth_cfg *auth; /* its owner's; NULL: it authenticates nothing */
+	unsigned int nconns;		  /* accepted connections open (ms_max_conns) */
 };
 
 /* An owner's authentication set-up (msgr_auth_add), freed with the messenger. */
@@ -87,6 +112,18 @@ struct msgr_conn {
 	unsigned int nheld;
 	struct msgr_bulk_out *bulk_out;
 	unsigned int nbulk_out;
+	/* accepted: where from, for the limits (msgr_limits) */
+	struct msgr_listener *from; /* NULL once the listener closed, or when we connected */
+	bool accepted;
+	char ip[MSGR_IP_MAX]; /* the peer's address without the port */
+	bool unauth;	      /* accepted, not through hello and handshake yet: counted */
+	uint64_t deadline_ms; /* unauth: closed at this time */
+	/* paused (msgr_conn_pause): frames wait in their receive buffers */
+	bool paused;
+	struct msgr_rx *rx_head, *rx_tail;
+	bool on_resume;		 /* in msgr->resume: has frames to deliver, no longer paused */
+	struct msgr_conn *rnext; /* msgr->resume */
+	bool overflow;		 /* MSGR_PENDING_MAX frames parked: failed at the next service */
 };
 
 struct msgr {
@@ -112,6 +149,11 @@ struct msgr {
 	struct msgr_auth_owned *owned_auth; /* other owners' (msgr_auth_add) */
 	unsigned int nauth;		    /* connections that authenticate: their link ticks */
 	uint64_t next_auth_tick_ms;
+	struct msgr_limits lim;
+	struct msgr_stats st;
+	struct msgr_seen seen[MSGR_SEEN_MAX];
+	uint64_t seen_overflow;	  /* refusals not logged because every slot was taken */
+	struct msgr_conn *resume; /* resumed connections with frames waiting */
 };
 
 static int msgr_init(struct msgr *m, struct fab_domain *dom, const char *name)
@@ -122,6 +164,10 @@ static int msgr_init(struct msgr *m, struct fab_domain *dom, const char *name)
 	m->next_bulk_id = 1;
 	snprintf(m->name, sizeof(m->name), "%s", name ? name : "client.unknown");
 	proto_hello_init(&m->hello, m->name);
+	m->lim.max_conns = MSGR_MAX_CONNS_DEFAULT;
+	m->lim.max_conns_per_ip = MSGR_MAX_CONNS_PER_IP_DEFAULT;
+	m->lim.max_unauth = MSGR_MAX_UNAUTH_DEFAULT;
+	m->lim.hello_timeout_ms = MSGR_AUTH_TIMEOUT_MS;
 	m->scratch = malloc(m->msg_size);
 	return m->scratch != NULL ? 0 : -ENOMEM;
 }
@@ -206,6 +252,24 @@ static void msgr_conn_free(struct msgr_conn *c)
 		m->nparked--;
 	if (c->linger_until_ms != 0)
 		m->nlinger--;
+	if (c->from != NULL)
+		c->from->nconns--;
+	if (c->accepted)
+		m->st.conns--;
+	if (c->unauth) {
+		m->st.unauth--;
+		c->unauth = false;
+	}
+	if (c->paused)
+		m->st.paused--;
+	if (c->on_resume) {
+		for (struct msgr_conn **pp = &m->resume; *pp != NULL; pp = &(*pp)->rnext) {
+			if (*pp == c) {
+				*pp = c->rnext;
+				break;
+			}
+		}
+	}
 	if (c->prev != NULL)
 		c->prev->next = c->next;
 	else
@@ -336,6 +400,9 @@ void msgr_listener_close(struct msgr_listener *l)
 	}
 	if (m->listener == l)
 		m->listener = NULL;
+	for (struct msgr_conn *c = m->conns; c != NULL; c = c->next)
+		if (c->from == l)
+			c->from = NULL;
 	fab_listener_close(l->l);
 	free(l);
 }
@@ -486,10 +553,24 @@ int msgr_connect(struct msgr *m, const char *addr, void *ctx, struct msgr_conn *
 	return msgr_connect_ops(m, addr, NULL, &m->ops, m->arg, m->auth, ctx, conn_out);
 }
 
+/* Frames that waited for a resume go back unread (their credits with them). */
+static void msgr_rx_drop(struct msgr_conn *c)
+{
+	while (c->rx_head != NULL) {
+		struct msgr_rx *r = c->rx_head;
+
+		c->rx_head = r->next;
+		fab_recv_release(&r->cqe);
+		free(r);
+	}
+	c->rx_tail = NULL;
+}
+
 void msgr_conn_close(struct msgr_conn *c)
 {
 	if (c == NULL)
 		return;
+	msgr_rx_drop(c);
 	fab_ep_close(c->ep);
 	msgr_conn_free(c);
 }
@@ -544,6 +625,8 @@ uint32_t msgr_msg_size(const struct msgr *m)
 
 int msgr_wait(struct msgr *m, int timeout_ms)
 {
+	if (m->resume != NULL)
+		return 0; /* frames of a resumed connection are waiting */
 	return fab_wait(m->dom, timeout_ms);
 }
 
@@ -563,8 +646,20 @@ static int msgr_post(struct msgr_conn *c, const void *buf, size_t len)
 			return rc;
 	}
 	if (c->npend >= MSGR_PENDING_MAX) {
-		log_warn("msgr", "peer %s: %u frames waiting for the send queue, dropping one",
-			 msgr_conn_peer(c), c->npend);
+		/*
+		 * The peer takes nothing (it withholds its credits, or is stuck):
+		 * dropping frames one by one would lose replies silently and log
+		 * a line each. The connection fails instead, once, from the next
+		 * progress (not here: the caller may still be using it).
+		 */
+		if (!c->overflow) {
+			c->overflow = true;
+			c->msgr->st.send_overflows++;
+			log_warn("msgr",
+				 "%s: peer %s takes nothing we send: %u frames waiting for its "
+				 "credits; closing",
+				 c->msgr->name, msgr_conn_peer(c), c->npend);
+		}
 		return -ENOBUFS;
 	}
 	f = malloc(sizeof(*f) + len);
@@ -874,6 +969,10 @@ static void msgr_ready_check(struct msgr_conn *c)
 	    (c->auth != NULL && msgr_holding(c)))
 		return;
 	c->ready = true;
+	if (c->unauth) {
+		c->unauth = false;
+		c->msgr->st.unauth--;
+	}
 	if (c->ops->ready_cb != NULL)
 		c->ops->ready_cb(c, c->arg);
 }
@@ -1055,15 +1154,163 @@ static bool msgr_bulk_in_ours(const struct msgr *m, const void *ctx)
 	return false;
 }
 
+/* ------------------------------------------------------------ limits */
+
+void msgr_limits_set(struct msgr *m, const struct msgr_limits *lim)
+{
+	m->lim = *lim;
+	if (m->lim.hello_timeout_ms == 0)
+		m->lim.hello_timeout_ms = MSGR_AUTH_TIMEOUT_MS;
+}
+
+void msgr_limits_from_conf(const struct conf *conf, struct msgr_limits *lim_out)
+{
+	struct msgr_limits lim = {
+	    .max_conns = (unsigned int)conf_get_int(conf, CONF_MS_MAX_CONNS),
+	    .max_conns_per_ip = (unsigned int)conf_get_int(conf, CONF_MS_MAX_CONNS_PER_IP),
+	    .max_unauth = (unsigned int)conf_get_int(conf, CONF_MS_MAX_UNAUTH),
+	    .hello_timeout_ms = MSGR_AUTH_TIMEOUT_MS,
+	};
+
+	*lim_out = lim;
+}
+
+void msgr_stats_get(const struct msgr *m, struct msgr_stats *st_out)
+{
+	*st_out = m->st;
+}
+
+/* "ip:port" or "[v6]:port" -> the address alone (the key of the per-IP limits). */
+static void msgr_addr_ip(const char *addr, char *ip, size_t cap)
+{
+	const char *colon = strrchr(addr, ':');
+	size_t n = colon != NULL ? (size_t)(colon - addr) : strlen(addr);
+
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(ip, addr, n);
+	ip[n] = '\0';
+}
+
+/*
+ * One line per peer IP per minute for the limits' refusals; the lines not
+ * logged are counted and said with the next one for that address.
+ */
+static void msgr_limit_log(struct msgr *m, const char *ip, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void msgr_limit_log(struct msgr *m, const char *ip, const char *fmt, ...)
+{
+	uint64_t now = clock_now_ms();
+	struct msgr_seen *s = NULL, *slot = NULL;
+	char what[256], more[160] = "";
+	va_list ap;
+
+	for (unsigned int i = 0; i < MSGR_SEEN_MAX; i++) {
+		struct msgr_seen *e = &m->seen[i];
+
+		if (e->first_ms != 0 && strcmp(e->ip, ip) == 0) {
+			s = e;
+			break;
+		}
+		if (slot == NULL && (e->first_ms == 0 || now - e->first_ms >= MSGR_SEEN_WINDOW_MS))
+			slot = e;
+	}
+	if (s != NULL && now - s->first_ms < MSGR_SEEN_WINDOW_MS) {
+		s->suppressed++;
+		m->st.log_suppressed++;
+		return;
+	}
+	if (s == NULL && slot == NULL) {
+		/* every slot logged within the minute: many addresses at once */
+		m->seen_overflow++;
+		m->st.log_suppressed++;
+		return;
+	}
+	if (s != NULL && s->suppressed > 0)
+		snprintf(more, sizeof(more),
+			 " (and %u more from %s in the last minute, not logged)", s->suppressed,
+			 ip);
+	else if (m->seen_overflow > 0)
+		snprintf(more, sizeof(more),
+			 " (and %llu more from other addresses in the last minute, not logged)",
+			 (unsigned long long)m->seen_overflow);
+	if (s == NULL) {
+		s = slot;
+		m->seen_overflow = 0;
+	}
+	snprintf(s->ip, sizeof(s->ip), "%s", ip);
+	s->first_ms = now;
+	s->suppressed = 0;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	log_warn("msgr", "%s: %s%s", m->name, what, more);
+}
+
+/*
+ * Whether a new connection from ip on listener l stays within the limits;
+ * when not, it is counted and logged here and the caller closes it.
+ */
+static bool msgr_limits_admit(struct msgr *m, const struct msgr_listener *l, const char *ip,
+			      const char *peer)
+{
+	const struct msgr_limits *lim = &m->lim;
+	unsigned int from = 0, unauth_from = 0, unauth_ip_max;
+	uint16_t port = msgr_listener_port(l);
+
+	if (lim->max_conns != 0 && l->nconns >= lim->max_conns) {
+		m->st.refused_conns++;
+		msgr_limit_log(m, ip,
+			       "refused %s on port %u: %u connections open on it (ms_max_conns)",
+			       peer, port, l->nconns);
+		return false;
+	}
+	for (const struct msgr_conn *c = m->conns; c != NULL; c = c->next) {
+		if (!c->accepted || strcmp(c->ip, ip) != 0)
+			continue;
+		from++;
+		unauth_from += c->unauth;
+	}
+	if (lim->max_conns_per_ip != 0 && from >= lim->max_conns_per_ip) {
+		m->st.refused_per_ip++;
+		msgr_limit_log(m, ip,
+			       "refused %s on port %u: %u connections open from %s "
+			       "(ms_max_conns_per_ip)",
+			       peer, port, from, ip);
+		return false;
+	}
+	if (lim->max_unauth == 0)
+		return true;
+	unauth_ip_max = lim->max_unauth / 4 > 4 ? lim->max_unauth / 4 : 4;
+	if (m->st.unauth >= lim->max_unauth || unauth_from >= unauth_ip_max) {
+		m->st.refused_unauth++;
+		msgr_limit_log(m, ip,
+			       "refused %s on port %u: %u connections still in their hello or "
+			       "handshake, %u of them from %s (ms_max_unauth %u, %u per IP)",
+			       peer, port, m->st.unauth, unauth_from, ip, lim->max_unauth,
+			       unauth_ip_max);
+		return false;
+	}
+	return true;
+}
+
 static void msgr_accepted(struct msgr *m, const struct fab_cqe *cqe)
 {
 	struct msgr_listener *l = m->listeners;
+	const char *peer = fab_ep_peer_addr(cqe->ep);
+	char ip[MSGR_IP_MAX];
 	struct msgr_conn *c;
 
 	while (l != NULL && l->l != cqe->listener)
 		l = l->next;
 	if (l == NULL) {
 		fab_ep_close(cqe->ep); /* its listener was closed meanwhile */
+		return;
+	}
+	msgr_addr_ip(peer, ip, sizeof(ip));
+	if (!msgr_limits_admit(m, l, ip, peer)) {
+		/* at once: nothing allocated for it, no hello sent */
+		fab_ep_close(cqe->ep);
 		return;
 	}
 	/* the default listener's owner authenticates with msgr_auth_set's set-up */
@@ -1073,12 +1320,99 @@ static void msgr_accepted(struct msgr *m, const struct fab_cqe *cqe)
 		fab_ep_close(cqe->ep);
 		return;
 	}
+	c->accepted = true;
+	c->from = l;
+	l->nconns++;
+	memcpy(c->ip, ip, sizeof(c->ip));
+	c->unauth = true;
+	c->deadline_ms = clock_now_ms() + m->lim.hello_timeout_ms;
+	m->st.conns++;
+	m->st.unauth++;
+	m->st.accepted++;
 	if (msgr_hello_send(c) != 0) {
 		msgr_conn_close(c);
 		return;
 	}
 	if (c->ops->accept_cb != NULL)
 		c->ops->accept_cb(c, c->arg);
+}
+
+/* ------------------------------------------------------------ pausing */
+
+void msgr_conn_pause(struct msgr_conn *c, bool pause)
+{
+	struct msgr *m = c->msgr;
+
+	if (pause == c->paused)
+		return;
+	c->paused = pause;
+	if (pause) {
+		m->st.pauses++;
+		m->st.paused++;
+		return;
+	}
+	m->st.paused--;
+	if (c->rx_head != NULL && !c->on_resume) {
+		c->on_resume = true;
+		c->rnext = m->resume;
+		m->resume = c;
+	}
+}
+
+bool msgr_conn_paused(const struct msgr_conn *c)
+{
+	return c->paused;
+}
+
+/* Keep a frame in its receive buffer until the connection is resumed. */
+static int msgr_rx_keep(struct msgr_conn *c, const struct fab_cqe *cqe)
+{
+	struct msgr_rx *r = malloc(sizeof(*r));
+
+	if (r == NULL)
+		return -ENOMEM;
+	r->next = NULL;
+	r->cqe = *cqe;
+	if (c->rx_tail != NULL)
+		c->rx_tail->next = r;
+	else
+		c->rx_head = r;
+	c->rx_tail = r;
+	return 0;
+}
+
+/* Resumed connections: what waited goes, in order, until one pauses again. */
+static unsigned int msgr_resume_run(struct msgr *m, unsigned int budget)
+{
+	unsigned int n = 0;
+
+	while (m->resume != NULL && n < budget) {
+		struct msgr_conn *c = m->resume;
+		uint64_t id = c->id;
+
+		m->resume = c->rnext;
+		c->on_resume = false;
+		while (c->rx_head != NULL && !c->paused && !c->failed && n < budget) {
+			struct msgr_rx *r = c->rx_head;
+
+			c->rx_head = r->next;
+			if (c->rx_head == NULL)
+				c->rx_tail = NULL;
+			msgr_deliver(c, r->cqe.data, r->cqe.len);
+			fab_recv_release(&r->cqe); /* valid even if the callback closed c */
+			free(r);
+			n++;
+			if (msgr_conn_find(m, id) == NULL)
+				break; /* closed by its owner: c is gone */
+		}
+		c = msgr_conn_find(m, id);
+		if (c != NULL && c->rx_head != NULL && !c->paused && !c->on_resume) {
+			c->on_resume = true; /* over the budget: next call */
+			c->rnext = m->resume;
+			m->resume = c;
+		}
+	}
+	return n;
 }
 
 /* A peer wrote into our memory: allowed only once it said who it is. */
@@ -1104,8 +1438,14 @@ static void msgr_handle(struct msgr *m, const struct fab_cqe *cqe)
 
 	switch (cqe->kind) {
 	case FAB_EV_RECV:
-		if (c != NULL && !c->failed)
+		/* paused, or frames still waiting from before: in order, after them */
+		if (c != NULL && !c->failed && (c->paused || c->rx_head != NULL)) {
+			if (msgr_rx_keep(c, cqe) == 0)
+				break;
+			msgr_conn_fail(c, -ENOMEM);
+		} else if (c != NULL && !c->failed) {
 			msgr_deliver(c, cqe->data, cqe->len);
+		}
 		fab_recv_release(cqe);
 		break;
 	case FAB_EV_WRITE_IMM:
@@ -1154,6 +1494,19 @@ static void msgr_conns_service(struct msgr *m)
 		next = c->next; /* fail_cb may close c, and only c */
 		if (c->pend_head != NULL)
 			msgr_flush(c);
+		if (c->overflow && !c->failed) {
+			msgr_conn_fail(c, -ENOBUFS);
+			continue; /* fail_cb may have closed c */
+		}
+		if (c->unauth && !c->failed && c->refusal == NULL && now >= c->deadline_ms) {
+			/* before the auth link's own deadline: this line is rate-limited */
+			m->st.hello_timeouts++;
+			msgr_limit_log(m, c->ip, "closed %s: no hello%s within %u ms of its accept",
+				       msgr_conn_peer(c), c->auth != NULL ? " and handshake" : "",
+				       m->lim.hello_timeout_ms);
+			msgr_conn_fail(c, -ETIMEDOUT);
+			continue; /* fail_cb may have closed c */
+		}
 		if (c->refusal != NULL && !c->failed && now >= c->linger_until_ms) {
 			msgr_conn_fail(c, c->refuse_status);
 			continue; /* fail_cb may have closed c */
@@ -1176,11 +1529,12 @@ int msgr_progress_budget(struct msgr *m, unsigned int budget)
 	/*
 	 * A walk of every connection only while one needs it: frames parked, a
 	 * refusal lingering, or (every 100 ms) authenticating links to tick for
-	 * their handshake deadline and key expiry.
+	 * their handshake deadline and key expiry, and accepted connections
+	 * still in their hello for theirs.
 	 */
 	if (m->nparked > 0 || m->nlinger > 0) {
 		msgr_conns_service(m);
-	} else if (m->nauth > 0) {
+	} else if (m->nauth > 0 || m->st.unauth > 0) {
 		uint64_t now = clock_now_ms();
 
 		if (now >= m->next_auth_tick_ms) {
@@ -1193,8 +1547,11 @@ int msgr_progress_budget(struct msgr *m, unsigned int budget)
 		return rc;
 	if (budget == 0)
 		budget = 256;
+	if (m->resume != NULL)
+		n = (int)msgr_resume_run(m, budget);
 	/* One at a time: a callback may close an endpoint a later completion names. */
-	for (unsigned int i = 0; i < budget && fab_cq_poll(m->dom, &cqe, 1) == 1; i++) {
+	for (unsigned int i = (unsigned int)n; i < budget && fab_cq_poll(m->dom, &cqe, 1) == 1;
+	     i++) {
 		msgr_handle(m, &cqe);
 		n++;
 	}

@@ -31,7 +31,9 @@
  * - Back-pressure, one rule: sends never block and never spin. A full send
  *   queue (-EAGAIN) parks the frame in a per-connection queue that
  *   msgr_progress() flushes in order; past MSGR_PENDING_MAX parked frames a
- *   send fails with -ENOBUFS.
+ *   send fails with -ENOBUFS, and the connection fails (-ENOBUFS, one log
+ *   line) at the next msgr_progress(): a peer that withholds its credits
+ *   costs a bounded queue, never a spin or a log line per frame.
  * - Hello: the first frame each side sends is its HELLO (proto/hello.h);
  *   the peer's first frame must be a HELLO that passes proto_hello_check,
  *   else the connection fails with -EPROTONOSUPPORT (the one-line reason,
@@ -157,6 +159,58 @@ uint64_t msgr_conn_id(const struct msgr_conn *conn);
 struct msgr_conn *msgr_conn_find(struct msgr *msgr, uint64_t id);
 /* Frames parked behind a full send queue on this connection. */
 unsigned int msgr_conn_parked(const struct msgr_conn *conn);
+
+/*
+ * Stop delivering this connection's frames (pause) or start again. A paused
+ * connection's frames stay in their receive buffers, so the peer runs out
+ * of send credits and stops sending: an owner that cannot take more from a
+ * peer parks it instead of reading and dropping, and nothing spins. Frames
+ * that waited are delivered in order by msgr_progress() after the resume.
+ */
+void msgr_conn_pause(struct msgr_conn *conn, bool pause);
+bool msgr_conn_paused(const struct msgr_conn *conn);
+
+/*
+ * Denial-of-service limits on accepted connections (docs/security.md,
+ * "Denial-of-service limits"). A connection over a limit is closed as soon
+ * as it is accepted, counted, and logged once per peer IP per minute (with
+ * the count of lines not logged). 0 turns a limit off.
+ */
+struct msgr_limits {
+	unsigned int max_conns;	       /* per listener (ms_max_conns) */
+	unsigned int max_conns_per_ip; /* from one peer IP, all listeners (ms_max_conns_per_ip) */
+	/*
+	 * Accepted but not yet through hello and handshake (ms_max_unauth);
+	 * one peer IP may hold a quarter of them (at least 4).
+	 */
+	unsigned int max_unauth;
+	uint32_t hello_timeout_ms; /* such a connection is closed after this */
+};
+
+#define MSGR_MAX_CONNS_DEFAULT	      4096
+#define MSGR_MAX_CONNS_PER_IP_DEFAULT 256
+#define MSGR_MAX_UNAUTH_DEFAULT	      512
+
+struct msgr_stats {
+	uint64_t accepted;	 /* connections accepted and kept */
+	uint64_t refused_conns;	 /* closed at accept: ms_max_conns */
+	uint64_t refused_per_ip; /* closed at accept: ms_max_conns_per_ip */
+	uint64_t refused_unauth; /* closed at accept: ms_max_unauth (or its per-IP quarter) */
+	uint64_t hello_timeouts; /* closed: no hello and handshake within hello_timeout_ms */
+	uint64_t log_suppressed; /* refusal lines not logged (the once a minute rule) */
+	uint64_t pauses;	 /* msgr_conn_pause(true) on a running connection */
+	uint64_t send_overflows; /* connections failed: the peer took nothing we sent */
+	unsigned int conns;	 /* accepted connections open now */
+	unsigned int unauth;	 /* of which not through hello and handshake yet */
+	unsigned int paused;	 /* connections paused now */
+};
+
+struct conf;
+/* The defaults (MSGR_*_DEFAULT, the hello deadline MSGR_AUTH_TIMEOUT_MS) apply until set. */
+void msgr_limits_set(struct msgr *msgr, const struct msgr_limits *lim);
+/* The limits of a conf (ms_max_conns, ms_max_conns_per_ip, ms_max_unauth). */
+void msgr_limits_from_conf(const struct conf *conf, struct msgr_limits *lim_out);
+void msgr_stats_get(const struct msgr *msgr, struct msgr_stats *st_out);
 
 /*
  * Drive the fabric and run callbacks: at most budget completions (0 = the

@@ -84,6 +84,7 @@ struct osd_conn {
 	uint32_t ops_inflight; /* CLIENT: ops holding this conn */
 	bool auth_logged;      /* an op of it was refused by its caps, and logged */
 	bool auth_ok;	       /* REPLICA: its peer proved to be an OSD (osd_auth_cluster) */
+	bool paused; /* CLIENT: at osd_max_ops_per_conn, its frames wait (msgr_conn_pause) */
 	/* REPLICA: messages and records held until our map is as new as theirs (osd_pg.c) */
 	struct osd_hold *hold, *hold_tail;
 };
@@ -221,6 +222,13 @@ struct osd_counters {
 	uint64_t full_refused, quota_refused; /* writes refused: an OSD full, the pool's quota */
 	uint64_t full_log_ms;		      /* last "refusing writes" line (one per 10 s) */
 	uint64_t blocklist_refused;	      /* ops refused: their client is blocklisted */
+	/* denial-of-service limits (docs/security.md) */
+	uint64_t conn_pauses;	    /* a client connection reached osd_max_ops_per_conn */
+	uint64_t bad_pg_refused;    /* a message named a PG outside its pool's pg_num */
+	uint64_t bad_epoch_refused; /* an epoch past our map + osd_epoch_ahead_max */
+	uint64_t map_wait_dropped;  /* a held peer message outwaited osd_map_wait_max */
+	uint64_t dos_log_ms;	    /* last line about a refused message (one per 10 s) */
+	uint64_t dos_log_suppressed;
 };
 
 struct osd {
@@ -261,6 +269,9 @@ struct osd {
 	uint64_t ring_size;
 	uint64_t max_op;
 	uint64_t op_timeout_ms;
+	uint32_t max_ops_per_conn; /* osd_max_ops_per_conn */
+	uint32_t epoch_ahead_max;  /* osd_epoch_ahead_max */
+	uint64_t map_wait_ms;	   /* osd_map_wait_max */
 	struct osd_counters ctr;
 	struct fab_ep_stats closed_pub, closed_clu; /* of connections already gone */
 	struct osd_perf *perf; /* histograms, memory, NUMA (osd_perf.h) */
@@ -434,6 +445,19 @@ int osd_pg_rec_apply(struct osd *osd, const struct osd_rec_hdr *h, const void *d
 		     store_commit_cb cb, void *arg);
 /* A PG message on a cluster connection (held while our map is older than its epoch). */
 void osd_pg_msg_recv(struct osd_conn *conn, const struct proto_msg *m);
+
+/*
+ * Denial-of-service checks on what peers and clients send (docs/security.md,
+ * "Denial-of-service limits"). OSD_PG_ID_MAX bounds a PG id whatever the map
+ * says (the mons refuse a larger pg_num).
+ */
+#define OSD_PG_ID_MAX 65536u
+/* An epoch further than osd_epoch_ahead_max past our newest map: forged, never waited for. */
+bool osd_epoch_insane(const struct osd *osd, uint32_t epoch);
+/* One line per 10 s for refused messages (a flood must not fill the log); the rest counted. */
+void osd_dos_log(struct osd *osd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Held peer messages older than osd_map_wait_max: their connection goes (osd_pg.c). */
+void osd_pg_hold_check(struct osd *osd, uint64_t now_ms);
 /* A ring record of conn: handled now, or held behind a held message (false). */
 bool osd_pg_rec_hold(struct osd_conn *conn, uint32_t imm, uint32_t len);
 /* An ACK for a push: true if it was one. */

@@ -667,6 +667,9 @@ int main(int argc, char **argv)
 	osd.max_op = conf_get_size(osd.conf, CONF_OSD_MAX_OP_SIZE);
 	osd.ring_size = conf_get_size(osd.conf, CONF_OSD_REPL_RING_SIZE);
 	osd.op_timeout_ms = conf_get_duration_us(osd.conf, CONF_OSD_OP_TIMEOUT) / 1000;
+	osd.max_ops_per_conn = (uint32_t)conf_get_int(osd.conf, CONF_OSD_MAX_OPS_PER_CONN);
+	osd.epoch_ahead_max = (uint32_t)conf_get_int(osd.conf, CONF_OSD_EPOCH_AHEAD_MAX);
+	osd.map_wait_ms = conf_get_duration_us(osd.conf, CONF_OSD_MAP_WAIT_MAX) / 1000;
 	if (osd.ring_size < osd.max_op + OSD_REC_HDR_MAX + OSD_REC_ALIGN) {
 		fprintf(stderr, "weft-osd: osd_repl_ring_size must exceed osd_max_op_size\n");
 		weft_pidfile_unlock(lock_fd);
@@ -703,6 +706,13 @@ int main(int argc, char **argv)
 	rc = osd_net_start(&osd);
 	if (rc != 0)
 		goto out_store;
+	{
+		struct msgr_limits lim;
+
+		/* before the reactor runs, so before the first accept is seen */
+		msgr_limits_from_conf(osd.conf, &lim);
+		msgr_limits_set(osd.msgr, &lim);
+	}
 	rc = osd_mem_check(&osd);
 	if (rc != 0) {
 		fprintf(stderr, "weft-osd: %s: osd_memory_target too small (see the log)\n",

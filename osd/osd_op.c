@@ -17,6 +17,8 @@
  * as an event; the table above osd_op_event says what each does.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,6 +89,11 @@ static void osd_op_finish(struct osd_op *op, int status)
 		}
 		osd_conn_send_reply(op->conn, op->tid, &r);
 		op->conn->ops_inflight--;
+		if (op->conn->paused && op->conn->ops_inflight < osd->max_ops_per_conn) {
+			/* room again: what waited in its receive buffers comes in */
+			op->conn->paused = false;
+			msgr_conn_pause(op->conn->mc, false);
+		}
 	}
 	if (status != 0)
 		osd->ctr.op_errors++;
@@ -182,6 +189,48 @@ static void osd_op_timeout_cb(struct evl *evl, struct evl_timer *t, void *arg)
 	}
 }
 
+bool osd_epoch_insane(const struct osd *osd, uint32_t epoch)
+{
+	/* before the first map there is nothing to measure against: the callers wait */
+	return osd->map.epoch != 0 &&
+	       (uint64_t)epoch > (uint64_t)osd->map.epoch + osd->epoch_ahead_max;
+}
+
+void osd_dos_log(struct osd *osd, const char *fmt, ...)
+{
+	uint64_t now = clock_now_ms();
+	char what[320];
+	va_list ap;
+
+	if (osd->ctr.dos_log_ms != 0 && now - osd->ctr.dos_log_ms < 10000) {
+		osd->ctr.dos_log_suppressed++;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (osd->ctr.dos_log_suppressed > 0)
+		log_warn("osd",
+			 "%s: %s (and %llu more refused messages in the last 10 s, not logged)",
+			 osd->name, what, (unsigned long long)osd->ctr.dos_log_suppressed);
+	else
+		log_warn("osd", "%s: %s", osd->name, what);
+	osd->ctr.dos_log_ms = now;
+	osd->ctr.dos_log_suppressed = 0;
+}
+
+/* The client's op names a PG of a pool that cannot hold it: refused, never queued. */
+static void osd_op_bad_pg(struct osd_conn *conn, uint64_t tid, const struct proto_osd_op *m,
+			  uint32_t pg_num)
+{
+	struct osd *osd = conn->osd;
+
+	osd->ctr.bad_pg_refused++;
+	osd_dos_log(osd, "refused an op from %s for pg %u.%x: pool %u has pg_num %u",
+		    osd_conn_peer(conn), m->pool, m->pg, m->pool, pg_num);
+	osd_reply_now(conn, tid, -EINVAL, 0);
+}
+
 void osd_op_recv(struct osd_conn *conn, uint64_t tid, const struct proto_osd_op *m)
 {
 	struct osd *osd = conn->osd;
@@ -196,6 +245,15 @@ void osd_op_recv(struct osd_conn *conn, uint64_t tid, const struct proto_osd_op 
 		return osd_perf_reply(conn, tid);
 	if ((n = osd_blocklist_check(conn)) != 0) /* a fenced client (osd_blocklist.c) */
 		return osd_reply_now(conn, tid, n, 0);
+	/* from a map that will never come: an answer now, not a retry forever */
+	if (osd_epoch_insane(osd, m->epoch)) {
+		osd->ctr.bad_epoch_refused++;
+		osd_dos_log(osd,
+			    "refused an op from %s: its map epoch %u is more than %u past ours "
+			    "(%u, osd_epoch_ahead_max)",
+			    osd_conn_peer(conn), m->epoch, osd->epoch_ahead_max, osd->map.epoch);
+		return osd_reply_now(conn, tid, -EINVAL, 0);
+	}
 	/* we are behind (or our boot's map has not come yet): the client retries */
 	if (!osd->booted || osd->map.epoch < osd->boot_epoch || osd->map.epoch == 0 ||
 	    m->epoch > osd->map.epoch)
@@ -210,8 +268,9 @@ void osd_op_recv(struct osd_conn *conn, uint64_t tid, const struct proto_osd_op 
 			m->op != PROTO_OP_READ && m->op != PROTO_OP_READ_LOCAL && m->op != PROTO_OP_STAT);
 	if (n != 0)
 		return osd_reply_now(conn, tid, n, 0);
-	if (m->pg >= pool->pg_num || plc_map_object_pg(pool, m->name, m->name_len) != m->pg ||
-	    m->name_len > STORE_NAME_MAX)
+	if (m->pg >= pool->pg_num)
+		return osd_op_bad_pg(conn, tid, m, pool->pg_num);
+	if (plc_map_object_pg(pool, m->name, m->name_len) != m->pg || m->name_len > STORE_NAME_MAX)
 		return osd_reply_now(conn, tid, -EINVAL, 0);
 	if (m->length > (m->op == PROTO_OP_ZERO ? STORE_OBJECT_MAX : osd->max_op))
 		return osd_reply_now(conn, tid, -E2BIG, 0);
@@ -261,6 +320,17 @@ void osd_op_recv(struct osd_conn *conn, uint64_t tid, const struct proto_osd_op 
 		return osd_reply_now(conn, tid, -ENOMEM, 0);
 	}
 	conn->ops_inflight++;
+	if (osd->max_ops_per_conn != 0 && conn->ops_inflight >= osd->max_ops_per_conn &&
+	    !conn->paused) {
+		/*
+		 * Park the connection, not the ops: its next frames stay in their
+		 * receive buffers, so the client runs out of credits and waits,
+		 * and the OSD neither queues without bound nor reads to refuse.
+		 */
+		conn->paused = true;
+		osd->ctr.conn_pauses++;
+		msgr_conn_pause(conn->mc, true);
+	}
 	op->prev = pg->tail;
 	if (pg->tail)
 		pg->tail->next = op;

@@ -190,6 +190,33 @@ static void osd_perf_process_store(struct osd *osd, struct asok_out *out)
 		    si.batch_overlap);
 }
 
+/*
+ * The denial-of-service limits (docs/security.md): the messenger's refusals
+ * at accept and its connections in their hello, the OSD's paused client
+ * connections and refused messages. Ends with ", ".
+ */
+static void osd_perf_dos(struct osd *osd, struct asok_out *out)
+{
+	const struct osd_counters *c = &osd->ctr;
+	struct msgr_stats ms;
+
+	msgr_stats_get(osd->msgr, &ms);
+	asok_printf(out,
+		    "\"dos\": {\"conns\": %u, \"unauth\": %u, \"accepted\": %" PRIu64
+		    ", \"refused_conns\": %" PRIu64 ", \"refused_per_ip\": %" PRIu64
+		    ", \"refused_unauth\": %" PRIu64 ", \"hello_timeouts\": %" PRIu64
+		    ", \"log_suppressed\": %" PRIu64 ", ",
+		    ms.conns, ms.unauth, ms.accepted, ms.refused_conns, ms.refused_per_ip,
+		    ms.refused_unauth, ms.hello_timeouts, ms.log_suppressed);
+	asok_printf(out,
+		    "\"send_overflows\": %" PRIu64
+		    ", \"conns_paused\": %u, \"conn_pauses\": %" PRIu64
+		    ", \"bad_pg_refused\": %" PRIu64 ", \"bad_epoch_refused\": %" PRIu64
+		    ", \"map_wait_dropped\": %" PRIu64 "}, ",
+		    ms.send_overflows, ms.paused, c->conn_pauses, c->bad_pg_refused,
+		    c->bad_epoch_refused, c->map_wait_dropped);
+}
+
 int osd_perf_dump(struct osd *osd, struct asok_out *out)
 {
 	struct fab_ep_stats pub = osd->closed_pub, clu = osd->closed_clu, s;
@@ -223,6 +250,7 @@ int osd_perf_dump(struct osd *osd, struct asok_out *out)
 	/* docs/security.md: whether we check tickets, and ops or cluster messages caps refused */
 	asok_printf(out, "\"auth\": {\"tickets\": %s, \"denied\": %" PRIu64 "}, ",
 		    osd->auth_tickets ? "true" : "false", osd->auth_denied);
+	osd_perf_dos(osd, out);
 	store_info_get(osd->store, &si);
 	if (store_usage_get(osd->store, &su) != 0)
 		su = (struct store_usage){0};

@@ -279,7 +279,8 @@ void osd_pg_kick_pending(struct osd *osd)
 
 struct osd_hold {
 	struct osd_hold *next;
-	bool rec; /* a ring record (imm, len) rather than a copied message */
+	uint64_t since_ms; /* held since (osd_map_wait_max) */
+	bool rec;	   /* a ring record (imm, len) rather than a copied message */
 	uint32_t imm, len;
 	uint8_t buf[];
 };
@@ -308,6 +309,7 @@ static int osd_pg_hold_add(struct osd_conn *conn, bool rec, const struct proto_m
 	if (h == NULL)
 		goto err_close;
 	h->next = NULL;
+	h->since_ms = clock_now_ms();
 	h->rec = rec;
 	h->imm = imm;
 	h->len = rec ? len : (uint32_t)flen;
@@ -370,10 +372,66 @@ static int osd_pg_held_do(struct osd_conn *conn, const struct osd_hold *h)
 	return osd_pg_msg_do(conn, &msg);
 }
 
+/*
+ * Whether a peer's PG message can be true: an epoch within
+ * osd_epoch_ahead_max of our map (a forged one far ahead would be held,
+ * and everything behind it on the connection with it, for a map that
+ * never comes), and a PG id its pool can have. A message that fails is
+ * dropped, counted and logged (once per 10 s); the connection stays.
+ */
+static bool osd_pg_msg_sane(struct osd_conn *conn, const struct proto_msg *msg)
+{
+	struct osd *osd = conn->osd;
+	const struct mon_pool *pool = mon_map_pool(&osd->map, msg->pg.pool);
+
+	if (osd_epoch_insane(osd, msg->pg.epoch)) {
+		osd->ctr.bad_epoch_refused++;
+		osd_dos_log(osd,
+			    "dropped %s for pg %u.%x from %s: its map epoch %u is more than %u "
+			    "past ours (%u, osd_epoch_ahead_max)",
+			    proto_type_name(msg->type), msg->pg.pool, msg->pg.pg,
+			    osd_conn_peer(conn), msg->pg.epoch, osd->epoch_ahead_max,
+			    osd->map.epoch);
+		return false;
+	}
+	/* a newer map may have more PGs (a split): the id is checked when it is ours */
+	if (msg->pg.pg >= OSD_PG_ID_MAX ||
+	    (msg->pg.epoch <= osd->map.epoch && pool != NULL && msg->pg.pg >= pool->pg_num)) {
+		osd->ctr.bad_pg_refused++;
+		osd_dos_log(osd, "dropped %s for pg %u.%x from %s: pool %u has pg_num %u",
+			    proto_type_name(msg->type), msg->pg.pool, msg->pg.pg,
+			    osd_conn_peer(conn), msg->pg.pool, pool != NULL ? pool->pg_num : 0);
+		return false;
+	}
+	return true;
+}
+
 void osd_pg_msg_recv(struct osd_conn *conn, const struct proto_msg *msg)
 {
+	if (!osd_pg_msg_sane(conn, msg))
+		return;
 	if (conn->hold != NULL || osd_pg_msg_do(conn, msg) == -EAGAIN)
 		osd_pg_hold_add(conn, false, msg, 0, 0);
+}
+
+void osd_pg_hold_check(struct osd *osd, uint64_t now_ms)
+{
+	for (struct osd_conn *c = osd->conns; c; c = c->next) {
+		if (c->hold == NULL || c->failed || now_ms - c->hold->since_ms < osd->map_wait_ms)
+			continue;
+		/*
+		 * The map it waits for did not come: a peer that lied about its
+		 * epoch, or mons that cannot publish. Either way the frames behind
+		 * it must not wait forever; an honest peer reconnects and peers again.
+		 */
+		osd->ctr.map_wait_dropped++;
+		osd_dos_log(osd,
+			    "%s: a message held %llu ms for a map newer than ours (%u) never "
+			    "came (osd_map_wait_max); closing the connection",
+			    osd_conn_peer(c), (unsigned long long)(now_ms - c->hold->since_ms),
+			    osd->map.epoch);
+		osd_conn_kill(c);
+	}
 }
 
 /* Our map moved: what connections held goes, in order, as far as it can now. */
@@ -797,6 +855,7 @@ void osd_pg_tick(struct osd *osd)
 			osd_pg_kick_later(osd, pg);
 		}
 	}
+	osd_pg_hold_check(osd, now);
 	osd_push_tick(osd);
 	osd_purge_tick(osd);
 	/* space freed by removes counts as free soon, not when the WAL next fills */

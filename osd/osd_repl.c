@@ -409,6 +409,36 @@ void osd_repl_write_imm(struct osd_conn *conn, uint32_t imm, uint32_t len)
 		osd_repl_write_imm_now(conn, imm, len);
 }
 
+/*
+ * A record's PG and epoch, before anything is made for them: a PG id its
+ * pool cannot have would create a PG here, and an epoch far past our map
+ * is forged (osd_epoch_insane). Refused records are acknowledged -EINVAL.
+ */
+static bool osd_repl_rec_sane(struct osd_conn *conn, const struct osd_rec_hdr *h)
+{
+	struct osd *osd = conn->osd;
+	const struct mon_pool *pool = mon_map_pool(&osd->map, h->pool);
+
+	if (osd_epoch_insane(osd, h->epoch)) {
+		osd->ctr.bad_epoch_refused++;
+		osd_dos_log(osd,
+			    "refused a record for pg %u.%x from %s: its map epoch %u is more than "
+			    "%u past ours (%u, osd_epoch_ahead_max)",
+			    h->pool, h->pg, osd_conn_peer(conn), h->epoch, osd->epoch_ahead_max,
+			    osd->map.epoch);
+		return false;
+	}
+	if (h->pg >= OSD_PG_ID_MAX ||
+	    (h->epoch <= osd->map.epoch && pool != NULL && h->pg >= pool->pg_num)) {
+		osd->ctr.bad_pg_refused++;
+		osd_dos_log(osd, "refused a record for pg %u.%x from %s: pool %u has pg_num %u",
+			    h->pool, h->pg, osd_conn_peer(conn), h->pool,
+			    pool != NULL ? pool->pg_num : 0);
+		return false;
+	}
+	return true;
+}
+
 void osd_repl_write_imm_now(struct osd_conn *conn, uint32_t imm, uint32_t len)
 {
 	struct osd *osd = conn->osd;
@@ -424,6 +454,10 @@ void osd_repl_write_imm_now(struct osd_conn *conn, uint32_t imm, uint32_t len)
 		log_warn("osd", "%s: bad replication record (off %llu len %u) from %s, closing",
 			 osd->name, (unsigned long long)off, len, osd_conn_peer(conn));
 		osd_conn_kill(conn);
+		return;
+	}
+	if (!osd_repl_rec_sane(conn, &h)) {
+		osd_replica_ack(conn, off, h.pool, h.pg, h.version, -EINVAL);
 		return;
 	}
 	rec = (const char *)conn->ring + off;

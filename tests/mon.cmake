@@ -15,6 +15,11 @@ if(TARGET weft-mon)
 		SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_msgr_ticket.c
 		LIBS weft_msgr weft_fabric weft_auth weft_proto weft_common
 		LABELS unit)
+	# The messenger's denial-of-service limits and connection pausing (TCP).
+	weft_add_test(test_msgr_limits
+		SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_msgr_limits.c
+		LIBS weft_msgr weft_fabric weft_proto weft_common
+		LABELS "unit;security")
 	# Connection hello (proto/hello.h): the verdict, and refusals on both sides.
 	weft_add_test(test_hello
 		SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hello.c

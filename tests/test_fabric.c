@@ -14,6 +14,7 @@
 #include <string.h>
 #include <poll.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <netinet/in.h>
@@ -321,6 +322,110 @@ static void test_credits_slow_receiver(void **state)
 		got++;
 	}
 	fh_pair_close(&p);
+}
+
+/*
+ * A receiver that holds every buffer (a slow or malicious peer withholding
+ * its credits) must not make the sender's reactor spin: with its sends
+ * stalled and nothing else to do, the sender's domain fd is not readable
+ * (before the fix the endpoint asked for EPOLLOUT on a writable socket, so
+ * every sleep returned at once). Once the buffers come back, everything
+ * that waited goes, in order: no wake-up was lost.
+ */
+static void test_credits_withheld_no_spin(void **state)
+{
+	struct fh_pair p;
+	struct fab_cqe held[CREDITS], cqe;
+	struct fab_ep_stats st;
+	struct pollfd pfd;
+	const unsigned int n = 3 * CREDITS;
+	unsigned int got = 0;
+
+	(void)state;
+	if (strcmp(fh_backend, "tcp") != 0)
+		skip(); /* the readiness of the others' fds is their library's */
+	assert_int_equal(fh_pair_open(&p, MSG, CREDITS, SQ), 0);
+	for (uint32_t i = 0; i < n; i++)
+		assert_int_equal(fab_send(p.ea, &i, sizeof(i), NULL), 0);
+	fh_pair_pump_for(&p, 300);
+	assert_int_equal(fh_count(&p.b, FAB_EV_RECV), CREDITS);
+	fab_ep_stats(p.ea, &st);
+	assert_true(st.credit_stalls >= 1);
+	/* settled: the sender's completions taken, its progress finds nothing to do */
+	for (int i = 0; i < 10; i++) {
+		assert_int_equal(fab_progress(p.a.dom, 0), 0);
+		while (fab_cq_poll(p.a.dom, &cqe, 1) == 1)
+			;
+	}
+	pfd.fd = fab_domain_fd(p.a.dom);
+	pfd.events = POLLIN;
+	assert_int_equal(poll(&pfd, 1, 0), 0); /* nothing to wake for: the loop sleeps */
+	for (unsigned int i = 0; i < CREDITS; i++)
+		assert_true(fh_pair_wait(&p, &p.b, FAB_EV_RECV, &held[i]));
+	for (unsigned int i = 0; i < CREDITS; i++) {
+		assert_int_equal(*(uint32_t *)held[i].data, got++);
+		fab_recv_release(&held[i]);
+	}
+	while (got < n) {
+		assert_true(fh_pair_wait(&p, &p.b, FAB_EV_RECV, &cqe));
+		assert_int_equal(*(uint32_t *)cqe.data, got);
+		fab_recv_release(&cqe);
+		got++;
+	}
+	fh_pair_close(&p);
+}
+
+/*
+ * accept() out of file descriptors: the listening socket stays readable, so
+ * a listener left in the poll set would wake the loop on every round and
+ * fail again. It must leave the poll set (the domain fd goes quiet) and,
+ * once descriptors are free again, accept the connection that waited.
+ */
+static void test_accept_emfile_no_spin(void **state)
+{
+	struct fh_side a, b, *sides[2] = {&a, &b};
+	struct fab_listener *l;
+	struct fab_ep *ea;
+	struct fab_cqe cqe;
+	struct rlimit old, low;
+	struct pollfd pfd;
+	char addr[64];
+	int hoard[512], nh = 0, fd;
+
+	(void)state;
+	if (strcmp(fh_backend, "tcp") != 0)
+		skip();
+	fh_side_init(&a, fh_domain_open(MSG, CREDITS, SQ));
+	fh_side_init(&b, fh_domain_open(MSG, CREDITS, SQ));
+	snprintf(addr, sizeof(addr), "%s:0", fh_ip());
+	assert_int_equal(fab_listen(b.dom, addr, NULL, &l), 0);
+	snprintf(addr, sizeof(addr), "%s:%u", fh_ip(), fab_listener_port(l));
+	/* a low limit, filled up but for one descriptor: the connecting socket's */
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = 256;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	while (nh < 512 && (fd = dup(0)) >= 0)
+		hoard[nh++] = fd;
+	assert_true(nh > 1 && nh < 512);
+	close(hoard[--nh]);
+	assert_int_equal(fab_connect(a.dom, addr, NULL, NULL, &ea), 0);
+	for (int i = 0; i < 10; i++)
+		fh_pump(sides, 2);
+	assert_int_equal(fh_count(&b, FAB_EV_ACCEPTED), 0);
+	pfd.fd = fab_domain_fd(b.dom);
+	pfd.events = POLLIN;
+	assert_int_equal(poll(&pfd, 1, 0), 0); /* the listener is out of the poll set */
+	while (nh > 0)
+		close(hoard[--nh]);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	/* after its pause it listens again: the connection that waited is accepted */
+	assert_true(fh_wait(sides, 2, &b, FAB_EV_ACCEPTED, NULL, &cqe));
+	fab_ep_close(cqe.ep);
+	fab_ep_close(ea);
+	fab_listener_close(l);
+	fh_side_fini(&a);
+	fh_side_fini(&b);
 }
 
 /* Both sides flood each other: returned credits must not wait behind stalled sends. */
@@ -1105,6 +1210,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_data_before_accept),
 		cmocka_unit_test(test_source_port_not_held),
 		cmocka_unit_test(test_credits_slow_receiver),
+		cmocka_unit_test(test_credits_withheld_no_spin),
+		cmocka_unit_test(test_accept_emfile_no_spin),
 		cmocka_unit_test(test_credits_both_ways),
 		cmocka_unit_test(test_write_read_sizes),
 		cmocka_unit_test(test_pipelined_ops),

@@ -16,7 +16,11 @@
  * - ring space: records wait while a peer's ring is full or not granted and
  *   go, in version order, when an ACK frees space; a broken peer connection
  *   sends every unacked record again into the new ring;
- * - every op and buffer is released once its last completion arrived.
+ * - every op and buffer is released once its last completion arrived;
+ * - denial-of-service limits: a connection at osd_max_ops_per_conn is
+ *   paused and resumed when an op completes; a PG id past pg_num and an
+ *   epoch past osd_epoch_ahead_max are refused -EINVAL and counted, from a
+ *   client and in a replica's ring record, with nothing created for them.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -80,6 +84,8 @@ static struct {
 	int busy; /* objects between ordering and local commit */
 	int repl_failed, fenced;
 	bool pg_ready;
+	bool paused;		/* msgr_conn_pause's last word */
+	unsigned int rec_apply; /* records that reached osd_pg_rec_apply */
 } F;
 
 static struct fab_ep *const client_ep = (struct fab_ep *)&F.posts[0];
@@ -314,7 +320,15 @@ int osd_pg_rec_apply(struct osd *osd, const struct osd_rec_hdr *h, const void *d
 		     store_commit_cb cb, void *arg)
 {
 	(void)osd, (void)h, (void)data, (void)cb, (void)arg;
+	F.rec_apply++;
 	return -ENOTSUP;
+}
+
+void msgr_conn_pause(struct msgr_conn *conn, bool pause)
+{
+	(void)conn;
+	assert_true(pause != F.paused); /* the OSD says it once each way */
+	F.paused = pause;
 }
 
 bool osd_pg_rec_hold(struct osd_conn *conn, uint32_t imm, uint32_t len)
@@ -459,6 +473,8 @@ static int setup(void **state)
 	}
 	osd.max_op = 4u << 20;
 	osd.op_timeout_ms = 30000;
+	osd.max_ops_per_conn = 1024;
+	osd.epoch_ahead_max = 1000;
 	memset(&client, 0, sizeof(client));
 	client.osd = &osd;
 	client.kind = OSD_CONN_CLIENT;
@@ -884,6 +900,115 @@ static void test_not_primary_and_stale(void **state)
 	assert_null(osd_pg_find(&osd, 1, the_pg));
 }
 
+/* At osd_max_ops_per_conn the client's connection is paused; a completion resumes it. */
+static void test_ops_per_conn_pause(void **state)
+{
+	(void)state;
+	osd.max_ops_per_conn = 2;
+	peers_up(1u << 20);
+	client_write(1, name_in_pg(0), 0x11, 4096, true);
+	assert_false(F.paused);
+	client_write(2, name_in_pg(1), 0x22, 4096, true);
+	assert_true(F.paused);
+	assert_true(client.paused);
+	assert_int_equal(osd.ctr.conn_pauses, 1);
+	assert_int_equal(client.ops_inflight, 2);
+	/* the first write completes: room for one, the connection reads again */
+	for (unsigned int i = 0; i < F.nposts; i++)
+		if (F.posts[i].version == 1)
+			post_done(i, 0);
+	ack(1, 1, 0);
+	ack(2, 1, 0);
+	commit_done(0, 0);
+	assert_int_equal(F.nreplies, 1);
+	assert_int_equal(F.replies[0].r.status, 0);
+	assert_false(F.paused);
+	assert_false(client.paused);
+	assert_int_equal(client.ops_inflight, 1);
+	for (unsigned int i = 0; i < F.nposts; i++)
+		if (F.posts[i].version == 2)
+			post_done(i, 0);
+	ack(1, 2, 0);
+	ack(2, 2, 0);
+	commit_done(1, 0);
+	assert_int_equal(F.nreplies, 2);
+	assert_int_equal(client.ops_inflight, 0);
+}
+
+/* A PG id past pg_num and a forged far-future epoch: refused at once, counted, nothing made. */
+static void test_bad_pg_and_insane_epoch(void **state)
+{
+	struct proto_osd_op m = {.op = PROTO_OP_READ, .pool = 1, .length = 16};
+
+	(void)state;
+	strcpy(m.name, name_in_pg(0));
+	m.name_len = strlen(m.name);
+	m.pg = pool->pg_num; /* one past the last */
+	m.epoch = osd.map.epoch;
+	osd_op_recv(&client, 60, &m);
+	assert_int_equal(F.replies[0].r.status, -EINVAL);
+	assert_int_equal(osd.ctr.bad_pg_refused, 1);
+	m.pg = 0xffffffffu;
+	osd_op_recv(&client, 61, &m);
+	assert_int_equal(F.replies[1].r.status, -EINVAL);
+	assert_int_equal(osd.ctr.bad_pg_refused, 2);
+	/* a little ahead of our map: we may be behind, the client retries */
+	m.pg = the_pg;
+	m.epoch = osd.map.epoch + osd.epoch_ahead_max;
+	osd_op_recv(&client, 62, &m);
+	assert_int_equal(F.replies[2].r.status, -EAGAIN);
+	assert_int_equal(osd.ctr.bad_epoch_refused, 0);
+	/* far ahead: forged, refused rather than retried forever */
+	m.epoch = osd.map.epoch + osd.epoch_ahead_max + 1;
+	osd_op_recv(&client, 63, &m);
+	assert_int_equal(F.replies[3].r.status, -EINVAL);
+	m.epoch = UINT32_MAX;
+	osd_op_recv(&client, 64, &m);
+	assert_int_equal(F.replies[4].r.status, -EINVAL);
+	assert_int_equal(osd.ctr.bad_epoch_refused, 2);
+	assert_int_equal(F.nposts, 0);
+	assert_null(osd_pg_find(&osd, 1, the_pg));
+	assert_null(osd_pg_find(&osd, 1, pool->pg_num));
+	assert_int_equal(client.ops_inflight, 0);
+}
+
+/* A replica's ring record for a PG its pool cannot have, or from a forged epoch. */
+static void test_replica_record_checked(void **state)
+{
+	static uint8_t ring[4096] __attribute__((aligned(64)));
+	struct osd_rec_hdr h = {.op = PROTO_OP_WRITE, .pool = 1, .version = 1, .length = 0};
+	struct osd_conn rc = {.osd = &osd, .kind = OSD_CONN_REPLICA, .hello_done = true};
+	size_t len;
+
+	(void)state;
+	rc.ep = (struct fab_ep *)&rc;
+	rc.ring = ring;
+	rc.ring_size = sizeof(ring);
+	strcpy(h.name, "obj");
+	h.name_len = 3;
+	h.epoch = osd.map.epoch;
+	h.pg = pool->pg_num + 5;
+	assert_int_equal(osd_rec_hdr_encode(&h, ring, sizeof(ring), &len), 0);
+	osd_repl_write_imm_now(&rc, 0, (uint32_t)len);
+	assert_int_equal(osd.ctr.bad_pg_refused, 1);
+	assert_int_equal(F.nsent, 1);
+	assert_int_equal(F.sent[0].type, PROTO_REPL_ACK);
+	assert_int_equal(F.sent[0].repl_ack.status, -EINVAL);
+	h.pg = the_pg;
+	h.epoch = osd.map.epoch + osd.epoch_ahead_max + 1;
+	assert_int_equal(osd_rec_hdr_encode(&h, ring, sizeof(ring), &len), 0);
+	osd_repl_write_imm_now(&rc, 0, (uint32_t)len);
+	assert_int_equal(osd.ctr.bad_epoch_refused, 1);
+	assert_int_equal(F.sent[1].repl_ack.status, -EINVAL);
+	assert_int_equal(F.rec_apply, 0);
+	assert_false(rc.failed); /* refused, not a reason to drop an honest-looking link */
+	/* a sane record goes on to the PG (the fake refuses it: not our subject) */
+	h.epoch = osd.map.epoch;
+	assert_int_equal(osd_rec_hdr_encode(&h, ring, sizeof(ring), &len), 0);
+	osd_repl_write_imm_now(&rc, 0, (uint32_t)len);
+	assert_int_equal(F.rec_apply, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -901,6 +1026,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_peer_failure_resends_unacked, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_below_min_size_posts_nothing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_not_primary_and_stale, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ops_per_conn_pause, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_bad_pg_and_insane_epoch, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_replica_record_checked, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -156,9 +156,34 @@ static void tcp_ready_clear(struct tcp_domain *td)
 		fab_log_err(&td->base, "eventfd read: %s", strerror(errno));
 }
 
+/*
+ * Whether the head of the send queue can go as soon as the socket takes it.
+ * A message waiting for credits the peer has not returned (or for the
+ * peer's hello) cannot: asking for EPOLLOUT then would wake the reactor on
+ * every round while the socket is writable, a spin for as long as a slow
+ * or malicious peer withholds its credits. Returned credits and the hello
+ * put the endpoint on the txlist (tcp_rx.c, tcp_ep_on_hello), which
+ * flushes it without EPOLLOUT.
+ */
+static bool tcp_ep_tx_can_go(const struct tcp_ep *ep)
+{
+	const struct tcp_op *op = ep->txq.head;
+
+	if (op == NULL)
+		return false;
+	if (op->encoded || op->h.type == TCP_F_HELLO)
+		return true; /* partly written, or the hello: it goes */
+	if (ep->state != TCP_EP_CONNECTED)
+		return false; /* behind the peer's hello */
+	/* the rest needs no credit; owed credits slip in front of a stalled frame */
+	if (op->h.type != TCP_F_MSG && op->h.type != TCP_F_WRITE_IMM)
+		return true;
+	return ep->tx_credits > 0 || ep->rx_owed > 0;
+}
+
 void tcp_epoll_update(struct tcp_ep *ep)
 {
-	bool want = ep->state == TCP_EP_CONNECTING || ep->txq.head != NULL;
+	bool want = ep->state == TCP_EP_CONNECTING || tcp_ep_tx_can_go(ep);
 	struct epoll_event ev = {0};
 
 	if (ep->fd < 0 || want == ep->want_out)
@@ -167,6 +192,47 @@ void tcp_epoll_update(struct tcp_ep *ep)
 	ev.data.ptr = &ep->pkind;
 	if (epoll_ctl(ep->tdom->epfd, EPOLL_CTL_MOD, ep->fd, &ev) == 0)
 		ep->want_out = want;
+}
+
+#define TCP_LISTEN_PAUSE_NS (100ull * 1000 * 1000)
+#define TCP_LISTEN_LOG_NS   (10ull * 1000 * 1000 * 1000)
+
+void tcp_listener_pause(struct tcp_listener *l, int err)
+{
+	struct tcp_domain *td = tcp_dom(l->base.dom);
+	struct epoll_event ev = {.events = 0, .data.ptr = &l->pkind};
+	uint64_t now = clock_now_ns();
+
+	if (l->paused_until_ns == 0 && epoll_ctl(td->epfd, EPOLL_CTL_MOD, l->fd, &ev) == 0)
+		td->nlisten_paused++;
+	l->paused_until_ns = now + TCP_LISTEN_PAUSE_NS;
+	if (l->log_ns != 0 && now - l->log_ns < TCP_LISTEN_LOG_NS) {
+		l->quiet++;
+		return;
+	}
+	fab_log_warn(&td->base,
+		     "accept on port %u: %s: not accepting for 100 ms (raise the process's file "
+		     "limit, or lower ms_max_conns; %llu more such pauses since the last line)",
+		     l->base.port, strerror(err), (unsigned long long)l->quiet);
+	l->log_ns = now;
+	l->quiet = 0;
+}
+
+/* Paused listeners whose pause is over go back into the poll set. */
+static void tcp_listeners_resume(struct tcp_domain *td)
+{
+	uint64_t now = clock_now_ns();
+
+	for (struct tcp_listener *l = td->listeners; l; l = l->next) {
+		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &l->pkind};
+
+		if (l->paused_until_ns == 0 || now < l->paused_until_ns)
+			continue;
+		if (epoll_ctl(td->epfd, EPOLL_CTL_MOD, l->fd, &ev) != 0)
+			continue; /* tried again next round */
+		l->paused_until_ns = 0;
+		td->nlisten_paused--;
+	}
 }
 
 /* ---------------------------------------------------------------- regions */
@@ -322,6 +388,8 @@ static void tcp_listener_close(struct fab_listener *fl)
 			break;
 		}
 	}
+	if (l->paused_until_ns != 0)
+		td->nlisten_paused--;
 	epoll_ctl(td->epfd, EPOLL_CTL_DEL, l->fd, NULL);
 	close(l->fd);
 	free(l);
@@ -527,6 +595,8 @@ static int tcp_progress(struct fab_domain *dom, unsigned int budget)
 	}
 	tcp_check_deadlines(td);
 	tcp_reap_zombies(td);
+	if (td->nlisten_paused)
+		tcp_listeners_resume(td);
 	return (int)handled;
 }
 
@@ -556,6 +626,9 @@ static int tcp_wait(struct fab_domain *dom, int timeout_ms)
 	/* Wake up in time to enforce connect deadlines, and to send owed write acks. */
 	if (td->nconnecting && (timeout_ms < 0 || timeout_ms > 10))
 		timeout_ms = 10;
+	/* a paused listener (out of descriptors) listens again after its pause */
+	if (td->nlisten_paused && (timeout_ms < 0 || timeout_ms > 100))
+		timeout_ms = 100;
 	if (td->wacklist && (timeout_ms < 0 || timeout_ms > 1))
 		timeout_ms = 1;
 	rc = epoll_wait(td->epfd, &ev, 1, timeout_ms);

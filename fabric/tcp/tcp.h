@@ -185,6 +185,14 @@ struct tcp_listener {
 	enum tcp_pollable_kind pkind;
 	struct tcp_listener *next; /* domain list */
 	int fd;
+	/*
+	 * accept() ran out of descriptors (or memory): the listener is out of
+	 * the poll set until then, or the still-readable socket would wake
+	 * every round and fail again (a spin, a line per round).
+	 */
+	uint64_t paused_until_ns; /* 0: listening */
+	uint64_t log_ns;	  /* the last line about it */
+	uint64_t quiet;		  /* failures not logged since */
 };
 
 struct tcp_domain {
@@ -197,12 +205,17 @@ struct tcp_domain {
 	struct tcp_ep *txlist;	 /* endpoints with frames to flush */
 	struct tcp_ep *wacklist; /* endpoints owing write acks, checked for their delay */
 	uint32_t nconnecting;	 /* endpoints with a deadline */
+	uint32_t nlisten_paused; /* listeners out of the poll set (tcp_ep_accept) */
 	uint64_t next_deadline_check;
 	struct fab_mr **mrs; /* key -> region table */
 	uint32_t nmrs, mrs_cap;
 	struct tcp_op *op_free; /* recycled ops */
 	void **msg_free;	/* recycled send copies (msg_size bytes each) */
 	uint32_t nmsg_free, msg_free_cap;
+	/* "peer closed" lines: a burst of closes (a flood ending) must not flood the log */
+	uint64_t close_log_ms; /* the current window's start */
+	uint32_t close_log_n;  /* lines logged in it */
+	uint64_t close_quiet;  /* closes not logged since the last line */
 };
 
 static inline struct tcp_domain *tcp_dom(struct fab_domain *d)
@@ -226,6 +239,8 @@ struct fab_mr *tcp_mr_lookup(struct tcp_domain *td, uint64_t key);
 void tcp_op_enqueue(struct tcp_op_queue *q, struct tcp_op *op);
 struct tcp_op *tcp_op_dequeue(struct tcp_op_queue *q);
 void tcp_epoll_update(struct tcp_ep *ep);
+/* Take a listener out of the poll set for a while (accept has no descriptors), or back. */
+void tcp_listener_pause(struct tcp_listener *l, int err);
 void tcp_txlist_add(struct tcp_ep *ep);
 void tcp_ready_add(struct tcp_ep *ep);
 

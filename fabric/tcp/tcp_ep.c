@@ -236,8 +236,11 @@ int tcp_ep_accept(struct tcp_listener *l)
 		int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
-			    errno != ECONNABORTED)
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM)
+				tcp_listener_pause(l, errno); /* else it spins: still readable */
+			else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+				 errno != ECONNABORTED)
 				fab_log_warn(&td->base, "accept on port %u: %s", l->base.port,
 					     strerror(errno));
 			break;
@@ -469,10 +472,17 @@ void tcp_ep_close(struct fab_ep *fep)
 {
 	struct tcp_ep *ep = tcp_ep_of(fep);
 
-	ep->user_closed = true;
 	if (ep->state != TCP_EP_FAILED)
 		tcp_ep_teardown(ep, -ECANCELED);
+	/*
+	 * Receives still queued go back before the endpoint counts as closed:
+	 * releasing the last buffer of a closed endpoint frees it
+	 * (tcp_recv_release), and it is freed once, below. (A connection
+	 * refused as soon as it was accepted has its peer's first frame
+	 * queued: msgr's limits.)
+	 */
 	fab_cq_forget_ep(fep->dom, fep);
+	ep->user_closed = true;
 	if (ep->slots_held == 0 && ep->imm_held == 0)
 		tcp_ep_destroy(ep);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "common/clock.h"
 #include "fabric/tcp/tcp.h"
 
 static void tcp_rx_reset(struct tcp_ep *ep)
@@ -327,6 +328,39 @@ static void tcp_rx_header(struct tcp_ep *ep)
 	}
 }
 
+#define TCP_CLOSE_LOG_WINDOW_MS 10000
+#define TCP_CLOSE_LOG_MAX	10 /* lines per window and domain */
+
+/*
+ * "peer closed the connection", at most TCP_CLOSE_LOG_MAX lines per 10 s
+ * per domain: a thousand connections of a flood closing at once would
+ * otherwise be a thousand lines. The ones not logged are counted and said
+ * with the next line.
+ */
+static void tcp_rx_log_close(struct tcp_ep *ep)
+{
+	struct tcp_domain *td = ep->tdom;
+	uint64_t now = clock_now_ns() / 1000000u;
+
+	if (now - td->close_log_ms >= TCP_CLOSE_LOG_WINDOW_MS) {
+		td->close_log_ms = now;
+		td->close_log_n = 0;
+	}
+	if (td->close_log_n >= TCP_CLOSE_LOG_MAX) {
+		td->close_quiet++;
+		return;
+	}
+	td->close_log_n++;
+	if (td->close_quiet > 0)
+		fab_log_info(&td->base,
+			     "peer %s closed the connection (and %llu more peers since the last "
+			     "such line, not logged)",
+			     ep->base.peer_addr, (unsigned long long)td->close_quiet);
+	else
+		fab_log_info(&td->base, "peer %s closed the connection", ep->base.peer_addr);
+	td->close_quiet = 0;
+}
+
 /* Receive into the stage (or straight into dst). >0 bytes, 0 would block, <0 failed. */
 static int tcp_rx_recv(struct tcp_ep *ep, void *dst, size_t len)
 {
@@ -341,8 +375,7 @@ static int tcp_rx_recv(struct tcp_ep *ep, void *dst, size_t len)
 		if (n == 0) {
 			/* An orderly close is news, not an error: the owner decides. */
 			if (ep->state == TCP_EP_CONNECTED)
-				fab_log_info(&ep->tdom->base, "peer %s closed the connection",
-					     ep->base.peer_addr);
+				tcp_rx_log_close(ep);
 			tcp_ep_fail(ep, -ECONNRESET,
 				    ep->state == TCP_EP_CONNECTED ? NULL
 								  : "closed during handshake");
