@@ -412,9 +412,11 @@ void osd_repl_write_imm(struct osd_conn *conn, uint32_t imm, uint32_t len)
 /*
  * A record's PG and epoch, before anything is made for them: a PG id its
  * pool cannot have would create a PG here, and an epoch far past our map
- * is forged (osd_epoch_insane). Refused records are acknowledged -EINVAL.
+ * is forged (osd_epoch_insane): 0, or -EINVAL (counted, logged). A PG our
+ * newer map no longer has (merged away) is an ended interval's record:
+ * -ESTALE, quietly, as the PG machine answers those.
  */
-static bool osd_repl_rec_sane(struct osd_conn *conn, const struct osd_rec_hdr *h)
+static int osd_repl_rec_check(struct osd_conn *conn, const struct osd_rec_hdr *h)
 {
 	struct osd *osd = conn->osd;
 	const struct mon_pool *pool = mon_map_pool(&osd->map, h->pool);
@@ -426,17 +428,20 @@ static bool osd_repl_rec_sane(struct osd_conn *conn, const struct osd_rec_hdr *h
 			    "%u past ours (%u, osd_epoch_ahead_max)",
 			    h->pool, h->pg, osd_conn_peer(conn), h->epoch, osd->epoch_ahead_max,
 			    osd->map.epoch);
-		return false;
+		return -EINVAL;
 	}
+	if (h->pg < OSD_PG_ID_MAX && h->epoch < osd->map.epoch && pool != NULL &&
+	    h->pg >= pool->pg_num)
+		return -ESTALE;
 	if (h->pg >= OSD_PG_ID_MAX ||
 	    (h->epoch <= osd->map.epoch && pool != NULL && h->pg >= pool->pg_num)) {
 		osd->ctr.bad_pg_refused++;
 		osd_dos_log(osd, "refused a record for pg %u.%x from %s: pool %u has pg_num %u",
 			    h->pool, h->pg, osd_conn_peer(conn), h->pool,
 			    pool != NULL ? pool->pg_num : 0);
-		return false;
+		return -EINVAL;
 	}
-	return true;
+	return 0;
 }
 
 void osd_repl_write_imm_now(struct osd_conn *conn, uint32_t imm, uint32_t len)
@@ -456,8 +461,9 @@ void osd_repl_write_imm_now(struct osd_conn *conn, uint32_t imm, uint32_t len)
 		osd_conn_kill(conn);
 		return;
 	}
-	if (!osd_repl_rec_sane(conn, &h)) {
-		osd_replica_ack(conn, off, h.pool, h.pg, h.version, -EINVAL);
+	rc = osd_repl_rec_check(conn, &h);
+	if (rc != 0) {
+		osd_replica_ack(conn, off, h.pool, h.pg, h.version, rc);
 		return;
 	}
 	rec = (const char *)conn->ring + off;

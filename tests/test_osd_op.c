@@ -1002,6 +1002,14 @@ static void test_replica_record_checked(void **state)
 	assert_int_equal(F.sent[1].repl_ack.status, -EINVAL);
 	assert_int_equal(F.rec_apply, 0);
 	assert_false(rc.failed); /* refused, not a reason to drop an honest-looking link */
+	/* from an older map, a PG our map no longer has (merged away): an ended interval */
+	h.epoch = osd.map.epoch - 1;
+	h.pg = pool->pg_num + 1;
+	assert_int_equal(osd_rec_hdr_encode(&h, ring, sizeof(ring), &len), 0);
+	osd_repl_write_imm_now(&rc, 0, (uint32_t)len);
+	assert_int_equal(F.sent[2].repl_ack.status, -ESTALE);
+	assert_int_equal(osd.ctr.bad_pg_refused, 1);
+	h.pg = the_pg;
 	/* a sane record goes on to the PG (the fake refuses it: not our subject) */
 	h.epoch = osd.map.epoch;
 	assert_int_equal(osd_rec_hdr_encode(&h, ring, sizeof(ring), &len), 0);
