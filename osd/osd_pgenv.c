@@ -621,12 +621,13 @@ int osd_pg_op_submit(struct osd *osd, struct osd_pg *pg, struct store_tx *tx, ui
 	return rc;
 }
 
-/* A pushed object committed: the primary's pull of it may be done. */
+/* A push committed: the PG's count of transactions in flight drops; the last part of an object may end the primary's pull of it. */
 struct osd_push_tx {
 	struct osd *osd;
 	store_commit_cb cb;
 	void *arg;
 	uint32_t pool, pg;
+	bool arrived; /* the object's last part (or its removal) */
 	uint64_t version;
 	char name[];
 };
@@ -641,9 +642,11 @@ static void osd_push_tx_cb(void *arg, int rc)
 			  p->osd->name, p->pool, p->pg, weft_strerror(rc));
 		p->osd->fatal = rc;
 		p->osd->stopping = true;
-	} else if (m != NULL) {
+	} else if (m != NULL && p->arrived) {
 		pg_obj_arrived(m, p->name, p->version);
 	}
+	if (m != NULL)
+		pg_push_finished(m);
 	p->cb(p->arg, rc);
 	free(p);
 }
@@ -679,16 +682,20 @@ int osd_pg_rec_apply(struct osd *osd, const struct osd_rec_hdr *h, const void *d
 		rc = osd_pg_rec_tx(osd, h, data, tx);
 	if (rc == 0 && t != NULL)
 		rc = osd_pgenv_txn(osd, m, t, tx);
-	if (rc == 0 && push && h->op != OSD_REC_PUSH) {
+	if (rc == 0 && push) {
 		size_t nl = strlen(h->name) + 1;
 		struct osd_push_tx *p = malloc(sizeof(*p) + nl);
 
 		if (p == NULL) {
 			rc = -ENOMEM;
 		} else {
-			*p = (struct osd_push_tx){osd,	 cb,
-						  arg,	 h->pool,
-						  h->pg, h->op == OSD_REC_PUSH_RM ? 0 : h->version};
+			*p = (struct osd_push_tx){osd,
+						  cb,
+						  arg,
+						  h->pool,
+						  h->pg,
+						  h->op != OSD_REC_PUSH,
+						  h->op == OSD_REC_PUSH_RM ? 0 : h->version};
 			memcpy(p->name, h->name, nl);
 			/* a removal of what we do not have: the store refuses an empty one */
 			if (h->op == OSD_REC_PUSH_RM) {
@@ -698,8 +705,9 @@ int osd_pg_rec_apply(struct osd *osd, const struct osd_rec_hdr *h, const void *d
 			}
 			if (rc == 0)
 				rc = store_tx_submit(osd->store, tx, osd_push_tx_cb, p);
-			if (rc != 0)
-				free(p);
+			if (rc == 0)
+				return 0; /* osd_push_tx_cb finishes the push */
+			free(p);
 		}
 	} else if (rc == 0) {
 		rc = osd_pgenv_submit(osd, m, tx, t ? t->token : 0, cb, arg);
@@ -709,6 +717,8 @@ int osd_pg_rec_apply(struct osd *osd, const struct osd_rec_hdr *h, const void *d
 			store_tx_destroy(tx);
 		if (t != NULL)
 			pg_rec_cancel(m, h->version, rc);
+		if (push)
+			pg_push_finished(m);
 	}
 	return rc;
 }

@@ -212,7 +212,8 @@ static void s_name(int i, char *buf, size_t cap)
 
 static void s_tx_queue(struct s_osd *o, struct s_tx *t)
 {
-	t->commit_at = s_now + rn(40);
+	/* now and then a slow store (a checkpoint, a busy disk): all behind it wait */
+	t->commit_at = s_now + (rn(64) == 0 ? 200 + rn(800) : rn(40));
 	t->next = NULL;
 	if (o->txq_tail)
 		o->txq_tail->next = t;
@@ -284,8 +285,14 @@ static void s_tx_apply(struct s_osd *o, struct s_tx *t)
 	struct s_spg *sp = &o->st.pg[t->pgi];
 
 	if (t->kind == S_TX_DESTROY) {
+		struct s_obj keep[S_NAMES];
+
+		memcpy(keep, sp->obj, sizeof(keep));
+		for (int i = 0; i < t->nrm; i++)
+			memset(&keep[t->rmnames[i]], 0, sizeof(keep[0]));
 		free(sp->log);
 		memset(sp, 0, sizeof(*sp));
+		memcpy(sp->obj, keep, sizeof(keep));
 		return;
 	}
 	if (t->clear)
@@ -442,11 +449,21 @@ static int e_push(void *arg, struct pg *pg, int32_t to, const char *name, uint64
 	return 0;
 }
 
+/*
+ * Like the OSD's: the objects to remove are listed when the removal is
+ * submitted, from what is committed then; one whose transaction is still
+ * queued outlives the removal (a stray object after clean, if the machine
+ * let that happen).
+ */
 static int e_destroy(void *arg, struct pg *pg)
 {
 	struct s_osd *o = arg;
+	struct s_tx *t = s_tx_from(pg, NULL, S_TX_DESTROY, (int)pg->id);
 
-	s_tx_queue(o, s_tx_from(pg, NULL, S_TX_DESTROY, (int)pg->id));
+	for (int k = 0; k < S_NAMES; k++)
+		if (o->st.pg[pg->id].obj[k].exists)
+			t->rmnames[t->nrm++] = k;
+	s_tx_queue(o, t);
 	return 0;
 }
 
@@ -1063,6 +1080,7 @@ static void s_commit(struct s_osd *o)
 		s_q_push(a);
 		s_name(t->oname, name, sizeof(name));
 		pg_obj_arrived(pg, name, t->ack_v);
+		pg_push_finished(pg);
 		break;
 	}
 	case S_TX_DESTROY:
@@ -1144,6 +1162,28 @@ void s_check_durable(void)
 				       (unsigned long long)s_opv[last].seq, k, g);
 		}
 	}
+}
+
+/* An object on an up OSD outside its PG's acting set: a stray copy not removed yet. */
+static bool s_strays_left(void)
+{
+	const struct s_map *m = s_map_cur();
+
+	for (int g = 0; g < S_PGS; g++) {
+		int32_t acting[S_SIZE];
+		unsigned int n = s_acting(m, g, acting);
+
+		for (int o = 0; o < S_OSDS; o++) {
+			bool member = false;
+
+			for (unsigned int i = 0; i < n; i++)
+				member |= acting[i] == o;
+			for (int k = 0; !member && s_osd[o].up && k < S_NAMES; k++)
+				if (s_osd[o].st.pg[g].obj[k].exists)
+					return true;
+		}
+	}
+	return false;
 }
 
 bool s_all_clean(void)
@@ -1503,7 +1543,7 @@ static int s_run(uint64_t seed, uint64_t steps)
 
 int s_finish(void)
 {
-	uint64_t settle;
+	uint64_t settle, clean_at;
 
 	s_space_chaos = false;
 	s_hold_down = 0;
@@ -1515,9 +1555,20 @@ int s_finish(void)
 		if (!s_map_cur()->in[o])
 			s_mark(o, true, true);
 	}
-	for (settle = 0; !s_failed && settle < 400000; settle++) {
+	/*
+	 * Clean, and the strays removed: a stray's copy goes when its primary
+	 * hears of it, within PG_RENOTIFY_MS (the 60,000 steps after clean are
+	 * about 60 s); one still there then is reported (STRAY).
+	 */
+	for (settle = 0, clean_at = 0; !s_failed && settle < 400000; settle++) {
 		s_step_once(false, false);
-		if ((settle & 1023) == 0 && s_all_clean())
+		if ((settle & 1023) != 0 || !s_all_clean()) {
+			clean_at = (settle & 1023) == 0 ? 0 : clean_at;
+			continue;
+		}
+		if (clean_at == 0)
+			clean_at = settle;
+		if (!s_strays_left() || settle - clean_at > 60000)
 			break;
 	}
 	if (!s_failed && !s_all_clean()) {

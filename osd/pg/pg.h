@@ -251,7 +251,7 @@ struct pg {
 	/* persisted */
 	struct pg_info info;
 	struct pg_log log;
-	/* transactions submitted, not yet committed */
+	/* transactions submitted, not yet committed (pushes applied here too) */
 	uint32_t tx_inflight;
 	uint64_t tx_token;
 	struct pg_txn txn; /* scratch */
@@ -283,6 +283,10 @@ struct pg {
 	bool notify_heard;     /* the primary asked us (QUERY) or told us (DELETE) since */
 	uint32_t notify_epoch; /* ... in the interval that began then */
 	uint32_t notify_up_from; /* ... and the primary's process that asked */
+	/* a DELETE that waits for our transactions in flight (pg_tick takes it up) */
+	bool delete_wait;
+	int32_t delete_from;
+	uint32_t delete_epoch;
 	bool pi_gap;	       /* map epochs were missed since les: the history may be unknown */
 	bool pi_unsure;	       /* we did not follow this PG's maps: our past intervals are blind */
 	/* primary */
@@ -388,9 +392,12 @@ int pg_rec_prepare(struct pg *pg, uint32_t epoch, uint64_t v, uint64_t prev, uin
 void pg_rec_cancel(struct pg *pg, uint64_t v, int rc);
 /*
  * A push of interval `epoch` bringing name to `version` (0 = absent) may be
- * applied here (0), or is fenced or contradicts our log (-ESTALE).
+ * applied here (0), or is fenced or contradicts our log (-ESTALE). Accepted,
+ * it counts as a transaction in flight until pg_push_finished.
  */
 int pg_push_accept(struct pg *pg, uint32_t epoch, const char *name, uint64_t version);
+/* An accepted push's transaction committed, failed, or was never submitted. */
+void pg_push_finished(struct pg *pg);
 /* A pushed object committed here (the primary's pull is done). */
 void pg_obj_arrived(struct pg *pg, const char *name, uint64_t version);
 

@@ -12,6 +12,12 @@
 #define PG_UNFOUND_RETRY_MS 5000u
 #define PG_DELETE_RESEND_MS 5000u
 #define PG_NOTIFY_MS	    2000u  /* a stray tells the primary it holds a copy, until asked */
+/*
+ * ... and, asked, again this often while the copy is there: a primary that
+ * heard us while we were down in its map, then peered again, forgot us, and
+ * with the same acting set nothing makes it look again (sim_pg seed 5827).
+ */
+#define PG_RENOTIFY_MS 10000u
 #define PG_RESTART_MS	    1000u  /* after a replica failed a record */
 #define PG_BF_BATCH	    128u
 #define PG_BF_QUEUE	    256u   /* copies queued before the next batch is scanned */
@@ -104,6 +110,7 @@ void pg_member_log(struct pg *pg, const struct proto_pg *m);
 void pg_member_activate(struct pg *pg, const struct proto_pg *m);
 void pg_member_recovered(struct pg *pg, const struct proto_pg *m);
 void pg_member_delete(struct pg *pg, const struct proto_pg *m);
+void pg_member_delete_waiting(struct pg *pg);
 void pg_member_pull(struct pg *pg, const struct proto_pg *m);
 void pg_member_scan_req(struct pg *pg, const struct proto_pg *m);
 void pg_stray_notify(struct pg *pg, int32_t primary);

@@ -41,6 +41,7 @@ void pg_member_query(struct pg *pg, const struct proto_pg *m)
 	if ((int32_t)m->from == pg->stray_primary) {
 		pg->notify_heard = true;
 		pg->notify_epoch = pg->info.pi.cur.first;
+		pg->notify_ms = pg_now(pg);
 	}
 	pg_act_reset(pg);
 	if (pg->tx_inflight == 0)
@@ -61,6 +62,17 @@ void pg_member_settled(struct pg *pg)
 	pg->nq = 0;
 	if (pg->primary && pg->phase == PG_PH_WAIT_TX)
 		pg_peer_start(pg);
+}
+
+/* A DELETE that waited for our transactions, from the tick: not inside a store callback. */
+void pg_member_delete_waiting(struct pg *pg)
+{
+	struct proto_pg d = {.from = (uint32_t)pg->delete_from, .epoch = pg->delete_epoch};
+
+	if (!pg->delete_wait || pg->tx_inflight > 0)
+		return;
+	pg->delete_wait = false;
+	pg_member_delete(pg, &d);
 }
 
 /*
@@ -258,8 +270,22 @@ void pg_member_delete(struct pg *pg, const struct proto_pg *m)
 		return;
 	pg->notify_heard = true;
 	pg->notify_epoch = pg->info.pi.cur.first;
+	pg->notify_ms = pg_now(pg);
 	if (!pg_has_copy(pg)) {
 		pg_stray_notify(pg, (int32_t)m->from); /* says EMPTY: the primary stops asking */
+		return;
+	}
+	/*
+	 * The removal lists the objects the store holds now: one whose record
+	 * or push is still on its way to the disk would outlive it, a copy no
+	 * log names (the stray objects osd_recovery_peerdown found). Our
+	 * transactions commit first (a notify may have gone before them); the
+	 * tick takes the DELETE up then (pg_member_delete_waiting).
+	 */
+	if (pg->tx_inflight > 0) {
+		pg->delete_wait = true;
+		pg->delete_from = (int32_t)m->from;
+		pg->delete_epoch = m->epoch;
 		return;
 	}
 	pg->destroying = true;
@@ -466,5 +492,14 @@ int pg_push_accept(struct pg *pg, uint32_t epoch, const char *name, uint64_t ver
 			e->op == PROTO_OP_REMOVE ? " (removed)" : "");
 		return -ESTALE;
 	}
+	pg->tx_inflight++;
 	return 0;
+}
+
+void pg_push_finished(struct pg *pg)
+{
+	if (pg->tx_inflight > 0)
+		pg->tx_inflight--;
+	if (pg->tx_inflight == 0)
+		pg_member_settled(pg);
 }

@@ -813,8 +813,11 @@ void pg_tick(struct pg *pg)
 	if (pg->destroying)
 		return;
 	if (!pg->primary) {
+		pg_member_delete_waiting(pg);
+		if (pg->destroying)
+			return;
 		if (pg->nacting == 0 && pg_has_copy(pg) && pg->stray_primary >= 0 &&
-		    !pg->notify_heard && now - pg->notify_ms >= PG_NOTIFY_MS)
+		    now - pg->notify_ms >= (pg->notify_heard ? PG_RENOTIFY_MS : PG_NOTIFY_MS))
 			pg_stray_notify(pg, pg->stray_primary);
 		return;
 	}
