@@ -125,13 +125,19 @@ int weft_connect(const char *conf_path, const char *name, struct weft_cluster **
 	if (rc != 0)
 		goto err_dom;
 	msgr_hello_set(cl->msgr, &cl->hello); /* its nonce is this handle's instance */
-	/* registered once: OSDs pull payloads from and push reads into these */
+	/*
+	 * Registered once: OSDs pull payloads from and push reads into these,
+	 * each op's buffer through a key scoped to that op's OSD connection,
+	 * range and direction, revoked when the op ends (client_op_scope).
+	 */
 	rc = fab_pool_create(cl->dom, CLIENT_SMALL_BUF, CLIENT_SMALL_COUNT,
-			     FAB_ACCESS_REMOTE_READ | FAB_ACCESS_REMOTE_WRITE, 0, &cl->small_pool);
+			     FAB_ACCESS_REMOTE_READ | FAB_ACCESS_REMOTE_WRITE | FAB_ACCESS_SCOPED, 0,
+			     &cl->small_pool);
 	if (rc == 0)
 		rc = fab_pool_create(
 		    cl->dom, cl->max_op, (uint32_t)conf_get_int(cl->conf, CONF_CLIENT_BUFFERS),
-		    FAB_ACCESS_REMOTE_READ | FAB_ACCESS_REMOTE_WRITE, 0, &cl->large_pool);
+		    FAB_ACCESS_REMOTE_READ | FAB_ACCESS_REMOTE_WRITE | FAB_ACCESS_SCOPED, 0,
+		    &cl->large_pool);
 	if (rc != 0)
 		goto err_dom;
 	rc = monc_create_on(cl->msgr, cl->conf, cl->name, &cl->monc);

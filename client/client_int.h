@@ -64,7 +64,9 @@ struct client_op {
 	bool direct;
 	void *bounce;
 	struct fab_pool *bpool;
-	struct fab_rkey rkey;
+	struct fab_rkey rkey;	/* the buffer; its key is scoped per send */
+	struct fab_mr *rkey_mr; /* the buffer's region */
+	bool scoped;		/* rkey holds a scoped key, revoked when the op leaves the OSD */
 	struct client_conn *conn;
 	uint64_t tid;
 	uint32_t want_epoch;

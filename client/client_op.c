@@ -67,8 +67,17 @@ static void client_op_unlink(struct weft_cluster *cl, struct client_op *op)
 	cl->nops--;
 }
 
+/* The OSD that had the op's buffer key can no longer touch the buffer. */
+static void client_op_unscope(struct weft_cluster *cl, struct client_op *op)
+{
+	if (op->scoped)
+		fab_rkey_revoke(cl->dom, &op->rkey);
+	op->scoped = false;
+}
+
 static void client_op_free(struct weft_cluster *cl, struct client_op *op)
 {
+	client_op_unscope(cl, op);
 	client_op_unlink(cl, op);
 	evl_timer_cancel(cl->loop, &op->timer);
 	if (op->bounce)
@@ -93,6 +102,7 @@ static void client_op_done_queue(struct weft_cluster *cl, struct client_op *op)
 
 static void client_op_complete(struct client_op *op, int rc)
 {
+	client_op_unscope(op->cl, op);
 	op->res.rc = rc;
 	op->state = CLIENT_OP_DONE;
 	client_op_done_queue(op->cl, op);
@@ -148,18 +158,41 @@ static int client_op_prepare_buf(struct weft_cluster *cl, struct client_op *op)
 	if (client_buf_pool(cl, user, op->len) != NULL) {
 		op->direct = true;
 		b = (void *)user;
-		fab_mr_rkey(fab_pool_mr(client_buf_pool(cl, user, op->len)), &k);
+		op->rkey_mr = fab_pool_mr(client_buf_pool(cl, user, op->len));
 	} else {
 		b = client_bounce_get(cl, op->len, &op->bpool);
 		if (b == NULL)
 			return -ENOBUFS;
 		op->bounce = b;
-		fab_mr_rkey(fab_pool_mr(op->bpool), &k);
+		op->rkey_mr = fab_pool_mr(op->bpool);
 		if (client_op_is_write(op->opcode))
 			memcpy(b, op->wbuf, op->len);
 	}
+	fab_mr_rkey(op->rkey_mr, &k);
 	op->rkey = (struct fab_rkey){(uint64_t)(uintptr_t)b, op->len, k.key};
 	return 0;
+}
+
+/*
+ * The buffer's key for this send: this connection, this range, the one
+ * direction (the OSD reads a write's payload, writes a read's); the key of
+ * an earlier send (another OSD, another epoch) is revoked first.
+ */
+static int client_op_scope(struct weft_cluster *cl, struct client_op *op, struct client_conn *conn)
+{
+	unsigned int access =
+	    client_op_is_write(op->opcode) ? FAB_ACCESS_REMOTE_READ : FAB_ACCESS_REMOTE_WRITE;
+	struct fab_ep *ep = msgr_conn_ep(conn->mc);
+	int rc;
+
+	client_op_unscope(cl, op);
+	if (ep == NULL)
+		return -ENOTCONN;
+	rc = fab_rkey_scope(ep, op->rkey_mr, (const void *)(uintptr_t)op->rkey.addr, op->len,
+			    access, &op->rkey);
+	if (rc == 0)
+		op->scoped = true;
+	return rc;
 }
 
 /* Try to send a WAIT op now; leaves it WAIT when it must wait longer. */
@@ -212,8 +245,7 @@ static void client_op_send(struct weft_cluster *cl, struct client_op *op)
 	} else if (op->len > 0 && !(client_op_is_write(op->opcode) && op->len <= cl->inline_max)) {
 		if (client_op_prepare_buf(cl, op) != 0)
 			return; /* every bounce buffer busy: retried on the next tick */
-		o->flags |= PROTO_OP_F_RKEY;
-		o->rkey = (struct proto_rkey){op->rkey.addr, op->rkey.len, op->rkey.key};
+		o->flags |= PROTO_OP_F_RKEY; /* o->rkey once the connection is known */
 	} else if (op->len > 0) {
 		o->flags |= PROTO_OP_F_INLINE;
 		o->data = op->wbuf;
@@ -223,6 +255,16 @@ static void client_op_send(struct weft_cluster *cl, struct client_op *op)
 	if (conn == NULL) {
 		op->retry_at_ms = clock_now_ms() + CLIENT_FAIL_RETRY_MS;
 		return;
+	}
+	if (o->flags & PROTO_OP_F_RKEY) {
+		rc = client_op_scope(cl, op, conn);
+		if (rc == -ENOTCONN) {
+			op->retry_at_ms = clock_now_ms() + 1;
+			return;
+		}
+		if (rc != 0)
+			return client_op_complete(op, rc);
+		o->rkey = (struct proto_rkey){op->rkey.addr, op->rkey.len, op->rkey.key};
 	}
 	client_op_tid_new(cl, op);
 	rc = (o->flags & PROTO_OP_F_INLINE) ? proto_frame_encode(&m, op->tid, NULL, 0, &flen) : 0;
@@ -329,7 +371,8 @@ static void client_op_expire(struct weft_cluster *cl, struct client_op *op)
 		cl->callbacks++;
 	}
 	op->cb = NULL;
-	/* an OSD may still pull from or push into the bounce buffer */
+	client_op_unscope(cl, op); /* the caller may reuse its buffer now */
+	/* an OSD may still pull from or push into the bounce buffer (where keys are not scoped) */
 	if (op->state == CLIENT_OP_SENT && op->bounce)
 		op->state = CLIENT_OP_ZOMBIE; /* freed by its reply or its connection's end */
 	else

@@ -81,6 +81,10 @@ struct fab_ops {
 	int (*mr_reg)(struct fab_domain *dom, void *addr, size_t len, unsigned int access,
 		      struct fab_mr **mr_out);
 	void (*mr_dereg)(struct fab_mr *mr);
+	/* Scoped keys (fabric.h); both NULL where the backend cannot scope. */
+	int (*rkey_scope)(struct fab_ep *ep, struct fab_mr *mr, uint64_t addr, uint64_t len,
+			  unsigned int access, uint64_t *key_out);
+	void (*rkey_revoke)(struct fab_domain *dom, uint64_t key);
 
 	int (*listen)(struct fab_domain *dom, const char *addr, void *ctx,
 		      struct fab_listener **listener_out);

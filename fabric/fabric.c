@@ -216,10 +216,12 @@ int fab_mr_reg(struct fab_domain *dom, void *addr, size_t len, unsigned int acce
 		fab_log_err(dom, "mr_reg: bad range %p+%zu", addr, len);
 		return -EINVAL;
 	}
-	if (access & ~(FAB_ACCESS_REMOTE_READ | FAB_ACCESS_REMOTE_WRITE)) {
+	if (access & ~(FAB_ACCESS_REMOTE_READ | FAB_ACCESS_REMOTE_WRITE | FAB_ACCESS_SCOPED)) {
 		fab_log_err(dom, "mr_reg: unknown access bits 0x%x", access);
 		return -EINVAL;
 	}
+	if (dom->ops->rkey_scope == NULL)
+		access &= ~FAB_ACCESS_SCOPED; /* no scoping here: its REMOTE_* bits apply as ever */
 	rc = dom->ops->mr_reg ? dom->ops->mr_reg(dom, addr, len, access, mr_out) : -ENOTSUP;
 	if (rc == 0)
 		dom->reg_bytes += len;
@@ -232,6 +234,44 @@ void fab_mr_dereg(struct fab_mr *mr)
 		mr->dom->reg_bytes -= mr->len;
 		mr->dom->ops->mr_dereg(mr);
 	}
+}
+
+bool fab_domain_scoped_rkeys(const struct fab_domain *dom)
+{
+	return dom->ops->rkey_scope != NULL;
+}
+
+int fab_rkey_scope(struct fab_ep *ep, struct fab_mr *mr, const void *addr, size_t len,
+		   unsigned int access, struct fab_rkey *rkey_out)
+{
+	struct fab_domain *dom = mr->dom;
+	uint64_t a = (uint64_t)(uintptr_t)addr, base = (uint64_t)(uintptr_t)mr->addr, key;
+	int rc;
+
+	if (ep->dom != dom || a < base || a - base > mr->len || len > mr->len - (a - base) ||
+	    len == 0 || access == 0 ||
+	    (access & ~(FAB_ACCESS_REMOTE_READ | FAB_ACCESS_REMOTE_WRITE)) ||
+	    (access & ~mr->access)) {
+		fab_log_err(dom, "rkey_scope: bad range %p+%zu or access 0x%x for region %p+%zu "
+				 "(access 0x%x)",
+			    addr, len, access, mr->addr, mr->len, mr->access);
+		return -EINVAL;
+	}
+	if (dom->ops->rkey_scope == NULL) {
+		key = mr->key; /* no scoping here: the region's key, documented */
+	} else {
+		rc = dom->ops->rkey_scope(ep, mr, a, len, access, &key);
+		if (rc != 0)
+			return rc;
+	}
+	*rkey_out = (struct fab_rkey){a, len, key};
+	return 0;
+}
+
+void fab_rkey_revoke(struct fab_domain *dom, const struct fab_rkey *rkey)
+{
+	if (dom->ops->rkey_revoke != NULL && rkey->len != 0)
+		dom->ops->rkey_revoke(dom, rkey->key);
 }
 
 void fab_mr_rkey(const struct fab_mr *mr, struct fab_rkey *rkey_out)

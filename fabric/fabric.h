@@ -119,6 +119,13 @@ int fab_domain_fd(const struct fab_domain *dom);
 #define FAB_ACCESS_LOCAL 0x0u	     /* local use only (sources/targets of our ops) */
 #define FAB_ACCESS_REMOTE_READ 0x1u  /* peers may read it */
 #define FAB_ACCESS_REMOTE_WRITE 0x2u /* peers may write it */
+/*
+ * Peers reach the region only through scoped keys (fab_rkey_scope), never
+ * through its own key, where the backend scopes keys
+ * (fab_domain_scoped_rkeys); elsewhere the REMOTE_* bits apply to the
+ * region's own key as without it (docs/security.md "Remote keys").
+ */
+#define FAB_ACCESS_SCOPED 0x4u
 
 /* What a peer needs to reach a region: sent over the wire as three u64. */
 struct fab_rkey {
@@ -135,6 +142,22 @@ void fab_mr_dereg(struct fab_mr *mr);
 void fab_mr_rkey(const struct fab_mr *mr, struct fab_rkey *rkey_out);
 void *fab_mr_addr(const struct fab_mr *mr);
 size_t fab_mr_len(const struct fab_mr *mr);
+
+/*
+ * Scoped remote keys: a key naming only [addr, addr+len) of mr, with access
+ * (a subset of REMOTE_READ | REMOTE_WRITE), usable only by the peer of ep,
+ * until fab_rkey_revoke. A peer that uses it on another connection, outside
+ * the range, for another access, or after the revoke gets an access error
+ * (and the owner counts it in remote_errors, logged once per connection),
+ * never data. Accesses already accepted when the revoke comes finish.
+ * Backends that cannot scope (fab_domain_scoped_rkeys false) hand out the
+ * region's key for the range and revoke nothing.
+ */
+int fab_rkey_scope(struct fab_ep *ep, struct fab_mr *mr, const void *addr, size_t len,
+		   unsigned int access, struct fab_rkey *rkey_out);
+/* Revoke a key from fab_rkey_scope; an unknown or already revoked one is ignored. */
+void fab_rkey_revoke(struct fab_domain *dom, const struct fab_rkey *rkey);
+bool fab_domain_scoped_rkeys(const struct fab_domain *dom);
 
 /*
  * Pools: fixed-size buffers carved from one region registered at start-up,

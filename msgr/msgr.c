@@ -751,13 +751,16 @@ static int msgr_out_bulk(struct msgr_conn *c, uint8_t *buf, size_t len)
 		goto err_free_buf;
 	}
 	b->buf = buf;
-	rc = fab_mr_reg(m->dom, b->buf, len, FAB_ACCESS_REMOTE_READ, &b->mr);
+	/* one message's bytes, read by this connection's peer only (docs/security.md) */
+	rc = fab_mr_reg(m->dom, b->buf, len, FAB_ACCESS_REMOTE_READ | FAB_ACCESS_SCOPED, &b->mr);
 	if (rc != 0) {
 		log_error("msgr", "peer %s: registering a %zu-byte frame: %s", msgr_conn_peer(c),
 			  len, strerror(-rc));
 		goto err_free;
 	}
-	fab_mr_rkey(b->mr, &rkey);
+	rc = fab_rkey_scope(c->ep, b->mr, b->buf, len, FAB_ACCESS_REMOTE_READ, &rkey);
+	if (rc != 0)
+		goto err_dereg;
 	b->id = m->next_bulk_id++;
 	bm.bulk.id = b->id;
 	bm.bulk.len = (uint32_t)len;

@@ -227,6 +227,7 @@ struct osd_counters {
 	uint64_t bad_pg_refused;    /* a message named a PG outside its pool's pg_num */
 	uint64_t bad_epoch_refused; /* an epoch past our map + osd_epoch_ahead_max */
 	uint64_t map_wait_dropped;  /* a held peer message outwaited osd_map_wait_max */
+	uint64_t rings_refused;	    /* a ring request past osd_repl_rings_max_bytes */
 	uint64_t dos_log_ms;	    /* last line about a refused message (one per 10 s) */
 	uint64_t dos_log_suppressed;
 };
@@ -266,6 +267,7 @@ struct osd {
 	uint32_t npgs;
 	uint32_t store_pending;
 	uint32_t msg_size;
+	uint64_t ring_bytes, rings_max; /* rings granted now; osd_repl_rings_max_bytes */
 	uint64_t ring_size;
 	uint64_t max_op;
 	uint64_t op_timeout_ms;

@@ -666,6 +666,7 @@ int main(int argc, char **argv)
 	}
 	osd.max_op = conf_get_size(osd.conf, CONF_OSD_MAX_OP_SIZE);
 	osd.ring_size = conf_get_size(osd.conf, CONF_OSD_REPL_RING_SIZE);
+	osd.rings_max = conf_get_size(osd.conf, CONF_OSD_REPL_RINGS_MAX);
 	osd.op_timeout_ms = conf_get_duration_us(osd.conf, CONF_OSD_OP_TIMEOUT) / 1000;
 	osd.max_ops_per_conn = (uint32_t)conf_get_int(osd.conf, CONF_OSD_MAX_OPS_PER_CONN);
 	osd.epoch_ahead_max = (uint32_t)conf_get_int(osd.conf, CONF_OSD_EPOCH_AHEAD_MAX);

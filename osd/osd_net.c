@@ -304,6 +304,8 @@ void osd_conn_free(struct osd_conn *c)
 	osd_pg_hold_free(c);
 	if (c->ring_mr)
 		fab_mr_dereg(c->ring_mr);
+	if (c->ring != NULL)
+		osd->ring_bytes -= c->ring_size;
 	free(c->ring);
 	free(c);
 }

@@ -212,9 +212,11 @@ static void osd_perf_dos(struct osd *osd, struct asok_out *out)
 		    "\"send_overflows\": %" PRIu64
 		    ", \"conns_paused\": %u, \"conn_pauses\": %" PRIu64
 		    ", \"bad_pg_refused\": %" PRIu64 ", \"bad_epoch_refused\": %" PRIu64
-		    ", \"map_wait_dropped\": %" PRIu64 "}, ",
+		    ", \"map_wait_dropped\": %" PRIu64 ", \"rings_refused\": %" PRIu64
+		    ", \"ring_bytes\": %" PRIu64 "}, ",
 		    ms.send_overflows, ms.paused, c->conn_pauses, c->bad_pg_refused,
-		    c->bad_epoch_refused, c->map_wait_dropped);
+		    c->bad_epoch_refused, c->map_wait_dropped, c->rings_refused,
+		    osd->ring_bytes);
 }
 
 int osd_perf_dump(struct osd *osd, struct asok_out *out)

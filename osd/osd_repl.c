@@ -321,17 +321,37 @@ static void osd_replica_ring_req(struct osd_conn *conn, const struct proto_repl_
 		osd_conn_kill(conn);
 		return;
 	}
+	/* registered memory is what a peer costs us: bounded in all (docs/security.md) */
+	if (osd->ring_bytes + osd->ring_size > osd->rings_max) {
+		osd->ctr.rings_refused++;
+		log_warn("osd",
+			 "%s: refused a ring for osd.%u (%s): %llu MiB granted, "
+			 "osd_repl_rings_max_bytes is %llu MiB; closing",
+			 osd->name, m->osd_id, osd_conn_peer(conn),
+			 (unsigned long long)(osd->ring_bytes >> 20),
+			 (unsigned long long)(osd->rings_max >> 20));
+		osd_conn_kill(conn);
+		return;
+	}
 	conn->ring_size = osd->ring_size;
 	conn->ring = aligned_alloc(4096, conn->ring_size);
 	if (conn->ring == NULL) {
 		osd_conn_kill(conn);
 		return;
 	}
+	osd->ring_bytes += conn->ring_size;
 	/* resident now on every backend (RDMA registration pins it anyway): RSS counts it */
 	memset(conn->ring, 0, conn->ring_size);
-	/* registered once per primary connection, never per record */
-	rc = fab_mr_reg(osd->dom, conn->ring, conn->ring_size, FAB_ACCESS_REMOTE_WRITE,
-			&conn->ring_mr);
+	/*
+	 * Registered once per primary connection, never per record; the key we
+	 * grant reaches it from this connection only (where the fabric scopes
+	 * keys), so no other peer can write into it.
+	 */
+	rc = fab_mr_reg(osd->dom, conn->ring, conn->ring_size,
+			FAB_ACCESS_REMOTE_WRITE | FAB_ACCESS_SCOPED, &conn->ring_mr);
+	if (rc == 0)
+		rc = fab_rkey_scope(conn->ep, conn->ring_mr, conn->ring, conn->ring_size,
+				    FAB_ACCESS_REMOTE_WRITE, &rk);
 	if (rc != 0) {
 		log_error("osd", "%s: ring for osd.%u: %s", osd->name, m->osd_id,
 			  weft_strerror(rc));
@@ -342,7 +362,6 @@ static void osd_replica_ring_req(struct osd_conn *conn, const struct proto_repl_
 	conn->peer_known = true;
 	osd_hb_peer_alive(osd, m->osd_id);
 	conn->gen = osd_conn_gen_next++;
-	fab_mr_rkey(conn->ring_mr, &rk);
 	g.repl_ring_grant.ring = (struct proto_rkey){rk.addr, rk.len, rk.key};
 	log_info("osd", "%s: replica ring of %llu MiB for osd.%u (%s)", osd->name,
 		 (unsigned long long)(conn->ring_size >> 20), m->osd_id, osd_conn_peer(conn));

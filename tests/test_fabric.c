@@ -684,6 +684,137 @@ static void test_remote_access_refused(void **state)
 	free(local);
 }
 
+/*
+ * Scoped keys (fab_rkey_scope): a key works only on the connection it was
+ * made for, in its range, for its access, until revoked; a SCOPED region's
+ * own key reaches nothing. A refusal is an error at the initiator, never
+ * data, and the connection lives on. Backends that cannot scope hand out
+ * the region's key (fab_domain_scoped_rkeys false): only that is checked.
+ */
+static void test_scoped_rkeys(void **state)
+{
+	uint8_t *buf = calloc(1, 65536), *local = calloc(1, 65536);
+	struct fh_side *sides[2];
+	struct fab_mr *mb, *ml, *ml2;
+	struct fab_rkey own, kw, kr, kother;
+	struct fab_cqe cqe;
+	struct fab_ep *ea2, *eb2;
+	struct fab_ep_stats st;
+	struct fh_pair p;
+	char addr[64];
+
+	(void)state;
+	assert_int_equal(fh_pair_open(&p, MSG, CREDITS, SQ), 0);
+	sides[0] = &p.a;
+	sides[1] = &p.b;
+	assert_int_equal(fab_mr_reg(p.b.dom, buf, 65536,
+				    FAB_ACCESS_REMOTE_WRITE | FAB_ACCESS_REMOTE_READ |
+					FAB_ACCESS_SCOPED,
+				    &mb),
+			 0);
+	assert_int_equal(fab_mr_reg(p.a.dom, local, 65536, 0, &ml), 0);
+	fill(local, 65536, 7);
+	struct fab_sge s = {local, 4096, ml};
+
+	/* bad arguments: outside the region, no access, more than the region allows */
+	assert_int_equal(fab_rkey_scope(p.eb, mb, buf + 65536 - 10, 20, FAB_ACCESS_REMOTE_WRITE,
+					&kw), -EINVAL);
+	assert_int_equal(fab_rkey_scope(p.eb, mb, buf, 4096, 0, &kw), -EINVAL);
+	/* a write key for [8192, 16384) of buf, a read key for [0, 4096), on eb */
+	assert_int_equal(fab_rkey_scope(p.eb, mb, buf + 8192, 8192, FAB_ACCESS_REMOTE_WRITE, &kw),
+			 0);
+	assert_int_equal(fab_rkey_scope(p.eb, mb, buf, 4096, FAB_ACCESS_REMOTE_READ, &kr), 0);
+	assert_int_equal(kw.addr, (uint64_t)(uintptr_t)(buf + 8192));
+	assert_int_equal(kw.len, 8192);
+	/* in range, with the right: works */
+	assert_int_equal(fab_write(p.ea, &s, &kw, 4096, NULL), 0);
+	assert_true(fh_pair_wait(&p, &p.a, FAB_EV_WRITE, &cqe));
+	assert_int_equal(cqe.status, 0);
+	assert_memory_equal(buf + 12288, local, 4096);
+	memset(buf, 0x5a, 4096);
+	assert_int_equal(fab_read(p.ea, &s, &kr, 0, NULL), 0);
+	assert_true(fh_pair_wait(&p, &p.a, FAB_EV_READ, &cqe));
+	assert_int_equal(cqe.status, 0);
+	assert_int_equal(local[0], 0x5a);
+	assert_int_equal(local[4095], 0x5a);
+	if (!fab_domain_scoped_rkeys(p.b.dom)) {
+		fab_mr_dereg(mb);
+		fab_mr_dereg(ml);
+		fh_pair_close(&p);
+		free(buf);
+		free(local);
+		return;
+	}
+	fill(local, 65536, 8);
+	/* the region's own key reaches nothing */
+	fab_mr_rkey(mb, &own);
+	assert_int_equal(fab_write(p.ea, &s, &own, 0, NULL), 0);
+	assert_true(fh_pair_wait(&p, &p.a, FAB_EV_WRITE, &cqe));
+	assert_int_equal(cqe.status, -EACCES);
+	/* the other direction, and a range past the key's (the descriptor lies) */
+	assert_int_equal(fab_write(p.ea, &s, &kr, 0, NULL), 0);
+	assert_true(fh_pair_wait(&p, &p.a, FAB_EV_WRITE, &cqe));
+	assert_int_equal(cqe.status, -EACCES);
+	kother = kw;
+	kother.addr -= 8192;
+	kother.len = 65536;
+	assert_int_equal(fab_write(p.ea, &s, &kother, 0, NULL), 0);
+	assert_true(fh_pair_wait(&p, &p.a, FAB_EV_WRITE, &cqe));
+	assert_int_equal(cqe.status, -ERANGE);
+	/* another connection from the same peer with this connection's key */
+	snprintf(addr, sizeof(addr), "%s:%u", fh_ip(), fab_listener_port(p.l));
+	assert_int_equal(fab_connect(p.a.dom, addr, NULL, NULL, &ea2), 0);
+	assert_true(fh_wait(sides, 2, &p.a, FAB_EV_CONNECTED, ea2, &cqe));
+	assert_int_equal(cqe.status, 0);
+	assert_true(fh_wait(sides, 2, &p.b, FAB_EV_ACCEPTED, NULL, &cqe));
+	eb2 = cqe.ep;
+	assert_int_equal(fab_mr_reg(p.a.dom, local + 32768, 4096, 0, &ml2), 0);
+	assert_int_equal(fab_write(ea2, &s, &kw, 0, NULL), 0);
+	assert_true(fh_wait(sides, 2, &p.a, FAB_EV_WRITE, ea2, &cqe));
+	assert_int_equal(cqe.status, -EACCES);
+	assert_int_equal(fab_read(ea2, &s, &kr, 0, NULL), 0);
+	assert_true(fh_wait(sides, 2, &p.a, FAB_EV_READ, ea2, &cqe));
+	assert_int_equal(cqe.status, -EACCES);
+	/* revoked: a stale key gets an error, never data */
+	fab_rkey_revoke(p.b.dom, &kw);
+	fab_rkey_revoke(p.b.dom, &kw); /* twice: ignored */
+	assert_int_equal(fab_write(p.ea, &s, &kw, 0, NULL), 0);
+	assert_true(fh_pair_wait(&p, &p.a, FAB_EV_WRITE, &cqe));
+	assert_int_equal(cqe.status, -EACCES);
+	/* a new key reuses the slot, the old one stays dead */
+	assert_int_equal(fab_rkey_scope(p.eb, mb, buf + 8192, 8192, FAB_ACCESS_REMOTE_WRITE,
+					&kother), 0);
+	assert_true(kother.key != kw.key);
+	assert_int_equal(fab_write(p.ea, &s, &kw, 0, NULL), 0);
+	assert_true(fh_pair_wait(&p, &p.a, FAB_EV_WRITE, &cqe));
+	assert_int_equal(cqe.status, -EACCES);
+	/* nothing was written by any refused op: [8192, 16384) holds the first write only */
+	for (int i = 8192; i < 12288; i++)
+		assert_int_equal(buf[i], 0);
+	fill(local, 4096, 7);
+	assert_memory_equal(buf + 12288, local, 4096);
+	/* a connection's keys die with it */
+	assert_int_equal(fab_rkey_scope(eb2, mb, buf, 4096, FAB_ACCESS_REMOTE_READ, &kother), 0);
+	fab_ep_close(eb2);
+	assert_int_equal(fab_read(p.ea, &s, &kother, 0, NULL), 0);
+	assert_true(fh_pair_wait(&p, &p.a, FAB_EV_READ, &cqe));
+	assert_int_equal(cqe.status, -EACCES);
+	/* the connection lives on; every refusal counted */
+	assert_int_equal(fab_send(p.ea, "ok", 2, NULL), 0);
+	assert_true(fh_pair_wait(&p, &p.b, FAB_EV_RECV, &cqe));
+	assert_memory_equal(cqe.data, "ok", 2);
+	fab_recv_release(&cqe);
+	fab_ep_stats(p.eb, &st);
+	assert_int_equal(st.remote_errors, 6);
+	fab_ep_close(ea2);
+	fab_mr_dereg(ml2);
+	fab_mr_dereg(mb);
+	fab_mr_dereg(ml);
+	fh_pair_close(&p);
+	free(buf);
+	free(local);
+}
+
 /* Sends larger than ms_msg_size are refused at post time. */
 static void test_send_too_big(void **state)
 {
@@ -1217,6 +1348,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_pipelined_ops),
 		cmocka_unit_test(test_write_imm),
 		cmocka_unit_test(test_remote_access_refused),
+		cmocka_unit_test(test_scoped_rkeys),
 		cmocka_unit_test(test_send_too_big),
 		cmocka_unit_test(test_sq_depth),
 		cmocka_unit_test(test_close_with_pending),

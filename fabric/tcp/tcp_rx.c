@@ -35,30 +35,43 @@ static void tcp_rx_proto_error(struct tcp_ep *ep, const char *what)
 
 /*
  * Check a one-sided access by the peer: the key names a live region of
- * ours with the access right, and [addr, addr+len) lies inside it.
+ * ours with the access right, or a scoped key of this connection with it,
+ * and [addr, addr+len) lies inside the region or the key's range.
  */
 static int tcp_rx_check_access(struct tcp_ep *ep, uint64_t key, uint64_t addr, uint64_t len,
 			       unsigned int right, struct fab_mr **mr_out)
 {
-	struct fab_mr *mr = tcp_mr_lookup(ep->tdom, key);
+	struct tcp_win *w = tcp_win_lookup(ep->tdom, key);
+	struct fab_mr *mr = w ? w->mr : tcp_mr_lookup(ep->tdom, key);
 	const char *why = NULL;
-	uint64_t base, off;
+	uint64_t base, off, span;
 	int rc = 0;
 
 	if (!mr) {
-		why = "unknown key";
+		why = key & TCP_KEY_WIN ? "unknown or revoked scoped key" : "unknown key";
 		rc = -EACCES;
 		goto refuse;
 	}
-	if (!(mr->access & right)) {
-		why = "region does not allow it";
+	if (w && w->ep != ep) {
+		why = "scoped key of another connection";
 		rc = -EACCES;
 		goto refuse;
 	}
-	base = (uint64_t)(uintptr_t)mr->addr;
+	if (!w && (mr->access & FAB_ACCESS_SCOPED)) {
+		why = "region reachable through scoped keys only";
+		rc = -EACCES;
+		goto refuse;
+	}
+	if (!((w ? w->access : mr->access) & right)) {
+		why = w ? "scoped key does not allow it" : "region does not allow it";
+		rc = -EACCES;
+		goto refuse;
+	}
+	base = w ? w->addr : (uint64_t)(uintptr_t)mr->addr;
+	span = w ? w->len : mr->len;
 	off = addr - base;
-	if (addr < base || off > mr->len || len > mr->len - off) {
-		why = "outside the region";
+	if (addr < base || off > span || len > span - off) {
+		why = w ? "outside the scoped key's range" : "outside the region";
 		rc = -ERANGE;
 		goto refuse;
 	}
