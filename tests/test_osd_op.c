@@ -980,6 +980,38 @@ static void test_bad_pg_and_insane_epoch(void **state)
 }
 
 /* A replica's ring record for a PG its pool cannot have, or from a forged epoch. */
+/* Ring requests past osd_repl_rings_max_bytes are refused, counted, the connection closed. */
+static void test_rings_bounded(void **state)
+{
+	struct osd_conn rc = {.osd = &osd, .kind = OSD_CONN_REPLICA, .hello_done = true};
+	struct proto_msg m = {.type = PROTO_REPL_RING_REQ};
+	uint64_t saved_size = osd.ring_size;
+
+	(void)state;
+	rc.ep = (struct fab_ep *)&rc;
+	m.repl_ring_req.osd_id = 7;
+	osd.ring_size = 1 << 20;
+	osd.rings_max = 2 << 20;
+	osd.ring_bytes = 2 << 20; /* two rings granted already */
+	osd_repl_recv(&rc, &m);
+	assert_int_equal(osd.ctr.rings_refused, 1);
+	assert_true(rc.failed);
+	assert_null(rc.ring);
+	assert_int_equal(F.nsent, 0); /* no grant */
+	assert_int_equal(osd.ring_bytes, 2 << 20);
+	/* room for one: it is counted from its allocation (the fake fabric fails the rest) */
+	osd.ring_bytes = 1 << 20;
+	rc.failed = false;
+	osd_repl_recv(&rc, &m);
+	assert_int_equal(osd.ctr.rings_refused, 1);
+	assert_non_null(rc.ring);
+	assert_int_equal(osd.ring_bytes, 2 << 20); /* until osd_conn_free */
+	assert_true(rc.failed);
+	free(rc.ring);
+	osd.ring_bytes = 0;
+	osd.ring_size = saved_size;
+}
+
 static void test_replica_record_checked(void **state)
 {
 	static uint8_t ring[4096] __attribute__((aligned(64)));
@@ -1044,6 +1076,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_ops_per_conn_pause, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bad_pg_and_insane_epoch, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_replica_record_checked, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_rings_bounded, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
