@@ -17,11 +17,13 @@
  *   ticket MON            honest: AUTH_TICKET for the OSDs; the grant must
  *                         open under the session's seal key (exit 3 when
  *                         the monitor refuses, with its line)
- *   osdticket MON OSD     a ticket from MON (as mode ticket), then to the
- *                         OSD at OSD (its cluster address): the TICKET
+ *   osdticket MON OSD [ring]  a ticket from MON (as mode ticket), then to
+ *                         the OSD at OSD (its cluster address): the TICKET
  *                         handshake (it must pass: the ticket is real),
- *                         then a PING, a cluster message: a client must be
- *                         closed on, with no PONG (exit 0 when it is)
+ *                         then a PING (with "ring": a replication ring
+ *                         request as osd.0), a cluster message: a client
+ *                         must be closed on, with no PONG or ring grant
+ *                         (exit 0 when it is)
  *   boot MON ID           OSD_BOOT for osd.ID
  *   report MON REPORTER TARGET   OSD_FAILURE: REPORTER says TARGET failed
  *   hold MON SECONDS      honest, then a status every 500 ms until the
@@ -575,9 +577,14 @@ static int mode_ticket(const char *mon)
 	return rc == 0 ? 0 : 1;
 }
 
-static int mode_osdticket(const char *mon, const char *osd)
+static int mode_osdticket(const char *mon, const char *osd, bool ring)
 {
 	struct proto_msg m = {.type = PROTO_AUTH_TICKET}, ping = {.type = PROTO_PING};
+
+	if (ring) { /* a ring: 32 MiB of registered memory and writes into a replica */
+		ping.type = PROTO_REPL_RING_REQ;
+		ping.repl_ring_req.osd_id = 0;
+	}
 	struct auth_ticket_holder h = {0};
 	struct proto_err err = {""};
 	struct auth_key seal;
@@ -632,7 +639,7 @@ static int mode_osdticket(const char *mon, const char *osd)
 			continue;
 		}
 		if (len > AUTH_SESS_MAC_LEN && decode(p, len - AUTH_SESS_MAC_LEN, &hdr, &pm) == 0 &&
-		    pm.type == PROTO_PONG)
+		    (pm.type == PROTO_PONG || pm.type == PROTO_REPL_RING_GRANT))
 			pong = true;
 		free(p);
 	}
@@ -1252,7 +1259,9 @@ int main(int argc, char **argv)
 	else if (!strcmp(mode, "ticket") && argc - optind == 1)
 		rc = mode_ticket(argv[optind]);
 	else if (!strcmp(mode, "osdticket") && argc - optind == 2)
-		rc = mode_osdticket(argv[optind], argv[optind + 1]);
+		rc = mode_osdticket(argv[optind], argv[optind + 1], false);
+	else if (!strcmp(mode, "osdticket") && argc - optind == 3 && !strcmp(argv[optind + 2], "ring"))
+		rc = mode_osdticket(argv[optind], argv[optind + 1], true);
 	else if (!strcmp(mode, "boot") && argc - optind == 2)
 		rc = mode_boot(argv[optind], (uint32_t)strtoul(argv[optind + 1], NULL, 10));
 	else if (!strcmp(mode, "report") && argc - optind == 3)

@@ -298,6 +298,15 @@ osd)
 	[ "$(osd_refusals "client.admin at $l sent ping on the cluster network without osd 'profile osd'")" = 1 ] ||
 		fail "a client on the cluster network: not one line naming $l"
 	log "ok: client.admin's ticket on osd.0's cluster port: closed at its first message, one line"
+	# the same ticket asking for a replication ring as osd.0: no ring, closed, one line
+	peer -k "$DIR/keyring" -n client.admin osdticket "$mon0" "$osd0clu" ring > "$DIR/p-osd-ring.out" ||
+		fail "a client's ring request on the cluster network: $(cat "$DIR/p-osd-ring.out")"
+	l=$(sed -n 's/.* local \([0-9.:]*\).*/\1/p' "$DIR/p-osd-ring.out")
+	[ "$(osd_refusals "client.admin at $l sent repl_ring_req on the cluster network without osd 'profile osd'")" = 1 ] ||
+		fail "a client's ring request: not one line naming $l"
+	[ "$(w perf dump osd.0 | jq '.dos.ring_bytes')" -le $((64 << 20)) ] ||
+		fail "osd.0 granted more than its two peers' rings: $(w perf dump osd.0 | jq -c .dos)"
+	log "ok: client.admin's ring request on osd.0's cluster port: no ring, closed, one line"
 	# caps on ops: a read-only client writing, a client of another pool reading and writing
 	keyring_for client.ro "$DIR/ro.keyring" mon "allow r" osd "allow r pool=$POOL"
 	keyring_for client.other "$DIR/other.keyring" mon "allow r" osd "allow rw pool=other"
