@@ -115,6 +115,7 @@ enum osd_op_state {
 	OSD_OP_PULLING,	  /* payload read from the client in flight */
 	OSD_OP_READY,	  /* payload here, waiting for its turn to be ordered */
 	OSD_OP_SUBMITTED, /* version assigned, local tx + replica records out */
+	OSD_OP_READING,	  /* read: the store's device read in flight (writes of the object wait) */
 	OSD_OP_SENDING,	  /* read: RDMA write to the client in flight */
 	OSD_OP_DONE,	  /* replied (or abandoned), waiting for stray completions */
 };
@@ -164,6 +165,7 @@ enum osd_op_ev {
 	OSD_OP_EV_INTERVAL_CHANGE, /* the PG's acting set changed; we stay primary */
 	OSD_OP_EV_CONN_LOST,	   /* the client's connection went away */
 	OSD_OP_EV_TIMEOUT,	   /* osd_op_timeout passed */
+	OSD_OP_EV_READ_DONE,	   /* the store read completed (status; result_len set) */
 };
 
 struct osd_op {
@@ -180,7 +182,8 @@ struct osd_op {
 	char name[PROTO_OBJ_NAME_MAX + 1];
 	size_t name_len;
 	struct proto_rkey rkey;
-	void *inline_data; /* inline write payload, copied out of the receive buffer */
+	void *inline_data;    /* inline write payload: its own copy, or the receive buffer's */
+	bool inline_borrowed; /* inline_data is the receive buffer's: only inside osd_op_recv */
 	bool blocked;	   /* counted once as blocked below min_size */
 	bool min_ok;	   /* the acting set still has min_size members */
 	uint64_t start_ms;

@@ -29,6 +29,8 @@ static const char *osd_admin_state(enum osd_op_state s)
 		return "ready";
 	case OSD_OP_SUBMITTED:
 		return "committing";
+	case OSD_OP_READING:
+		return "reading";
 	case OSD_OP_SENDING:
 		return "sending";
 	case OSD_OP_DONE:

@@ -759,6 +759,8 @@ int main(int argc, char **argv)
 		rc = osd_run(&osd);
 	log_info("osd", "%s: stopping", osd.name);
 	osd_loop_destroy(&osd);
+	/* reads in flight write into op buffers: they end before the pools go */
+	store_reads_abandon(osd.store);
 out_monc:
 	monc_destroy(osd.monc);
 out_net:

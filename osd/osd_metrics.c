@@ -16,7 +16,7 @@ static const char *const osd_metrics_stages[OSD_ST_COUNT] = {
 	[OSD_ST_RECEIVE] = "receive", [OSD_ST_PULL] = "payload_pull",
 	[OSD_ST_WAL] = "wal_commit",  [OSD_ST_REPL] = "replica_round_trip",
 	[OSD_ST_REPLY] = "reply",     [OSD_ST_OP_WRITE] = "op_write",
-	[OSD_ST_OP_READ] = "op_read",
+	[OSD_ST_OP_READ] = "op_read", [OSD_ST_READ] = "store_read",
 };
 
 static void osd_metrics_counter(struct metrics_out *out, const char *labels, const char *name,

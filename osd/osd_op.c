@@ -8,7 +8,9 @@
  * local transaction start together) -> replied once the local commit and
  * every replica still in the acting set have acknowledged. Writes are
  * ordered by version even when their pulls finish out of order; a read or
- * stat waits for earlier unfinished ops on the same object, so ops on one
+ * stat waits for earlier unfinished ops on the same object, and a write is
+ * not submitted while an earlier read of its object still reads the device
+ * (READING: the store's reads do not block the reactor), so ops on one
  * object apply in the order they arrived.
  *
  * Two things move an op: the PG's kick (osd_pg_kick: whatever can start,
@@ -231,6 +233,27 @@ static void osd_op_bad_pg(struct osd_conn *conn, uint64_t tid, const struct prot
 	osd_reply_now(conn, tid, -EINVAL, 0);
 }
 
+/* An op still waiting when osd_op_recv returns keeps its own copy of the inline bytes. */
+static void osd_op_inline_keep(struct osd_op *op, size_t len)
+{
+	void *copy;
+
+	op->inline_borrowed = false;
+	if (op->state == OSD_OP_DONE) {
+		op->inline_data = NULL; /* answered already: nothing needs them */
+		return;
+	}
+	copy = malloc(len);
+	if (copy != NULL)
+		memcpy(copy, op->inline_data, len);
+	op->inline_data = copy;
+	if (copy == NULL) {
+		op->refs++; /* finished here: freed by the caller's osd_op_maybe_free */
+		osd_op_finish(op, -ENOMEM);
+		op->refs--;
+	}
+}
+
 void osd_op_recv(struct osd_conn *conn, uint64_t tid, const struct proto_osd_op *m)
 {
 	struct osd *osd = conn->osd;
@@ -305,17 +328,16 @@ void osd_op_recv(struct osd_conn *conn, uint64_t tid, const struct proto_osd_op 
 	op->start_ms = clock_now_ms();
 	op->t_recv_ns = op->t_last_ns = clock_now_ns();
 	if ((m->flags & PROTO_OP_F_INLINE) && m->data_len > 0) {
-		/* the receive buffer goes back at once: keep the few inline bytes */
-		op->inline_data = malloc(m->data_len);
-		if (op->inline_data == NULL) {
-			free(op);
-			return osd_reply_now(conn, tid, -ENOMEM, 0);
-		}
-		memcpy(op->inline_data, m->data, m->data_len);
+		/*
+		 * The receive buffer goes back when this returns. The kick below
+		 * usually starts the write and copies the bytes straight into its
+		 * registered buffer; only an op that has to wait copies them first.
+		 */
+		op->inline_data = (void *)m->data;
+		op->inline_borrowed = true;
 	}
 	evl_timer_init(&op->timer, osd_op_timeout_cb, op);
 	if (evl_timer_arm(osd->loop, &op->timer, osd->op_timeout_ms * 1000u, 0) != 0) {
-		free(op->inline_data);
 		free(op);
 		return osd_reply_now(conn, tid, -ENOMEM, 0);
 	}
@@ -337,7 +359,12 @@ void osd_op_recv(struct osd_conn *conn, uint64_t tid, const struct proto_osd_op 
 	else
 		pg->head = op;
 	pg->tail = op;
+	op->refs++; /* op is looked at after the kick */
 	osd_pg_kick(pg);
+	op->refs--;
+	if (op->inline_borrowed)
+		osd_op_inline_keep(op, m->data_len);
+	osd_op_maybe_free(op);
 }
 
 static int osd_op_hdr(struct osd_op *op, void *buf, size_t cap, size_t *len_out)
@@ -448,6 +475,10 @@ static void osd_op_start_write(struct osd_op *op)
 	if (data_len == 0 || op->inline_data != NULL) {
 		if (data_len)
 			memcpy((char *)op->buf + hl, op->inline_data, data_len);
+		if (!op->inline_borrowed)
+			free(op->inline_data);
+		op->inline_data = NULL;
+		op->inline_borrowed = false;
 		osd_perf_mark(osd, OSD_ST_RECEIVE, op);
 		op->state = OSD_OP_READY;
 		return;
@@ -626,6 +657,48 @@ static bool osd_op_earlier_same_object(const struct osd_op *op)
 	return false;
 }
 
+/* An earlier read of op's object is still reading the device: op may not change it yet. */
+static bool osd_op_earlier_reading(const struct osd_op *op)
+{
+	for (const struct osd_op *o = op->prev; o; o = o->prev)
+		if (o->state == OSD_OP_READING && o->name_len == op->name_len &&
+		    !memcmp(o->name, op->name, op->name_len))
+			return true;
+	return false;
+}
+
+/* The read's got bytes are in op->buf: into the client's buffer, replied when they landed. */
+static void osd_op_read_send(struct osd_op *op, uint64_t got)
+{
+	struct osd *osd = op->osd;
+	struct fab_sge src = {op->buf, (uint32_t)got, op->sge.mr};
+	struct fab_rkey dst = {op->rkey.addr, op->rkey.len, op->rkey.key};
+	int rc;
+
+	op->result_len = got;
+	osd->ctr.reads++;
+	osd->ctr.read_bytes += got;
+	if (got == 0)
+		return osd_op_finish(op, 0);
+	if (op->conn == NULL)
+		return osd_op_finish(op, -ENOTCONN);
+	op->rma = (struct osd_rma){op, OSD_RMA_SEND, 0};
+	rc = fab_write(op->conn->ep, &src, &dst, 0, &op->rma);
+	if (rc != 0)
+		return osd_op_finish(op, rc);
+	op->refs++;
+	op->state = OSD_OP_SENDING;
+}
+
+static void osd_op_read_cb(void *arg, int rc, uint64_t got)
+{
+	struct osd_op *op = arg;
+
+	op->osd->store_pending--;
+	op->result_len = got;
+	osd_op_event(op, OSD_OP_EV_READ_DONE, 0, rc);
+}
+
 static void osd_op_do_read(struct osd_op *op)
 {
 	struct osd *osd = op->osd;
@@ -657,25 +730,16 @@ static void osd_op_do_read(struct osd_op *op)
 	if (op->buf == NULL)
 		return; /* retried when a buffer frees */
 	osd_perf_mark(osd, OSD_ST_RECEIVE, op);
-	rc = store_read(osd->store, pgk, op->name, op->offset, op->length, op->buf, &got);
-	if (rc != 0)
+	/* the reactor goes on while the device reads (docs/osd.md, "Read path") */
+	rc = store_read_start(osd->store, pgk, op->name, op->offset, op->length, op->buf,
+			      op->sge.len, osd_op_read_cb, op, &got);
+	if (rc < 0)
 		return osd_op_finish(op, rc);
-	op->result_len = got;
-	osd->ctr.reads++;
-	osd->ctr.read_bytes += got;
-	if (got == 0)
-		return osd_op_finish(op, 0);
-	{
-		struct fab_sge src = {op->buf, (uint32_t)got, op->sge.mr};
-		struct fab_rkey dst = {op->rkey.addr, op->rkey.len, op->rkey.key};
-
-		op->rma = (struct osd_rma){op, OSD_RMA_SEND, 0};
-		rc = fab_write(op->conn->ep, &src, &dst, 0, &op->rma);
-	}
-	if (rc != 0)
-		return osd_op_finish(op, rc);
+	if (rc == 1)
+		return osd_op_read_send(op, got); /* no device read was needed */
 	op->refs++;
-	op->state = OSD_OP_SENDING;
+	osd->store_pending++;
+	op->state = OSD_OP_READING;
 }
 
 void osd_pg_kick(struct osd_pg *pg)
@@ -704,7 +768,8 @@ void osd_pg_kick(struct osd_pg *pg)
 			if (osd_op_is_write(op->op)) {
 				if (op->state == OSD_OP_NEW)
 					osd_op_start_write(op);
-				if (op->state == OSD_OP_READY && !order_blocked)
+				if (op->state == OSD_OP_READY && !order_blocked &&
+				    !osd_op_earlier_reading(op))
 					osd_op_submit(op);
 				if (op->state < OSD_OP_SUBMITTED)
 					order_blocked = true;
@@ -790,6 +855,8 @@ static void osd_op_local_commit(struct osd_op *op, int rc)
  *
  *   event             state       effect
  *   PULLED            PULLING     READY (or finished with the pull's error)
+ *   READ_DONE         READING     the data to the client (SENDING), or finished with the
+ *                                 store's error
  *   SENT              SENDING     finished with the write's status
  *   REPL_WRITTEN      any         an error unmarks the record: it goes again on the
  *                                 peer's next connection (its ACK still decides)
@@ -826,6 +893,17 @@ void osd_op_event(struct osd_op *op, enum osd_op_ev ev, unsigned int idx, int st
 		osd_perf_mark(op->osd, OSD_ST_PULL, op);
 		op->state = OSD_OP_READY;
 		break;
+	case OSD_OP_EV_READ_DONE:
+		op->refs--;
+		if (op->state != OSD_OP_READING)
+			break; /* answered meanwhile (timeout, map, connection): the buffer goes now */
+		if (status != 0) {
+			osd_op_finish(op, status);
+			break;
+		}
+		osd_perf_mark(op->osd, OSD_ST_READ, op);
+		osd_op_read_send(op, op->result_len);
+		break; /* kick: a write of the object may go now */
 	case OSD_OP_EV_SENT:
 		op->refs--;
 		if (op->state != OSD_OP_SENDING)

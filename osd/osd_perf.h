@@ -28,6 +28,7 @@ enum osd_stage {
 	OSD_ST_REPLY,	 /* last commit/ack (read: data written) -> reply posted */
 	OSD_ST_OP_WRITE, /* whole write, arrival -> reply */
 	OSD_ST_OP_READ,	 /* whole read, arrival -> reply */
+	OSD_ST_READ,	 /* read started -> the store's device read completed */
 	OSD_ST_COUNT,
 };
 

@@ -528,7 +528,9 @@ static int osd_pg_version_attr(struct store_tx *tx, uint64_t pgk, const char *na
 
 /*
  * The data part of a record's transaction, shared by the primary (its own
- * op), replicas (ring records) and recovery targets (pushes).
+ * op), replicas (ring records) and recovery targets (pushes). The data is
+ * not copied (store_tx_write_ref): every caller submits or destroys the
+ * transaction before its op buffer, ring record or push buffer goes.
  */
 static int osd_pg_rec_tx(struct osd *osd, const struct osd_rec_hdr *h, const void *data,
 			 struct store_tx *tx)
@@ -543,7 +545,7 @@ static int osd_pg_rec_tx(struct osd *osd, const struct osd_rec_hdr *h, const voi
 		/* fall through */
 	case PROTO_OP_WRITE:
 		if (rc == 0 && h->length > 0)
-			rc = store_tx_write(tx, pgk, h->name, h->offset, h->length, data);
+			rc = store_tx_write_ref(tx, pgk, h->name, h->offset, h->length, data);
 		else if (h->op == PROTO_OP_WRITE && store_stat(osd->store, pgk, h->name, &st) != 0)
 			return rc; /* an empty write creates nothing */
 		break;
@@ -564,7 +566,7 @@ static int osd_pg_rec_tx(struct osd *osd, const struct osd_rec_hdr *h, const voi
 		if (h->offset == 0)
 			rc = store_tx_truncate(tx, pgk, h->name, 0);
 		if (rc == 0 && h->length > 0)
-			rc = store_tx_write(tx, pgk, h->name, h->offset, h->length, data);
+			rc = store_tx_write_ref(tx, pgk, h->name, h->offset, h->length, data);
 		if (rc == 0 && h->op == OSD_REC_PUSH)
 			return 0; /* the version is set with the last chunk */
 		break;

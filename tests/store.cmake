@@ -12,3 +12,6 @@ weft_add_test(test_store_crash SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_store_cras
 # Device probe and OSD label (weft osd create/activate), newer layouts refused.
 weft_add_test(test_store_label SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_store_label.c
 	LIBS weft_store LABELS unit)
+# Reads that do not block the OSD's reactor (store_read_start): same bytes as store_read.
+weft_add_test(test_store_aread SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_store_aread.c
+	LIBS weft_store LABELS unit)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The benchmark scripts without running a benchmark: perftest-scripts/
-# small-write.sh, cluster-bench.sh, busy-poll-sweep.sh, auth-cost.sh (and bench-lib.sh / bench_lib.py)
+# small-write.sh, cluster-bench.sh, busy-poll-sweep.sh, auth-cost.sh, write-profile.sh
+# (and bench-lib.sh / bench_lib.py)
 # parse, print their --help (exit 0), and refuse bad usage with exit 2 and one
 # line on stderr before they touch the disk or start anything. The
 # benchmarks themselves are not timed tests (docs/performance.md).
@@ -16,7 +17,7 @@ trap 'rm -rf "$TMP"' EXIT
 FAILS=0
 fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
 
-for f in small-write.sh cluster-bench.sh bench-lib.sh busy-poll-sweep.sh auth-cost.sh; do
+for f in small-write.sh cluster-bench.sh bench-lib.sh busy-poll-sweep.sh auth-cost.sh write-profile.sh; do
 	bash -n "$P/$f" || fail "$f: syntax"
 done
 python3 -c "import ast, sys; ast.parse(open(sys.argv[1]).read())" "$P/bench_lib.py" ||
@@ -37,6 +38,11 @@ done
 [ $? = 0 ] && grep -q "^usage: cluster-bench.sh" "$TMP/out" || fail "cluster-bench.sh --help"
 "$P/auth-cost.sh" --help > "$TMP/out" 2>&1
 [ $? = 0 ] && grep -q "^usage: auth-cost.sh" "$TMP/out" || fail "auth-cost.sh --help"
+awk "/<< 'EOF'\$/ { on = 1; next } /^EOF\$/ { on = 0 } on" "$P/write-profile.sh" > "$TMP/report.py"
+[ -s "$TMP/report.py" ] && python3 -c "import sys; compile(open(sys.argv[1]).read(), sys.argv[1], 'exec')" \
+	"$TMP/report.py" || fail "write-profile.sh: the python report does not compile"
+"$P/write-profile.sh" --help > "$TMP/out" 2>&1
+[ $? = 0 ] && grep -q "^usage: write-profile.sh" "$TMP/out" || fail "write-profile.sh --help"
 "$P/busy-poll-sweep.sh" --help > "$TMP/out" 2>&1
 [ $? = 0 ] && grep -q "^usage: busy-poll-sweep.sh" "$TMP/out" || fail "busy-poll-sweep.sh --help"
 
@@ -71,6 +77,10 @@ check_bad small-write.sh "no such directory" --out "$TMP/no/such/file.md" "$BUIL
 check_bad cluster-bench.sh "unknown option '--bogus'" --bogus
 check_bad cluster-bench.sh "not found: build it" "$TMP/no-such-build"
 check_bad busy-poll-sweep.sh "unknown option '--bogus'" --bogus
+check_bad write-profile.sh "unknown option '--bogus'" --bogus
+check_bad write-profile.sh "a size like 4K" --size 4X
+check_bad write-profile.sh "'0' is not a positive number" --depth 0
+check_bad write-profile.sh "needs PORT..PORT+99" --port 65500
 check_bad busy-poll-sweep.sh "expected microseconds" --values 5,x
 check_bad busy-poll-sweep.sh "expected a positive number" --seconds 0
 

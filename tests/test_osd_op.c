@@ -86,6 +86,13 @@ static struct {
 	bool pg_ready;
 	bool paused;		/* msgr_conn_pause's last word */
 	unsigned int rec_apply; /* records that reached osd_pg_rec_apply */
+	struct {
+		store_read_cb cb;
+		void *arg;
+		uint64_t len;
+		bool done;
+	} reads[MAX_REC]; /* store_read_start: device reads the test completes */
+	unsigned int nreads;
 } F;
 
 static struct fab_ep *const client_ep = (struct fab_ep *)&F.posts[0];
@@ -375,6 +382,26 @@ int store_read(struct store *st, uint64_t pg, const char *name, uint64_t off, ui
 	return 0;
 }
 
+/* A read of an object the test never wrote: a device read it completes with read_done(). */
+int store_read_start(struct store *st, uint64_t pg, const char *name, uint64_t off, uint64_t len,
+		     void *buf, size_t cap, store_read_cb cb, void *arg, uint64_t *read_out)
+{
+	(void)st, (void)pg, (void)name, (void)off, (void)read_out;
+	assert_true(cap >= len && F.nreads < MAX_REC);
+	memset(buf, 0x5a, len);
+	F.reads[F.nreads].cb = cb;
+	F.reads[F.nreads].arg = arg;
+	F.reads[F.nreads++].len = len;
+	return 0;
+}
+
+static void read_done(unsigned int i, int rc)
+{
+	assert_true(i < F.nreads && !F.reads[i].done);
+	F.reads[i].done = true;
+	F.reads[i].cb(F.reads[i].arg, rc, rc == 0 ? F.reads[i].len : 0);
+}
+
 /* ------------------------------------------------------ the OSD under test */
 
 static struct osd osd;
@@ -523,6 +550,24 @@ static void client_write(uint64_t tid, const char *name, uint8_t b, uint32_t len
 		m.rkey = (struct proto_rkey){0x10000, len, 0x77};
 	}
 	osd_op_recv(&client, tid, &m);
+}
+
+static void client_read_on(struct osd_conn *conn, uint64_t tid, const char *name, uint32_t len)
+{
+	struct proto_osd_op m = {.op = PROTO_OP_READ, .pool = 1, .epoch = osd.map.epoch};
+
+	m.pg = the_pg;
+	m.length = len;
+	m.name_len = strlen(name);
+	memcpy(m.name, name, m.name_len + 1);
+	m.flags = PROTO_OP_F_RKEY;
+	m.rkey = (struct proto_rkey){0x20000, len, 0x78};
+	osd_op_recv(conn, tid, &m);
+}
+
+static void client_read(uint64_t tid, const char *name, uint32_t len)
+{
+	client_read_on(&client, tid, name, len);
 }
 
 static unsigned int posts_of(enum post_kind kind)
@@ -942,6 +987,92 @@ static void test_ops_per_conn_pause(void **state)
 	assert_int_equal(client.ops_inflight, 0);
 }
 
+/*
+ * A read does not block the reactor: while the device reads, a write of the
+ * same object waits (it would change what is read), a write of another
+ * object goes, and the data goes to the client once the read completed.
+ */
+static void test_read_async_orders_writes(void **state)
+{
+	(void)state;
+	peers_up(1u << 20);
+	client_read(1, name_in_pg(0), 8192);
+	assert_int_equal(F.nreads, 1);
+	assert_int_equal(F.nposts, 0);
+	client_write(2, name_in_pg(0), 0x22, 4096, true); /* the same object */
+	client_write(3, name_in_pg(1), 0x33, 4096, true); /* another one */
+	assert_int_equal(F.ncommits, 0); /* version order: 3 waits behind 2 */
+	assert_int_equal(posts_of(POST_WRITE_IMM), 0);
+	read_done(0, 0);
+	/* the data to the client's buffer, and both writes ordered now */
+	assert_int_equal(posts_of(POST_WRITE), 1);
+	assert_true(F.posts[0].kind == POST_WRITE && F.posts[0].ep == client_ep &&
+		    F.posts[0].len == 8192);
+	assert_int_equal(F.ncommits, 2);
+	assert_int_equal(F.commits[0].first_byte, 0x22);
+	assert_int_equal(F.nreplies, 0);
+	post_done(0, 0); /* the data landed: the read's reply */
+	assert_int_equal(F.nreplies, 1);
+	assert_true(F.replies[0].tid == 1 && F.replies[0].r.status == 0 &&
+		    F.replies[0].r.length == 8192);
+	for (unsigned int i = 1; i < F.nposts; i++)
+		post_done(i, 0);
+	for (unsigned int v = 1; v <= 2; v++) {
+		ack(1, v, 0);
+		ack(2, v, 0);
+		commit_done(v - 1, 0);
+	}
+	assert_int_equal(F.nreplies, 3);
+	assert_int_equal(F.bufs, 0);
+	assert_null(the_osd_pg()->head);
+}
+
+/*
+ * An op answered while its device read runs (its primary moved, its client
+ * went) keeps its buffer until the read completed: the device writes into
+ * it. A failed read (a block's crc) is the client's answer.
+ */
+static void test_read_answered_while_reading(void **state)
+{
+	struct osd_conn other = client;
+	struct mon_map next;
+
+	(void)state;
+	other.ep = (struct fab_ep *)&F.posts[1];
+	client_read_on(&client, 1, name_in_pg(0), 4096);
+	client_read_on(&client, 2, name_in_pg(1), 4096);
+	client_read_on(&client, 3, name_in_pg(2), 4096);
+	client_read_on(&other, 4, name_in_pg(3), 4096);
+	assert_int_equal(F.nreads, 4);
+	assert_int_equal(F.bufs, 4);
+	read_done(2, -WEFT_E_CORRUPT);
+	assert_int_equal(F.nreplies, 1);
+	assert_true(F.replies[0].tid == 3 && F.replies[0].r.status == -WEFT_E_CORRUPT);
+	assert_int_equal(F.bufs, 3);
+	/* the other client goes: no reply for its read ever, the buffer after the read */
+	osd_op_conn_failed(&osd, &other);
+	assert_int_equal(F.bufs, 3);
+	read_done(3, 0);
+	assert_int_equal(F.bufs, 2);
+	/* not the primary any more: reads 1 and 2 answered -ESTALE at once, freed later */
+	map_build(&next, 3, 3);
+	next.osds[acting[0]].state &= ~MON_OSD_UP;
+	mon_map_free(&osd.map);
+	osd.map = next;
+	osd_op_map_changed(&osd);
+	assert_int_equal(F.nreplies, 3);
+	assert_int_equal(F.replies[1].r.status, -ESTALE);
+	assert_int_equal(F.replies[2].r.status, -ESTALE);
+	assert_int_equal(F.bufs, 2);
+	read_done(0, 0);
+	read_done(1, 0);
+	assert_int_equal(F.bufs, 0);
+	assert_int_equal(F.nreplies, 3);
+	assert_int_equal(posts_of(POST_WRITE), 0);
+	assert_null(the_osd_pg()->head);
+	assert_int_equal(client.ops_inflight, 0);
+}
+
 /* A PG id past pg_num and a forged far-future epoch: refused at once, counted, nothing made. */
 static void test_bad_pg_and_insane_epoch(void **state)
 {
@@ -1077,6 +1208,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_bad_pg_and_insane_epoch, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_replica_record_checked, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rings_bounded, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_read_async_orders_writes, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_read_answered_while_reading, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -112,6 +112,14 @@ int store_tx_create(struct store_tx **tx_out);
 void store_tx_destroy(struct store_tx *tx);
 int store_tx_write(struct store_tx *tx, uint64_t pg, const char *name, uint64_t off, uint64_t len,
 		   const void *data);
+/*
+ * The same write without copying data: it is read when the transaction is
+ * submitted (the block images and the WAL record are made then) and never
+ * after, so data must stay valid and unchanged until store_tx_submit
+ * returns or store_tx_destroy is called, whichever comes first.
+ */
+int store_tx_write_ref(struct store_tx *tx, uint64_t pg, const char *name, uint64_t off,
+		       uint64_t len, const void *data);
 int store_tx_zero(struct store_tx *tx, uint64_t pg, const char *name, uint64_t off, uint64_t len);
 int store_tx_truncate(struct store_tx *tx, uint64_t pg, const char *name, uint64_t size);
 int store_tx_remove(struct store_tx *tx, uint64_t pg, const char *name);
@@ -190,6 +198,24 @@ int store_stat(struct store *st, uint64_t pg, const char *name, struct store_sta
  */
 int store_read(struct store *st, uint64_t pg, const char *name, uint64_t off, uint64_t len,
 	       void *buf, uint64_t *read_out);
+/*
+ * The same read without blocking the caller (docs/store.md, "Reads").
+ * buf holds cap bytes (cap >= len); an aligned buf with room for the last
+ * whole unit and an off on a unit boundary is read into directly, any
+ * other through a bounce buffer. Returns 1 with *read_out set when no
+ * device read was needed (an empty range, holes, units still in memory),
+ * 0 when started: cb then runs from a later store_poll() with the same
+ * result store_read() would have given, -errno when it could not start.
+ * The object's data must not change until cb (the caller orders its
+ * writes after the read); a block that changed anyway fails its crc and
+ * the read ends -WEFT_E_CORRUPT, never with wrong data. buf must stay
+ * valid until cb, even if the caller lost interest.
+ */
+typedef void (*store_read_cb)(void *arg, int rc, uint64_t read);
+int store_read_start(struct store *st, uint64_t pg, const char *name, uint64_t off, uint64_t len,
+		     void *buf, size_t cap, store_read_cb cb, void *arg, uint64_t *read_out);
+/* Wait for every started read's device requests; no callback runs (shutdown). */
+void store_reads_abandon(struct store *st);
 /*
  * A digest of the object's data without reading it: crc32c over its size,
  * the stored checksum of every whole 4 KiB block (a hole counts as zeros)

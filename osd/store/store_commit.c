@@ -380,6 +380,9 @@ int store_reap(struct store *st, bool wait)
 		case STORE_TAG_DEFER:
 			store_defer_done(st, tag, res);
 			break;
+		case STORE_TAG_READ:
+			store_aread_done(st, p, res);
+			break;
 		default:
 			store_dreq_done(st, p, res);
 			break;
@@ -828,13 +831,24 @@ static int store_advance(struct store *st)
 	return n;
 }
 
-int store_poll(struct store *st)
+/* Completions and commits, but no read callbacks: what the blocking waits below use. */
+static int store_poll_io(struct store *st)
 {
 	int rc = store_reap(st, false);
 
 	if (rc < 0)
 		return rc;
 	return store_advance(st);
+}
+
+int store_poll(struct store *st)
+{
+	int n = store_poll_io(st);
+
+	if (n < 0)
+		return n;
+	/* read callbacks only from here: never inside a caller's own store_flush() */
+	return n + store_aread_poll(st);
 }
 
 int store_event_fd(const struct store *st)
@@ -850,7 +864,7 @@ static bool store_idle(const struct store *st)
 int store_wait(struct store *st)
 {
 	for (;;) {
-		int n = store_poll(st);
+		int n = store_poll_io(st);
 
 		if (n != 0)
 			return n;

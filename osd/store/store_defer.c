@@ -294,6 +294,19 @@ void store_defer_fini(struct store *st)
 	st->defer_hash = NULL;
 }
 
+/* The image of physical unit u while its deferred write has not completed, or NULL. */
+const uint8_t *store_defer_image(const struct store *st, uint64_t u)
+{
+	struct defer_unit *du;
+
+	if (!st->defer_hash || st->defer_bytes == 0)
+		return NULL;
+	for (du = st->defer_hash[defer_slot(u)]; du; du = du->hnext)
+		if (du->unit == u)
+			return du->d->buf + du->boff;
+	return NULL;
+}
+
 /* Lay the images of deferred units over [off, off+len) of the data area just read (or not). */
 bool store_defer_overlay(struct store *st, void *buf, size_t len, uint64_t off, bool *all_out)
 {

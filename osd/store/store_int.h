@@ -252,6 +252,9 @@ struct store {
 	struct store_dreq *held;   /* test hook: out-of-line data writes not yet issued */
 	uint64_t busy_t0_ns; /* when the pipeline last went from idle to busy (commit_busy_ns) */
 	unsigned int inflight_data;
+	struct store_rd *rd_done;	/* asynchronous reads finished, callbacks not yet run */
+	unsigned int rd_inflight;	/* asynchronous reads started, callbacks not yet run */
+	uint64_t rd_t0_ns;		/* when rd_inflight last went from 0 to 1 (read_busy_ns) */
 	int failed;
 	struct store_worker wal_worker;	 /* osd_store_wal_sync = thread */
 	struct store_worker sync_worker; /* checkpoints: data fdatasync, RocksDB WAL sync */
@@ -357,6 +360,7 @@ struct store_defer;
 #define STORE_TAG_DEFER	   1ull /* struct defer_req: deferred small-write images */
 #define STORE_TAG_WALWRITE 2ull /* struct store_batch: its record write */
 #define STORE_TAG_BARRIER  3ull /* struct store_batch: an fdatasync it waits for */
+#define STORE_TAG_READ	   4ull /* struct store_rd: one segment of an asynchronous read */
 /* Hold a small write's unit images (buf, bufcache, now the store's) for runs; readable at once. */
 int store_defer_add(struct store *st, struct store_txc *txc, void *buf, size_t buflen,
 		    const struct alloc_run *runs, unsigned int nruns);
@@ -367,6 +371,11 @@ void store_defer_done(struct store *st, uint64_t tag, int res);
 void store_defer_fini(struct store *st);
 /* Copy deferred units' images over buf = data area [off, off+len); *all_out: it covered all. */
 bool store_defer_overlay(struct store *st, void *buf, size_t len, uint64_t off, bool *all_out);
+const uint8_t *store_defer_image(const struct store *st, uint64_t u);
+
+/* store_aread.c: reads that do not block the caller */
+void store_aread_done(struct store *st, void *rd, int res); /* a read SQE completed */
+int store_aread_poll(struct store *st);			  /* callbacks of finished reads */
 
 /* store_commit.c */
 void store_pipeline_kick(struct store *st);

@@ -748,7 +748,11 @@ err:
 
 int store_umount(struct store *st)
 {
-	int rc = store_flush(st);
+	int rc;
+
+	if (st->ring_ok)
+		store_reads_abandon(st);
+	rc = store_flush(st);
 
 	if (rc == 0)
 		rc = store_checkpoint(st);

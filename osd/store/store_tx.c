@@ -26,6 +26,7 @@ struct tx_op {
 	uint64_t off, len;
 	void *data;
 	size_t dlen;
+	bool ref; /* data is the caller's (store_tx_write_ref), not a copy */
 };
 
 struct store_tx {
@@ -51,7 +52,8 @@ void store_tx_destroy(struct store_tx *tx)
 	for (unsigned int i = 0; i < tx->n; i++) {
 		free(tx->ops[i].name);
 		free(tx->ops[i].key);
-		bufcache_put(tx->ops[i].data, tx->ops[i].dlen);
+		if (!tx->ops[i].ref)
+			bufcache_put(tx->ops[i].data, tx->ops[i].dlen);
 	}
 	free(tx->ops);
 	free(tx);
@@ -105,6 +107,24 @@ int store_tx_write(struct store_tx *tx, uint64_t pg, const char *name, uint64_t 
 	if (!range_ok(off, len) || len == 0 || len > (1u << 30) || !data)
 		return -EINVAL;
 	return tx_add(tx, TX_WRITE, pg, name, NULL, off, len, data, len);
+}
+
+int store_tx_write_ref(struct store_tx *tx, uint64_t pg, const char *name, uint64_t off,
+		       uint64_t len, const void *data)
+{
+	int rc;
+
+	if (!range_ok(off, len) || len == 0 || len > (1u << 30) || !data)
+		return -EINVAL;
+	rc = tx_add(tx, TX_WRITE, pg, name, NULL, off, len, NULL, 0);
+	if (rc == 0) {
+		struct tx_op *op = &tx->ops[tx->n - 1];
+
+		op->data = (void *)data;
+		op->dlen = len;
+		op->ref = true;
+	}
+	return rc;
 }
 
 int store_tx_zero(struct store_tx *tx, uint64_t pg, const char *name, uint64_t off, uint64_t len)
@@ -464,7 +484,8 @@ static int xl_write(struct xl *x, struct onode *on, uint64_t off, uint64_t len, 
 	int rc;
 
 	/* A whole-unit out-of-line write is its own block image (aligned by bufcache). */
-	bool borrow = op && !inline_data && off % unit == 0 && len % unit == 0 && op->data == src;
+	bool borrow = op && !op->ref && !inline_data && off % unit == 0 && len % unit == 0 &&
+		      op->data == src;
 
 	buf = borrow ? op->data : bufcache_get(n * unit);
 	if (!buf)
