@@ -9,7 +9,7 @@
 #include "proto/codec.h"
 
 static const char *const auth_svc_names[AUTH_SVC_COUNT] = {"mon", "osd"};
-static const char *const auth_profile_names[] = {"", "osd", "client", "mount"};
+static const char *const auth_profile_names[] = {"", "osd", "client", "mount", "bootstrap-osd"};
 
 int auth_svc_lookup(const char *name, enum auth_svc *svc_out)
 {
@@ -31,6 +31,7 @@ static unsigned int auth_profile_perm(enum auth_svc svc, enum auth_profile p)
 {
 	if (svc == AUTH_SVC_MON)
 		return p == AUTH_PROFILE_OSD ? AUTH_PERM_R | AUTH_PERM_W : AUTH_PERM_R;
+	/* bootstrap-osd exists on mon caps only (auth_grant_parse refuses it on osd) */
 	return p == AUTH_PROFILE_OSD ? AUTH_PERM_ALL : AUTH_PERM_R | AUTH_PERM_W;
 }
 
@@ -91,13 +92,17 @@ static int auth_grant_parse(enum auth_svc svc, const char *text, const char *s, 
 			CAPS_FAIL("'%s' is not a permission (expected r, w, rw or *)", word);
 	} else if (strcmp(word, "profile") == 0) {
 		if (!auth_caps_word(&s, end, word, sizeof(word), &too_long))
-			CAPS_FAIL("'profile' needs a name (osd, client or mount)");
+			CAPS_FAIL("'profile' needs a name (osd, client, mount or bootstrap-osd)");
 		for (size_t i = 1; i < sizeof(auth_profile_names) / sizeof(auth_profile_names[0]);
 		     i++)
 			if (strcmp(word, auth_profile_names[i]) == 0)
 				g.profile = (uint8_t)i;
 		if (g.profile == AUTH_PROFILE_NONE)
-			CAPS_FAIL("unknown profile '%s' (expected osd, client or mount)", word);
+			CAPS_FAIL("unknown profile '%s' (expected osd, client, mount or "
+				  "bootstrap-osd)",
+				  word);
+		if (g.profile == AUTH_PROFILE_BOOTSTRAP_OSD && svc != AUTH_SVC_MON)
+			CAPS_FAIL("profile bootstrap-osd applies to mon caps only");
 		g.perm = (uint8_t)auth_profile_perm(svc, g.profile);
 	} else {
 		CAPS_FAIL("'%s': a grant starts with 'allow' or 'profile'", word);

@@ -6,6 +6,7 @@
  * A cap string is one or more grants separated by ',' or ';':
  *   allow r | w | rw | *  [pool=NAME]     (pool= on osd caps only)
  *   profile osd | client | mount [pool=NAME] (pool= for client and mount)
+ *   profile bootstrap-osd                   (mon caps only)
  *
  * What the permission bits mean:
  *   mon  R  read the maps and status, subscribe
@@ -22,6 +23,12 @@
  * 'profile mount' = R|W (on the pool given, or every pool). client and
  * mount grant the same bits today: they are separate names so that what a
  * FUSE mount needs can narrow later without rewriting keyrings.
+ *
+ * mon 'profile bootstrap-osd' = R, and the monitors let it run exactly
+ * what `weft osd create --bootstrap` needs on a new OSD host: `auth
+ * get-or-create osd.N mon 'profile osd' osd 'profile osd'` and `auth get
+ * osd.N` (mon_auth_cmd.c), nothing else that needs X (Ceph's
+ * client.bootstrap-osd).
  *
  * Grants add up: "allow r, allow rw pool=a" is rw on pool a, r elsewhere.
  */
@@ -51,6 +58,7 @@ enum auth_profile {
 	AUTH_PROFILE_OSD,
 	AUTH_PROFILE_CLIENT,
 	AUTH_PROFILE_MOUNT,
+	AUTH_PROFILE_BOOTSTRAP_OSD,
 };
 
 #define AUTH_GRANTS_MAX	   16

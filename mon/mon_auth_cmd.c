@@ -710,6 +710,42 @@ static unsigned int mon_auth_cmd_need(const struct proto_mon_cmd *c, char *prefi
 	return need;
 }
 
+/*
+ * Beyond reads, mon 'profile bootstrap-osd' runs only what a new OSD host
+ * needs (weft osd create --bootstrap): osd.N's key made with exactly the
+ * caps an OSD has, or fetched again. Any other entity, any other caps, any
+ * other command needs mon 'allow *' as before.
+ */
+static bool mon_auth_bootstrap_ok(const struct proto_mon_cmd *c)
+{
+	json_t *root = json_loadb(c->json, c->json_len, 0, NULL);
+	const char *p = json_string_value(json_object_get(root, "prefix"));
+	const char *e = json_string_value(json_object_get(root, "entity"));
+	json_t *caps = json_object_get(root, "caps");
+	bool ok = false;
+
+	if (p == NULL || e == NULL || strncmp(e, "osd.", 4) != 0 || e[4] == '\0' ||
+	    strspn(e + 4, "0123456789") != strlen(e + 4) || strlen(e + 4) > 9)
+		goto out;
+	if (!strcmp(p, "auth get")) {
+		ok = json_object_size(root) == 2;
+	} else if (!strcmp(p, "auth get-or-create") && json_is_array(caps) &&
+		   json_array_size(caps) == 4 && json_object_size(root) == 3) {
+		struct auth_caps want = {0};
+		char *argv[4], err[256];
+
+		for (size_t i = 0; i < 4; i++)
+			argv[i] = (char *)(json_string_value(json_array_get(caps, i)) ?: "");
+		ok = auth_caps_parse_args(&want, 4, argv, err, sizeof(err)) == 0 &&
+		     want.count[AUTH_SVC_MON] == 1 && want.count[AUTH_SVC_OSD] == 1 &&
+		     auth_caps_has_profile(&want, AUTH_SVC_MON, AUTH_PROFILE_OSD) &&
+		     auth_caps_has_profile(&want, AUTH_SVC_OSD, AUTH_PROFILE_OSD);
+	}
+out:
+	json_decref(root);
+	return ok;
+}
+
 static const char *mon_auth_need_str(unsigned int need)
 {
 	return need == AUTH_PERM_X   ? "mon 'allow *'"
@@ -755,6 +791,10 @@ bool mon_auth_allowed(struct mon *mon, struct msgr_conn *conn, uint64_t tid,
 		if (!strcmp(what, "osd blocklist add") && caps != NULL &&
 		    (auth_caps_has_profile(caps, AUTH_SVC_MON, AUTH_PROFILE_CLIENT) ||
 		     auth_caps_has_profile(caps, AUTH_SVC_MON, AUTH_PROFILE_MOUNT)))
+			return true;
+		if (need == AUTH_PERM_X && caps != NULL &&
+		    auth_caps_has_profile(caps, AUTH_SVC_MON, AUTH_PROFILE_BOOTSTRAP_OSD) &&
+		    mon_auth_bootstrap_ok(&msg->mon_cmd))
 			return true;
 		break;
 	case PROTO_OSD_BOOT:

@@ -143,6 +143,15 @@ static void test_caps_check(void **state)
 	assert_true(auth_caps_allow(&c, AUTH_SVC_OSD, "vols", AUTH_PERM_R | AUTH_PERM_W));
 	assert_false(auth_caps_allow(&c, AUTH_SVC_OSD, "vols", AUTH_PERM_X));
 	assert_false(auth_caps_allow(&c, AUTH_SVC_OSD, "rbd", AUTH_PERM_R));
+	/* bootstrap-osd: reads on the mons; the OSD-key commands are the monitor's to allow */
+	assert_int_equal(
+		auth_caps_parse(&c, AUTH_SVC_MON, "profile bootstrap-osd", err, sizeof(err)), 0);
+	assert_true(auth_caps_allow(&c, AUTH_SVC_MON, NULL, AUTH_PERM_R));
+	assert_false(auth_caps_allow(&c, AUTH_SVC_MON, NULL, AUTH_PERM_W));
+	assert_false(auth_caps_allow(&c, AUTH_SVC_MON, NULL, AUTH_PERM_X));
+	assert_true(auth_caps_has_profile(&c, AUTH_SVC_MON, AUTH_PROFILE_BOOTSTRAP_OSD));
+	assert_int_equal(auth_caps_format(&c, AUTH_SVC_MON, err, sizeof(err)), 0);
+	assert_string_equal(err, "profile bootstrap-osd");
 }
 
 static void test_caps_bad(void **state)
@@ -163,6 +172,8 @@ static void test_caps_bad(void **state)
 		{AUTH_SVC_OSD, "profile osd pool=x", "does not go with 'profile osd'"},
 		{AUTH_SVC_MON, "allow r pool=a", "pool= applies to osd caps only"},
 		{AUTH_SVC_MON, "profile admin", "unknown profile 'admin'"},
+		{AUTH_SVC_OSD, "profile bootstrap-osd", "applies to mon caps only"},
+		{AUTH_SVC_MON, "profile bootstrap-osd pool=a", "pool= applies to osd caps only"},
 	};
 	struct auth_caps c = {0}, before;
 

@@ -13,8 +13,8 @@
 #
 # Steps: a mon per host (weft-mon --mkfs, then its unit's ExecStart); two
 # OSDs per host with 'weft osd create' on loop devices (one of them with a
-# separate WAL device), started through their units' lines; a size-3 pool
-# whose every PG has its three copies on three hosts; the object case
+# separate WAL device; host 3's with the bootstrap key, not the admin's),
+# started through their units' lines; a size-3 pool whose every PG has its three copies on three hosts; the object case
 # (write + read back + every replica) and the volume case (libweft volumes)
 # from a client on host 1; a peer requiring an unknown feature refused by a
 # real mon and a real OSD; host 3 killed (its mon and OSDs SIGKILLed, its
@@ -173,6 +173,8 @@ cat > "$CONF" << EOF
 	mon_addr = 198.19.10.12:$PORT
 [mon.c]
 	mon_addr = 198.19.10.13:$PORT
+[client.bootstrap-osd]
+	keyring = $T/lib/bootstrap-osd.keyring
 [osd]
 	keyring = $T/lib/osd/\$name/keyring
 	osd_data = $T/lib/osd/\$name/block
@@ -245,12 +247,16 @@ mkfs.ext4 -q "$L" 2> /dev/null && {
 	grep -q "holds ext4" "$T/refuse.out" || fail "refusal does not say ext4: $(cat "$T/refuse.out")"
 	log "ok: osd create refuses a disk holding ext4"
 }
+# host 2 adds its OSDs with the bootstrap key (mon 'profile bootstrap-osd'), not the admin's
+(umask 077 && W auth get-or-create client.bootstrap-osd mon "profile bootstrap-osd" \
+	> "$T/lib/bootstrap-osd.keyring") || fail "the bootstrap-osd key"
 OSDS=0
 for k in 0 1 2; do
 	for j in 0 1; do
 		data=$(newloop "$k$j" 600M)
 		extra=()
 		[ "$k$j" = 11 ] && extra=(--wal "$(newloop "${k}${j}w" 80M)")
+		[ "$k" = 2 ] && extra=(--bootstrap)
 		on_host "$k" "$BIN/weft" osd create --data "$data" "${extra[@]}" --no-start -c "$CONF" \
 			> "$T/create$k$j.out" 2>&1 || { cat "$T/create$k$j.out"; fail "osd create on $data"; }
 		id=$(sed -n 's/^osd\.\([0-9]*\): created in .*/\1/p' "$T/create$k$j.out")
@@ -260,7 +266,7 @@ for k in 0 1 2; do
 		run_unit "$k" weft-osd@.service "$id" "osd.$id"
 		OSDS=$((OSDS + 1))
 		upn() { [ "$(WJ status | jq .osdmap.num_up_osds)" = "$1" ]; }
-		wait_for 60 "osd.$id up (on ${HN[$k]}${extra[*]:+, separate WAL})" upn "$OSDS"
+		wait_for 60 "osd.$id up (on ${HN[$k]}${extra[*]:+, ${extra[0]}})" upn "$OSDS"
 	done
 done
 on_host 0 "$BIN/weft" osd list-devices -c "$CONF" > "$T/list.out" 2>&1
@@ -335,7 +341,7 @@ ip -n "${HOSTS[2]}" link set vclu2 up
 for id in "${!OSD_HOST[@]}"; do
 	[ "${OSD_HOST[$id]}" = 2 ] && rm -rf "$T/lib/osd/osd.$id"
 done
-on_host 2 "$BIN/weft" osd activate --all --no-start -c "$CONF" > "$T/activate.out" 2>&1 ||
+on_host 2 "$BIN/weft" osd activate --all --no-start --bootstrap -c "$CONF" > "$T/activate.out" 2>&1 ||
 	{ cat "$T/activate.out"; fail "osd activate --all"; }
 for id in "${!OSD_HOST[@]}"; do
 	[ "${OSD_HOST[$id]}" = 2 ] || continue

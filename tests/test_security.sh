@@ -265,6 +265,30 @@ caps)
 	[ $? = 3 ] && grep -q "status -13 msg 'client.noosd has no osd caps" "$DIR/p-ticket-noosd.out" ||
 		fail "a ticket without osd caps: $(cat "$DIR/p-ticket-noosd.out")"
 	log "ok: a ticket for client.admin (the grant opens under its session), none without osd caps"
+	# a bootstrap key (Ceph's client.bootstrap-osd): OSD keys with OSD caps and reads, no more
+	keyring_for client.bootstrap-osd "$DIR/bs.keyring" mon "profile bootstrap-osd"
+	bs() { "$WEFT" "$@" -c "$CONF" -n client.bootstrap-osd -k "$DIR/bs.keyring" --timeout 10 2>&1; }
+	out=$(bs auth get-or-create osd.7 mon "profile osd" osd "profile osd") ||
+		fail "bootstrap-osd cannot make osd.7's key: $out"
+	echo "$out" | grep -q "^\[osd.7\]" || fail "bootstrap-osd: osd.7's keyring: $out"
+	out=$(bs auth get osd.7) || fail "bootstrap-osd cannot fetch osd.7's key: $out"
+	bs status > /dev/null || fail "bootstrap-osd cannot read the cluster's status"
+	n0=$(cat "$DIR"/mon.*.log | grep -c "(client.bootstrap-osd): refused")
+	for c in "osd.8|allow *|profile osd" "osd.8|profile osd|allow *" "client.evil|profile osd|profile osd"; do
+		IFS='|' read -r e mc oc <<< "$c"
+		out=$(bs auth get-or-create "$e" mon "$mc" osd "$oc") && fail "bootstrap-osd made $e mon '$mc' osd '$oc'"
+		echo "$out" | grep -q "permission denied" || fail "bootstrap-osd $e mon '$mc' osd '$oc': $out"
+	done
+	out=$(bs auth get client.admin) && fail "bootstrap-osd read the admin key"
+	out=$(bs auth rm osd.7) && fail "bootstrap-osd removed a key"
+	out=$(bs osd set noout) && fail "bootstrap-osd set a flag"
+	echo "$out" | grep -q "permission denied" || fail "bootstrap-osd osd set: $out"
+	[ "$(cat "$DIR"/mon.*.log | grep -c "(client.bootstrap-osd): refused")" = $((n0 + 6)) ] ||
+		fail "not one refusal line per command bootstrap-osd may not run"
+	out=$(w auth get-or-create client.bs2 osd "profile bootstrap-osd" 2>&1) &&
+		fail "profile bootstrap-osd accepted on osd caps"
+	echo "$out" | grep -q "applies to mon caps only" || fail "bootstrap-osd on osd caps: $out"
+	log "ok: client.bootstrap-osd makes and fetches OSD keys, and nothing else"
 	w auth caps client.ro mon "allow *" > /dev/null || fail "auth caps"
 	sleep 1
 	"$WEFT" osd set noout -c "$CONF" -n client.ro -k "$DIR/ro.keyring" > /dev/null || fail "client.ro with allow * cannot set a flag"

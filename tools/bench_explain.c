@@ -338,8 +338,8 @@ static void bx_verdict(struct bench_explain *ex)
 	} else if (top_read != NULL && top_read->rbusy >= BX_STORE_BUSY) {
 		snprintf(ex->limit, sizeof(ex->limit), "store");
 		snprintf(ex->verdict, sizeof(ex->verdict),
-			 "store-bound: osd.%u spent %.0f%% of the run reading its data device "
-			 "(reads are synchronous in its reactor)",
+			 "store-bound: osd.%u had reads of its data device in flight %.0f%% "
+			 "of the run (its reactor does not wait for them: the device is busy)",
 			 top_read->id, top_read->rbusy * 100);
 	} else {
 		snprintf(ex->limit, sizeof(ex->limit), "none");

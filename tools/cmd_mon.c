@@ -51,7 +51,7 @@ static const struct {
 	{ "auth", "auth get-or-create ENTITY [mon 'CAPS'] [osd 'CAPS']   (client.NAME, osd.N, mon.)" },
 	{ "auth", "auth caps ENTITY mon 'CAPS' [osd 'CAPS'] | auth rm ENTITY | auth rotate ENTITY" },
 	{ "auth", "auth service-keys   (the keys that seal tickets: ids, states, fingerprints)" },
-	{ "auth", "  CAPS: allow r|w|rw|* [pool=NAME], profile osd|client|mount [pool=NAME]" },
+	{ "auth", "  CAPS: allow r|w|rw|* [pool=NAME], profile osd|client|mount [pool=NAME], profile bootstrap-osd" },
 };
 
 static void cli_mon_usage(FILE *out)

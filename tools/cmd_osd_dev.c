@@ -48,15 +48,16 @@ struct dev_args {
 	bool all, no_start;
 	bool json; /* list-devices --format json */
 	unsigned int timeout_ms;
+	const char *as; /* who asks the monitors: client.admin, or client.bootstrap-osd */
 };
 
 static void dev_usage(FILE *out)
 {
 	fprintf(
 	    out,
-	    "usage: weft osd create --data DEV [--wal DEV] [--db DIR] [--id N] [--no-start] [-c "
-	    "CONF]\n"
-	    "       weft osd activate --all | --id N [--no-start] [-c CONF]\n"
+	    "usage: weft osd create --data DEV [--wal DEV] [--db DIR] [--id N] [--no-start]\n"
+	    "                       [--bootstrap] [-c CONF]\n"
+	    "       weft osd activate --all | --id N [--no-start] [--bootstrap] [-c CONF]\n"
 	    "       weft osd list-devices [-c CONF] [--format plain|json]\n"
 	    "create: check DEV is unused (no partition table, filesystem or label, not open),\n"
 	    "  pick the lowest free OSD id (or N), make the store (weft-osd --mkfs), write the\n"
@@ -65,7 +66,10 @@ static void dev_usage(FILE *out)
 	    "activate: find labelled devices of this cluster (fsid), rebuild their OSD\n"
 	    "  directories, give the devices to the weft user, start their units.\n"
 	    "Both write osd.N's key (made by the monitors; asked as client.admin) to the\n"
-	    "  conf's keyring for osd.N when it is not there.\n");
+	    "  conf's keyring for osd.N when it is not there. --bootstrap: ask as\n"
+	    "  client.bootstrap-osd instead (mon 'profile bootstrap-osd': it may make and\n"
+	    "  fetch OSD keys and read the map, nothing else), with the conf's keyring for\n"
+	    "  that name: an OSD host needs no admin key (docs/deploy.md).\n");
 }
 
 static int dev_parse(int argc, char **argv, struct dev_args *a)
@@ -75,7 +79,7 @@ static int dev_parse(int argc, char **argv, struct dev_args *a)
 	    {"db", required_argument, NULL, 'b'},   {"id", required_argument, NULL, 'i'},
 	    {"all", no_argument, NULL, 'a'},	    {"no-start", no_argument, NULL, 'n'},
 	    {"conf", required_argument, NULL, 'c'}, {"timeout", required_argument, NULL, 't'},
-	    {"format", required_argument, NULL, 'f'},
+	    {"format", required_argument, NULL, 'f'}, {"bootstrap", no_argument, NULL, 'B'},
 	    {"help", no_argument, NULL, 'h'},	    {NULL, 0, NULL, 0},
 	};
 	char *end;
@@ -84,6 +88,7 @@ static int dev_parse(int argc, char **argv, struct dev_args *a)
 	memset(a, 0, sizeof(*a));
 	a->id = -1;
 	a->timeout_ms = 10000;
+	a->as = "client.admin";
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
@@ -113,6 +118,9 @@ static int dev_parse(int argc, char **argv, struct dev_args *a)
 			break;
 		case 'n':
 			a->no_start = true;
+			break;
+		case 'B':
+			a->as = "client.bootstrap-osd";
 			break;
 		case 'c':
 			a->conf_file = optarg;
@@ -244,11 +252,11 @@ static int dev_pick_id(const struct dev_args *a, long *id_out)
 	size_t i;
 	int rc;
 
-	rc = dev_conf(a->conf_file, "client.admin", &conf);
+	rc = dev_conf(a->conf_file, a->as, &conf);
 	if (rc != 0)
 		return rc;
 	weft_log_set_level(WEFT_LOG_ERROR);
-	rc = monc_create(conf, "client.admin", &mc);
+	rc = monc_create(conf, a->as, &mc);
 	if (rc == 0)
 		rc = monc_command_sync(mc, "{\"prefix\": \"osd dump\"}", a->timeout_ms, &text,
 				       errmsg, sizeof(errmsg));
@@ -449,7 +457,9 @@ static int dev_build_dir(const char *dir, const char *data, const char *wal,
  * osd.N's key in its keyring (the conf's keyring for osd.N, mode 0600, the
  * weft user's): made by the monitors with `auth get-or-create` (create),
  * or fetched with `auth get` when activate finds it missing. Asked as
- * client.admin. Nothing to do when the conf lets daemons in without keys.
+ * client.admin, or with --bootstrap as client.bootstrap-osd (exactly these
+ * two commands are what its profile allows). Nothing to do when the conf
+ * lets daemons in without keys.
  */
 static int dev_osd_key(const struct dev_args *a, uint32_t id, bool create)
 {
@@ -476,9 +486,9 @@ static int dev_osd_key(const struct dev_args *a, uint32_t id, bool create)
 			  "[\"mon\", \"profile osd\", \"osd\", \"profile osd\"]}"
 			: "{\"prefix\": \"auth get\", \"entity\": \"%s\"}",
 		 name);
-	rc = dev_conf(a->conf_file, "client.admin", &admin);
+	rc = dev_conf(a->conf_file, a->as, &admin);
 	if (rc == 0)
-		rc = monc_create_err(admin, "client.admin", errmsg, sizeof(errmsg), &mc);
+		rc = monc_create_err(admin, a->as, errmsg, sizeof(errmsg), &mc);
 	if (rc == 0)
 		rc = monc_command_sync(mc, json, a->timeout_ms, &text, errmsg, sizeof(errmsg));
 	if (rc == 0) {

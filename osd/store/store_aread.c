@@ -109,9 +109,8 @@ static void store_rd_issue(struct store *st, struct store_rd *rd, uint8_t *dst, 
 		sqe = io_uring_get_sqe(&st->ring);
 	}
 	rd->issued += len;
-	st->info.data_read_bytes += len;
 	if (!sqe) {
-		/* the ring is full of completions nobody reaped yet: read here */
+		/* the ring is full of completions nobody reaped yet: read here (counted there) */
 		int rc = store_pread(st, dst, len, off);
 
 		if (rc != 0 && rd->rc == 0)
@@ -119,6 +118,7 @@ static void store_rd_issue(struct store *st, struct store_rd *rd, uint8_t *dst, 
 		rd->got += rc == 0 ? len : 0;
 		return;
 	}
+	st->info.data_read_bytes += len;
 	io_uring_prep_read(sqe, st->data_fd, dst, (unsigned int)len, off);
 	/* committed data writes still in flight land first (store_read drains them) */
 	if (st->inflight_data > 0 && rd->pending == 0)
