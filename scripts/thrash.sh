@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: Apache-2.0
 # thrash.sh: the thrash test and soak (docs/reliability.md). A real local
 # cluster (3 mons, 5 OSDs, pool size 3 / min_size 2, 32 PGs, TCP on loopback)
-# under a writer that journals every acknowledged write, while OSDs and mons
-# are killed: single OSDs, two at once, the primary of a PG being written, an
-# OSD during peering, during recovery and during backfill, out/in, the mon
-# leader. Then every OSD and mon comes back, every PG must reach
-# active+clean, and the check reads every object through its primary (the
-# last acknowledged write or a later one) and every copy from every OSD
-# (exactly 3, identical), and `weft pg verify --all` must agree.
+# under a writer that journals every acknowledged write and checks its reads
+# (one op in five) at once, while OSDs and mons are killed: single OSDs, two
+# at once, the primary of a PG being written, an OSD during peering, during
+# recovery and during backfill, out/in, the mon leader. Then every daemon
+# comes back, every PG must reach active+clean, and the check reads every
+# object through its primary (the last acknowledged write or a later one)
+# and every copy from every OSD (exactly 3, identical), and `weft pg verify
+# --all` must agree.
 #
 #   scripts/thrash.sh [--minutes M | --seconds S] [--cycles N] [--seed N]
 #                     [--build DIR] [--port P] [--dir DIR] [--keep]

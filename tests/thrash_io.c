@@ -5,14 +5,20 @@
  *   thrash_io -c CONF -p POOL writer SECS SEED JOURNAL [QD NAMES]
  *       Overwrites NAMES objects (4 KiB mostly, 1 MiB one time in six) and
  *       removes one now and then, QD ops in flight, one op per name at a
- *       time, until SECS have passed (or SIGTERM/SIGINT). Every payload
+ *       time, until SECS have passed (or SIGTERM/SIGINT). One op in five
+ *       is a read instead, checked at once: it must give the last
+ *       acknowledged write of the name or one issued after it that failed
+ *       (it may have happened), or nothing where one of those was a remove;
+ *       anything older is a stale read, printed and counted, and the writer
+ *       then exits 1. Reads are not journalled. Every payload
  *       describes itself (a header with the write's sequence number, name,
  *       size, seed and the body's crc32c), so a copy found anywhere tells
  *       which write it is. Every intent, acknowledgement and failure goes to
  *       JOURNAL before the next op is queued ("W seq name op size seed t",
  *       "A seq t", "U seq rc t"). Ends with one JSON line: acked, failed,
  *       longest_stall_ms (the longest time without an acknowledgement while
- *       ops were in flight), max_latency_ms.
+ *       ops were in flight), max_latency_ms, reads (checked), read_errors
+ *       (reads that failed, as ops do during failures) and stale_reads.
  *   thrash_io -c CONF -p POOL check JOURNAL COPIES
  *       For every name in the journal: the primary must serve the last
  *       acknowledged op's result or that of an op issued after it (which may
@@ -25,6 +31,7 @@
  * Exit status: 0 ok, 1 a problem found, 2 bad usage or set-up.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -109,10 +116,18 @@ static int th_decode(const uint8_t *p, size_t len, struct th_hdr *h_out)
 struct th_slot {
 	bool busy, done;
 	int rc;
-	bool remove;
+	bool remove, read;
 	char name[TH_NAME];
-	uint64_t seq, start_ms;
+	uint64_t seq, start_ms, len;
 	uint8_t *buf;
+};
+
+/* What a read of a name may give (one op per name at a time, so nothing races it). */
+struct th_name {
+	uint64_t acked;	  /* seq of the last acknowledged op, 0 if none */
+	bool acked_rm;	  /* that op was a remove */
+	bool rm_since;	  /* a remove failed after it: it may have happened */
+	uint64_t failed0; /* the first failed write after it (0 if none): from it on, valid */
 };
 
 static void th_slot_cb(const struct weft_result *res, void *arg)
@@ -120,7 +135,101 @@ static void th_slot_cb(const struct weft_result *res, void *arg)
 	struct th_slot *s = arg;
 
 	s->rc = res->rc;
+	s->len = res->length;
 	s->done = true;
+}
+
+/* Op seq on name n ended: acknowledged (rc 0) or not (it may have happened). */
+static void th_name_done(struct th_name *n, uint64_t seq, bool remove, int rc)
+{
+	if (rc == 0) {
+		n->acked = seq;
+		n->acked_rm = remove;
+		n->rm_since = false;
+		n->failed0 = 0;
+	} else if (remove) {
+		n->rm_since = true;
+	} else if (n->failed0 == 0) {
+		n->failed0 = seq;
+	}
+}
+
+/*
+ * What earlier runs into the same journal left (thrash.sh runs a writer per
+ * cycle): per name, replayed in journal order; an op with no answer may
+ * have happened, like a failed one.
+ */
+static void th_names_seed(const char *journal, struct th_name *nm, unsigned int names)
+{
+	FILE *r = fopen(journal, "r");
+	struct {
+		uint64_t seq;
+		bool remove;
+	} *pend = calloc(names, sizeof(*pend));
+	unsigned int *of = NULL;
+	uint64_t maxseq = 0, s;
+	char line[256], name[TH_NAME], op;
+	int rc;
+
+	if (r == NULL || pend == NULL)
+		goto out;
+	while (fgets(line, sizeof(line), r))
+		if (sscanf(line, "W %" SCNu64, &s) == 1 && s > maxseq)
+			maxseq = s;
+	of = calloc(maxseq + 1, sizeof(*of));
+	if (of == NULL)
+		goto out;
+	rewind(r);
+	while (fgets(line, sizeof(line), r)) {
+		unsigned long idx;
+
+		if (sscanf(line, "W %" SCNu64 " %23s %c", &s, name, &op) == 3 && s <= maxseq) {
+			idx = strtoul(name + 2, NULL, 10);
+			if (strncmp(name, "th", 2) != 0 || idx >= names)
+				continue;
+			of[s] = (unsigned int)idx + 1;
+			if (pend[idx].seq != 0)
+				th_name_done(&nm[idx], pend[idx].seq, pend[idx].remove, -EIO);
+			pend[idx].seq = s;
+			pend[idx].remove = op == 'r';
+		} else if ((sscanf(line, "A %" SCNu64, &s) == 1 && (rc = 0, 1)) ||
+			   (sscanf(line, "U %" SCNu64 " %d", &s, &rc) == 2)) {
+			if (s > maxseq || of[s] == 0 || pend[of[s] - 1].seq != s)
+				continue;
+			idx = of[s] - 1;
+			th_name_done(&nm[idx], s, pend[idx].remove, rc == 0 ? 0 : -EIO);
+			pend[idx].seq = 0;
+		}
+	}
+	for (unsigned int i = 0; i < names; i++)
+		if (pend[i].seq != 0)
+			th_name_done(&nm[i], pend[i].seq, pend[i].remove, -EIO);
+out:
+	if (r != NULL)
+		fclose(r);
+	free(pend);
+	free(of);
+}
+
+/* A finished read of s->name against what the journal allows; false if stale. */
+static bool th_read_ok(const struct th_slot *s, const struct th_name *n)
+{
+	struct th_hdr h;
+
+	if (s->rc == -ENOENT)
+		return n->acked == 0 || n->acked_rm || n->rm_since;
+	if (th_decode(s->buf, s->len, &h) != 0 || strcmp(h.name, s->name) != 0) {
+		fprintf(stderr, "STALE: read of %s gave %llu bytes that are no write of it\n",
+			s->name, (unsigned long long)s->len);
+		return false;
+	}
+	if ((h.seq == n->acked && !n->acked_rm) || (n->failed0 != 0 && h.seq >= n->failed0))
+		return true;
+	fprintf(stderr,
+		"STALE: read of %s gave write %llu; the last acknowledged op is %llu%s\n",
+		s->name, (unsigned long long)h.seq, (unsigned long long)n->acked,
+		n->acked_rm ? " (a remove)" : "");
+	return false;
 }
 
 static int th_writer(struct weft_cluster *cl, uint32_t pool, double secs, uint64_t seed,
@@ -130,15 +239,23 @@ static int th_writer(struct weft_cluster *cl, uint32_t pool, double secs, uint64
 	struct th_slot *slots = calloc(qd, sizeof(*slots));
 	uint64_t t0 = clock_now_ms(), end = t0 + (uint64_t)(secs * 1000), seq = 0;
 	uint64_t acked = 0, failed = 0, last_ack = t0, stall = 0, max_lat = 0, last_report = t0;
+	uint64_t reads = 0, read_errors = 0, stale = 0;
+	struct th_name *nm = calloc(names, sizeof(*nm));
 	unsigned int inflight = 0;
 
-	if (j == NULL || slots == NULL) {
+	if (qd == 0 || names == 0 || names > TH_MAX_NAMES) {
+		fprintf(stderr, "thrash_io: QD and NAMES must be 1 or more (NAMES at most %u)\n",
+			TH_MAX_NAMES);
+		return 2;
+	}
+	if (j == NULL || slots == NULL || nm == NULL) {
 		fprintf(stderr, "thrash_io: cannot open journal %s\n", journal);
 		return 2;
 	}
 	signal(SIGTERM, th_on_signal);
 	signal(SIGINT, th_on_signal);
 	th_rng ^= seed * 0x2545f4914f6cdd1dull;
+	th_names_seed(journal, nm, names);
 	/* sequence numbers go on from an earlier run into the same journal */
 	{
 		FILE *r = fopen(journal, "r");
@@ -160,9 +277,24 @@ static int th_writer(struct weft_cluster *cl, uint32_t pool, double secs, uint64
 			size_t size;
 			uint64_t wseed;
 
+			if (s->busy && s->done && s->read) {
+				struct th_name *n = &nm[strtoul(s->name + 2, NULL, 10)];
+
+				if (s->rc != 0 && s->rc != -ENOENT)
+					read_errors++;
+				else if (th_read_ok(s, n))
+					reads++;
+				else
+					stale++;
+				weft_buf_free(cl, s->buf);
+				s->buf = NULL;
+				s->busy = false;
+				inflight--;
+			}
 			if (s->busy && s->done) {
 				uint64_t lat = now - s->start_ms;
-
+				th_name_done(&nm[strtoul(s->name + 2, NULL, 10)], s->seq, s->remove,
+					     s->rc);
 				if (s->rc == 0)
 					fprintf(j, "A %llu %llu\n", (unsigned long long)s->seq,
 						(unsigned long long)(now - t0));
@@ -193,6 +325,22 @@ static int th_writer(struct weft_cluster *cl, uint32_t pool, double secs, uint64
 				clash |= k != i && slots[k].busy && !strcmp(slots[k].name, s->name);
 			if (clash)
 				continue;
+			s->read = th_rnd() % 5 == 0;
+			if (s->read) {
+				s->buf = weft_buf_alloc(cl, TH_LARGE);
+				s->done = false;
+				if (s->buf == NULL ||
+				    weft_aio_read(cl, pool, s->name, s->buf, TH_LARGE, 0, th_slot_cb,
+						  s) != 0) {
+					if (s->buf)
+						weft_buf_free(cl, s->buf);
+					s->buf = NULL;
+					continue;
+				}
+				s->busy = true;
+				inflight++;
+				continue;
+			}
 			s->remove = th_rnd() % 12 == 0;
 			size = th_rnd() % 6 == 0 ? TH_LARGE : TH_SMALL;
 			wseed = th_rnd();
@@ -239,12 +387,16 @@ refused:
 	}
 	fclose(j);
 	printf("{\"acked\": %llu, \"failed\": %llu, \"resends\": %llu, \"longest_stall_ms\": %llu, "
-	       "\"max_latency_ms\": %llu, \"seconds\": %.1f}\n",
+	       "\"max_latency_ms\": %llu, \"seconds\": %.1f, \"reads\": %llu, "
+	       "\"read_errors\": %llu, \"stale_reads\": %llu}\n",
 	       (unsigned long long)acked, (unsigned long long)failed,
 	       (unsigned long long)weft_debug_resends(cl), (unsigned long long)stall,
-	       (unsigned long long)max_lat, (clock_now_ms() - t0) / 1000.0);
+	       (unsigned long long)max_lat, (clock_now_ms() - t0) / 1000.0,
+	       (unsigned long long)reads, (unsigned long long)read_errors,
+	       (unsigned long long)stale);
 	free(slots);
-	return acked > 0 ? 0 : 1;
+	free(nm);
+	return acked > 0 && stale == 0 ? 0 : 1;
 }
 
 /* ---------------------------------------------------------------- checker */
