@@ -12,6 +12,9 @@
 
 static const char auth_label_c2s[] = "weft-auth-v1 frames client to server";
 static const char auth_label_s2c[] = "weft-auth-v1 frames server to client";
+/* GMAC keys come from labels of their own: no key is ever used by both MACs */
+static const char auth_label_c2s_gmac[] = "weft-auth-v1 gmac frames client to server";
+static const char auth_label_s2c_gmac[] = "weft-auth-v1 gmac frames server to client";
 static const char auth_salt_frames[] = "weft-auth-v1 frame keys";
 static const char auth_label_seal[] = "weft-auth-v1 sealed to the peer";
 
@@ -57,18 +60,21 @@ static int auth_sess_fail(struct auth_sess *s, int rc)
 /* The two frame MAC keys from the session key, this side's tx and rx. */
 static int auth_sess_keys_derive(struct auth_sess *s)
 {
+	enum auth_mac_alg alg = s->gmac ? AUTH_MAC_GMAC : AUTH_MAC_HMAC;
+	const char *lc = s->gmac ? auth_label_c2s_gmac : auth_label_c2s;
+	const char *ls = s->gmac ? auth_label_s2c_gmac : auth_label_s2c;
 	struct auth_key c2s, s2c;
 	int rc;
 
-	rc = auth_hkdf(&s->hs.session, auth_salt_frames, sizeof(auth_salt_frames), auth_label_c2s,
-		       sizeof(auth_label_c2s), &c2s);
+	rc = auth_hkdf(&s->hs.session, auth_salt_frames, sizeof(auth_salt_frames), lc,
+		       strlen(lc) + 1, &c2s);
 	if (rc == 0)
-		rc = auth_hkdf(&s->hs.session, auth_salt_frames, sizeof(auth_salt_frames),
-			       auth_label_s2c, sizeof(auth_label_s2c), &s2c);
+		rc = auth_hkdf(&s->hs.session, auth_salt_frames, sizeof(auth_salt_frames), ls,
+			       strlen(ls) + 1, &s2c);
 	if (rc == 0)
-		rc = auth_mac_ctx_new(s->role == AUTH_ROLE_CLIENT ? &c2s : &s2c, &s->tx);
+		rc = auth_mac_ctx_new_alg(s->role == AUTH_ROLE_CLIENT ? &c2s : &s2c, alg, &s->tx);
 	if (rc == 0)
-		rc = auth_mac_ctx_new(s->role == AUTH_ROLE_CLIENT ? &s2c : &c2s, &s->rx);
+		rc = auth_mac_ctx_new_alg(s->role == AUTH_ROLE_CLIENT ? &s2c : &c2s, alg, &s->rx);
 	auth_key_wipe(&c2s);
 	auth_key_wipe(&s2c);
 	s->tx_seq = 0;
@@ -250,12 +256,20 @@ int auth_sess_server_proof(struct auth_sess *s, const void *msg, size_t len, str
 static int auth_sess_mac(struct auth_mac_ctx *ctx, uint64_t seq, uint8_t kind, const void *frame,
 			 size_t len, uint8_t mac_out[AUTH_SESS_MAC_LEN])
 {
-	uint8_t head[9];
+	uint8_t head[9], nonce[AUTH_MAC_NONCE_LEN] = {0};
 	struct auth_iov iov[2] = {{head, sizeof(head)}, {frame, len}};
 
 	le_put64(head, seq);
 	head[8] = kind;
-	return auth_mac_ctx_run(ctx, iov, 2, mac_out);
+	/*
+	 * GMAC's nonce: the kind, then the sequence number. A sequence number
+	 * is used once per direction for a frame and at most once more for
+	 * the content that frame announced (kind BULK), so no nonce repeats
+	 * under a key; each session and direction has its own key.
+	 */
+	nonce[0] = kind;
+	le_put64(nonce + 4, seq);
+	return auth_mac_ctx_run_nonce(ctx, nonce, iov, 2, mac_out);
 }
 
 int auth_sess_seal(struct auth_sess *s, const void *frame, size_t len,

@@ -24,7 +24,13 @@
  * (0 a frame, 1 the content of a large frame pulled by the peer, bound to
  * the sequence number of the frame that announced it) and the frame. A
  * frame that is dropped, replayed, reordered, reflected back to its
- * sender or moved to another connection fails.
+ * sender or moved to another connection fails. When both sides' hellos
+ * offer it (PROTO_FEAT_GMAC; the owner sets gmac before the keys are
+ * derived), the MAC is AES-256-GMAC instead, over the same bytes, keyed
+ * per direction from labels of its own, with (kind, sequence number) as
+ * its nonce: the same guarantees for a fraction of SHA-256's cost per
+ * byte. The hellos are bound in the transcript, so the choice cannot be
+ * stripped by someone in the middle.
  *
  * Rotation: a server gives up to two keys for an entity (the current one
  * and, inside its grace after `weft auth rotate`, the previous one); the
@@ -84,6 +90,7 @@ struct auth_sess {
 	struct auth_mac_ctx *tx, *rx; /* frame MAC keys; tx from PROOF (client) or DONE (server) */
 	uint64_t tx_seq, rx_seq;
 	struct auth_sess_keys cand; /* server: the keys a PROOF is tried against */
+	bool gmac; /* frame MACs are GMAC: set by the owner before the keys are derived */
 };
 
 void auth_sess_init(struct auth_sess *s);

@@ -55,6 +55,7 @@ struct msgr_auth_link {
 	uint8_t hello_ours[AUTH_PRELUDE_PART_MAX], hello_peer[AUTH_PRELUDE_PART_MAX];
 	size_t hello_ours_len, hello_peer_len;
 	bool peer_daemon;	     /* the peer's hello says osd or mon */
+	bool gmac; /* both hellos offer PROTO_FEAT_GMAC (ours always does): GMAC frame MACs */
 	char claim[AUTH_ENTITY_MAX]; /* the hello name, then the AUTH hello entity */
 	uint64_t deadline_ms;	     /* handshake: FAIL when not open by then; 0 = none */
 	uint64_t expire_ms;	     /* open with a rotated-out key: FAIL then; 0 = none */
@@ -281,6 +282,7 @@ enum msgr_auth_verdict msgr_auth_link_peer_hello(struct msgr_auth_link *l,
 	out->len = 0;
 	snprintf(l->claim, sizeof(l->claim), "%s", h->name);
 	l->peer_daemon = h->entity_type == PROTO_ENTITY_OSD || h->entity_type == PROTO_ENTITY_MON;
+	l->gmac = (h->features & PROTO_FEAT_GMAC) && (PROTO_FEATS_SUPPORTED & PROTO_FEAT_GMAC);
 	if (len > sizeof(l->hello_peer))
 		return msgr_auth_stop(l, out, MSGR_AUTH_FAIL, -EPROTO,
 				      "%s: peer %s (%s): hello of %zu bytes", conn->name,
@@ -463,6 +465,7 @@ static enum msgr_auth_verdict msgr_auth_server_proof(struct msgr_auth_link *l,
 	size_t mlen;
 	int rc;
 
+	l->sess.gmac = l->gmac; /* before the frame keys are derived */
 	rc = auth_sess_server_proof(&l->sess, a->data, a->len, &err, msg, sizeof(msg), &mlen);
 	if (rc == 0)
 		rc = msgr_auth_frame(out, msg, mlen);
@@ -576,6 +579,7 @@ static enum msgr_auth_verdict msgr_auth_client_recv(struct msgr_auth_link *l,
 				      proto_type_name(msg->type));
 	if (l->sess.state == AUTH_SESS_C_HELLO) {
 		msgr_auth_facts(l, conn, &facts);
+		l->sess.gmac = l->gmac; /* before the frame keys are derived */
 		rc = auth_sess_client_challenge(&l->sess, &facts, msg->auth.data, msg->auth.len,
 						&err, reply, sizeof(reply), &mlen);
 		if (rc == 0)

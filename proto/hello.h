@@ -59,9 +59,16 @@
  */
 #define PROTO_FEAT_TICKETS (1ull << 7)
 
+/*
+ * Frame MACs may be AES-256-GMAC instead of HMAC-SHA256 (auth/session.h):
+ * used when both hellos offer it; a peer without it keeps HMAC.
+ */
+#define PROTO_FEAT_GMAC (1ull << 8)
+
 #define PROTO_FEATS_SUPPORTED                                                                      \
 	(PROTO_FEAT_BASE | PROTO_FEAT_BULK | PROTO_FEAT_REPLY_OSD | PROTO_FEAT_OSD_PING |           \
-	 PROTO_FEAT_IO_STATS | PROTO_FEAT_REPL_MSG | PROTO_FEAT_AUTH | PROTO_FEAT_TICKETS)
+	 PROTO_FEAT_IO_STATS | PROTO_FEAT_REPL_MSG | PROTO_FEAT_AUTH | PROTO_FEAT_TICKETS |         \
+	 PROTO_FEAT_GMAC)
 #define PROTO_FEATS_REQUIRED  (PROTO_FEAT_BASE | PROTO_FEAT_BULK)
 /* The oldest protocol version this build still talks to. */
 #define PROTO_VERSION_MIN 1u

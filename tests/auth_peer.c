@@ -33,7 +33,7 @@
  *                         handshake included), then N PINGs and N "mon stat"
  *                         commands on one connection; with -k authenticated,
  *                         without it plain (the monitor must allow that)
- *   macbench N            no network: the cost of sealing and verifying one
+ *   macbench N [gmac]     no network: the cost of sealing and verifying one
  *                         frame of 64, 256, 1024 and 8192 bytes (N each)
  *   fakemon LISTEN reflect-nonce|reflect-proof|relay [REALMON] SECONDS
  *                         a monitor impostor for honest clients: it echoes
@@ -257,6 +257,7 @@ struct csess {
 	struct auth_sess s;
 	uint8_t hello[512], peer_hello[512];
 	size_t hello_len, peer_hello_len;
+	bool gmac; /* both hellos offer GMAC frame MACs, as the messenger decides */
 	char why[512];
 };
 
@@ -302,6 +303,7 @@ static int sess_hellos(struct csess *c, const char *name, struct record *rec, bo
 	}
 	memcpy(c->peer_hello, p, len);
 	c->peer_hello_len = len;
+	c->gmac = (pm.hello.features & PROTO_FEAT_GMAC) && (h.features & PROTO_FEAT_GMAC);
 	free(p);
 	return 0;
 }
@@ -350,6 +352,7 @@ static int sess_handshake(struct csess *c, struct record *rec, uint8_t *proof_fr
 	snprintf(f.local_addr, sizeof(f.local_addr), "%s", fab_ep_local_addr(c->r->ep));
 	snprintf(f.peer_addr, sizeof(f.peer_addr), "%s", fab_ep_peer_addr(c->r->ep));
 	auth_sess_prelude(c->hello, c->hello_len, c->peer_hello, c->peer_hello_len, f.prelude);
+	c->s.gmac = c->gmac;
 	rc = auth_sess_client_challenge(&c->s, &f, pm.auth.data, pm.auth.len, &err, msg,
 					sizeof(msg), &mlen);
 	free(keep);
@@ -1023,7 +1026,7 @@ static int mode_rtt(const char *mon, int n, bool auth)
 }
 
 /* An open pair of sessions in process; then seal + verify per frame size. */
-static int mode_macbench(int n)
+static int mode_macbench(int n, bool gmac)
 {
 	static const size_t sizes[] = {64, 256, 1024, 8192};
 	struct auth_sess c, s;
@@ -1040,6 +1043,7 @@ static int mode_macbench(int n)
 	if (auth_sess_client_start(&c, "client.admin", &k.key[0], "mon.", a, sizeof(a), &alen) ||
 	    auth_sess_server_hello(&s, a, alen, &err) ||
 	    auth_sess_server_challenge(&s, "mon.", &f, &k, &err, b, sizeof(b), &blen) ||
+	    (c.gmac = s.gmac = gmac, false) ||
 	    auth_sess_client_challenge(&c, &f, b, blen, &err, a, sizeof(a), &alen) ||
 	    auth_sess_server_proof(&s, a, alen, &err, b, sizeof(b), &blen) ||
 	    auth_sess_client_done(&c, b, blen, &err))
@@ -1267,8 +1271,9 @@ int main(int argc, char **argv)
 	else if (!strcmp(mode, "report") && argc - optind == 3)
 		rc = mode_report(argv[optind], (uint32_t)strtoul(argv[optind + 1], NULL, 10),
 				 (uint32_t)strtoul(argv[optind + 2], NULL, 10));
-	else if (!strcmp(mode, "macbench") && argc - optind == 1)
-		rc = mode_macbench(atoi(argv[optind]));
+	else if (!strcmp(mode, "macbench") && (argc - optind == 1 || argc - optind == 2))
+		rc = mode_macbench(atoi(argv[optind]),
+				   argc - optind == 2 && !strcmp(argv[optind + 1], "gmac"));
 	else if (!strcmp(mode, "rtt") && argc - optind == 2)
 		rc = mode_rtt(argv[optind], atoi(argv[optind + 1]), keyring != NULL);
 	else if (!strcmp(mode, "hold") && argc - optind == 2)

@@ -20,6 +20,8 @@
 #include "common/log.h"
 
 static struct auth_key key_admin, key_old, key_other;
+/* The second run of every test: frame MACs by GMAC, as two peers offering it agree */
+static bool use_gmac;
 
 static int setup(void **state)
 {
@@ -77,6 +79,7 @@ static int pair_run(struct pair *p, const struct auth_key *ck)
 	if (rc == 0)
 		rc = auth_sess_server_challenge(&p->s, "mon.", &p->sf, &p->keys, &p->err, p->chal,
 						sizeof(p->chal), &p->chal_len);
+	p->c.gmac = p->s.gmac = use_gmac; /* the owners' choice, before the keys are derived */
 	if (rc == 0)
 		rc = auth_sess_client_challenge(&p->c, &p->cf, p->chal, p->chal_len, &p->err,
 						p->proof, sizeof(p->proof), &p->proof_len);
@@ -474,6 +477,71 @@ static void test_fsid_parse(void **state)
 	assert_int_equal(auth_fsid_parse("xyz", b), -EINVAL);
 }
 
+/* GMAC is AES-256-GCM's tag over the message as additional data, nothing encrypted. */
+static void test_gmac_is_gcm_tag(void **state)
+{
+	static const char a[] = "a frame's header", b[] = "and its payload";
+	struct auth_iov iov[2] = {{a, sizeof(a)}, {b, sizeof(b)}};
+	uint8_t nonce[AUTH_MAC_NONCE_LEN] = {1, 0, 0, 0, 9}, mac[AUTH_MAC_LEN], tag[16], aad[64];
+	struct auth_mac_ctx *g, *h;
+	uint8_t ct[1];
+
+	(void)state;
+	assert_int_equal(auth_mac_ctx_new_alg(&key_admin, AUTH_MAC_GMAC, &g), 0);
+	assert_int_equal(auth_mac_ctx_run_nonce(g, nonce, iov, 2, mac), 0);
+	memcpy(aad, a, sizeof(a));
+	memcpy(aad + sizeof(a), b, sizeof(b));
+	assert_int_equal(auth_aead_seal(&key_admin, nonce, aad, sizeof(a) + sizeof(b), NULL, 0, ct,
+					tag),
+			 0);
+	assert_memory_equal(mac, tag, 16);
+	for (int i = 16; i < AUTH_MAC_LEN; i++)
+		assert_int_equal(mac[i], 0);
+	/* the same again (the key schedule is kept), and another nonce gives another tag */
+	assert_int_equal(auth_mac_ctx_run_nonce(g, nonce, iov, 2, aad), 0);
+	assert_memory_equal(mac, aad, AUTH_MAC_LEN);
+	nonce[4] = 10;
+	assert_int_equal(auth_mac_ctx_run_nonce(g, nonce, iov, 2, aad), 0);
+	assert_memory_not_equal(mac, aad, 16);
+	/* no nonce, no GMAC; and HMAC is unchanged by one */
+	assert_int_equal(auth_mac_ctx_run(g, iov, 2, aad), -EINVAL);
+	assert_int_equal(auth_mac_ctx_new_alg(&key_admin, AUTH_MAC_HMAC, &h), 0);
+	assert_int_equal(auth_mac_ctx_run_nonce(h, nonce, iov, 2, mac), 0);
+	assert_int_equal(auth_hmac(&key_admin, iov, 2, aad), 0);
+	assert_memory_equal(mac, aad, AUTH_MAC_LEN);
+	auth_mac_ctx_free(g);
+	auth_mac_ctx_free(h);
+}
+
+/* Peers that disagree on the MAC (a bug, or a hello edited in flight) verify nothing. */
+static void test_sess_mac_mismatch(void **state)
+{
+	uint8_t frame[32] = "hello", mac[AUTH_SESS_MAC_LEN];
+	struct pair p;
+
+	(void)state;
+	pair_init(&p);
+	assert_int_equal(auth_sess_client_start(&p.c, "client.admin", &key_admin, "mon.", p.hello,
+						sizeof(p.hello), &p.hello_len),
+			 0);
+	assert_int_equal(auth_sess_server_hello(&p.s, p.hello, p.hello_len, &p.err), 0);
+	assert_int_equal(auth_sess_server_challenge(&p.s, "mon.", &p.sf, &p.keys, &p.err, p.chal,
+						    sizeof(p.chal), &p.chal_len),
+			 0);
+	p.c.gmac = true;
+	p.s.gmac = false;
+	assert_int_equal(auth_sess_client_challenge(&p.c, &p.cf, p.chal, p.chal_len, &p.err,
+						    p.proof, sizeof(p.proof), &p.proof_len),
+			 0);
+	assert_int_equal(auth_sess_server_proof(&p.s, p.proof, p.proof_len, &p.err, p.done,
+						sizeof(p.done), &p.done_len),
+			 0);
+	assert_int_equal(auth_sess_client_done(&p.c, p.done, p.done_len, &p.err), 0);
+	assert_int_equal(auth_sess_seal(&p.c, frame, sizeof(frame), mac), 0);
+	assert_int_equal(auth_sess_verify(&p.s, frame, sizeof(frame), mac), -EACCES);
+	pair_fini(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -483,8 +551,12 @@ int main(void)
 	    cmocka_unit_test(test_sess_bulk),	      cmocka_unit_test(test_sess_pipelining),
 	    cmocka_unit_test(test_sess_rotation),     cmocka_unit_test(test_sess_refusals),
 	    cmocka_unit_test(test_sess_seal_key),     cmocka_unit_test(test_fsid_parse),
+	    cmocka_unit_test(test_gmac_is_gcm_tag),   cmocka_unit_test(test_sess_mac_mismatch),
 	};
+	int failed;
 
 	weft_log_set_level(WEFT_LOG_ERROR);
-	return cmocka_run_group_tests(tests, setup, NULL);
+	failed = cmocka_run_group_tests_name("HMAC frame MACs", tests, setup, NULL);
+	use_gmac = true;
+	return failed + cmocka_run_group_tests_name("GMAC frame MACs", tests, setup, NULL);
 }
