@@ -258,7 +258,7 @@ static void client_op_send(struct weft_cluster *cl, struct client_op *op)
 	}
 	if (o->flags & PROTO_OP_F_RKEY) {
 		rc = client_op_scope(cl, op, conn);
-		if (rc == -ENOTCONN) {
+		if (rc == -ENOTCONN || rc == -ENOSPC) { /* -ENOSPC: every scoped key in use */
 			op->retry_at_ms = clock_now_ms() + 1;
 			return;
 		}

@@ -30,6 +30,7 @@ struct fab_domain {
 	char name[64];
 	struct fab_cq cq;
 	uint64_t reg_bytes; /* registered now: user regions and the backend's own buffers */
+	bool rkeys_unscoped; /* the backend scopes keys, but not on this device */
 };
 
 struct fab_ep {
@@ -81,7 +82,10 @@ struct fab_ops {
 	int (*mr_reg)(struct fab_domain *dom, void *addr, size_t len, unsigned int access,
 		      struct fab_mr **mr_out);
 	void (*mr_dereg)(struct fab_mr *mr);
-	/* Scoped keys (fabric.h); both NULL where the backend cannot scope. */
+	/*
+	 * Scoped keys (fabric.h); both NULL where the backend cannot scope (a
+	 * domain whose device cannot sets rkeys_unscoped).
+	 */
 	int (*rkey_scope)(struct fab_ep *ep, struct fab_mr *mr, uint64_t addr, uint64_t len,
 			  unsigned int access, uint64_t *key_out);
 	void (*rkey_revoke)(struct fab_domain *dom, uint64_t key);

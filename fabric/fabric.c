@@ -220,7 +220,7 @@ int fab_mr_reg(struct fab_domain *dom, void *addr, size_t len, unsigned int acce
 		fab_log_err(dom, "mr_reg: unknown access bits 0x%x", access);
 		return -EINVAL;
 	}
-	if (dom->ops->rkey_scope == NULL)
+	if (!fab_domain_scoped_rkeys(dom))
 		access &= ~FAB_ACCESS_SCOPED; /* no scoping here: its REMOTE_* bits apply as ever */
 	rc = dom->ops->mr_reg ? dom->ops->mr_reg(dom, addr, len, access, mr_out) : -ENOTSUP;
 	if (rc == 0)
@@ -238,7 +238,7 @@ void fab_mr_dereg(struct fab_mr *mr)
 
 bool fab_domain_scoped_rkeys(const struct fab_domain *dom)
 {
-	return dom->ops->rkey_scope != NULL;
+	return dom->ops->rkey_scope != NULL && !dom->rkeys_unscoped;
 }
 
 int fab_rkey_scope(struct fab_ep *ep, struct fab_mr *mr, const void *addr, size_t len,
@@ -249,15 +249,15 @@ int fab_rkey_scope(struct fab_ep *ep, struct fab_mr *mr, const void *addr, size_
 	int rc;
 
 	if (ep->dom != dom || a < base || a - base > mr->len || len > mr->len - (a - base) ||
-	    len == 0 || access == 0 ||
-	    (access & ~(FAB_ACCESS_REMOTE_READ | FAB_ACCESS_REMOTE_WRITE)) ||
-	    (access & ~mr->access)) {
+	    len == 0 || (access & ~FAB_SCOPE_LONG) == 0 ||
+	    (access & ~(FAB_ACCESS_REMOTE_READ | FAB_ACCESS_REMOTE_WRITE | FAB_SCOPE_LONG)) ||
+	    (access & ~FAB_SCOPE_LONG & ~mr->access)) {
 		fab_log_err(dom, "rkey_scope: bad range %p+%zu or access 0x%x for region %p+%zu "
 				 "(access 0x%x)",
 			    addr, len, access, mr->addr, mr->len, mr->access);
 		return -EINVAL;
 	}
-	if (dom->ops->rkey_scope == NULL) {
+	if (!fab_domain_scoped_rkeys(dom)) {
 		key = mr->key; /* no scoping here: the region's key, documented */
 	} else {
 		rc = dom->ops->rkey_scope(ep, mr, a, len, access, &key);
@@ -270,7 +270,7 @@ int fab_rkey_scope(struct fab_ep *ep, struct fab_mr *mr, const void *addr, size_
 
 void fab_rkey_revoke(struct fab_domain *dom, const struct fab_rkey *rkey)
 {
-	if (dom->ops->rkey_revoke != NULL && rkey->len != 0)
+	if (dom->ops->rkey_revoke != NULL && !dom->rkeys_unscoped && rkey->len != 0)
 		dom->ops->rkey_revoke(dom, rkey->key);
 }
 

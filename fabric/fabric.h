@@ -155,6 +155,13 @@ size_t fab_mr_len(const struct fab_mr *mr);
  */
 int fab_rkey_scope(struct fab_ep *ep, struct fab_mr *mr, const void *addr, size_t len,
 		   unsigned int access, struct fab_rkey *rkey_out);
+/*
+ * With the access of fab_rkey_scope: the key lives as long as its
+ * connection (a replica ring's). A peer may then cache its check, where
+ * backends check keys at the initiator (verbs); others are checked before
+ * every use, because their owner revokes them while the connection lives.
+ */
+#define FAB_SCOPE_LONG 0x8u
 /* Revoke a key from fab_rkey_scope; an unknown or already revoked one is ignored. */
 void fab_rkey_revoke(struct fab_domain *dom, const struct fab_rkey *rkey);
 bool fab_domain_scoped_rkeys(const struct fab_domain *dom);

@@ -351,7 +351,7 @@ static void osd_replica_ring_req(struct osd_conn *conn, const struct proto_repl_
 			FAB_ACCESS_REMOTE_WRITE | FAB_ACCESS_SCOPED, &conn->ring_mr);
 	if (rc == 0)
 		rc = fab_rkey_scope(conn->ep, conn->ring_mr, conn->ring, conn->ring_size,
-				    FAB_ACCESS_REMOTE_WRITE, &rk);
+				    FAB_ACCESS_REMOTE_WRITE | FAB_SCOPE_LONG, &rk);
 	if (rc != 0) {
 		log_error("osd", "%s: ring for osd.%u: %s", osd->name, m->osd_id,
 			  weft_strerror(rc));

@@ -164,6 +164,27 @@ int fh_pair_open(struct fh_pair *p, uint32_t msg_size, uint32_t credits, uint32_
 	return 0;
 }
 
+int fh_pair_connect_more(struct fh_pair *p, struct fab_ep **ea_out, struct fab_ep **eb_out)
+{
+	struct fh_side *sides[2] = {&p->a, &p->b};
+	struct fab_ep *ea;
+	struct fab_cqe cqe;
+	char addr[64];
+	int rc;
+
+	snprintf(addr, sizeof(addr), "%s:%u", fh_ip(), fab_listener_port(p->l));
+	rc = fab_connect(p->a.dom, addr, NULL, NULL, &ea);
+	if (rc)
+		return rc;
+	if (!fh_wait(sides, 2, &p->a, FAB_EV_CONNECTED, ea, &cqe) || cqe.status)
+		return cqe.status ? cqe.status : -ETIMEDOUT;
+	if (!fh_wait(sides, 2, &p->b, FAB_EV_ACCEPTED, NULL, &cqe))
+		return -ETIMEDOUT;
+	*ea_out = ea;
+	*eb_out = cqe.ep;
+	return 0;
+}
+
 void fh_pair_close(struct fh_pair *p)
 {
 	fh_side_fini(&p->a);

@@ -50,6 +50,8 @@ unsigned int fh_count(const struct fh_side *s, enum fab_ev_kind kind);
 /* Connected pair over 127.0.0.1. Returns 0 or -errno. */
 int fh_pair_open(struct fh_pair *p, uint32_t msg_size, uint32_t credits, uint32_t sq_depth);
 void fh_pair_close(struct fh_pair *p);
+/* One more connection from a to b's listener: a's end in *ea_out, b's in *eb_out. */
+int fh_pair_connect_more(struct fh_pair *p, struct fab_ep **ea_out, struct fab_ep **eb_out);
 /* Pump a and b for ms milliseconds. */
 void fh_pair_pump_for(struct fh_pair *p, unsigned int ms);
 bool fh_pair_wait(struct fh_pair *p, struct fh_side *s, enum fab_ev_kind kind,

@@ -127,6 +127,7 @@ static int verbs_fd_nonblock(int fd)
 
 static void verbs_domain_free(struct verbs_domain *vd)
 {
+	verbs_wins_close(vd);
 	verbs_slabs_close(vd);
 	if (vd->srq)
 		ibv_destroy_srq(vd->srq);
@@ -221,7 +222,9 @@ static int verbs_domain_open(const struct fab_domain_attr *attr, struct fab_doma
 		verbs_log_err(vd, "create_srq(%u): %s", vd->srq_max, strerror(errno));
 		goto err;
 	}
-	rc = verbs_slabs_open(vd);
+	rc = verbs_wins_open(vd);
+	if (!rc)
+		rc = verbs_slabs_open(vd);
 	if (rc)
 		goto err;
 	/* the SRQ's buffers can all complete at once */
@@ -497,6 +500,8 @@ const struct fab_ops fab_verbs_ops = {
 	.domain_fd = verbs_domain_fd,
 	.mr_reg = verbs_mr_reg,
 	.mr_dereg = verbs_mr_dereg,
+	.rkey_scope = verbs_rkey_scope,
+	.rkey_revoke = verbs_rkey_revoke,
 	.listen = verbs_listen,
 	.listener_close = verbs_listener_close,
 	.ep_connect = verbs_ep_connect,

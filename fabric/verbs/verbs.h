@@ -19,6 +19,12 @@
  *    table (read once per key with an RDMA READ and cached), so a bad key,
  *    a missing right or a lie about bounds is refused with the same errors
  *    as TCP and the connection lives on.
+ *  - Scoped keys (fab_rkey_scope) are type 2 memory windows bound to the
+ *    endpoint's QP (verbs_win.c): the hardware refuses them on any other QP,
+ *    outside their range and after their invalidation. They sit in the same
+ *    table, after the regions, with the QP they are for; an initiator reads
+ *    a window's entry before every use, so a revoked key is refused in
+ *    software and the connection lives on.
  */
 #ifndef WEFT_FABRIC_VERBS_H
 #define WEFT_FABRIC_VERBS_H
@@ -39,6 +45,9 @@
 #define VERBS_POST_BATCH 64u	   /* WRs per ibv_post_send chain */
 #define VERBS_MAX_EPS 4096u	   /* endpoints per domain (mailbox slots) */
 #define VERBS_MAX_MRS 4096u	   /* regions per domain (region table entries) */
+#define VERBS_MAX_WINS 8192u	   /* live scoped keys per domain (table entries after the regions) */
+#define VERBS_TBL_N (VERBS_MAX_MRS + VERBS_MAX_WINS)
+#define VERBS_TBL_WINDOW 0x80000000u /* table access bit: read before every use (not FAB_SCOPE_LONG) */
 #define VERBS_KEY_CACHE 16u	   /* validated peer keys cached per endpoint */
 #define VERBS_RBUF_CHUNK 64u	   /* receive buffers registered at a time */
 #define VERBS_SRQ_MAX 16384u
@@ -67,7 +76,7 @@ struct verbs_tbl_ent {
 	uint64_t addr;
 	uint64_t len;
 	uint32_t access;
-	uint32_t pad;
+	uint32_t qpn; /* a window: the QP number of the peer it is for (its initiator's QP) */
 };
 
 struct verbs_keyent {
@@ -75,6 +84,27 @@ struct verbs_keyent {
 	uint64_t addr;
 	uint64_t len;
 	uint32_t access;
+	uint32_t qpn;
+};
+
+enum verbs_win_state {
+	VERBS_WIN_FREE,
+	VERBS_WIN_BOUND,	/* live: in the table, bound (or about to be) to its endpoint's QP */
+	VERBS_WIN_INVALIDATING, /* revoked: out of the table, its LOCAL_INV queued or in flight */
+};
+
+/* A scoped key: a type 2 memory window, kept allocated and rebound with a new key. */
+struct verbs_win {
+	struct ibv_mw *mw;	/* NULL until first used, or after a teardown */
+	struct verbs_ep *ep;	/* the endpoint whose QP it is bound to */
+	struct fab_mr *mr;
+	uint64_t key;		/* fab key of the current binding (kept while invalidating) */
+	uint64_t addr;
+	uint64_t len;
+	uint32_t hwkey;		/* the rkey of the current binding */
+	uint32_t next_free;	/* free list, 1-based */
+	unsigned int access;
+	enum verbs_win_state state;
 };
 
 enum verbs_op_kind {
@@ -83,6 +113,8 @@ enum verbs_op_kind {
 	VERBS_OP_READ,
 	VERBS_OP_MBOX,	  /* credits + counters into the peer's mailbox */
 	VERBS_OP_KEYREAD, /* one region-table entry of the peer */
+	VERBS_OP_BIND,	  /* bind a window (raddr: its slot, rkey64: its fab key) */
+	VERBS_OP_INV,	  /* invalidate a window (same) */
 };
 
 struct verbs_op {
@@ -155,6 +187,8 @@ struct verbs_ep {
 
 	/* the peer */
 	uint32_t peer_credits, peer_msg_size, peer_mbox_rkey, peer_tbl_rkey, peer_tbl_n;
+	uint32_t peer_qpn; /* the peer's QP number (0: not asked yet) */
+	uint32_t nwins;	   /* windows bound to our QP, in any state but FREE */
 	uint64_t peer_mbox_addr, peer_tbl_addr;
 	struct verbs_keyent keys[VERBS_KEY_CACHE];
 	uint64_t key_checked; /* last key looked up (refused if still unknown) */
@@ -241,6 +275,13 @@ struct verbs_domain {
 	struct ibv_mr *tbl_mr;
 	struct fab_mr **mrs;
 
+	/* scoped keys: type 2 memory windows, when the device has them */
+	bool mw_ok;
+	struct verbs_win *wins;
+	uint32_t win_free; /* free list head, 1-based */
+	uint64_t win_rng;  /* salts of window keys (splitmix64, seeded once) */
+	bool wins_full_logged;
+
 	struct verbs_ep *eps;
 	struct verbs_ep *by_id[VERBS_HASH];
 	struct verbs_ep *by_qpn[VERBS_HASH];
@@ -288,6 +329,17 @@ void verbs_slabs_close(struct verbs_domain *vd);
 int verbs_mr_reg(struct fab_domain *dom, void *addr, size_t len, unsigned int access,
 		 struct fab_mr **mr_out);
 void verbs_mr_dereg(struct fab_mr *mr);
+
+/* verbs_win.c: scoped keys (type 2 memory windows) */
+int verbs_wins_open(struct verbs_domain *vd);
+void verbs_wins_close(struct verbs_domain *vd);
+int verbs_rkey_scope(struct fab_ep *ep, struct fab_mr *mr, uint64_t addr, uint64_t len,
+		     unsigned int access, uint64_t *key_out);
+void verbs_rkey_revoke(struct fab_domain *dom, uint64_t key);
+void verbs_win_teardown(struct verbs_domain *vd, const struct verbs_ep *ep,
+			const struct fab_mr *mr);
+struct verbs_win *verbs_win_of_op(struct verbs_ep *ep, const struct verbs_op *op);
+void verbs_win_done(struct verbs_ep *ep, const struct verbs_op *op, int status);
 
 /* verbs.c */
 struct verbs_op *verbs_op_alloc(struct verbs_domain *vd);

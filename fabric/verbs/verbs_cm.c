@@ -36,7 +36,7 @@ static void verbs_pd_encode(struct verbs_ep *ep, uint8_t *p)
 	le_put32(p + 12, vd->mbox_mr->rkey);
 	le_put64(p + 16, (uintptr_t)&vd->mbox[ep->slot]);
 	le_put32(p + 24, vd->tbl_mr->rkey);
-	le_put16(p + 28, (uint16_t)(VERBS_MAX_MRS - 1));
+	le_put16(p + 28, (uint16_t)(VERBS_TBL_N - 1));
 	le_put64(p + 32, (uintptr_t)vd->tbl);
 }
 
@@ -147,6 +147,8 @@ static void verbs_ep_release_id(struct verbs_ep *ep)
 {
 	if (ep->qp) {
 		verbs_qpn_unhash(ep);
+		if (ep->nwins)
+			verbs_win_teardown(ep->vd, ep, NULL); /* the QP's windows go first */
 		rdma_destroy_qp(ep->id);
 		ep->qp = NULL;
 	}

@@ -188,7 +188,7 @@ int verbs_slabs_open(struct verbs_domain *vd)
 		vd->slot_free[i] = VERBS_MAX_EPS - 1 - i;
 	vd->nslot_free = VERBS_MAX_EPS;
 
-	len = VERBS_MAX_MRS * sizeof(struct verbs_tbl_ent);
+	len = VERBS_TBL_N * sizeof(struct verbs_tbl_ent);
 	vd->tbl = verbs_map(len);
 	vd->mrs = calloc(VERBS_MAX_MRS, sizeof(*vd->mrs));
 	if (!vd->tbl || !vd->mrs)
@@ -228,7 +228,7 @@ void verbs_slabs_close(struct verbs_domain *vd)
 	if (vd->tbl_mr)
 		ibv_dereg_mr(vd->tbl_mr);
 	if (vd->tbl)
-		munmap(vd->tbl, VERBS_MAX_MRS * sizeof(struct verbs_tbl_ent));
+		munmap(vd->tbl, VERBS_TBL_N * sizeof(struct verbs_tbl_ent));
 	free(vd->mrs);
 }
 
@@ -250,10 +250,17 @@ int verbs_mr_reg(struct fab_domain *dom, void *addr, size_t len, unsigned int ac
 		verbs_log_err(vd, "more than %u registered regions: use pools", VERBS_MAX_MRS);
 		return -ENOSPC;
 	}
-	if (access & FAB_ACCESS_REMOTE_READ)
+	/*
+	 * A SCOPED region (only asked for when windows exist) is reachable
+	 * through its windows alone: no remote right on its own key, and an
+	 * empty right in its table entry.
+	 */
+	if ((access & FAB_ACCESS_REMOTE_READ) && !(access & FAB_ACCESS_SCOPED))
 		flags |= IBV_ACCESS_REMOTE_READ;
-	if (access & FAB_ACCESS_REMOTE_WRITE)
+	if ((access & FAB_ACCESS_REMOTE_WRITE) && !(access & FAB_ACCESS_SCOPED))
 		flags |= IBV_ACCESS_REMOTE_WRITE;
+	if (vd->mw_ok && (access & (FAB_ACCESS_REMOTE_READ | FAB_ACCESS_REMOTE_WRITE)))
+		flags |= IBV_ACCESS_MW_BIND;
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
@@ -278,7 +285,8 @@ int verbs_mr_reg(struct fab_domain *dom, void *addr, size_t len, unsigned int ac
 	vd->mrs[idx] = &m->base;
 	vd->tbl[idx].addr = (uintptr_t)addr;
 	vd->tbl[idx].len = len;
-	vd->tbl[idx].access = access;
+	vd->tbl[idx].access = (access & FAB_ACCESS_SCOPED) ? 0 : access;
+	vd->tbl[idx].qpn = 0;
 	__atomic_store_n(&vd->tbl[idx].key, m->base.key, __ATOMIC_RELEASE);
 	*mr_out = &m->base;
 	return 0;
@@ -297,6 +305,7 @@ void verbs_mr_dereg(struct fab_mr *fmr)
 		for (struct verbs_op *op = ep->pending.head; op; op = op->next)
 			if (op->mr == fmr && !op->status)
 				op->status = -ECANCELED;
+	verbs_win_teardown(vd, NULL, fmr); /* the device refuses to deregister under a window */
 	rc = ibv_dereg_mr(m->ibmr);
 	if (rc)
 		verbs_log_err(vd, "dereg_mr of %zu bytes: %s", fmr->len, strerror(rc));

@@ -42,8 +42,9 @@ static int verbs_wc_errno(const struct verbs_ep *ep, enum ibv_wc_status s)
 
 static const char *verbs_op_name(enum verbs_op_kind k)
 {
-	static const char *const names[] = { "send", "write", "read", "mailbox write",
-					     "key lookup" };
+	static const char *const names[] = { "send",	   "write",	  "read",
+					     "mailbox write", "key lookup", "window bind",
+					     "window invalidation" };
 
 	return names[k];
 }
@@ -72,9 +73,15 @@ static void verbs_op_complete(struct verbs_ep *ep, struct verbs_op *op, int stat
 			k->addr = e.addr;
 			k->len = e.len;
 			k->access = e.access;
+			k->qpn = e.qpn;
 			ep->key_checked = op->rkey64;
 			verbs_txlist_add(ep);
 		}
+		verbs_op_free(vd, op);
+		return;
+	case VERBS_OP_BIND:
+	case VERBS_OP_INV:
+		verbs_win_done(ep, op, status);
 		verbs_op_free(vd, op);
 		return;
 	case VERBS_OP_SEND:
@@ -377,12 +384,54 @@ static int verbs_key_check(struct verbs_ep *ep, const struct verbs_op *op)
 		return -EACCES;
 	if (k->key != op->rkey64)
 		return ep->key_checked == op->rkey64 ? -EACCES : 1;
+	if (k->qpn != 0 && k->qpn != ep->qp->qp_num)
+		return -EACCES; /* a window for another connection */
 	if (!(k->access & right))
 		return -EACCES;
 	if (op->raddr < k->addr || op->raddr - k->addr > k->len ||
 	    op->len > k->len - (op->raddr - k->addr))
 		return -ERANGE;
 	return 0;
+}
+
+/*
+ * A window's entry is good for the op that read it (and the ops right
+ * behind it with the same key): its owner may revoke it any time, and a
+ * revoked key must meet our check, not the device's, which would end the
+ * connection.
+ */
+static void verbs_key_consume(struct verbs_ep *ep, const struct verbs_op *op)
+{
+	struct verbs_keyent *k = &ep->keys[((op->rkey64 >> 32) & 0xffffu) % VERBS_KEY_CACHE];
+	const struct verbs_op *next = ep->pending.head;
+
+	if (!(k->access & VERBS_TBL_WINDOW) ||
+	    (next && next->rkey64 == op->rkey64 &&
+	     (next->kind == VERBS_OP_WRITE || next->kind == VERBS_OP_READ)))
+		return;
+	k->key = 0;
+	if (ep->key_checked == op->rkey64)
+		ep->key_checked = 0;
+}
+
+/* A window's bind or invalidation (verbs_win.c); NULL win: refused before posting. */
+static void verbs_win_wr(struct ibv_send_wr *wr, const struct verbs_op *op,
+			 const struct verbs_win *w)
+{
+	if (op->kind == VERBS_OP_INV) {
+		wr->opcode = IBV_WR_LOCAL_INV;
+		wr->invalidate_rkey = w->hwkey;
+		return;
+	}
+	wr->opcode = IBV_WR_BIND_MW;
+	wr->bind_mw.mw = w->mw;
+	wr->bind_mw.rkey = w->hwkey;
+	wr->bind_mw.bind_info.mr = ((const struct verbs_mr *)w->mr)->ibmr;
+	wr->bind_mw.bind_info.addr = w->addr;
+	wr->bind_mw.bind_info.length = w->len;
+	wr->bind_mw.bind_info.mw_access_flags =
+	    ((w->access & FAB_ACCESS_REMOTE_READ) ? IBV_ACCESS_REMOTE_READ : 0) |
+	    ((w->access & FAB_ACCESS_REMOTE_WRITE) ? IBV_ACCESS_REMOTE_WRITE : 0);
 }
 
 struct verbs_batch {
@@ -546,9 +595,14 @@ int verbs_ep_tx(struct verbs_ep *ep)
 				ep->out_errors++;
 			}
 		}
+		if (!op->status && (op->kind == VERBS_OP_BIND || op->kind == VERBS_OP_INV) &&
+		    !verbs_win_of_op(ep, op))
+			op->status = -ECANCELED; /* its window went meanwhile (teardown) */
 		if (op->status) {
 			/* refused: completes in order, after what was posted before it */
 			verbs_opq_pop(&ep->pending);
+			if (op->kind == VERBS_OP_WRITE || op->kind == VERBS_OP_READ)
+				verbs_key_consume(ep, op);
 			op->hw = false;
 			op->seq = ep->next_seq++;
 			verbs_opq_push(&ep->ring, op);
@@ -591,13 +645,18 @@ int verbs_ep_tx(struct verbs_ep *ep)
 			wr->wr.rdma.rkey = (uint32_t)op->rkey64;
 			verbs_sge_user(wr, op);
 			ep->out_writes++;
+			verbs_key_consume(ep, op);
 			break;
-		default:
+		case VERBS_OP_READ:
 			wr->opcode = IBV_WR_RDMA_READ;
 			wr->wr.rdma.remote_addr = op->raddr;
 			wr->wr.rdma.rkey = (uint32_t)op->rkey64;
 			verbs_sge_user(wr, op);
 			ep->out_reads++;
+			verbs_key_consume(ep, op);
+			break;
+		default: /* VERBS_OP_BIND, VERBS_OP_INV */
+			verbs_win_wr(wr, op, verbs_win_of_op(ep, op));
 			break;
 		}
 	}
