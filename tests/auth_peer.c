@@ -35,6 +35,12 @@
  *                         without it plain (the monitor must allow that)
  *   macbench N [gmac]     no network: the cost of sealing and verifying one
  *                         frame of 64, 256, 1024 and 8192 bytes (N each)
+ *   stalebulk MON JSON    honest: a command whose reply is larger than a
+ *                         frame, so it comes as a BULK (a key to the
+ *                         monitor's buffer, scoped to this connection);
+ *                         read it, answer BULK_DONE, then read again with
+ *                         the same key: the read must fail (-EACCES) and
+ *                         the connection still be served (exit 0)
  *   fakemon LISTEN reflect-nonce|reflect-proof|relay [REALMON] SECONDS
  *                         a monitor impostor for honest clients: it echoes
  *                         their nonce, returns their own proof as its DONE,
@@ -89,6 +95,11 @@ static uint8_t fsid[16];
 static char entity[AUTH_ENTITY_MAX] = "client.admin";
 static struct auth_key key;
 static const char *bind_ip;
+/* stalebulk: one-sided reads done, the last one's status; a BULK seen by sess_reply */
+static unsigned int reads_done;
+static int read_status;
+static bool want_bulk;
+static struct proto_bulk last_bulk;
 
 static void raw_event(const struct fab_cqe *cqe)
 {
@@ -112,6 +123,10 @@ static void raw_event(const struct fab_cqe *cqe)
 			r->closed = cqe->status != 0;
 			r->status = cqe->status;
 		}
+		return;
+	case FAB_EV_READ:
+		reads_done++;
+		read_status = cqe->status;
 		return;
 	case FAB_EV_PEER_FAILED:
 		if (r != NULL) {
@@ -444,6 +459,11 @@ static int sess_reply(struct csess *c, uint64_t tid, int *status_out, char *msg,
 			free(p);
 			return pm.error.status;
 		}
+		if (pm.type == PROTO_BULK && want_bulk) {
+			last_bulk = pm.bulk;
+			free(p);
+			return 1; /* the reply, too big for a frame: its key */
+		}
 		if (pm.type == PROTO_MON_CMD_REPLY && hdr.tid == tid) {
 			*status_out = pm.mon_cmd_reply.status;
 			snprintf(msg, cap, "%s", pm.mon_cmd_reply.msg);
@@ -531,6 +551,74 @@ static int mode_cmd(const char *mon, const char *json)
 	raw_close(&r);
 	auth_sess_clear(&c.s);
 	return rc == 0 ? (status == 0 ? 0 : 3) : 1;
+}
+
+/* One-sided read of the monitor's bulk buffer with key into buf; the completion's status. */
+static int bulk_read(struct raw *r, const struct proto_bulk *bk, void *buf, struct fab_mr *mr)
+{
+	struct fab_rkey k = {bk->rkey.addr, bk->rkey.len, bk->rkey.key};
+	struct fab_sge sge = {buf, bk->len, mr};
+	uint64_t deadline = clock_now_ms() + PEER_WAIT_MS;
+	unsigned int before = reads_done;
+	int rc = fab_read(r->ep, &sge, &k, 0, NULL);
+
+	if (rc != 0)
+		return rc;
+	while (reads_done == before && !r->closed && clock_now_ms() < deadline)
+		pump(5);
+	return reads_done != before ? read_status : -ETIMEDOUT;
+}
+
+static int mode_stalebulk(const char *mon, const char *json)
+{
+	struct proto_msg m, done = {.type = PROTO_BULK_DONE};
+	struct fab_mr *mr = NULL;
+	struct raw r;
+	struct csess c;
+	char rmsg[PROTO_ERRMSG_MAX + 1] = "";
+	int status = 0, rc, first = -1, stale = -1, served = -1;
+	uint8_t *buf = NULL;
+
+	cmd_msg(&m, json);
+	want_bulk = true;
+	rc = honest(&r, &c, mon, &m, NULL, &status, rmsg, sizeof(rmsg));
+	want_bulk = false;
+	if (rc != 1) {
+		printf("result: no bulk reply local %s: %s\n", local_of(&r),
+		       rc == 0 ? "answered in one frame (make the reply larger)" : c.why);
+		goto out;
+	}
+	buf = malloc(last_bulk.len);
+	if (buf == NULL || fab_mr_reg(dom, buf, last_bulk.len, FAB_ACCESS_LOCAL, &mr) != 0)
+		goto out;
+	first = bulk_read(&r, &last_bulk, buf, mr);
+	done.bulk_done.id = last_bulk.id;
+	if (first == 0 && sess_send(&c, &done, 0, NULL, false) == 0) {
+		pump(300); /* the monitor takes the BULK_DONE and drops the buffer with its key */
+		memset(buf, 0, last_bulk.len);
+		stale = bulk_read(&r, &last_bulk, buf, mr);
+		cmd_msg(&m, "{\"prefix\": \"health\"}");
+		served = sess_send(&c, &m, 9, NULL, false);
+		if (served == 0)
+			served = sess_reply(&c, 9, &status, rmsg, sizeof(rmsg));
+	}
+	printf("result: %s local %s: bulk of %u bytes read (%d), the same key after BULK_DONE: "
+	       "%s (%d); the connection %s\n",
+	       stale == -EACCES ? "refused" : "NOT refused", local_of(&r), last_bulk.len, first,
+	       stale == 0 ? "read" : strerror(-stale), stale,
+	       served == 0 ? "still served" : "was not served after");
+	for (uint32_t i = 0; stale == 0 && i < last_bulk.len; i++)
+		if (buf[i] != 0) {
+			printf("result: the stale key returned the monitor's bytes\n");
+			break;
+		}
+out:
+	if (mr != NULL)
+		fab_mr_dereg(mr);
+	free(buf);
+	raw_close(&r);
+	auth_sess_clear(&c.s);
+	return first == 0 && stale == -EACCES && served == 0 ? 0 : 1;
 }
 
 /* Tickets carry wall-clock times (auth/ticket.h). */
@@ -1246,8 +1334,9 @@ int main(int argc, char **argv)
 		key = e->key;
 		auth_keyring_free(&kr);
 	}
+	/* the conf's transport (ms_type: verbs in the Soft-RoCE VM), as the daemons' */
 	fab_domain_attr_init(&attr);
-	attr.backend = "tcp";
+	fab_domain_attr_from_conf(&attr, conf);
 	attr.name = entity;
 	if (fab_domain_open(&attr, &dom) != 0)
 		goto out;
@@ -1278,6 +1367,8 @@ int main(int argc, char **argv)
 		rc = mode_rtt(argv[optind], atoi(argv[optind + 1]), keyring != NULL);
 	else if (!strcmp(mode, "hold") && argc - optind == 2)
 		rc = mode_hold(argv[optind], strtod(argv[optind + 1], NULL));
+	else if (!strcmp(mode, "stalebulk") && argc - optind == 2)
+		rc = mode_stalebulk(argv[optind], argv[optind + 1]);
 	else if (!strcmp(mode, "fakemon") && argc - optind == 3)
 		rc = mode_fakemon(argv[optind], argv[optind + 1], NULL,
 				  strtod(argv[optind + 2], NULL));

@@ -30,7 +30,7 @@ if(TARGET weft-osd AND TARGET weft_client)
 	# UCX over TCP sockets, every daemon on 127.0.0.1 (UCX only takes
 	# interface addresses, docs/ucx.md); 500 objects keep it near 30 s under
 	# ASan (the TCP case writes 2,000). The hooks are off as in fabric_ucx.cmake.
-	weft_osd_func_test(io ucx func 17400 "UCX_TLS=tcp;WEFT_TEST_OSD_OBJECTS=500;\
+	weft_osd_func_test(io ucx func 17400 "UCX_TLS=tcp;WEFT_TEST_OSD_OBJECTS=500;WEFT_TEST_STALEKEY=1;\
 UCX_MEM_MALLOC_HOOKS=no;UCX_MEM_MMAP_HOOK_MODE=none;UCX_WARN_UNUSED_ENV_VARS=n")
 	# Over verbs: the host has no RDMA device, so the whole cluster (1 mon,
 	# 3 OSDs, the client) runs in one Soft-RoCE VM boot, all on 198.18.0.1

@@ -353,6 +353,18 @@ osd)
 	log "ok: client.other (pool=other) reading $POOL: permission denied"
 	"$WEFT" bench "$POOL" cleanup --run-name secrun -c "$CONF" > /dev/null 2>&1 || fail "bench cleanup"
 	[ "$(cat "$DIR"/osd.*.log | grep -c "ticket for the OSDs")" -ge "$NOSD" ] || fail "an OSD logged no ticket"
+	# a stale payload key: a reply larger than a frame (pg ls of 2,048 more
+	# PGs, ~125 KB) comes as a BULK, a key to the monitor's buffer for this
+	# connection and this reply; read once, BULK_DONE, and the same key reads
+	# nothing (the pool stays: deleting pools is off on these monitors)
+	w pool create stalekey --size 1 --min-size 1 --pg-num 2048 > /dev/null ||
+		fail "pool create stalekey"
+	peer -k "$DIR/keyring" -n client.admin stalebulk "$mon0" '{"prefix": "pg ls"}' \
+		> "$DIR/p-stale.out" || fail "a stale bulk key: $(cat "$DIR/p-stale.out")"
+	l=$(sed -n 's/.* local \([0-9.:]*\).*/\1/p' "$DIR/p-stale.out")
+	one_refusal "$l" "a stale key to a reply's buffer, after its BULK_DONE"
+	grep -q "revoked scoped key" <(grep -h -- "$l" "$DIR"/mon.*.log) ||
+		fail "the stale key's refusal does not say why: $(grep -h -- "$l" "$DIR"/mon.*.log)"
 	honest_check
 	;;
 insecure)

@@ -30,6 +30,8 @@ export WEFT_TEST_OSD_DATA_SIZE=${WEFT_VM_OSD_DATA_SIZE:-256M}
 # would make replica connects time out over and over and writes time out.
 export WEFT_TEST_CONNECT_TIMEOUT=20s WEFT_TEST_PEER_TIMEOUT=20s WEFT_TEST_HEARTBEAT_GRACE=20s
 export WEFT_TEST_OSD_OP_TIMEOUT=120s WEFT_TEST_OP_TIMEOUT=180s WEFT_TEST_LOG_TAIL=60
+# the security suite's stale-key attack, over verbs (tests/test_osd_cluster.sh io)
+export WEFT_TEST_STALEKEY=1
 # the VM itself is killed after WEFT_VM_TIMEOUT (900 s): stop the case first, with logs
 export WEFT_TEST_WATCHDOG=${WEFT_TEST_WATCHDOG:-840}
 case=${WEFT_VM_OSD_CASE:-io}

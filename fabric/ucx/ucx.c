@@ -218,7 +218,7 @@ static int ucx_mr_reg(struct fab_domain *dom, void *addr, size_t len, unsigned i
 	/* Random high half: a stale key never names the region that reuses its slot. */
 	if (getrandom(&salt, sizeof(salt), 0) != sizeof(salt))
 		salt = (uint32_t)clock_now_ns();
-	salt |= 1;
+	salt = (salt | 1) & 0x7fffffffu; /* bit 63 of a key marks a scoped one */
 	mr->base.dom = dom;
 	mr->base.addr = addr;
 	mr->base.len = len;
@@ -258,6 +258,7 @@ static void ucx_mr_dereg(struct fab_mr *fmr)
 
 	if (idx < ud->nmrs && ud->mrs[idx] == mr)
 		ud->mrs[idx] = NULL;
+	ucx_wins_drop(ud, NULL, mr);
 	for (struct ucx_ep *ep = ud->eps; ep; ep = ep->next) {
 		if (fmr->access && ep->state == UCX_EP_CONNECTED) {
 			struct ucx_hdr h = { .type = UCX_M_REVOKE, .a = fmr->key };
@@ -629,6 +630,7 @@ static void ucx_domain_close(struct fab_domain *dom)
 		if (ud->mrs[i])
 			ucx_mr_free(ud, ud->mrs[i]);
 	free(ud->mrs);
+	free(ud->wins);
 	free(ud->ep_ids);
 	ucx_rx_drop_all(ud);
 	ucp_worker_destroy(ud->worker);
@@ -757,6 +759,8 @@ const struct fab_ops fab_ucx_ops = {
 	.domain_fd = ucx_domain_fd,
 	.mr_reg = ucx_mr_reg,
 	.mr_dereg = ucx_mr_dereg,
+	.rkey_scope = ucx_rkey_scope,
+	.rkey_revoke = ucx_rkey_revoke,
 	.listen = ucx_listen,
 	.listener_close = ucx_listener_close,
 	.ep_connect = ucx_ep_connect,

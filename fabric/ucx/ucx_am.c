@@ -89,6 +89,14 @@ struct ucx_rkey *ucx_rkey_find(struct ucx_ep *ep, uint64_t key)
 	return rk;
 }
 
+/* Forget rk now (no op holds it) or when its last issued op is done. */
+void ucx_rkey_drop(struct ucx_ep *ep, struct ucx_rkey *rk)
+{
+	rk->dead = true;
+	if (rk->inuse == 0)
+		ucx_rkey_unlink(ep, rk);
+}
+
 /* An issued op is done with rk; dead entries go with their last user. */
 void ucx_rkey_release(struct ucx_ep *ep, struct ucx_rkey *rk)
 {
@@ -186,23 +194,44 @@ static void ucx_rx_imm(struct ucx_ep *ep, const struct ucx_hdr *h, size_t len)
 	fab_cq_push(&ep->ud->base, &cqe);
 }
 
-/* The peer wants the rkey of one of our regions: blob, bounds and rights, or a refusal. */
+/*
+ * The peer wants what a key of ours reaches: blob, bounds and rights, or a
+ * refusal (logged here, where the memory is; the peer counts it in its
+ * NOTE). A scoped key answers with its own range and right, on its own
+ * connection only, and "for one use" unless it is connection-long.
+ */
 static void ucx_rx_rkey_req(struct ucx_ep *ep, const struct ucx_hdr *h)
 {
-	struct ucx_mr *mr = ucx_mr_lookup(ep->ud, h->a);
+	struct ucx_win *w = ucx_win_lookup(ep->ud, h->a);
+	struct ucx_mr *mr = w ? w->mr : ucx_mr_lookup(ep->ud, h->a);
 	struct ucx_hdr r = { .type = UCX_M_RKEY_RESP };
+	const char *why = NULL;
 
 	r.id = h->id;
 	r.a = h->a;
-	if (!mr || !mr->base.access || !mr->rkey_buf) {
+	if (!mr || !mr->base.access || !mr->rkey_buf)
+		why = h->a & UCX_KEY_WIN ? "unknown or revoked scoped key" : "unknown key";
+	else if (w && w->ep != ep)
+		why = "scoped key of another connection";
+	else if (!w && (mr->base.access & FAB_ACCESS_SCOPED))
+		why = "region reachable through scoped keys only";
+	if (why) {
+		if (ep->log_budget) {
+			ep->log_budget--;
+			fab_log_warn(&ep->ud->base, "peer %s: refused key 0x%lx: %s%s",
+				     ep->base.peer_addr, (unsigned long)h->a, why,
+				     ep->log_budget ? ""
+						    : " (further refusals are only counted)");
+		}
 		r.status = -EACCES;
 		if (ucx_ep_queue_ctrl(ep, &r, NULL, 0))
 			ucx_ep_set_failing(ep, -ENOMEM, "cannot queue an answer");
 		return;
 	}
-	r.b = (uint64_t)(uintptr_t)mr->base.addr;
-	r.c = mr->base.len;
-	r.d = mr->base.access;
+	r.b = w ? w->addr : (uint64_t)(uintptr_t)mr->base.addr;
+	r.c = w ? w->len : mr->base.len;
+	r.d = w ? w->access | (w->long_lived ? 0 : UCX_RK_ONCE)
+		: mr->base.access & (FAB_ACCESS_REMOTE_READ | FAB_ACCESS_REMOTE_WRITE);
 	if (ucx_ep_queue_ctrl(ep, &r, mr->rkey_buf, (uint32_t)mr->rkey_len))
 		ucx_ep_set_failing(ep, -ENOMEM, "cannot queue an answer");
 }
@@ -225,8 +254,8 @@ static void ucx_rx_rkey_resp(struct ucx_ep *ep, const struct ucx_hdr *h, const v
 		rk->status = h->status < 0 && h->status > -4096 ? h->status : -EACCES;
 		return;
 	}
-	if (len == 0 || h->b + h->c < h->b || (h->d & ~(uint64_t)(FAB_ACCESS_REMOTE_READ |
-							    FAB_ACCESS_REMOTE_WRITE))) {
+	if (len == 0 || h->b + h->c < h->b ||
+	    (h->d & ~(uint64_t)(FAB_ACCESS_REMOTE_READ | FAB_ACCESS_REMOTE_WRITE | UCX_RK_ONCE))) {
 		ucx_rx_proto_error(ep, h, len, "bad rkey answer");
 		rk->status = -EPROTO;
 		return;
@@ -241,7 +270,8 @@ static void ucx_rx_rkey_resp(struct ucx_ep *ep, const struct ucx_hdr *h, const v
 	}
 	rk->base = h->b;
 	rk->len = h->c;
-	rk->access = (unsigned int)h->d;
+	rk->access = (unsigned int)h->d & (FAB_ACCESS_REMOTE_READ | FAB_ACCESS_REMOTE_WRITE);
+	rk->once = (h->d & UCX_RK_ONCE) != 0;
 }
 
 static int ucx_rxq_grow(struct ucx_domain *ud)

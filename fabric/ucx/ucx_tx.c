@@ -352,17 +352,21 @@ static int ucx_issue_rma(struct ucx_ep *ep, struct ucx_op *op)
 	if (!rk || rk->fetching)
 		return 0; /* ucx_rkey_find asked the owner; RKEY_RESP wakes us */
 	if (rk->status) {
-		rk->dead = true; /* ask again next time: the key may be registered by then */
-		ucx_ep_refuse(ep, op, -EACCES, "unknown key");
+		ucx_ep_refuse(ep, op, -EACCES, "refused by its owner");
+		ucx_rkey_drop(ep, rk); /* ask again next time: the key may be registered by then */
 		return 1;
 	}
 	if (!(rk->access & (is_write ? FAB_ACCESS_REMOTE_WRITE : FAB_ACCESS_REMOTE_READ))) {
-		ucx_ep_refuse(ep, op, -EACCES, "region does not allow it");
+		ucx_ep_refuse(ep, op, -EACCES, "the key does not allow it");
+		if (rk->once)
+			ucx_rkey_drop(ep, rk);
 		return 1;
 	}
 	off = op->raddr - rk->base;
 	if (op->raddr < rk->base || off > rk->len || op->len > rk->len - off) {
-		ucx_ep_refuse(ep, op, -ERANGE, "outside the region");
+		ucx_ep_refuse(ep, op, -ERANGE, "outside the key's range");
+		if (rk->once)
+			ucx_rkey_drop(ep, rk);
 		return 1;
 	}
 	if (op->with_imm) {
@@ -382,6 +386,8 @@ static int ucx_issue_rma(struct ucx_ep *ep, struct ucx_op *op)
 		ep->note_reads++;
 	op->rk = rk;
 	rk->inuse++;
+	if (rk->once)
+		rk->dead = true; /* the next op asks the owner again */
 	ucx_op_to_inflight(ep, op, 0);
 	ucx_req_param(&rp, op);
 	if (is_write) {

@@ -313,12 +313,39 @@ static void verbs_check_deadlines(struct verbs_domain *vd)
 	}
 }
 
+/*
+ * The peer refuses its own bad one-sided ops to us (its check of our
+ * region table; the device refuses the rest, and then the connection
+ * ends) and reports the count in our mailbox: log them here, where the
+ * memory is, as TCP logs its refusals at the target.
+ */
+static void verbs_ep_refusals(struct verbs_ep *ep)
+{
+	uint64_t n = __atomic_load_n(&ep->vd->mbox[ep->slot].errors, __ATOMIC_RELAXED);
+
+	if (n <= ep->refusals_seen)
+		return;
+	if (ep->refusal_logs) {
+		ep->refusal_logs--;
+		verbs_log_warn(ep->vd,
+			       "peer %s: refused %llu one-sided op(s) to us (its check of our keys: "
+			       "revoked, another connection's, out of range or without the right)%s",
+			       ep->base.peer_addr, (unsigned long long)(n - ep->refusals_seen),
+			       ep->refusal_logs ? ""
+						: "; further refusals on this connection are only "
+						  "counted");
+	}
+	ep->refusals_seen = n;
+}
+
 static void verbs_reap(struct verbs_domain *vd)
 {
 	for (struct verbs_ep *ep = vd->eps, *next; ep; ep = next) {
 		next = ep->next;
 		if (ep->zombie)
 			verbs_ep_destroy(ep);
+		else if (ep->state == VERBS_EP_CONNECTED)
+			verbs_ep_refusals(ep);
 	}
 }
 

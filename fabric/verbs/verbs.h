@@ -189,6 +189,8 @@ struct verbs_ep {
 	uint32_t peer_credits, peer_msg_size, peer_mbox_rkey, peer_tbl_rkey, peer_tbl_n;
 	uint32_t peer_qpn; /* the peer's QP number (0: not asked yet) */
 	uint32_t nwins;	   /* windows bound to our QP, in any state but FREE */
+	uint64_t refusals_seen; /* the peer's refused ops to us, as its mailbox said last */
+	uint32_t refusal_logs;	/* lines left to log about them on this connection */
 	uint64_t peer_mbox_addr, peer_tbl_addr;
 	struct verbs_keyent keys[VERBS_KEY_CACHE];
 	uint64_t key_checked; /* last key looked up (refused if still unknown) */

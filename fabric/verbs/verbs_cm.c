@@ -110,6 +110,7 @@ static struct verbs_ep *verbs_ep_new(struct verbs_domain *vd)
 	}
 	vd->rneed += a->recv_credits;
 	ep->hw_sq = hw_sq;
+	ep->refusal_logs = 8;
 	ep->okind = VERBS_OBJ_EP;
 	ep->vd = vd;
 	ep->base.dom = &vd->base;
