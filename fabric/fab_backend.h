@@ -57,6 +57,40 @@ struct fab_mr {
 };
 
 /*
+ * Scoped keys kept in software (fab_win.c): the TCP backend checks every
+ * access against them, the UCX backend answers key requests from them.
+ * Bit 63 marks a scoped key; such backends keep it clear in region keys.
+ */
+#define FAB_KEY_WIN (1ull << 63)
+
+struct fab_win {
+	uint64_t key; /* 0: a free slot */
+	struct fab_mr *mr;
+	struct fab_ep *ep; /* the one connection it is good on */
+	uint64_t addr, len;
+	unsigned int access; /* FAB_ACCESS_REMOTE_READ / _WRITE */
+	bool long_lived;     /* FAB_SCOPE_LONG */
+	uint32_t next_free;  /* free slots: the next free slot + 1 */
+};
+
+struct fab_wintab {
+	struct fab_win *w;
+	uint32_t n;
+	uint32_t free; /* first free slot + 1 (0: none) */
+	uint64_t rng;  /* the salts' generator (0: not seeded yet) */
+};
+
+/* A nonzero 32-bit salt from a generator seeded once from getrandom. */
+uint32_t fab_salt(uint64_t *rng);
+int fab_win_add(struct fab_wintab *t, struct fab_ep *ep, struct fab_mr *mr, uint64_t addr,
+		uint64_t len, unsigned int access, uint64_t *key_out);
+struct fab_win *fab_win_lookup(struct fab_wintab *t, uint64_t key);
+void fab_win_free(struct fab_wintab *t, struct fab_win *w);
+/* Free every window of ep (if not NULL) and every window on mr (if not NULL). */
+void fab_win_drop(struct fab_wintab *t, const struct fab_ep *ep, const struct fab_mr *mr);
+void fab_wintab_fini(struct fab_wintab *t);
+
+/*
  * A backend. Every slot may be NULL; the core then answers -ENOTSUP, so
  * callers never test for NULL. Arguments are validated by the core
  * (lengths against msg_size, local sges inside their region, remote offsets

@@ -279,7 +279,7 @@ static int tcp_mr_reg(struct fab_domain *dom, void *addr, size_t len, unsigned i
 	 */
 	if (getrandom(&salt, sizeof(salt), 0) != sizeof(salt))
 		salt = (uint32_t)clock_now_ns();
-	salt = (salt | 1) & ~(uint32_t)(TCP_KEY_WIN >> 32);
+	salt = (salt | 1) & ~(uint32_t)(FAB_KEY_WIN >> 32);
 	mr->dom = dom;
 	mr->addr = addr;
 	mr->len = len;
@@ -297,7 +297,7 @@ static void tcp_mr_dereg(struct fab_mr *mr)
 
 	for (struct tcp_ep *ep = td->eps; ep; ep = ep->next)
 		tcp_ep_revoke_mr(ep, mr);
-	tcp_win_drop(td, NULL, mr);
+	fab_win_drop(&td->wins, NULL, mr);
 	if (idx < td->nmrs && td->mrs[idx] == mr)
 		td->mrs[idx] = NULL;
 	free(mr);
@@ -305,90 +305,20 @@ static void tcp_mr_dereg(struct fab_mr *mr)
 
 /* ----------------------------------------------------------- scoped keys */
 
-struct tcp_win *tcp_win_lookup(struct tcp_domain *td, uint64_t key)
-{
-	uint32_t idx = (uint32_t)key;
-
-	if (!(key & TCP_KEY_WIN) || idx >= td->nwins || td->wins[idx].key != key)
-		return NULL;
-	return &td->wins[idx];
-}
-
-static void tcp_win_free(struct tcp_domain *td, struct tcp_win *w)
-{
-	w->key = 0;
-	w->mr = NULL;
-	w->ep = NULL;
-	w->next_free = td->win_free;
-	td->win_free = (uint32_t)(w - td->wins) + 1;
-}
-
-void tcp_win_drop(struct tcp_domain *td, const struct tcp_ep *ep, const struct fab_mr *mr)
-{
-	for (uint32_t i = 0; i < td->nwins; i++) {
-		struct tcp_win *w = &td->wins[i];
-
-		if (w->key != 0 && ((ep && w->ep == ep) || (mr && w->mr == mr)))
-			tcp_win_free(td, w);
-	}
-}
-
+/* A window in the domain's table (fab_win.c), checked by tcp_rx on every access. */
 static int tcp_rkey_scope(struct fab_ep *fep, struct fab_mr *mr, uint64_t addr, uint64_t len,
 			  unsigned int access, uint64_t *key_out)
 {
-	struct tcp_domain *td = tcp_dom(fep->dom);
-	struct tcp_win *w;
-	uint32_t idx, salt;
-
-	if (td->win_free == 0) {
-		uint32_t ncap = td->wins_cap ? td->wins_cap * 2 : 64;
-		struct tcp_win *n;
-
-		if (ncap > UINT32_MAX / 2)
-			return -ENOMEM;
-		n = realloc(td->wins, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		td->wins = n;
-		for (uint32_t i = ncap; i > td->wins_cap; i--) {
-			td->wins[i - 1] = (struct tcp_win){.next_free = td->win_free};
-			td->win_free = i;
-		}
-		td->wins_cap = ncap;
-		td->nwins = ncap;
-	}
-	idx = td->win_free - 1;
-	w = &td->wins[idx];
-	td->win_free = w->next_free;
-	/*
-	 * A fresh salt per key, so a revoked key never names the window that
-	 * reuses its slot. A generator seeded once, not a syscall per op: the
-	 * key is only good on its own connection anyway, so predicting the
-	 * next salt gains the peer nothing.
-	 */
-	if (td->win_rng == 0 && getrandom(&td->win_rng, sizeof(td->win_rng), 0) !=
-				    sizeof(td->win_rng))
-		td->win_rng = clock_now_ns();
-	{
-		uint64_t z = (td->win_rng += 0x9e3779b97f4a7c15ull);
-
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-		salt = (uint32_t)((z ^ (z >> 31)) >> 32);
-	}
-	*w = (struct tcp_win){((uint64_t)(salt | 1) << 32 | TCP_KEY_WIN) | idx, mr,
-			      tcp_ep_of(fep), addr, len, access, 0};
-	*key_out = w->key;
-	return 0;
+	return fab_win_add(&tcp_dom(fep->dom)->wins, fep, mr, addr, len, access, key_out);
 }
 
 static void tcp_rkey_revoke(struct fab_domain *dom, uint64_t key)
 {
 	struct tcp_domain *td = tcp_dom(dom);
-	struct tcp_win *w = tcp_win_lookup(td, key);
+	struct fab_win *w = fab_win_lookup(&td->wins, key);
 
 	if (w != NULL)
-		tcp_win_free(td, w);
+		fab_win_free(&td->wins, w);
 }
 
 /* -------------------------------------------------------------- listeners */
@@ -548,7 +478,7 @@ static void tcp_domain_close(struct fab_domain *dom)
 	for (uint32_t i = 0; i < td->nmrs; i++)
 		free(td->mrs[i]);
 	free(td->mrs);
-	free(td->wins);
+	fab_wintab_fini(&td->wins);
 	while (td->op_free) {
 		struct tcp_op *op = td->op_free;
 

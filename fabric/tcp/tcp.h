@@ -195,19 +195,6 @@ struct tcp_listener {
 	uint64_t quiet;		  /* failures not logged since */
 };
 
-/* A scoped key: part of a region, one peer, some access, until revoked. */
-struct tcp_win {
-	uint64_t key; /* 0: a free slot */
-	struct fab_mr *mr;
-	struct tcp_ep *ep;
-	uint64_t addr, len;
-	unsigned int access;
-	uint32_t next_free; /* free slots: the next free slot + 1 */
-};
-
-/* Bit 63 tells a window's key from a region's (whose salt keeps it clear). */
-#define TCP_KEY_WIN (1ull << 63)
-
 struct tcp_domain {
 	struct fab_domain base;
 	int epfd;
@@ -222,10 +209,7 @@ struct tcp_domain {
 	uint64_t next_deadline_check;
 	struct fab_mr **mrs; /* key -> region table */
 	uint32_t nmrs, mrs_cap;
-	struct tcp_win *wins; /* scoped keys (fab_rkey_scope): key -> window */
-	uint32_t nwins, wins_cap;
-	uint32_t win_free; /* first free slot + 1 (0: none) */
-	uint64_t win_rng;  /* salts of scoped keys (splitmix64; 0: not seeded yet) */
+	struct fab_wintab wins; /* scoped keys (fab_rkey_scope): key -> window */
 	struct tcp_op *op_free; /* recycled ops */
 	void **msg_free;	/* recycled send copies (msg_size bytes each) */
 	uint32_t nmsg_free, msg_free_cap;
@@ -253,9 +237,6 @@ void tcp_op_free(struct tcp_domain *td, struct tcp_op *op);
 void *tcp_msgbuf_alloc(struct tcp_domain *td);
 void tcp_msgbuf_free(struct tcp_domain *td, void *buf);
 struct fab_mr *tcp_mr_lookup(struct tcp_domain *td, uint64_t key);
-struct tcp_win *tcp_win_lookup(struct tcp_domain *td, uint64_t key);
-/* Windows of an endpoint or of a region go with it. */
-void tcp_win_drop(struct tcp_domain *td, const struct tcp_ep *ep, const struct fab_mr *mr);
 void tcp_op_enqueue(struct tcp_op_queue *q, struct tcp_op *op);
 struct tcp_op *tcp_op_dequeue(struct tcp_op_queue *q);
 void tcp_epoll_update(struct tcp_ep *ep);

@@ -482,7 +482,7 @@ void tcp_ep_close(struct fab_ep *fep)
 	 * queued: msgr's limits.)
 	 */
 	fab_cq_forget_ep(fep->dom, fep);
-	tcp_win_drop(ep->tdom, ep, NULL); /* its keys die with it */
+	fab_win_drop(&ep->tdom->wins, &ep->base, NULL); /* its keys die with it */
 	ep->user_closed = true;
 	if (ep->slots_held == 0 && ep->imm_held == 0)
 		tcp_ep_destroy(ep);

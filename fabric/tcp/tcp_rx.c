@@ -41,18 +41,18 @@ static void tcp_rx_proto_error(struct tcp_ep *ep, const char *what)
 static int tcp_rx_check_access(struct tcp_ep *ep, uint64_t key, uint64_t addr, uint64_t len,
 			       unsigned int right, struct fab_mr **mr_out)
 {
-	struct tcp_win *w = tcp_win_lookup(ep->tdom, key);
+	struct fab_win *w = fab_win_lookup(&ep->tdom->wins, key);
 	struct fab_mr *mr = w ? w->mr : tcp_mr_lookup(ep->tdom, key);
 	const char *why = NULL;
 	uint64_t base, off, span;
 	int rc = 0;
 
 	if (!mr) {
-		why = key & TCP_KEY_WIN ? "unknown or revoked scoped key" : "unknown key";
+		why = key & FAB_KEY_WIN ? "unknown or revoked scoped key" : "unknown key";
 		rc = -EACCES;
 		goto refuse;
 	}
-	if (w && w->ep != ep) {
+	if (w && w->ep != &ep->base) {
 		why = "scoped key of another connection";
 		rc = -EACCES;
 		goto refuse;

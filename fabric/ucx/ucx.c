@@ -218,7 +218,7 @@ static int ucx_mr_reg(struct fab_domain *dom, void *addr, size_t len, unsigned i
 	/* Random high half: a stale key never names the region that reuses its slot. */
 	if (getrandom(&salt, sizeof(salt), 0) != sizeof(salt))
 		salt = (uint32_t)clock_now_ns();
-	salt = (salt | 1) & 0x7fffffffu; /* bit 63 of a key marks a scoped one */
+	salt = (salt | 1) & ~(uint32_t)(FAB_KEY_WIN >> 32); /* bit 63: scoped keys */
 	mr->base.dom = dom;
 	mr->base.addr = addr;
 	mr->base.len = len;
@@ -258,7 +258,7 @@ static void ucx_mr_dereg(struct fab_mr *fmr)
 
 	if (idx < ud->nmrs && ud->mrs[idx] == mr)
 		ud->mrs[idx] = NULL;
-	ucx_wins_drop(ud, NULL, mr);
+	fab_win_drop(&ud->wins, NULL, fmr);
 	for (struct ucx_ep *ep = ud->eps; ep; ep = ep->next) {
 		if (fmr->access && ep->state == UCX_EP_CONNECTED) {
 			struct ucx_hdr h = { .type = UCX_M_REVOKE, .a = fmr->key };
@@ -630,7 +630,7 @@ static void ucx_domain_close(struct fab_domain *dom)
 		if (ud->mrs[i])
 			ucx_mr_free(ud, ud->mrs[i]);
 	free(ud->mrs);
-	free(ud->wins);
+	fab_wintab_fini(&ud->wins);
 	free(ud->ep_ids);
 	ucx_rx_drop_all(ud);
 	ucp_worker_destroy(ud->worker);
@@ -746,6 +746,44 @@ static void ucx_ep_stats(const struct fab_ep *fep, struct fab_ep_stats *st)
 
 	st->credits = ep->tx_credits;
 	st->sq_inflight = ep->user_ops;
+}
+
+/* ------------------------------------------------------------ scoped keys */
+
+/*
+ * A scoped key is a window in the domain's table (fab_win.c). A peer learns
+ * what it reaches only from us, in the answer to its RKEY_REQ on its own
+ * connection (ucx_am.c): the key's range and right, refused anywhere else,
+ * after the revoke and once the connection is gone, and "for one use"
+ * unless FAB_SCOPE_LONG, so the peer asks again before its next op and a
+ * revoked key meets our refusal, not its cache. What the transport itself
+ * enforces is UCX's: the region's packed rkey goes with the answer, and the
+ * tcp and shared-memory transports write wherever a put names
+ * (docs/ucx.md "Scoped keys").
+ */
+static int ucx_rkey_scope(struct fab_ep *fep, struct fab_mr *mr, uint64_t addr, uint64_t len,
+			  unsigned int access, uint64_t *key_out)
+{
+	return fab_win_add(&ucx_dom(fep->dom)->wins, fep, mr, addr, len, access, key_out);
+}
+
+static void ucx_rkey_revoke(struct fab_domain *dom, uint64_t key)
+{
+	struct ucx_domain *ud = ucx_dom(dom);
+	struct fab_win *w = fab_win_lookup(&ud->wins, key);
+	struct ucx_ep *ep;
+
+	if (w == NULL)
+		return;
+	ep = ucx_ep_of(w->ep);
+	/* a connection-long key may sit in the peer's cache: tell it */
+	if (w->long_lived && ep->state == UCX_EP_CONNECTED) {
+		struct ucx_hdr h = {.type = UCX_M_REVOKE, .a = key};
+
+		if (ucx_ep_queue_ctrl(ep, &h, NULL, 0) == 0)
+			ucx_ep_pump(ep);
+	}
+	fab_win_free(&ud->wins, w);
 }
 
 const struct fab_ops fab_ucx_ops = {

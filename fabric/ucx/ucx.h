@@ -191,19 +191,8 @@ struct ucx_conn_req {
 	ucp_conn_request_h req;
 };
 
-/* A scoped key (ucx_win.c): part of a region, one connection, some access. */
-#define UCX_KEY_WIN (1ull << 63) /* region keys never have it */
-#define UCX_RK_ONCE 0x100u	 /* RKEY_RESP access bit: good for one use, ask again */
-
-struct ucx_win {
-	uint64_t key; /* 0: free */
-	struct ucx_mr *mr;
-	struct ucx_ep *ep;
-	uint64_t addr, len;
-	unsigned int access;
-	bool long_lived; /* FAB_SCOPE_LONG: the peer may cache it */
-	uint32_t next_free;
-};
+/* RKEY_RESP access bit: a scoped key's answer, good for one use (ucx_am.c) */
+#define UCX_RK_ONCE 0x100u
 
 struct ucx_mr {
 	struct fab_mr base;
@@ -228,9 +217,7 @@ struct ucx_domain {
 	uint32_t nfailing; /* endpoints with fail_rc set */
 	uint32_t revokes_inflight;
 	struct ucx_mr **mrs; /* key -> region */
-	struct ucx_win *wins; /* scoped keys: key -> window */
-	uint32_t nwins, win_free; /* win_free: free list head, 1-based */
-	uint64_t win_rng;
+	struct fab_wintab wins; /* scoped keys (fab_win.c): key -> window */
 	uint32_t nmrs, mrs_cap;
 	struct ucx_ep **ep_ids; /* cookie -> endpoint */
 	uint32_t nep_ids, ep_ids_cap;
@@ -272,13 +259,6 @@ struct ucx_ep *ucx_ep_by_cookie(struct ucx_domain *ud, uint64_t cookie);
 void ucx_ep_on_hello(struct ucx_ep *ep, const struct ucx_hdr *h);
 void ucx_ep_check_deadline(struct ucx_ep *ep, uint64_t now);
 void ucx_ep_set_failing(struct ucx_ep *ep, int rc, const char *why);
-
-/* ucx_win.c: scoped keys */
-struct ucx_win *ucx_win_lookup(struct ucx_domain *ud, uint64_t key);
-void ucx_wins_drop(struct ucx_domain *ud, const struct ucx_ep *ep, const struct ucx_mr *mr);
-int ucx_rkey_scope(struct fab_ep *ep, struct fab_mr *mr, uint64_t addr, uint64_t len,
-		   unsigned int access, uint64_t *key_out);
-void ucx_rkey_revoke(struct fab_domain *dom, uint64_t key);
 
 /* ucx_tx.c: posting, issuing, completions */
 int ucx_ep_pump(struct ucx_ep *ep);

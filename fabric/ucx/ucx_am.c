@@ -202,16 +202,16 @@ static void ucx_rx_imm(struct ucx_ep *ep, const struct ucx_hdr *h, size_t len)
  */
 static void ucx_rx_rkey_req(struct ucx_ep *ep, const struct ucx_hdr *h)
 {
-	struct ucx_win *w = ucx_win_lookup(ep->ud, h->a);
-	struct ucx_mr *mr = w ? w->mr : ucx_mr_lookup(ep->ud, h->a);
+	struct fab_win *w = fab_win_lookup(&ep->ud->wins, h->a);
+	struct ucx_mr *mr = w ? (struct ucx_mr *)w->mr : ucx_mr_lookup(ep->ud, h->a);
 	struct ucx_hdr r = { .type = UCX_M_RKEY_RESP };
 	const char *why = NULL;
 
 	r.id = h->id;
 	r.a = h->a;
 	if (!mr || !mr->base.access || !mr->rkey_buf)
-		why = h->a & UCX_KEY_WIN ? "unknown or revoked scoped key" : "unknown key";
-	else if (w && w->ep != ep)
+		why = h->a & FAB_KEY_WIN ? "unknown or revoked scoped key" : "unknown key";
+	else if (w && w->ep != &ep->base)
 		why = "scoped key of another connection";
 	else if (!w && (mr->base.access & FAB_ACCESS_SCOPED))
 		why = "region reachable through scoped keys only";

@@ -350,7 +350,7 @@ void ucx_ep_fail(struct ucx_ep *ep, int status, const char *why)
 		ep->ud->nconnecting--;
 	ep->state = UCX_EP_FAILED;
 	ep->base.connected = false;
-	ucx_wins_drop(ep->ud, ep, NULL); /* its scoped keys die with it */
+	fab_win_drop(&ep->ud->wins, &ep->base, NULL); /* its scoped keys die with it */
 	/* Every posted op completes with the error, then one event. */
 	ucx_ep_flush_ops(ep, status);
 	ucx_ep_close_uep(ep);

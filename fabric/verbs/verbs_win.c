@@ -21,9 +21,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
-#include "common/clock.h"
 #include "fabric/verbs/verbs.h"
 
 int verbs_wins_open(struct verbs_domain *vd)
@@ -100,24 +98,6 @@ static void verbs_win_kick(struct verbs_ep *ep)
 		verbs_ep_tx(ep);
 }
 
-static uint16_t verbs_win_salt(struct verbs_domain *vd)
-{
-	uint64_t z;
-
-	/*
-	 * A generator seeded once, not a syscall per op: the salt only has to
-	 * differ from the slot's earlier keys, and the device's 8-bit key
-	 * changes with every bind too.
-	 */
-	if (vd->win_rng == 0 &&
-	    getrandom(&vd->win_rng, sizeof(vd->win_rng), 0) != sizeof(vd->win_rng))
-		vd->win_rng = clock_now_ns();
-	z = (vd->win_rng += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return (uint16_t)((z ^ (z >> 31)) >> 48) | 1;
-}
-
 int verbs_rkey_scope(struct fab_ep *fep, struct fab_mr *mr, uint64_t addr, uint64_t len,
 		     unsigned int access, uint64_t *key_out)
 {
@@ -166,8 +146,8 @@ int verbs_rkey_scope(struct fab_ep *fep, struct fab_mr *mr, uint64_t addr, uint6
 		return -ENOMEM;
 	vd->win_free = w->next_free;
 	w->hwkey = ibv_inc_rkey(w->hwkey); /* a new key for every binding */
-	key = ((uint64_t)verbs_win_salt(vd) << 48) | ((uint64_t)(VERBS_MAX_MRS + slot) << 32) |
-	      w->hwkey;
+	key = ((uint64_t)(uint16_t)fab_salt(&vd->win_rng) << 48) |
+	      ((uint64_t)(VERBS_MAX_MRS + slot) << 32) | w->hwkey;
 	w->ep = ep;
 	w->mr = mr;
 	w->key = key;
