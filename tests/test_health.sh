@@ -146,7 +146,14 @@ codes)
 	step "noout unset" "OSD_DOWN,PG_DEGRADED,PG_UNDERSIZED_DOMAIN"
 	start_osd 2
 	step "osd.2 restarted" "" 120 # recovery: seconds here, more on a busy CI machine
-	status_is HEALTH_OK || fail "not HEALTH_OK at the end"
+	# The PGs that take osd.2 back re-peer when their primaries see its boot,
+	# which can follow the monitors' first all-clear by a moment (seen once
+	# in CI: codes '' and, 90 ms later, a check raised). Say what it was and
+	# wait, bounded, for the state to settle at HEALTH_OK.
+	if ! status_is HEALTH_OK; then
+		log "note: raised right after the all-clear: $(wj health | jq -c '[.checks[] | {code, summary}]')"
+		wait_for 60 "HEALTH_OK at the end" status_is HEALTH_OK
+	fi
 	;;
 flap)
 	NOSD=4 PG_NUM=32
