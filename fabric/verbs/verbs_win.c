@@ -186,8 +186,7 @@ void verbs_rkey_revoke(struct fab_domain *dom, uint64_t key)
 	__atomic_store_n(&vd->tbl[idx].key, 0, __ATOMIC_RELEASE);
 	op = w->ep->state == VERBS_EP_CONNECTED ? verbs_op_alloc(vd) : NULL;
 	if (!op) {
-		/* a failed QP reaches nothing, but its window goes now; so does one we cannot queue
-		 */
+		/* a failed QP reaches nothing; its window goes now, as one we cannot queue for */
 		verbs_win_kill(vd, w);
 		return;
 	}
