@@ -363,8 +363,22 @@ static void client_op_try(struct weft_cluster *cl, struct client_op *op)
 /* The op's deadline passed: its callback runs now, with -ETIMEDOUT, exactly once. */
 static void client_op_expire(struct weft_cluster *cl, struct client_op *op)
 {
-	log_warn("client", "%s: op on %s timed out after %llu ms (%u resends)", cl->name, op->name,
-		 (unsigned long long)cl->op_timeout_ms, op->resends);
+	static const char *const states[] = {"?", "waiting to be sent", "sent", "zombie",
+					     "done"};
+	struct fab_ep *ep = op->conn && op->conn->mc ? msgr_conn_ep(op->conn->mc) : NULL;
+	struct fab_ep_stats es = {0};
+
+	/* where it stuck, so a hang can be told from a slow OSD after the fact */
+	if (ep != NULL)
+		fab_ep_stats(ep, &es);
+	log_warn("client",
+		 "%s: op on %s timed out after %llu ms (%u resends; tid %llu, %s%s%s; connection: "
+		 "%llu sends, %llu recvs, %u credits, %llu credit stalls, %u posted)",
+		 cl->name, op->name, (unsigned long long)cl->op_timeout_ms, op->resends,
+		 (unsigned long long)op->tid, states[op->state <= CLIENT_OP_DONE ? op->state : 0],
+		 op->conn ? " to " : "", op->conn ? op->conn->addr : "",
+		 (unsigned long long)es.sends, (unsigned long long)es.recvs, es.credits,
+		 (unsigned long long)es.credit_stalls, es.sq_inflight);
 	op->res.rc = -ETIMEDOUT;
 	if (op->cb) {
 		op->cb(&op->res, op->arg);

@@ -25,6 +25,15 @@ declare -A PIDS
 VERDICT=1
 finish() {
 	local rc=$1 n pid st
+	# a failed case: what this VM's OSD still holds, before it stops (the host prints it)
+	if [ "$rc" != 0 ] || [ "$(cat "$WEFT_SHARE/done" 2> /dev/null || echo 0)" != 0 ]; then
+		{
+			echo "ops in flight:"
+			timeout 20 "$B/tools/weft" daemon "osd.$K" ops in flight -c "$CONF" 2>&1
+			echo "perf dump:"
+			timeout 20 "$B/tools/weft" daemon "osd.$K" perf dump -c "$CONF" 2>&1
+		} > "$LOGS/osd.$K.diag.out" 2>&1
+	fi
 	[ "$K" = 0 ] && echo "$rc" > "$WEFT_SHARE/done.tmp" && mv "$WEFT_SHARE/done.tmp" "$WEFT_SHARE/done"
 	for n in "${!PIDS[@]}"; do
 		pid=${PIDS[$n]}
@@ -39,11 +48,18 @@ finish() {
 		kill -0 "$pid" 2> /dev/null && { log "$n still runs 30 s after SIGTERM: SIGKILL"; kill -9 "$pid"; }
 		wait "$pid"
 		st=$?
-		[ "$st" = 0 ] || { log "FAIL: $n exited with $st after SIGTERM"; rc=1; }
+		if [ "$st" != 0 ]; then
+			# its own words next to the verdict: the host prints only log tails
+			log "FAIL: $n exited with $st after SIGTERM; its errors and stderr:"
+			grep -h " ERROR: \| WARN: " "$LOGS/$n.log" 2> /dev/null | tail -n 12
+			tail -n 12 "$LOGS/$n.out" 2> /dev/null
+			rc=1
+		fi
 	done
+	# stderr (.out) too: that is where a sanitizer writes
 	grep -l "ERROR: AddressSanitizer\|runtime error:\|LeakSanitizer" "$LOGS/mon.$M.log" "$LOGS/osd.$K.log" \
-		"$LOGS"/client*.log 2> /dev/null | while read -r f; do log "FAIL: sanitizer report in $(basename "$f")"; done |
-		grep . && rc=1
+		"$LOGS/mon.$M.out" "$LOGS/osd.$K.out" "$LOGS"/client*.log 2> /dev/null |
+		while read -r f; do log "FAIL: sanitizer report in $(basename "$f")"; done | grep . && rc=1
 	log "done: $([ "$rc" = 0 ] && echo ok || echo "FAILED ($rc)")"
 	exit "$rc"
 }

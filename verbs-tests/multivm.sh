@@ -273,8 +273,8 @@ for k in $(seq 0 $((NVM - 1))); do
 done
 QPIDS=()
 if [ "$rc" != 0 ]; then
-	for f in "$SHARE"/log/*.log; do
-		[ -f "$f" ] || continue
+	for f in "$SHARE"/log/*.log "$SHARE"/log/*.out; do
+		[ -s "$f" ] || continue
 		echo "--- $(basename "$f") (tail)"
 		if grep -q "ERROR: AddressSanitizer" "$f"; then
 			grep -A 14 "ERROR: AddressSanitizer" "$f"
