@@ -182,12 +182,13 @@ static void osd_perf_process_store(struct osd *osd, struct asok_out *out)
 		    ", \"units_total\": %" PRIu64 ", \"units_free\": %" PRIu64
 		    ", \"unit\": %" PRIu64 ", \"defer_requests\": %" PRIu64
 		    ", \"defer_bytes\": %" PRIu64 ", \"checkpoints\": %" PRIu64
-		    ", \"kv_write_bytes\": %" PRIu64 ", \"batch_overlap\": %" PRIu64 "}, ",
+		    ", \"kv_write_bytes\": %" PRIu64 ", \"kv_write_keys\": %" PRIu64
+		    ", \"batch_overlap\": %" PRIu64 "}, ",
 		    si.data_write_bytes, si.wal_write_bytes, si.data_read_bytes, si.batches,
 		    si.batched_tx, (double)si.commit_busy_ns / 1e9, (double)si.read_busy_ns / 1e9,
 		    si.units_total, si.units_free,
 		    si.unit, si.defer_requests, si.defer_bytes, si.checkpoints, si.kv_write_bytes,
-		    si.batch_overlap);
+		    si.kv_write_keys, si.batch_overlap);
 }
 
 /*

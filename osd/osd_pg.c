@@ -70,11 +70,20 @@ int osd_pglog_entry_decode(const void *buf, size_t len, struct proto_pg_log_entr
 
 int osd_pg_obj_version(struct osd *osd, uint64_t pgk, const char *name, uint64_t *v_out)
 {
+	struct store_stat st;
 	uint8_t b[8];
 	size_t len;
 	uint64_t v = 0;
-	int rc = store_getattr(osd->store, pgk, name, OSD_ATTR_VERSION, b, sizeof(b), &len);
+	int rc = store_stat(osd->store, pgk, name, &st);
 
+	if (rc != 0)
+		return rc;
+	if (st.uversion != 0) {
+		*v_out = st.uversion;
+		return 0;
+	}
+	/* written before the version moved into the record: its attribute */
+	rc = store_getattr(osd->store, pgk, name, OSD_ATTR_VERSION, b, sizeof(b), &len);
 	if (rc != 0)
 		return rc;
 	if (len != 8)

@@ -19,7 +19,12 @@
 #include "osd/pg/pg.h"
 
 #define OSD_PGINFO_OBJ	 "pginfo"
-#define OSD_ATTR_VERSION "v" /* object attribute: PG version of its last change */
+/*
+ * PG version of an object's last change: kept in its store record
+ * (store_tx_set_version); objects written by Weft before 2026-12-07 have it
+ * in this attribute instead, which is still read.
+ */
+#define OSD_ATTR_VERSION "v"
 
 /* ring record ops beyond the client ops (osd_wire.c) */
 #define OSD_REC_PUSH	  7 /* a chunk of an object being recovered */

@@ -741,6 +741,147 @@ static void test_metadata_tx(void **state)
 }
 
 /*
+ * The owner's version lives in the object's record (issue 16): a write and
+ * the version it sets are one RocksDB key for the object, plus the store's
+ * own sequence key, where an attribute made them two. It reads back at once,
+ * after a remount, and after a replay; a remove forgets it; 0 is refused.
+ */
+static uint64_t kv_keys(struct store *st)
+{
+	struct store_info i;
+
+	store_info_get(st, &i);
+	return i.kv_write_keys;
+}
+
+static void write_versioned(struct store *st, const char *name, uint64_t v, bool as_attr)
+{
+	struct store_tx *tx;
+	uint8_t b[4096];
+
+	fill(b, sizeof(b), (unsigned int)v);
+	assert_int_equal(store_tx_create(&tx), 0);
+	assert_int_equal(store_tx_write(tx, 1, name, 0, sizeof(b), b), 0);
+	if (as_attr)
+		assert_int_equal(store_tx_setattr(tx, 1, name, "v", &v, 8), 0);
+	else
+		assert_int_equal(store_tx_set_version(tx, 1, name, v), 0);
+	assert_int_equal(stu_commit(st, tx), 0);
+}
+
+static void test_user_version(void **state)
+{
+	struct stu u;
+	struct store *st;
+	struct store_tx *tx;
+	struct store_stat s;
+	struct store_fsck_report r;
+	struct store_info info;
+	uint64_t k0;
+	pid_t pid;
+	int status;
+
+	stu_init(&u, false);
+	assert_int_equal(store_mkfs(&u.o), 0);
+	assert_int_equal(store_mount(&u.o, &st), 0);
+	k0 = kv_keys(st);
+	write_versioned(st, "attr", 7, true);
+	assert_int_equal(kv_keys(st) - k0, 3); /* record, attribute, sequence */
+	k0 = kv_keys(st);
+	write_versioned(st, "rec", 7, false);
+	assert_int_equal(kv_keys(st) - k0, 2); /* record (once), sequence */
+	assert_int_equal(store_stat(st, 1, "rec", &s), 0);
+	assert_int_equal(s.uversion, 7);
+	assert_int_equal(s.size, 4096);
+	assert_int_equal(store_stat(st, 1, "attr", &s), 0);
+	assert_int_equal(s.uversion, 0);
+	/* a version alone creates the object, like an attribute */
+	assert_int_equal(store_tx_create(&tx), 0);
+	assert_int_equal(store_tx_set_version(tx, 1, "bare", 3), 0);
+	assert_int_equal(stu_commit(st, tx), 0);
+	assert_int_equal(store_stat(st, 1, "bare", &s), 0);
+	assert_int_equal(s.uversion, 3);
+	assert_int_equal(s.size, 0);
+	assert_int_equal(store_tx_create(&tx), 0);
+	assert_int_equal(store_tx_set_version(tx, 1, "bare", 0), -EINVAL);
+	store_tx_destroy(tx);
+	/* from RocksDB after a clean remount */
+	assert_int_equal(store_umount(st), 0);
+	assert_int_equal(store_mount(&u.o, &st), 0);
+	assert_int_equal(store_stat(st, 1, "rec", &s), 0);
+	assert_int_equal(s.uversion, 7);
+	check_obj(st, "rec", 0, 4096, 7);
+	assert_int_equal(store_umount(st), 0);
+	/* from the WAL: a child commits these and dies without its checkpoint */
+	pid = fork();
+	if (pid == 0) {
+		if (store_mount(&u.o, &st) != 0)
+			_exit(1);
+		write_versioned(st, "rec", 9, false);
+		write_versioned(st, "gone", 4, false);
+		if (store_tx_create(&tx) != 0 || store_tx_remove(tx, 1, "gone") != 0 ||
+		    stu_commit(st, tx) != 0)
+			_exit(2);
+		_exit(0); /* no umount: the WAL holds all of it */
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(store_mount(&u.o, &st), 0);
+	store_info_get(st, &info);
+	assert_int_equal(info.replayed_tx, 3);
+	assert_int_equal(store_stat(st, 1, "rec", &s), 0);
+	assert_int_equal(s.uversion, 9);
+	check_obj(st, "rec", 0, 4096, 9);
+	assert_int_equal(store_stat(st, 1, "gone", &s), -ENOENT);
+	/* recreated after its remove: no version until one is set */
+	write_obj(st, "gone", 0, 100, 5);
+	assert_int_equal(store_stat(st, 1, "gone", &s), 0);
+	assert_int_equal(s.uversion, 0);
+	/*
+	 * Eight transactions submitted together share batches: their records go
+	 * to RocksDB in one write per batch with the sequence key once.
+	 */
+	{
+		struct store_info a, b;
+		int done[8];
+		char name[16];
+		uint8_t d[4096];
+
+		store_info_get(st, &a);
+		store_plug(st);
+		for (int i = 0; i < 8; i++) {
+			snprintf(name, sizeof(name), "g%d", i);
+			fill(d, sizeof(d), 40u + (unsigned int)i);
+			done[i] = 1;
+			assert_int_equal(store_tx_create(&tx), 0);
+			assert_int_equal(store_tx_write(tx, 1, name, 0, sizeof(d), d), 0);
+			assert_int_equal(store_tx_set_version(tx, 1, name, 100u + (uint64_t)i), 0);
+			assert_int_equal(store_tx_submit(st, tx, stu_cb, &done[i]), 0);
+		}
+		store_unplug(st);
+		assert_int_equal(store_flush(st), 0);
+		store_info_get(st, &b);
+		for (int i = 0; i < 8; i++)
+			assert_int_equal(done[i], 0);
+		assert_true(b.batches - a.batches < 8);
+		assert_int_equal(b.kv_write_keys - a.kv_write_keys, 8 + (b.batches - a.batches));
+	}
+	assert_int_equal(store_umount(st), 0);
+	assert_int_equal(store_mount(&u.o, &st), 0);
+	for (int i = 0; i < 8; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "g%d", i);
+		assert_int_equal(store_stat(st, 1, name, &s), 0);
+		assert_int_equal(s.uversion, 100u + (uint64_t)i);
+		check_obj(st, name, 0, 4096, 40u + (unsigned int)i);
+	}
+	assert_int_equal(store_fsck(st, true, &r), 0);
+	assert_int_equal(store_umount(st), 0);
+	stu_cleanup(&u);
+}
+
+/*
  * The child of test_db_full: RocksDB on a 2 MiB tmpfs of its own (a private
  * mount namespace), attributes of 32 KiB each until it is full. Exit codes:
  * 0 the store failed cleanly, 77 no mount namespace here, else which step
@@ -1261,6 +1402,7 @@ int main(void)
 	    cmocka_unit_test(test_barrier_eio),
 	    cmocka_unit_test(test_rollback_account),
 	    cmocka_unit_test(test_fsck_stray_shards),
+	    cmocka_unit_test(test_user_version),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

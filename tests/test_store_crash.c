@@ -181,7 +181,9 @@ static struct store_tx *build_tx(uint64_t seed, uint64_t id)
 			abort();
 		last = g->kind == OP_REMOVE ? (last == g->obj ? -1 : last) : g->obj;
 	}
-	if (last >= 0 && store_tx_setattr(tx, 1 + last % 2, names[last], "v", &id, 8) != 0)
+	/* the version in the record follows the attribute: both say id */
+	if (last >= 0 && (store_tx_setattr(tx, 1 + last % 2, names[last], "v", &id, 8) != 0 ||
+			  store_tx_set_version(tx, 1 + last % 2, names[last], id) != 0))
 		abort();
 	if (store_tx_pglog_append(tx, LOGPG, id, &id, 8) != 0)
 		abort();
@@ -279,6 +281,9 @@ static int model_matches(const struct model *m, uint8_t *const got[NOBJ],
 		    memcmp(got[i], o->data, o->size) != 0)
 			return 0;
 		if (o->has_attr != (arcs[i] == 0) || (o->has_attr && attrs[i] != o->attr))
+			return 0;
+		/* set with the attribute, forgotten by a remove like it */
+		if (stats[i].uversion != (o->has_attr ? o->attr : 0))
 			return 0;
 	}
 	return 1;

@@ -302,13 +302,15 @@ size_t onode_head_size(const struct onode_rec *r, uint32_t span)
 {
 	uint32_t n;
 
-	return ONODE_HEAD_FIXED + range_size(&r->map, 0, head_end(r, span), &n);
+	return ONODE_HEAD_FIXED + (r->uversion ? 8 : 0) +
+	       range_size(&r->map, 0, head_end(r, span), &n);
 }
 
 void onode_head_encode(const struct onode_rec *r, uint32_t span, uint8_t *p)
 {
 	uint32_t magic = ONODE_HEAD_MAGIC, n,
-		 flags = onode_has_shards(r, span) ? ONODE_F_SHARDS : 0;
+		 flags = (onode_has_shards(r, span) ? ONODE_F_SHARDS : 0) |
+			 (r->uversion ? ONODE_F_UVER : 0);
 
 	range_size(&r->map, 0, head_end(r, span), &n);
 	p = put(p, &magic, 4);
@@ -318,6 +320,8 @@ void onode_head_encode(const struct onode_rec *r, uint32_t span, uint8_t *p)
 	p = put(p, &n, 4);
 	p = put(p, &flags, 4);
 	p = put(p, &span, 4);
+	if (r->uversion)
+		p = put(p, &r->uversion, 8);
 	range_encode(&r->map, 0, head_end(r, span), p);
 }
 
@@ -344,7 +348,7 @@ int onode_head_decode(struct onode_rec *r, const uint8_t *p, size_t len, uint32_
 {
 	const uint8_t *end = p + len;
 	uint32_t magic, cpb, n, flags = 0, span = 0;
-	uint64_t size, version;
+	uint64_t size, version, uversion = 0;
 	struct extmap m;
 
 	if (len < ONODE_OLD_FIXED)
@@ -363,8 +367,17 @@ int onode_head_decode(struct onode_rec *r, const uint8_t *p, size_t len, uint32_
 		memcpy(&flags, p, 4);
 		memcpy(&span, p + 4, 4);
 		p += 8;
-		if (span == 0 || (flags & ~ONODE_F_SHARDS) || ((flags & ONODE_F_SHARDS) && n))
+		if (span == 0 || (flags & ~(ONODE_F_SHARDS | ONODE_F_UVER)) ||
+		    ((flags & ONODE_F_SHARDS) && n))
 			return -EINVAL;
+		if (flags & ONODE_F_UVER) {
+			if ((size_t)(end - p) < 8)
+				return -EINVAL;
+			memcpy(&uversion, p, 8);
+			p += 8;
+			if (uversion == 0)
+				return -EINVAL; /* the flag says it is set */
+		}
 	}
 	extmap_init(&m, cpb);
 	if (range_decode(&m, 0, span ? span : UINT64_MAX, n, &p, end) != 0 || p != end) {
@@ -375,6 +388,7 @@ int onode_head_decode(struct onode_rec *r, const uint8_t *p, size_t len, uint32_
 	r->map = m;
 	r->size = size;
 	r->version = version;
+	r->uversion = uversion;
 	*span_out = span;
 	*flags_out = flags;
 	return 0;

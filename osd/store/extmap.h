@@ -47,10 +47,11 @@ int extmap_lookup(const struct extmap *m, uint64_t lblk, uint64_t *pblk_out,
 		  const uint32_t **crcs_out, uint64_t *run_out);
 uint64_t extmap_blocks(const struct extmap *m);
 
-/* Object record: size, version, map. */
+/* Object record: size, version, the owner's version of it, map. */
 struct onode_rec {
 	uint64_t size;
-	uint64_t version;
+	uint64_t version;  /* the store's: seq of the last transaction that changed it */
+	uint64_t uversion; /* the owner's (store_tx_set_version); 0: never set */
 	struct extmap map;
 };
 
@@ -61,18 +62,22 @@ struct onode_rec {
  * ~28 KiB for a 4 MiB object written 4 KiB at a time):
  *
  *   head  ("O" key): magic "ONO2" u32, cpb u32, size u64, version u64,
- *                    n u32, flags u32, span u32, n pieces of shard 0
+ *                    n u32, flags u32, span u32, [uversion u64],
+ *                    n pieces of shard 0
  *   shard ("E" key): magic "ONS1" u32, n u32, n pieces of shard k
  *   piece: lblk u64, pblk u64, len u64, crcs u32[len * cpb], clipped to its shard
  *
  * flags bit 0: the map reaches beyond shard 0; then every non-empty shard,
  * 0 included, has its own key and the head has no pieces (so a write into a
  * large object rewrites the small head and one shard). Without it shard 0
- * rides in the head: a small object is one key. Records of earlier stores ("ONO1":
+ * rides in the head: a small object is one key. Flags bit 1: the head
+ * carries the owner's version (the OSD's PG version of the object's last
+ * change), so setting it costs no key of its own. Records of earlier stores ("ONO1":
  * the same fields without flags and span, every extent in the one value)
  * are still read; the store rewrites them whole on their next change.
  */
 #define ONODE_F_SHARDS 1u
+#define ONODE_F_UVER   2u
 
 /* Shard index of block lblk. */
 static inline uint64_t onode_shard_of(uint64_t lblk, uint32_t span)

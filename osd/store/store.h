@@ -126,6 +126,13 @@ int store_tx_remove(struct store_tx *tx, uint64_t pg, const char *name);
 int store_tx_setattr(struct store_tx *tx, uint64_t pg, const char *name, const char *key,
 		     const void *val, size_t vlen);
 int store_tx_rmattr(struct store_tx *tx, uint64_t pg, const char *name, const char *key);
+/*
+ * The owner's version of the object (the OSD's PG version of its last
+ * change; non-zero), kept in the object's record: unlike an attribute it
+ * costs no RocksDB key of its own. Creates the object like a setattr;
+ * store_stat() returns it; a remove forgets it.
+ */
+int store_tx_set_version(struct store_tx *tx, uint64_t pg, const char *name, uint64_t uversion);
 int store_tx_pglog_append(struct store_tx *tx, uint64_t pg, uint64_t seq, const void *entry,
 			  size_t len);
 /* Drop PG log entries with seq <= upto. */
@@ -185,8 +192,9 @@ int store_checkpoint_idle(struct store *st, uint64_t age_ms);
 
 struct store_stat {
 	uint64_t size;
-	uint64_t version; /* seq of the last transaction that changed the object */
-	uint64_t blocks;  /* allocation units mapped */
+	uint64_t version;  /* seq of the last transaction that changed the object */
+	uint64_t uversion; /* the last store_tx_set_version; 0 if never set */
+	uint64_t blocks;   /* allocation units mapped */
 };
 
 /* Sees every submitted transaction. -ENOENT if the object does not exist. */
@@ -263,6 +271,7 @@ struct store_info {
 	uint64_t defer_bytes;	   /* small-write images held in memory, not yet on the device */
 	uint64_t wal_write_bytes;  /* WAL records written */
 	uint64_t kv_write_bytes;   /* RocksDB write batches of committed transactions (metadata) */
+	uint64_t kv_write_keys;	   /* keys (puts and deletes) in those batches */
 	uint64_t data_read_bytes;  /* read back from the data device (reads, RMW, replay checks) */
 	uint64_t commit_busy_ns;   /* time at least one WAL batch was in flight */
 	uint64_t batch_overlap;	   /* batches whose record was written while an earlier one's

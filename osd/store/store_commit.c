@@ -674,6 +674,67 @@ static void store_busy_end(struct store *st)
 		st->info.commit_busy_ns += clock_now_ns() - st->busy_t0_ns;
 }
 
+/*
+ * RocksDB's serialised write batch (its rep, the form of its own WAL
+ * records; db/write_batch.cc): sequence fixed64, count fixed32, then the
+ * records. Two batches' records concatenate under one header whose count
+ * is the sum, as RocksDB's own WriteBatchInternal::Append does.
+ */
+#define STORE_KV_REP_HDR 12
+
+/*
+ * The metadata of a batch's transactions as one RocksDB write, with the
+ * store's sequence key M (the last transaction's) once: one memtable insert
+ * for M and one write per batch, not per transaction (docs/store.md). The
+ * write is atomic, so after a crash RocksDB has all of the batch or none,
+ * and replay starts after M either way.
+ */
+static int store_batch_kv(struct store *st, struct store_txc *list)
+{
+	rocksdb_writebatch_t *wb = list->wb, *merged = NULL;
+	struct store_txc *last = list;
+	size_t wbytes = 0;
+	int rc;
+
+	if (list->next != NULL) {
+		size_t total = STORE_KV_REP_HDR, len, off = STORE_KV_REP_HDR;
+		uint32_t count = 0;
+		uint8_t *buf;
+
+		for (struct store_txc *t = list; t; t = t->next) {
+			rocksdb_writebatch_data(t->wb, &len);
+			total += len - STORE_KV_REP_HDR;
+			count += (uint32_t)rocksdb_writebatch_count(t->wb);
+			last = t;
+		}
+		buf = malloc(total);
+		if (buf == NULL)
+			return -ENOMEM;
+		memset(buf, 0, 8); /* the sequence: RocksDB assigns it at the write */
+		for (int i = 0; i < 4; i++)
+			buf[8 + i] = (uint8_t)(count >> (8 * i));
+		for (struct store_txc *t = list; t; t = t->next) {
+			const char *rep = rocksdb_writebatch_data(t->wb, &len);
+
+			memcpy(buf + off, rep + STORE_KV_REP_HDR, len - STORE_KV_REP_HDR);
+			off += len - STORE_KV_REP_HDR;
+		}
+		merged = rocksdb_writebatch_create_from((const char *)buf, total);
+		free(buf);
+		if (merged == NULL)
+			return -ENOMEM;
+		wb = merged;
+	}
+	rocksdb_writebatch_put(wb, "M", 1, (const char *)&last->seq, 8);
+	rocksdb_writebatch_data(wb, &wbytes);
+	st->info.kv_write_bytes += wbytes;
+	st->info.kv_write_keys += (uint64_t)rocksdb_writebatch_count(wb);
+	rc = kv_write(st->kv, wb, false);
+	if (merged != NULL)
+		rocksdb_writebatch_destroy(merged);
+	return rc;
+}
+
 /* The oldest batch is durable (or failed): metadata to RocksDB, then callbacks. */
 static int store_batch_commit(struct store *st)
 {
@@ -697,16 +758,10 @@ static int store_batch_commit(struct store *st)
 	if (st->failed)
 		return store_fail_pending(st, list);
 	/* Metadata first, so a callback that reads or lists sees its transaction. */
-	for (struct store_txc *t = list; t; t = t->next) {
-		size_t wbytes = 0;
-
-		rocksdb_writebatch_data(t->wb, &wbytes);
-		st->info.kv_write_bytes += wbytes;
-		rc = kv_write(st->kv, t->wb, false);
-		if (rc != 0) {
-			store_fail(st, rc, "rocksdb apply");
-			break;
-		}
+	rc = list ? store_batch_kv(st, list) : 0;
+	if (rc != 0)
+		store_fail(st, rc, "rocksdb apply");
+	for (struct store_txc *t = list; t && rc == 0; t = t->next) {
 		for (unsigned int i = 0; i < t->nallocs; i++)
 			store_alloc_persist_mark(st, t->allocs[i].start, t->allocs[i].len, true);
 		st->committed_seq = t->seq;

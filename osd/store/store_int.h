@@ -62,6 +62,7 @@ enum store_pop {
 	POP_LOG_APPEND, /* pg seq entry */
 	POP_LOG_TRIM,	/* pg upto */
 	POP_TOUCH,	/* pg name: create if absent */
+	POP_UVER,	/* pg name uversion: the owner's version, in the record */
 };
 #define POP_WRITE_INLINE 1u
 
@@ -78,6 +79,9 @@ struct onode {
 	bool shards;	 /* RocksDB may hold shard keys ("E") of it */
 	uint64_t *dirty; /* shards (k >= 1) changed since the last put, unsorted */
 	uint32_t ndirty, dcap;
+	/* changed by the body being applied: its record is put once, at the body's end */
+	bool put_pending, put_listed;
+	struct onode *put_next;
 };
 
 /* Extent-map shard size on disk: a small write rewrites at most this much map per shard. */
@@ -242,6 +246,7 @@ struct store {
 	uint64_t hsize, hcount;
 	uint64_t cache_bytes; /* sum of onode->bytes */
 	uint64_t trim_cursor; /* bucket where the next eviction scan starts */
+	struct onode *put_list; /* records with a put pending (store_onode_puts) */
 
 	/* commit pipeline (store_commit.c) */
 	struct store_txc *q_head, *q_tail;   /* submitted, not yet in a batch */
@@ -316,6 +321,7 @@ void store_ckpt_defer_done(struct store *st, uint64_t id);
 #define STORE_BODY_META	  1u /* apply to the object records and the RocksDB batch */
 #define STORE_BODY_REPLAY 2u /* re-mark allocations, re-write inline data, re-queue frees */
 #define STORE_BODY_VERIFY 4u /* only check out-of-line data on the device against its crcs */
+#define STORE_BODY_NOPUT  8u /* leave the changed records for the caller's store_onode_puts */
 
 int store_onode_get(struct store *st, uint64_t pg, const char *name, bool create,
 		    struct onode **on_out);
@@ -332,6 +338,12 @@ void store_onode_trim(struct store *st);
 int store_onode_dirty(struct store *st, struct onode *on, uint64_t lblk, uint64_t n);
 /* The record's head and every changed shard into wb (empty shards deleted). */
 int store_onode_put(struct store *st, struct onode *on, rocksdb_writebatch_t *wb);
+/*
+ * The records the bodies applied since the last call changed, each put into
+ * wb once (a write and the version it sets are one key, not two); wb NULL
+ * forgets them (a failed transaction).
+ */
+int store_onode_puts(struct store *st, rocksdb_writebatch_t *wb);
 /* An object record from RocksDB: its head (val) and, if it has any, its shards. */
 int store_onode_load(struct store *st, uint64_t pg, const char *name, const void *val, size_t vlen,
 		     struct onode *on);

@@ -79,6 +79,7 @@ void store_onode_trim(struct store *st)
 
 void store_onode_cache_fini(struct store *st)
 {
+	st->put_list = NULL; /* a failed replay may leave some: the records go below */
 	for (uint64_t i = 0; st->htab && i < st->hsize; i++) {
 		while (st->htab[i]) {
 			struct onode *on = st->htab[i];
@@ -315,6 +316,34 @@ int store_onode_put(struct store *st, struct onode *on, rocksdb_writebatch_t *wb
 	return rc;
 }
 
+/* on changed: its record goes into the batch when the body (or transaction) ends. */
+static void store_onode_mark(struct store *st, struct onode *on)
+{
+	on->put_pending = true;
+	if (on->put_listed)
+		return;
+	on->put_listed = true;
+	on->put_next = st->put_list;
+	st->put_list = on;
+}
+
+int store_onode_puts(struct store *st, rocksdb_writebatch_t *wb)
+{
+	int rc = 0;
+
+	while (st->put_list) {
+		struct onode *on = st->put_list;
+
+		st->put_list = on->put_next;
+		if (on->put_pending && wb && rc == 0)
+			rc = store_onode_put(st, on, wb);
+		on->put_pending = false;
+		on->put_listed = false;
+		on->put_next = NULL;
+	}
+	return rc;
+}
+
 void store_alloc_persist_mark(struct store *st, uint64_t start, uint64_t len, bool used)
 {
 	alloc_mark(&st->persisted, start, len, used);
@@ -509,7 +538,7 @@ static int store_apply_write(struct store *st, struct rd *r, uint64_t seq, rocks
 		on->exists = true;
 		on->rec.size = size;
 		on->rec.version = seq;
-		rc = store_onode_put(st, on, wb);
+		store_onode_mark(st, on);
 	}
 	return rc;
 }
@@ -530,8 +559,8 @@ static void store_punch_dirty_cb(void *arg, uint64_t lblk, uint64_t pblk, uint64
 		pd->rc = store_onode_dirty(pd->st, pd->on, lblk, len);
 }
 
-int store_body_apply(struct store *st, uint64_t seq, const uint8_t *body, size_t blen,
-		     rocksdb_writebatch_t *wb, unsigned int flags)
+static int store_body_ops(struct store *st, uint64_t seq, const uint8_t *body, size_t blen,
+			  rocksdb_writebatch_t *wb, unsigned int flags)
 {
 	bool meta = flags & STORE_BODY_META, replay = flags & STORE_BODY_REPLAY;
 	struct rd r = {body, body + blen, false};
@@ -547,7 +576,7 @@ int store_body_apply(struct store *st, uint64_t seq, const uint8_t *body, size_t
 		size_t l1, l2;
 
 		if (op == POP_WRITE || op == POP_PUNCH || op == POP_SETSIZE || op == POP_REMOVE ||
-		    op == POP_ATTR_SET || op == POP_ATTR_RM || op == POP_TOUCH) {
+		    op == POP_ATTR_SET || op == POP_ATTR_RM || op == POP_TOUCH || op == POP_UVER) {
 			pg = rd_u64(&r);
 			rd_str(&r, name, STORE_NAME_MAX);
 			if (r.bad || !name[0])
@@ -586,7 +615,7 @@ int store_body_apply(struct store *st, uint64_t seq, const uint8_t *body, size_t
 				if (rc == 0)
 					rc = pd.rc;
 				if (rc == 0)
-					rc = store_onode_put(st, on, wb);
+					store_onode_mark(st, on);
 			}
 			break;
 		case POP_SETSIZE:
@@ -597,7 +626,7 @@ int store_body_apply(struct store *st, uint64_t seq, const uint8_t *body, size_t
 				on->exists = true;
 				on->rec.size = a;
 				on->rec.version = seq;
-				rc = store_onode_put(st, on, wb);
+				store_onode_mark(st, on);
 			}
 			break;
 		case POP_TOUCH:
@@ -605,14 +634,25 @@ int store_body_apply(struct store *st, uint64_t seq, const uint8_t *body, size_t
 				on->exists = true;
 				on->rec.size = 0;
 				on->rec.version = seq;
-				rc = store_onode_put(st, on, wb);
+				store_onode_mark(st, on);
+			}
+			break;
+		case POP_UVER:
+			a = rd_u64(&r);
+			if (r.bad || a == 0)
+				return -EINVAL;
+			if (meta) {
+				on->rec.uversion = a;
+				store_onode_mark(st, on);
 			}
 			break;
 		case POP_REMOVE:
 			if (meta) {
 				extmap_fini(&on->rec.map);
 				on->rec.size = 0;
+				on->rec.uversion = 0;
 				on->exists = false;
+				on->put_pending = false; /* the deletes below supersede it */
 				rocksdb_writebatch_delete(wb, (const char *)k,
 							  kv_key_onode(k, pg, name));
 				kv_key_attr_range(k, &l1, k2, &l2, pg, name);
@@ -683,5 +723,18 @@ int store_body_apply(struct store *st, uint64_t seq, const uint8_t *body, size_t
 			store_onode_account(st, on);
 		}
 	}
+	return rc;
+}
+
+int store_body_apply(struct store *st, uint64_t seq, const uint8_t *body, size_t blen,
+		     rocksdb_writebatch_t *wb, unsigned int flags)
+{
+	int rc = store_body_ops(st, seq, body, blen, wb, flags);
+
+	if (flags & STORE_BODY_NOPUT)
+		return rc; /* the caller puts them (or forgets them) */
+	if (rc == 0 && (flags & STORE_BODY_META))
+		return store_onode_puts(st, wb);
+	store_onode_puts(st, NULL);
 	return rc;
 }

@@ -21,6 +21,7 @@ int store_stat(struct store *st, uint64_t pg, const char *name, struct store_sta
 		return rc;
 	stat_out->size = on->rec.size;
 	stat_out->version = on->rec.version;
+	stat_out->uversion = on->rec.uversion;
 	stat_out->blocks = extmap_blocks(&on->rec.map);
 	return 0;
 }

@@ -16,7 +16,17 @@
 #include "osd/store/bufcache.h"
 #include "osd/store/store_int.h"
 
-enum tx_kind { TX_WRITE, TX_ZERO, TX_TRUNC, TX_REMOVE, TX_SETATTR, TX_RMATTR, TX_LOG, TX_TRIM };
+enum tx_kind {
+	TX_WRITE,
+	TX_ZERO,
+	TX_TRUNC,
+	TX_REMOVE,
+	TX_SETATTR,
+	TX_RMATTR,
+	TX_LOG,
+	TX_TRIM,
+	TX_UVER
+};
 
 struct tx_op {
 	enum tx_kind kind;
@@ -161,6 +171,13 @@ int store_tx_rmattr(struct store_tx *tx, uint64_t pg, const char *name, const ch
 	return tx_add(tx, TX_RMATTR, pg, name, key, 0, 0, NULL, 0);
 }
 
+int store_tx_set_version(struct store_tx *tx, uint64_t pg, const char *name, uint64_t uversion)
+{
+	if (uversion == 0)
+		return -EINVAL; /* 0 means "never set" */
+	return tx_add(tx, TX_UVER, pg, name, NULL, uversion, 0, NULL, 0);
+}
+
 int store_tx_pglog_append(struct store_tx *tx, uint64_t pg, uint64_t seq, const void *entry,
 			  size_t len)
 {
@@ -200,7 +217,7 @@ struct snap {
 	struct onode *on;
 	bool exists, whole, shards;
 	uint64_t size; /* before this tx: also the PG counts' delta (store_pgstat.c) */
-	uint64_t version;
+	uint64_t version, uversion;
 };
 
 /*
@@ -304,7 +321,7 @@ static int xl_apply(struct xl *x)
 	if (x->rc)
 		return x->rc;
 	rc = store_body_apply(x->st, t->seq, t->body + x->applied, t->blen - x->applied, t->wb,
-			      STORE_BODY_META);
+			      STORE_BODY_META | STORE_BODY_NOPUT);
 	x->applied = t->blen;
 	if (rc)
 		x->rc = rc;
@@ -335,7 +352,8 @@ static int xl_onode(struct xl *x, uint64_t pg, const char *name, struct onode **
 			    .whole = on->whole,
 			    .shards = on->shards,
 			    .size = on->rec.size,
-			    .version = on->rec.version};
+			    .version = on->rec.version,
+			    .uversion = on->rec.uversion};
 	x->nsnaps++;
 	*on_out = on;
 	return 0;
@@ -674,6 +692,11 @@ static int xl_op(struct xl *x, struct tx_op *op)
 		put_obj(x, POP_ATTR_RM, op->pg, op->name);
 		putstr(x, op->key);
 		break;
+	case TX_UVER:
+		put_obj(x, POP_TOUCH, op->pg, op->name);
+		put_obj(x, POP_UVER, op->pg, op->name);
+		put64(x, op->off);
+		break;
 	case TX_LOG:
 		put8(x, POP_LOG_APPEND);
 		put64(x, op->pg);
@@ -719,13 +742,14 @@ static void tx_estimate(const struct store *st, const struct store_tx *tx, uint6
 		units += n;
 		/* metadata ops: exactly what xl_op puts (an activation carries thousands) */
 		if (op->kind == TX_LOG || op->kind == TX_TRIM || op->kind == TX_SETATTR ||
-		    op->kind == TX_RMATTR) {
+		    op->kind == TX_RMATTR || op->kind == TX_UVER) {
 			size_t nl = op->name ? strlen(op->name) : 0,
 			       kl = op->key ? strlen(op->key) : 0;
 
 			body += op->kind == TX_LOG	 ? 21 + op->len
 				: op->kind == TX_TRIM	 ? 17
 				: op->kind == TX_SETATTR ? 2 * (11 + nl) + 6 + kl + op->len
+				: op->kind == TX_UVER	 ? 2 * (11 + nl) + 8
 							 : 13 + nl + kl;
 			continue;
 		}
@@ -771,6 +795,7 @@ static void xl_rollback(struct xl *x)
 		s->on->shards = s->shards;
 		s->on->rec.size = s->size;
 		s->on->rec.version = s->version;
+		s->on->rec.uversion = s->uversion;
 		s->on->ndirty = 0;
 	}
 	/* their maps shrank back: the cache's byte count follows (store_onode_trim) */
@@ -859,7 +884,11 @@ int store_tx_submit(struct store *st, struct store_tx *tx, store_commit_cb cb, v
 	x.txc = t;
 	for (unsigned int i = 0; i < tx->n && rc == 0; i++)
 		rc = xl_op(&x, &tx->ops[i]);
+	/* each changed record once, in its final state: one key per object */
+	if (rc == 0)
+		rc = store_onode_puts(st, t->wb);
 	if (rc != 0) {
+		store_onode_puts(st, NULL);
 		xl_rollback(&x); /* drains data writes, borrowed buffers included */
 		store_defer_cancel(st, t);
 		store_txc_destroy(t);
@@ -870,8 +899,7 @@ int store_tx_submit(struct store *st, struct store_tx *tx, store_commit_cb cb, v
 	for (unsigned int i = 0; i < x.nsnaps; i++)
 		store_pgstat_delta(st, x.snaps[i].on->pg, x.snaps[i].exists, x.snaps[i].size,
 				   x.snaps[i].on->exists, x.snaps[i].on->rec.size);
-	rocksdb_writebatch_put(t->wb, "M", 1, (const char *)&t->seq, 8);
-	st->next_seq++;
+	st->next_seq++; /* M (the last seq RocksDB has) goes in once per batch: store_batch_kv */
 	if (st->q_tail)
 		st->q_tail->next = t;
 	else
