@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/clock.h"
@@ -445,6 +446,7 @@ static int mon_run(struct mon *mon)
 	rc = mon_raft_open(mon, true);
 	if (rc != 0)
 		goto err_svc;
+	mon->start_s = (uint64_t)time(NULL);
 	mon->raft.data = mon;
 	raft_set_election_timeout(&mon->raft, mon->election_ms);
 	raft_set_heartbeat_timeout(&mon->raft, mon->election_ms / 10 > 50 ? mon->election_ms / 10

@@ -468,8 +468,23 @@ void mon_member_applied(struct mon *mon, const struct mon_map *old, const struct
 	if (mon_map_mon(old, (uint32_t)mon->self_id) == NULL ||
 	    mon_map_mon(&mon->map, (uint32_t)mon->self_id) != NULL)
 		return;
-	log_error("mon", "%s: removed from the monitors at epoch %u (%s); stopping", mon->name,
-		  inc->epoch, inc->reason);
+	if (inc->stamp < mon->start_s) {
+		/*
+		 * Proposed before we started: removed while down, and told so by
+		 * the leader as we caught up (before raft's own configuration
+		 * left us out). The same refusal as a restart that finds it in
+		 * mon_data, exit status included. A removal in our first second
+		 * cannot be told apart and stops like a running monitor's.
+		 */
+		log_error("mon", "%s: removed from the monitors at epoch %u (%s) while it was "
+			  "down; refusing to rejoin. To add it back: weft mon add NAME ADDR, then "
+			  "weft-mon --mkfs --join on an empty mon_data", mon->name, inc->epoch,
+			  inc->reason);
+		mon->exit_rc = 1;
+	} else {
+		log_error("mon", "%s: removed from the monitors at epoch %u (%s); stopping",
+			  mon->name, inc->epoch, inc->reason);
+	}
 	/* remembered in mon_data: a restart refuses at once (mon_member_check_removed) */
 	{
 		char path[PATH_MAX + 32];

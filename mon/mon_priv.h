@@ -127,6 +127,7 @@ struct mon {
 	raft_index remove_wait_index;
 	bool removed; /* the map no longer lists us: stop */
 	uint64_t removed_ms;
+	uint64_t start_s; /* wall clock at start: a removal proposed before it happened while down */
 	int exit_rc;
 	uint64_t no_leader_ms, probe_next_ms;
 	unsigned int probe_idx;

@@ -170,8 +170,9 @@ refuses() { # refuses NAME SECS
 	unset "PIDS[leaving.$1]"
 	# A mon down when it was removed can also be sent, by the leader, the
 	# very entries that remove it before its own check runs (seen once in
-	# CI): it then applies its removal and stops as a running mon does
-	# (exit 0, docs/mon.md). Either way it must not rejoin.
+	# CI): it applies its removal and refuses (exit 1) as below, unless the
+	# removal was proposed in the second it started, when it stops as a
+	# running mon does (exit 0, docs/mon.md). Either way it must not rejoin.
 	if [ "$rc" = 0 ] && grep -q "removed from the monitors at epoch .*; stopping" "$DIR/mon.$1.log"; then
 		log "mon.$1: applied its own removal from the leader's entries and stopped (exit 0)"
 		return
