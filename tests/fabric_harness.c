@@ -17,6 +17,8 @@ const char *fh_ip(void)
 	return ip && ip[0] ? ip : "127.0.0.1";
 }
 
+uint32_t fh_peer_timeout_ms;
+
 struct fab_domain *fh_domain_open(uint32_t msg_size, uint32_t credits, uint32_t sq_depth)
 {
 	struct fab_domain_attr attr;
@@ -30,6 +32,8 @@ struct fab_domain *fh_domain_open(uint32_t msg_size, uint32_t credits, uint32_t 
 	attr.sq_depth = sq_depth;
 	attr.busy_poll_us = 0;
 	attr.connect_timeout_ms = 3000;
+	if (fh_peer_timeout_ms != 0)
+		attr.peer_timeout_ms = fh_peer_timeout_ms;
 	if (fab_domain_open(&attr, &dom))
 		return NULL;
 	return dom;

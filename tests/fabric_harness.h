@@ -33,6 +33,8 @@ extern const char *fh_backend;
 /* The IP the suite listens on and connects to: $WEFT_TEST_ADDR, default 127.0.0.1. */
 const char *fh_ip(void);
 
+/* ms_peer_timeout of the domains opened below; 0 = the default. */
+extern uint32_t fh_peer_timeout_ms;
 /* Open a domain on fh_backend with small, test-friendly limits. */
 struct fab_domain *fh_domain_open(uint32_t msg_size, uint32_t credits, uint32_t sq_depth);
 void fh_side_init(struct fh_side *s, struct fab_domain *dom);

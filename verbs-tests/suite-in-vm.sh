@@ -12,4 +12,6 @@ rc=0
 # scoped keys against a peer that skips the initiator's check: the device refuses
 # (a skip here, with rxe0 present, is a failure)
 "$WEFT_BUILD/tests/test_verbs_mw" || { r=$?; [ "$r" = 77 ] && r=1; rc=$r; }
+# a QP that stops completing work fails its connection, never hangs it
+"$WEFT_BUILD/tests/test_verbs_stall" || { r=$?; [ "$r" = 77 ] && r=1; rc=$r; }
 exit $rc

@@ -314,6 +314,52 @@ static void verbs_check_deadlines(struct verbs_domain *vd)
 }
 
 /*
+ * The fabric's promise is that nothing hangs: an op on a QP completes, in
+ * error if the peer is gone (the device's retries end within about
+ * ms_peer_timeout / 2). A connection with work posted and no completion
+ * for twice ms_peer_timeout (at least 5 s) is stuck below us (a provider
+ * that lost a work request): it is logged with what it holds and failed,
+ * so its ops complete in error and the layers above reconnect and resend
+ * instead of waiting forever. Checked every VERBS_STALL_CHECK_MS: a
+ * completion clears the mark, the next check sets it again.
+ */
+static void verbs_check_stalls(struct verbs_domain *vd, uint64_t now)
+{
+	uint64_t limit = 2ull * vd->base.attr.peer_timeout_ms;
+
+	if (limit < 5000)
+		limit = 5000;
+	limit *= 1000000ull;
+	for (struct verbs_ep *ep = vd->eps, *next; ep; ep = next) {
+		struct ibv_qp_attr qa = { 0 };
+		struct ibv_qp_init_attr ia;
+		const struct verbs_op *head = ep->ring.head;
+
+		next = ep->next;
+		if (ep->state != VERBS_EP_CONNECTED || ep->hw_inflight == 0 || !ep->qp) {
+			ep->hw_quiet_ns = 0;
+			continue;
+		}
+		if (ep->hw_quiet_ns == 0) {
+			ep->hw_quiet_ns = now;
+			continue;
+		}
+		if (now - ep->hw_quiet_ns < limit)
+			continue;
+		if (ibv_query_qp(ep->qp, &qa, IBV_QP_STATE, &ia) != 0)
+			qa.qp_state = IBV_QPS_UNKNOWN;
+		verbs_log_err(vd,
+			      "qp 0x%x to %s: %u work requests posted and no completion for %llu "
+			      "ms (QP state %d, oldest: %s, %u more queued): failing the connection",
+			      ep->qp->qp_num, ep->base.peer_addr, ep->hw_inflight,
+			      (unsigned long long)((now - ep->hw_quiet_ns) / 1000000ull),
+			      (int)qa.qp_state, head ? verbs_op_kind_name(head->kind) : "none",
+			      ep->pending.count);
+		verbs_ep_fail(ep, -ETIMEDOUT, NULL);
+	}
+}
+
+/*
  * The peer refuses its own bad one-sided ops to us (its check of our
  * region table; the device refuses the rest, and then the connection
  * ends) and reports the count in our mailbox: log them here, where the
@@ -442,6 +488,14 @@ static int verbs_progress(struct fab_domain *dom, unsigned int budget)
 		vd->in_wait = false;
 	}
 	verbs_check_deadlines(vd);
+	if (vd->cm_tick == 0) { /* rdma_cm was just polled: a clock read is cheap beside it */
+		uint64_t now = clock_now_ns();
+
+		if (now >= vd->next_stall_check_ns) {
+			vd->next_stall_check_ns = now + VERBS_STALL_CHECK_MS * 1000000ull;
+			verbs_check_stalls(vd, now);
+		}
+	}
 	verbs_reap(vd);
 	vd->in_progress = false;
 	if (full || verbs_work_left(vd))

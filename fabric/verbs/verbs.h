@@ -55,6 +55,7 @@
 #define VERBS_DRAIN_MS 500u	   /* wait for flushed WRs after a failure */
 #define VERBS_SLOT_LEN 128u	   /* outbox (0..63) + key landing (64..95) */
 #define VERBS_CM_EVERY 128u	   /* progress calls between rdma_cm polls when idle */
+#define VERBS_STALL_CHECK_MS 500u  /* how often connections with work posted are looked at */
 #define VERBS_CREDIT_LAZY_NS 1000000ull /* owed credits go alone after this */
 
 enum verbs_obj_kind {
@@ -200,6 +201,7 @@ struct verbs_ep {
 	struct verbs_opq ring;	  /* on the QP (or refused), in posting order */
 	uint32_t user_ops;
 	uint32_t hw_inflight;
+	uint64_t hw_quiet_ns; /* first seen busy with no completion since (0: not yet) */
 	uint32_t next_seq;
 	uint32_t unsignaled;
 	uint64_t sent_total;	  /* credits used */
@@ -246,6 +248,7 @@ struct verbs_domain {
 	bool in_progress;
 	bool in_wait;
 	uint32_t cm_tick; /* rdma_cm's channel costs a syscall: polled every VERBS_CM_EVERY calls */
+	uint64_t next_stall_check_ns; /* verbs_check_stalls: at most once per VERBS_STALL_CHECK_MS */
 	struct ibv_srq *srq;
 	uint32_t srq_max;
 	struct rdma_event_channel *cm;
@@ -364,6 +367,8 @@ int verbs_ep_connect(struct fab_domain *dom, const char *addr, const char *local
 		     struct fab_ep **ep_out);
 void verbs_ep_close(struct fab_ep *ep);
 void verbs_ep_fail(struct verbs_ep *ep, int status, const char *why);
+/* "send", "window bind", ...: for logs. */
+const char *verbs_op_kind_name(enum verbs_op_kind k);
 void verbs_ep_destroy(struct verbs_ep *ep);
 int verbs_cm_progress(struct verbs_domain *vd, unsigned int budget);
 void verbs_ep_check_deadline(struct verbs_ep *ep, uint64_t now);

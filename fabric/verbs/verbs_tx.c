@@ -40,7 +40,7 @@ static int verbs_wc_errno(const struct verbs_ep *ep, enum ibv_wc_status s)
 	}
 }
 
-static const char *verbs_op_name(enum verbs_op_kind k)
+const char *verbs_op_kind_name(enum verbs_op_kind k)
 {
 	static const char *const names[] = { "send",	   "write",	  "read",
 					     "mailbox write", "key lookup", "window bind",
@@ -237,6 +237,7 @@ void verbs_cq_handle(struct verbs_domain *vd, const struct ibv_wc *wc)
 	if (!ep)
 		return; /* closed: its ops were completed then */
 	status = verbs_wc_errno(ep, wc->status);
+	ep->hw_quiet_ns = 0; /* the QP moves (verbs_check_stalls) */
 	while ((op = ep->ring.head) && (int32_t)(op->seq - seq) <= 0) {
 		verbs_opq_pop(&ep->ring);
 		if (op->hw)
@@ -248,7 +249,7 @@ void verbs_cq_handle(struct verbs_domain *vd, const struct ibv_wc *wc)
 			verbs_op_complete(ep, op, op->status);
 	}
 	if (status && wc->status != IBV_WC_WR_FLUSH_ERR) {
-		verbs_log_err(vd, "qp 0x%x: %s to %s failed: %s", wc->qp_num, verbs_op_name(kind),
+		verbs_log_err(vd, "qp 0x%x: %s to %s failed: %s", wc->qp_num, verbs_op_kind_name(kind),
 			      ep->base.peer_addr, ibv_wc_status_str(wc->status));
 		verbs_ep_fail(ep, status, NULL);
 	}
