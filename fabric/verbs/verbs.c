@@ -407,14 +407,21 @@ static int verbs_cq_arm(struct verbs_domain *vd, unsigned int limit)
 	int rc;
 
 	if (vd->cq_armed && vd->cq_seen) {
+		/*
+		 * A CQE can be visible before its event reaches the channel (the
+		 * provider writes the CQ, then notifies): on EAGAIN keep cq_seen
+		 * and try again next time. Forgetting it left the late event
+		 * unread, its fd readable, and a sleeping loop spinning on it
+		 * until the next completion.
+		 */
 		if (ibv_get_cq_event(vd->chan, &cq, &cq_ctx) == 0) {
 			vd->cq_armed = false;
+			vd->cq_seen = 0;
 			if (++vd->cq_unacked >= 64) {
 				ibv_ack_cq_events(vd->cq, vd->cq_unacked);
 				vd->cq_unacked = 0;
 			}
 		}
-		vd->cq_seen = 0;
 	}
 	if (vd->cq_armed)
 		return 0;
