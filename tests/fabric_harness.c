@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/log.h"
 #include "tests/fabric_harness.h"
 
 const char *fh_backend = "tcp";
@@ -37,6 +38,21 @@ struct fab_domain *fh_domain_open(uint32_t msg_size, uint32_t credits, uint32_t 
 	if (fab_domain_open(&attr, &dom))
 		return NULL;
 	return dom;
+}
+
+int fh_verbs_probe(uint32_t msg_size, uint32_t credits, uint32_t sq_depth)
+{
+	struct fab_domain *d;
+
+	fh_backend = "verbs";
+	weft_log_open("test", WEFT_LOG_WARN, NULL);
+	d = fh_domain_open(msg_size, credits, sq_depth);
+	if (!d) {
+		printf("SKIP: no usable verbs device here\n");
+		return 77;
+	}
+	fab_domain_close(d);
+	return 0;
 }
 
 void fh_side_init(struct fh_side *s, struct fab_domain *dom)

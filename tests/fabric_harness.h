@@ -35,6 +35,8 @@ const char *fh_ip(void);
 
 /* ms_peer_timeout of the domains opened below; 0 = the default. */
 extern uint32_t fh_peer_timeout_ms;
+/* Verbs-only programs: fh_backend = "verbs", logs at WARN; 0 if a domain opens, else 77 (skip). */
+int fh_verbs_probe(uint32_t msg_size, uint32_t credits, uint32_t sq_depth);
 /* Open a domain on fh_backend with small, test-friendly limits. */
 struct fab_domain *fh_domain_open(uint32_t msg_size, uint32_t credits, uint32_t sq_depth);
 void fh_side_init(struct fh_side *s, struct fab_domain *dom);

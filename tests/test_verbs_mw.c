@@ -217,17 +217,12 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_window_range),
 	    cmocka_unit_test(test_region_own_key),
 	};
-	struct fab_domain *d;
+	int rc;
 
 	(void)argc;
 	(void)argv;
-	fh_backend = "verbs";
-	weft_log_open("test", WEFT_LOG_WARN, NULL);
-	d = fh_domain_open(MSG, CREDITS, SQ);
-	if (!d) {
-		printf("SKIP: no usable verbs device here\n");
-		return 77;
-	}
-	fab_domain_close(d);
+	rc = fh_verbs_probe(MSG, CREDITS, SQ);
+	if (rc != 0)
+		return rc;
 	return cmocka_run_group_tests_name("verbs/windows", tests, NULL, NULL);
 }

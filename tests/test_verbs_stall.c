@@ -79,18 +79,13 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_stalled_qp_fails),
 	};
-	struct fab_domain *d;
+	int rc;
 
 	(void)argc;
 	(void)argv;
-	fh_backend = "verbs";
 	fh_peer_timeout_ms = 1000;
-	weft_log_open("test", WEFT_LOG_WARN, NULL);
-	d = fh_domain_open(MSG, CREDITS, SQ);
-	if (!d) {
-		printf("SKIP: no usable verbs device here\n");
-		return 77;
-	}
-	fab_domain_close(d);
+	rc = fh_verbs_probe(MSG, CREDITS, SQ);
+	if (rc != 0)
+		return rc;
 	return cmocka_run_group_tests_name("verbs/stall", tests, NULL, NULL);
 }
