@@ -21,8 +21,18 @@
 # background work (heartbeats, ticks) weighs on both modes alike; the CPU
 # per op counts the measured cluster's daemons only.
 #
-# usage: auth-cost.sh [--seconds S] [--rounds N] [--interleave] [--dir DIR]
-#                     [--port P] [--out FILE] [--keep-results DIR] [BUILD_DIR]
+# --blocks K (implies --interleave): K blocks, each with its own pair of
+# fresh clusters and ROUNDS rounds alternating between them; from one block
+# to the next the two modes swap ports and the order they are created in.
+# What differs between two clusters (placement, the data files, the ports)
+# then falls on each mode in half the blocks, and the drift of the machine
+# is spread by the alternation within a block. Besides the medians, the
+# table gives each block's ratio (its own medians) and their mean, so the
+# spread of the estimate is printed next to it.
+#
+# usage: auth-cost.sh [--seconds S] [--rounds N] [--interleave] [--blocks K]
+#                     [--dir DIR] [--port P] [--out FILE] [--keep-results DIR]
+#                     [BUILD_DIR]
 #   BUILD_DIR (default ./build-release): a Release build. --seconds: each
 #   weft bench phase (default 15); --rounds: rounds per mode (default 2);
 #   --dir: scratch space (default /var/tmp/weft-auth-cost, about 13 GiB,
@@ -32,7 +42,7 @@
 # exit: 0 done, 1 a tool failed, 2 bad usage.
 set -uo pipefail
 
-INTERLEAVE=0 SECS=15 ROUNDS=2 SCRATCH=/var/tmp/weft-auth-cost PORT=39800 OUT="" KEEP="" BUILD=./build-release
+INTERLEAVE=0 BLOCKS=1 SECS=15 ROUNDS=2 SCRATCH=/var/tmp/weft-auth-cost PORT=39800 OUT="" KEEP="" BUILD=./build-release
 BL_NAME=auth-cost
 # shellcheck source=perftest-scripts/bench-lib.sh
 source "$(dirname "$0")/bench-lib.sh"
@@ -42,6 +52,7 @@ while [ $# -gt 0 ]; do
 	--seconds) SECS=${2:-}; shift ;;
 	--rounds) ROUNDS=${2:-}; shift ;;
 	--interleave) INTERLEAVE=1 ;;
+	--blocks) BLOCKS=${2:-}; INTERLEAVE=1; shift ;;
 	--dir) SCRATCH=${2:-}; shift ;;
 	--port) PORT=${2:-}; shift ;;
 	--out) OUT=${2:-}; shift ;;
@@ -51,7 +62,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-bl_positive "$SECS" "$ROUNDS"
+bl_positive "$SECS" "$ROUNDS" "$BLOCKS"
 bl_paths
 COPTS+=(--data-size 4G)
 bl_require_bins "$WEFT" "$BUILD/mon/weft-mon" "$BUILD/osd/weft-osd" "$BUILD/perftest-scripts/tcp-pingpong"
@@ -85,44 +96,56 @@ use_cluster() {
 	CDIR=$BASE-$1
 	CONF=$CDIR/weft.conf
 }
-if [ "$INTERLEAVE" = 1 ]; then
-	bl_cleanup_extra() {
-		local m
-		for m in weft none; do
-			"${CL[@]}" down --wipe --dir "$BASE-$m" > /dev/null 2>&1
-		done
-	}
-	p=$PORT
-	for mode in weft none; do
-		bl_say "cluster with auth $mode on ports $p.."
+# pair_down: both long-lived clusters of --interleave, wiped
+pair_down() {
+	local m
+	for m in weft none; do
+		"${CL[@]}" down --wipe --dir "$BASE-$m" > /dev/null 2>&1
+	done
+}
+# pair_up BLOCK: both clusters, fresh; odd blocks create weft first on PORT,
+# even blocks none first on PORT (the other mode on PORT+200)
+pair_up() {
+	local p=$PORT mode order="weft none"
+	[ $(($1 % 2)) = 0 ] && order="none weft"
+	for mode in $order; do
+		bl_say "block $1: cluster with auth $mode on ports $p.."
 		"${CL[@]}" up --dir "$BASE-$mode" --build "$BUILD" --port "$p" --data-size 4G \
 			--auth "$mode" >&2 || bl_die "cluster up (auth $mode)"
 		p=$((p + 200))
 	done
-fi
+}
+[ "$INTERLEAVE" = 1 ] && bl_cleanup_extra() { pair_down; }
 
 bl_pingpong 4096 rtt4k
-for round in $(seq 1 "$ROUNDS"); do
-	# ABBA: a machine that drifts over the run weighs on both modes alike
-	modes="weft none"
-	[ $((round % 2)) = 0 ] && modes="none weft"
-	for mode in $modes; do
-		bl_say "round $round, auth $mode"
-		if [ "$INTERLEAVE" = 1 ]; then
-			use_cluster "$mode"
-		else
-			"${CL[@]}" up "${COPTS[@]}" --auth "$mode" >&2 || bl_die "cluster up (auth $mode)"
-		fi
-		phase "qd1-$mode-$round" write -b 4K -t 1
-		phase "s4m-$mode-$round" write -b 4M -t 16 --max-bytes 2G
-		[ "$INTERLEAVE" = 1 ] || bl_cluster_down
+r=0
+for block in $(seq 1 "$BLOCKS"); do
+	[ "$INTERLEAVE" = 1 ] && pair_up "$block"
+	for _ in $(seq 1 "$ROUNDS"); do
+		r=$((r + 1))
+		# ABBA: a machine that drifts over the run weighs on both modes alike
+		modes="weft none"
+		[ $((r % 2)) = 0 ] && modes="none weft"
+		for mode in $modes; do
+			bl_say "round $r, auth $mode"
+			if [ "$INTERLEAVE" = 1 ]; then
+				use_cluster "$mode"
+			else
+				"${CL[@]}" up "${COPTS[@]}" --auth "$mode" >&2 || bl_die "cluster up (auth $mode)"
+			fi
+			phase "qd1-$mode-$r" write -b 4K -t 1
+			phase "s4m-$mode-$r" write -b 4M -t 16 --max-bytes 2G
+			[ "$INTERLEAVE" = 1 ] || bl_cluster_down
+		done
 	done
+	# the deleted data files' writeback must not fall on the next block
+	[ "$INTERLEAVE" = 1 ] && { pair_down; sync; sleep 5; }
 done
 
-python3 - "$RES" "$ROUNDS" "$(bl_rev)" "$(dirname "$0")" "$INTERLEAVE" << 'EOF' | tee ${OUT:+"$OUT"}
+python3 - "$RES" "$r" "$(bl_rev)" "$(dirname "$0")" "$INTERLEAVE" "$BLOCKS" << 'EOF' | tee ${OUT:+"$OUT"}
 import sys, statistics
 res, rounds, rev, here = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-interleave = sys.argv[5] == "1"
+interleave, blocks = sys.argv[5] == "1", int(sys.argv[6])
 sys.path.insert(0, here)
 from bench_lib import bench, f, load
 
@@ -130,36 +153,67 @@ def cpu_per_op(name, ops):
     ticks, hz = open("%s/%s.cpu" % (res, name)).read().split()
     return None if not ops else int(ticks) / int(hz) / ops * 1e6
 
-m = {}
-for mode in ("weft", "none"):
-    q = [bench(res, "qd1-%s-%d" % (mode, r)) for r in range(1, rounds + 1)]
-    s = [bench(res, "s4m-%s-%d" % (mode, r)) for r in range(1, rounds + 1)]
-    m[mode] = {
-        "p50": statistics.median(x["p50"] for x in q),
-        "p99": statistics.median(x["p99"] for x in q),
-        "qd1_cpu": statistics.median(cpu_per_op("qd1-%s-%d" % (mode, r), q[r - 1]["ops"])
-                                     for r in range(1, rounds + 1)),
-        "mbs": statistics.median(x["mbs"] for x in s),
-        "s4m_cpu": statistics.median(cpu_per_op("s4m-%s-%d" % (mode, r), s[r - 1]["ops"])
-                                     for r in range(1, rounds + 1)),
-        "errors": sum(x["errors"] for x in q + s),
-        "qd1_all": ["%.0f" % x["p50"] for x in q], "mbs_all": ["%.0f" % x["mbs"] for x in s],
-    }
+KEYS = ("p50", "p99", "qd1_cpu", "mbs", "s4m_cpu")
+
+
+def medians(lo, hi):
+    """each mode's medians over rounds lo..hi"""
+    m = {}
+    for mode in ("weft", "none"):
+        rs = range(lo, hi + 1)
+        q = [bench(res, "qd1-%s-%d" % (mode, r)) for r in rs]
+        s = [bench(res, "s4m-%s-%d" % (mode, r)) for r in rs]
+        m[mode] = {
+            "p50": statistics.median(x["p50"] for x in q),
+            "p99": statistics.median(x["p99"] for x in q),
+            "qd1_cpu": statistics.median(cpu_per_op("qd1-%s-%d" % (mode, r), x["ops"])
+                                         for r, x in zip(rs, q)),
+            "mbs": statistics.median(x["mbs"] for x in s),
+            "s4m_cpu": statistics.median(cpu_per_op("s4m-%s-%d" % (mode, r), x["ops"])
+                                         for r, x in zip(rs, s)),
+            "errors": sum(x["errors"] for x in q + s),
+            "qd1_all": ["%.0f" % x["p50"] for x in q], "mbs_all": ["%.0f" % x["mbs"] for x in s],
+        }
+    return m
+
+
+m = medians(1, rounds)
+per = rounds // blocks
+ratios = {k: [] for k in KEYS}
+if blocks > 1:
+    for b in range(blocks):
+        mb = medians(b * per + 1, (b + 1) * per)
+        for k in KEYS:
+            ratios[k].append(mb["weft"][k] / mb["none"][k])
+
+
+def by_block(k):
+    if blocks < 2:
+        return ""
+    r = ratios[k]
+    return " %.3f (%s) | %.3f |" % (statistics.mean(r), " ".join("%.3f" % x for x in r),
+                                   statistics.stdev(r) / len(r) ** 0.5)
+
+
 rtt = load(res, "rtt4k.json")["lat_p50_us"]
 w, n = m["weft"], m["none"]
-print("| measure | auth weft | auth none | weft / none |")
-print("|---|---|---|---|")
-print("| 4 KiB write QD1, p50 | %s us | %s us | %.3f |" % (f(w["p50"]), f(n["p50"]), w["p50"] / n["p50"]))
-print("| 4 KiB write QD1, p99 | %s us | %s us | %.3f |" % (f(w["p99"]), f(n["p99"]), w["p99"] / n["p99"]))
-print("| 4 KiB write QD1, daemons' CPU per write | %s us | %s us | %.3f |"
-      % (f(w["qd1_cpu"]), f(n["qd1_cpu"]), w["qd1_cpu"] / n["qd1_cpu"]))
-print("| 4 MiB write -t 16 | %s MB/s | %s MB/s | %.3f |" % (f(w["mbs"]), f(n["mbs"]), w["mbs"] / n["mbs"]))
-print("| 4 MiB write, daemons' CPU per write | %s us | %s us | %.3f |"
-      % (f(w["s4m_cpu"]), f(n["s4m_cpu"]), w["s4m_cpu"] / n["s4m_cpu"]))
+head = "| measure | auth weft | auth none | weft / none |"
+rule = "|---|---|---|---|"
+if blocks > 1:
+    head += " mean of the blocks' ratios (each block) | its standard error |"
+    rule += "---|---|"
+print(head)
+print(rule)
+rows = (("p50", "4 KiB write QD1, p50", "us"), ("p99", "4 KiB write QD1, p99", "us"),
+        ("qd1_cpu", "4 KiB write QD1, daemons' CPU per write", "us"),
+        ("mbs", "4 MiB write -t 16", "MB/s"), ("s4m_cpu", "4 MiB write, daemons' CPU per write", "us"))
+for k, label, unit in rows:
+    print("| %s | %s %s | %s %s | %.3f |%s" % (label, f(w[k]), unit, f(n[k]), unit, w[k] / n[k], by_block(k)))
 print()
 print("Medians of %d rounds per mode, in ABBA order%s (QD1 p50 per round: weft %s, none %s us;"
       " 4 MiB: weft %s, none %s MB/s). Loopback 4 KiB round trip p50 %.1f us in the same run."
       " Errors reported by weft bench: %d. Tree %s."
-      % (rounds, ", two long-lived clusters (--interleave)" if interleave else "", "/".join(w["qd1_all"]), "/".join(n["qd1_all"]), "/".join(w["mbs_all"]),
+      % (rounds, (", %d blocks of two fresh clusters alternated (--blocks)" % blocks if blocks > 1 else
+                   ", two long-lived clusters (--interleave)") if interleave else "", "/".join(w["qd1_all"]), "/".join(n["qd1_all"]), "/".join(w["mbs_all"]),
          "/".join(n["mbs_all"]), rtt, w["errors"] + n["errors"], rev))
 EOF

@@ -21,6 +21,8 @@ commands:
   status          which daemons run (pid), then 'weft status'
   restart-osd N   stop osd.N (SIGTERM; --kill: SIGKILL) and start it again,
                   wait until it is up again and the cluster is ready
+  stop-osd N      stop osd.N (SIGTERM; --kill: SIGKILL) and leave it down
+  start-osd N     start osd.N again, wait until it is up and the cluster ready
 
 options:
   --dir DIR         the cluster's directory: conf, data, logs, admin sockets,
@@ -46,7 +48,7 @@ options:
   --heartbeat-grace T  an OSD without a beacon for T is marked down (default
                     20s; ms_connect_timeout 5s, ms_peer_timeout 10s)
   --timeout S       bound on the wait for the cluster to be ready (default 120)
-  --kill            restart-osd: SIGKILL instead of SIGTERM
+  --kill            restart-osd, stop-osd: SIGKILL instead of SIGTERM
   --wipe            down: delete DIR after stopping
   -h, --help        this text
 
@@ -90,7 +92,7 @@ case $CMD in
 	usage
 	exit 0
 	;;
-up | down | status | restart-osd) ;;
+up | down | status | restart-osd | stop-osd | start-osd) ;;
 *) usage_error "unknown command '$CMD'" ;;
 esac
 
@@ -136,16 +138,17 @@ while [ $# -gt 0 ]; do
 	--wipe) WIPE=1 ;;
 	-*) usage_error "unknown option '$1'" ;;
 	*)
-		[ "$CMD" = restart-osd ] && [ -z "$RESTART_ID" ] || usage_error "unexpected argument '$1'"
+		[[ $CMD == *-osd ]] && [ -z "$RESTART_ID" ] || usage_error "unexpected argument '$1'"
 		need_int "OSD id" "$1"
 		RESTART_ID=$1
 		;;
 	esac
 	shift
 done
-[ "$CMD" != restart-osd ] || [ -n "$RESTART_ID" ] || usage_error "restart-osd needs an OSD id"
+[[ $CMD != *-osd ]] || [ -n "$RESTART_ID" ] || usage_error "$CMD needs an OSD id"
 [ "$WIPE" = 0 ] || [ "$CMD" = down ] || usage_error "--wipe goes with down"
-[ "$KILL" = 0 ] || [ "$CMD" = restart-osd ] || usage_error "--kill goes with restart-osd"
+[ "$KILL" = 0 ] || [ "$CMD" = restart-osd ] || [ "$CMD" = stop-osd ] ||
+	usage_error "--kill goes with restart-osd or stop-osd"
 case $MS in tcp | ucx | verbs) ;; *) usage_error "--backend must be tcp, ucx or verbs" ;; esac
 case $CL_AUTH in weft | none) ;; *) usage_error "--auth must be weft or none" ;; esac
 
@@ -329,20 +332,32 @@ osd_booted() {
 		jq -e --argjson id "$1" '.osds[] | select(.id == $id) | .up'
 }
 
-cmd_restart_osd() {
-	local id=$RESTART_ID
+# osd_cmd_prep: the cluster of DIR, its pids, and RESTART_ID checked
+osd_cmd_prep() {
 	load_env || { echo "cluster.sh: no cluster in $DIR" >&2; exit 1; }
 	set_binaries
 	. "$top/scripts/cluster-lib.sh"
-	[ "$id" -lt "$NOSD" ] || usage_error "osd.$id is not in this cluster (0..$((NOSD - 1)))"
+	[ "$RESTART_ID" -lt "$NOSD" ] ||
+		usage_error "osd.$RESTART_ID is not in this cluster (0..$((NOSD - 1)))"
 	load_pids
 	backend_env
+}
+
+osd_stop_one() {
+	local id=$1
+
 	if [ -n "${PIDS[osd.$id]:-}" ]; then
 		log "stopping osd.$id (pid ${PIDS[osd.$id]}, SIG$([ "$KILL" = 1 ] && echo KILL || echo TERM))"
 		cl_stop "osd.$id" "$([ "$KILL" = 1 ] && echo KILL || echo TERM)"
 	else
 		log "osd.$id was not running"
 	fi
+}
+
+osd_start_one() {
+	local id=$1
+
+	[ -z "${PIDS[osd.$id]:-}" ] || fail "osd.$id is running already (pid ${PIDS[osd.$id]})"
 	CL_DETACH=1
 	start_osd "$id"
 	log "started osd.$id (pid ${PIDS[osd.$id]})"
@@ -350,9 +365,17 @@ cmd_restart_osd() {
 	wait_ready
 }
 
+cmd_restart_osd() {
+	osd_cmd_prep
+	osd_stop_one "$RESTART_ID"
+	osd_start_one "$RESTART_ID"
+}
+
 case $CMD in
 up) cmd_up ;;
 down) cmd_down ;;
 status) cmd_status ;;
 restart-osd) cmd_restart_osd ;;
+stop-osd) osd_cmd_prep && osd_stop_one "$RESTART_ID" ;;
+start-osd) osd_cmd_prep && osd_start_one "$RESTART_ID" ;;
 esac

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The benchmark scripts without running a benchmark: perftest-scripts/
-# small-write.sh, cluster-bench.sh, busy-poll-sweep.sh, auth-cost.sh, write-profile.sh
+# small-write.sh, cluster-bench.sh, busy-poll-sweep.sh, auth-cost.sh, write-profile.sh,
+# recovery.sh
 # (and bench-lib.sh / bench_lib.py)
 # parse, print their --help (exit 0), and refuse bad usage with exit 2 and one
 # line on stderr before they touch the disk or start anything. The
@@ -17,13 +18,14 @@ trap 'rm -rf "$TMP"' EXIT
 FAILS=0
 fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
 
-for f in small-write.sh cluster-bench.sh bench-lib.sh busy-poll-sweep.sh auth-cost.sh write-profile.sh; do
+for f in small-write.sh cluster-bench.sh bench-lib.sh busy-poll-sweep.sh auth-cost.sh write-profile.sh \
+	recovery.sh; do
 	bash -n "$P/$f" || fail "$f: syntax"
 done
 python3 -c "import ast, sys; ast.parse(open(sys.argv[1]).read())" "$P/bench_lib.py" ||
 	fail "bench_lib.py: syntax"
 # the table code is python in a here-document: it must compile too
-for f in small-write.sh cluster-bench.sh busy-poll-sweep.sh auth-cost.sh; do
+for f in small-write.sh cluster-bench.sh busy-poll-sweep.sh auth-cost.sh recovery.sh; do
 	awk "/<< 'EOF' \\| tee/ { on = 1; next } /^EOF\$/ { on = 0 } on" "$P/$f" > "$TMP/table.py"
 	[ -s "$TMP/table.py" ] || fail "$f: no python table found"
 	python3 -c "import sys; compile(open(sys.argv[1]).read(), sys.argv[1], 'exec')" "$TMP/table.py" ||
@@ -43,6 +45,8 @@ awk "/<< 'EOF'\$/ { on = 1; next } /^EOF\$/ { on = 0 } on" "$P/write-profile.sh"
 	"$TMP/report.py" || fail "write-profile.sh: the python report does not compile"
 "$P/write-profile.sh" --help > "$TMP/out" 2>&1
 [ $? = 0 ] && grep -q "^usage: write-profile.sh" "$TMP/out" || fail "write-profile.sh --help"
+"$P/recovery.sh" --help > "$TMP/out" 2>&1
+[ $? = 0 ] && grep -q "^usage: recovery.sh" "$TMP/out" || fail "recovery.sh --help"
 "$P/busy-poll-sweep.sh" --help > "$TMP/out" 2>&1
 [ $? = 0 ] && grep -q "^usage: busy-poll-sweep.sh" "$TMP/out" || fail "busy-poll-sweep.sh --help"
 
@@ -68,6 +72,11 @@ check_bad() {
 check_bad small-write.sh "unknown option '--bogus'" --bogus
 check_bad auth-cost.sh "unknown option '--bogus'" --bogus
 check_bad auth-cost.sh "'0' is not a positive number" --rounds 0
+check_bad auth-cost.sh "'0' is not a positive number" --blocks 0
+check_bad recovery.sh "unknown option '--bogus'" --bogus
+check_bad recovery.sh "'0' is not a positive number" --objects 0
+check_bad recovery.sh "is not a size" --size lots
+check_bad recovery.sh "not found: build it" "$TMP/no-such-build"
 check_bad small-write.sh "'abc' is not a positive number" --seconds abc
 check_bad small-write.sh "'0' is not a positive number" --pg-seconds 0
 check_bad small-write.sh "'-3' is not a positive number" --syscall-seconds -3

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Functional test of scripts/cluster.sh, the local cluster launcher: up
 # (3 mons + 3 OSDs on 127.1.0.x / 127.2.0.x, pool bench), status, objects
-# written and read back through libweft (test_osd_io), restart-osd with
+# written and read back through libweft (test_osd_io), stop-osd/start-osd, restart-osd with
 # SIGTERM and SIGKILL, down, up again on the same data, down --wipe; after
 # every down no process the launcher started may be left.
 #
@@ -105,6 +105,21 @@ for how in "" --kill; do
 done
 cl restart-osd 7 > /dev/null 2>&1
 [ $? = 2 ] || fail "restart-osd of a missing OSD not refused"
+
+# stop-osd then start-osd: down in between, and 'up' refuses a partial cluster
+OLD=$(pid_of osd.2)
+cl stop-osd 2 > "$TMP/stop.out" 2>&1 || { cat "$TMP/stop.out"; fail "stop-osd 2"; }
+alive "$OLD" && fail "osd.2 pid $OLD still runs after stop-osd"
+[ -e "$DIR/osd.2.pid" ] && fail "stop-osd left osd.2's pid file"
+cl up > "$TMP/up-partial.out" 2>&1 && fail "up on a partly running cluster not refused"
+grep -q "partly running" "$TMP/up-partial.out" || fail "up on a partial cluster: $(tail -n 2 "$TMP/up-partial.out")"
+cl start-osd 2 > "$TMP/start.out" 2>&1 || { cat "$TMP/start.out"; fail "start-osd 2"; }
+record_pids
+NEW=$(pid_of osd.2)
+[ -n "$NEW" ] && alive "$NEW" || fail "osd.2 not running after start-osd"
+cl start-osd 2 > /dev/null 2>&1 && fail "start-osd of a running OSD not refused"
+io readback 40 11 > "$TMP/io4.out" 2>&1 || fail "read back after stop-osd + start-osd"
+log "ok: stop-osd 2 / start-osd 2: pid $OLD -> $NEW, the 40 objects read back from every OSD"
 
 cl down > "$TMP/down.out" 2>&1 || { cat "$TMP/down.out"; fail "down"; }
 assert_none_left "down"
