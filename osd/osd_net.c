@@ -606,8 +606,10 @@ int osd_net_progress(struct osd *osd)
 	/*
 	 * Writes received in this batch queue in the store; their replica
 	 * records are posted as they arrive. Flush the posts, then start the
-	 * commit: a lone transaction's barrier runs inline, and replicas that
-	 * waited for it would add it to every write (docs/data-path.md).
+	 * commit, so the records are on their way before the local barrier
+	 * starts (with osd_store_wal_sync = inline it runs in this thread and
+	 * replicas that waited for it would add it to every write;
+	 * docs/data-path.md).
 	 */
 	store_plug(osd->store);
 	rc = msgr_progress_budget(osd->msgr, 4096);

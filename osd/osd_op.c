@@ -602,6 +602,8 @@ static void osd_op_submit(struct osd_op *op)
 		return osd_op_finish(op, rc);
 	if (op->nacting < pool->min_size)
 		return; /* blocked while READY; a later map or the timeout moves it */
+	if (osd_push_reading(osd, pg->pool, pg->pg, op->name))
+		return; /* its push's chunk is read: it reaches the replica first */
 	if (op->op == PROTO_OP_REMOVE &&
 	    store_stat(osd->store, osd_pg_key(pg->pool, pg->pg), op->name, &st) == -ENOENT)
 		return osd_op_finish(op, -ENOENT);
@@ -624,8 +626,9 @@ static void osd_op_submit(struct osd_op *op)
 		if (rc != 0)
 			osd_pg_op_cancel(osd, pg, op->version);
 	}
-	/* stamped before the store sees it: a lone transaction may commit
-	 * inside osd_pg_op_submit, and that time belongs to the WAL stage */
+	/* stamped before the store sees it: with osd_store_wal_sync = inline a
+	 * lone transaction commits inside osd_pg_op_submit, and that time
+	 * belongs to the WAL stage */
 	op->t_submit_ns = clock_now_ns();
 	if (rc == 0)
 		rc = osd_pg_op_submit(osd, pg, tx, op->version, token, osd_op_local_cb, op);
