@@ -24,6 +24,23 @@ bl_usage_error() {
 }
 # bl_help FILE: the comment block at the top of FILE, without '# '
 bl_help() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$1"; }
+# bl_common_opt ARGS...: an option every script takes (-h/--help, --dir,
+# --port, --out, --keep-results) or the build directory, from "$@" of the
+# caller's loop; BL_TOOK is then how many words it used (1 or 2). An unknown
+# option is bad usage.
+# shellcheck disable=SC2034 # OUT, KEEP, BL_TOOK are the caller's
+bl_common_opt() {
+	BL_TOOK=2
+	case $1 in
+	-h | --help) bl_help "$0"; exit 0 ;;
+	--dir) SCRATCH=${2:-} ;;
+	--port) PORT=${2:-} ;;
+	--out) OUT=${2:-} ;;
+	--keep-results) KEEP=${2:-} ;;
+	-*) bl_usage_error "unknown option '$1'" ;;
+	*) BUILD=$1; BL_TOOK=1 ;;
+	esac
+}
 # bl_positive V...: each V a positive integer, else bad usage
 bl_positive() {
 	local v

@@ -32,15 +32,9 @@ BL_NAME=recovery
 source "$(dirname "$0")/bench-lib.sh"
 while [ $# -gt 0 ]; do
 	case $1 in
-	-h | --help) bl_help "$0"; exit 0 ;;
 	--objects) OBJECTS=${2:-}; shift ;;
 	--size) SIZE=${2:-}; shift ;;
-	--dir) SCRATCH=${2:-}; shift ;;
-	--port) PORT=${2:-}; shift ;;
-	--out) OUT=${2:-}; shift ;;
-	--keep-results) KEEP=${2:-}; shift ;;
-	-*) bl_usage_error "unknown option '$1'" ;;
-	*) BUILD=$1 ;;
+	*) bl_common_opt "$@"; [ "$BL_TOOK" = 1 ] || shift ;;
 	esac
 	shift
 done

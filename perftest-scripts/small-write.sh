@@ -45,19 +45,13 @@ BL_NAME=small-write
 source "$(dirname "$0")/bench-lib.sh"
 while [ $# -gt 0 ]; do
 	case $1 in
-	-h | --help) bl_help "$0"; exit 0 ;;
 	--seconds) SECS=${2:-}; shift ;;
 	--raw-seconds) RAW_SECS=${2:-}; shift ;;
 	--syscall-seconds) SYS_SECS=${2:-}; shift ;;
 	--pg-seconds) PG_SECS=${2:-}; shift ;;
 	--no-pgbench) PG=0 ;;
-	--dir) SCRATCH=${2:-}; shift ;;
-	--port) PORT=${2:-}; shift ;;
 	--json) JSON=1 ;;
-	--out) OUT=${2:-}; shift ;;
-	--keep-results) KEEP=${2:-}; shift ;;
-	-*) bl_usage_error "unknown option '$1'" ;;
-	*) BUILD=$1 ;;
+	*) bl_common_opt "$@"; [ "$BL_TOOK" = 1 ] || shift ;;
 	esac
 	shift
 done
