@@ -435,6 +435,22 @@ int pg_rec_prepare(struct pg *pg, uint32_t epoch, uint64_t v, uint64_t prev, uin
 		return -ESTALE;
 	if (pg->stalled || pg->destroying)
 		return -EAGAIN;
+	/*
+	 * Only the records of the interval we were activated in: the primary
+	 * counts us activated once it sent ACTIVATE, and a connection that failed
+	 * right after lost it (records are resent on the new one, PG messages
+	 * are not). Taking the interval's writes without its les would leave a
+	 * copy whose own peering finds it never was active (docs/recovery.md).
+	 * Refused, the primary peers again and activates us anew.
+	 */
+	if (!pg->primary && pg->info.les != pg->same_since) {
+		pg_logf(pg, PG_LOG_WARN, "record v%llx of an interval (since epoch %u) we were not "
+					 "activated in (les %u): refusing the interval's records until "
+					 "the primary peers again",
+			(unsigned long long)v, pg->same_since, pg->info.les);
+		pg->stalled = true;
+		return -EAGAIN;
+	}
 	/* the entry before it must be our newest (a resent one we hold already is fine) */
 	if (prev != ours && !pg_log_has(&pg->log, v, name)) {
 		pg_logf(pg, PG_LOG_WARN, "record v%llx follows v%llx, our log ends at v%llx: one "
