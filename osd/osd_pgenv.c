@@ -21,6 +21,7 @@
 #include "common/crc32c.h"
 #include "common/log.h"
 #include "osd/osd_pg.h"
+#include "proto/hello.h"
 
 /* ------------------------------------------------------------- transactions */
 
@@ -368,6 +369,17 @@ static void e_send(void *arg, struct pg *m, int32_t to, uint16_t type, const str
 	osd_conn_send(conn, &pm, 0);
 }
 
+static int e_acks_activate(void *arg, int32_t to)
+{
+	struct osd *osd = arg;
+	struct osd_peer *p = osd_peer_get(osd, (uint32_t)to);
+	struct osd_conn *conn = p != NULL ? p->conn : NULL;
+
+	if (conn == NULL || conn->failed || !conn->hello_done)
+		return -ENOTCONN;
+	return (conn->peer_features & PROTO_FEAT_PG_ACT_ACK) != 0;
+}
+
 static int e_push(void *arg, struct pg *m, int32_t to, const char *name, uint64_t version,
 		  uint32_t epoch)
 {
@@ -496,6 +508,7 @@ static void e_log(void *arg, struct pg *m, enum pg_log_level lv, const char *msg
 
 const struct pg_env_ops osd_pg_env_ops = {
     .send = e_send,
+    .acks_activate = e_acks_activate,
     .persist = e_persist,
     .obj_stat = e_obj_stat,
     .obj_list = e_obj_list,

@@ -65,10 +65,18 @@
  */
 #define PROTO_FEAT_GMAC (1ull << 8)
 
+/*
+ * A member answers a PG_ACTIVATE it applied with one flagged APPLIED: the
+ * primary counts the member activated only then (an ACTIVATE lost with a
+ * failed connection is noticed and the PG peers again, osd/pg/pg_peer.c).
+ * Sent only to a primary with the bit; awaited only from a member with it.
+ */
+#define PROTO_FEAT_PG_ACT_ACK (1ull << 9)
+
 #define PROTO_FEATS_SUPPORTED                                                                      \
 	(PROTO_FEAT_BASE | PROTO_FEAT_BULK | PROTO_FEAT_REPLY_OSD | PROTO_FEAT_OSD_PING |           \
 	 PROTO_FEAT_IO_STATS | PROTO_FEAT_REPL_MSG | PROTO_FEAT_AUTH | PROTO_FEAT_TICKETS |         \
-	 PROTO_FEAT_GMAC)
+	 PROTO_FEAT_GMAC | PROTO_FEAT_PG_ACT_ACK)
 #define PROTO_FEATS_REQUIRED  (PROTO_FEAT_BASE | PROTO_FEAT_BULK)
 /* The oldest protocol version this build still talks to. */
 #define PROTO_VERSION_MIN 1u

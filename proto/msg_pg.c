@@ -298,7 +298,7 @@ int proto_pg_validate(uint16_t type, const struct proto_pg *m, struct proto_err 
 					     PROTO_PG_ENTRIES_MAX);
 		return 0;
 	case PROTO_PG_ACTIVATE:
-		if (m->flags & ~PROTO_PG_ACT_F_BACKFILL)
+		if (m->flags & ~(PROTO_PG_ACT_F_BACKFILL | PROTO_PG_ACT_F_APPLIED))
 			return proto_err_set(err, w, "flags: unknown bits 0x%x", m->flags);
 		if (m->tail > m->last_update)
 			return proto_err_set(err, w, "tail: after last_update");

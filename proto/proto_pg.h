@@ -28,6 +28,8 @@
 #define PROTO_PG_F_LAST 0x01u /* the last message of the answer */
 /* PG_ACTIVATE flags */
 #define PROTO_PG_ACT_F_BACKFILL 0x01u /* the member's copy is rebuilt by backfill */
+/* member -> primary: "applied" (feature PG_ACT_ACK; les = the interval activated in) */
+#define PROTO_PG_ACT_F_APPLIED 0x02u
 /* PG_SCAN_REQ flags */
 #define PROTO_PG_SCAN_F_DEEP 0x01u   /* compute a crc32c of every object's data */
 #define PROTO_PG_SCAN_F_DIGEST 0x02u /* crc = a digest of the stored block checksums */

@@ -43,6 +43,8 @@ uint64_t s_rng;
 uint32_t s_hold_down;
 int s_fail_rec_osd = -1;
 uint64_t s_fail_rec_count;
+int s_drop_act_osd = -1;
+uint64_t s_drop_act_count;
 bool s_verbose;
 uint64_t s_now; /* simulated ms */
 uint64_t s_step;
@@ -332,6 +334,14 @@ static void e_send(void *arg, struct pg *pg, int32_t to, uint16_t type, const st
 
 	if (to < 0 || to >= S_OSDS || !o->up)
 		return;
+	if (type == PROTO_PG_ACTIVATE && !(m->flags & PROTO_PG_ACT_F_APPLIED) &&
+	    to == s_drop_act_osd) {
+		/* as a connection that failed right after the send would lose it */
+		TRACE("osd.%d -> osd.%d pg %d ACTIVATE e%u: lost", o->id, to, pgi, m->epoch);
+		s_drop_act_osd = -1;
+		s_drop_act_count++;
+		return;
+	}
 	memset(&msg, 0, sizeof(msg));
 	msg.type = type;
 	msg.pg = *m;
@@ -1215,6 +1225,25 @@ bool s_all_clean(void)
 	return true;
 }
 
+/*
+ * Clean means every member applied this interval's ACTIVATE: one that did
+ * not refuses the interval's records, and its older les would keep the PG
+ * down once the others die (a lost ACTIVATE, scale_func_30osd_full).
+ */
+static void s_check_activated(int g, const int32_t *acting, unsigned int n)
+{
+	const struct pg *pm = s_osd[acting[0]].pg[g];
+
+	for (unsigned int i = 1; i < n && pm != NULL && !s_failed; i++) {
+		const struct pg *q = s_osd[acting[i]].pg[g];
+
+		if (q != NULL && q->info.les != pm->same_since)
+			s_fail("UNACTIVATED: pg %d: member osd.%d holds les %u, the primary osd.%d's "
+			       "interval began at %u, after clean",
+			       g, acting[i], q->info.les, acting[0], pm->same_since);
+	}
+}
+
 void s_check_final(void)
 {
 	const struct s_map *m = s_map_cur();
@@ -1263,6 +1292,7 @@ void s_check_final(void)
 				}
 			}
 		}
+		s_check_activated(g, acting, n);
 	}
 }
 
@@ -1388,6 +1418,8 @@ void s_reset(void)
 	s_hold_down = 0;
 	s_fail_rec_osd = -1;
 	s_fail_rec_count = 0;
+	s_drop_act_osd = -1;
+	s_drop_act_count = 0;
 }
 
 static unsigned int s_ndown(void)
@@ -1548,6 +1580,7 @@ int s_finish(void)
 	s_space_chaos = false;
 	s_hold_down = 0;
 	s_fail_rec_osd = -1;
+	s_drop_act_osd = -1;
 	/* everything back, in, no more chaos, no more client ops: it must settle */
 	for (int o = 0; o < S_OSDS && !s_failed; o++) {
 		if (!s_osd[o].up)

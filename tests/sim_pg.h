@@ -154,6 +154,8 @@ extern uint32_t s_nops;
 extern uint32_t s_hold_down;	/* OSDs (bits) the settling steps do not restart */
 extern int s_fail_rec_osd;	/* the next record this OSD gets fails (-ENOSPC); -1: none */
 extern uint64_t s_fail_rec_count; /* records failed that way */
+extern int s_drop_act_osd;	/* the next ACTIVATE sent to this OSD is lost; -1: none */
+extern uint64_t s_drop_act_count; /* ACTIVATEs lost that way */
 
 #define TRACE(...)                                                                                 \
 	do {                                                                                       \

@@ -19,6 +19,10 @@
  *                 (replaced disks), one after the other: the primary, new
  *                 to the PG, must hear from every up OSD, also from one
  *                 whose first map is newer than the primary's interval
+ *   lost-activate the ACTIVATE of a new interval to one member is lost (a
+ *                 connection failed right after the send) and no write
+ *                 follows: the primary must not call the PG clean before
+ *                 that member answers; it peers again instead
  *   blind-primary the three members that hold the writes die together and
  *                 three OSDs with new stores take the PG: no copy heard
  *                 knows its history (the history horizon), so it must stay
@@ -267,6 +271,25 @@ static void scn_new_disks(void)
 	s_check_final();
 }
 
+static void scn_lost_activate(void)
+{
+	int32_t a[S_SIZE];
+
+	scn_settle();
+	scn_write_acked(SCN_PG, 10);
+	scn_settle();
+	if (s_acting(s_map_cur(), SCN_PG, a) != S_SIZE)
+		return (void)s_fail("lost-activate: pg %d has too few members", SCN_PG);
+	/* a new interval (a[2] out); the ACTIVATE to a[1] of whichever PG goes first is lost */
+	s_drop_act_osd = a[1];
+	s_mark(a[2], true, false);
+	scn_settle();
+	if (s_drop_act_count != 1)
+		return (void)s_fail("lost-activate: %llu ACTIVATEs lost, want 1",
+				    (unsigned long long)s_drop_act_count);
+	s_check_final(); /* UNACTIVATED if a PG went clean without that member's answer */
+}
+
 static void scn_blind_primary(void)
 {
 	int32_t a[S_SIZE];
@@ -340,6 +363,7 @@ static const struct {
 	{"quick-restart", scn_quick_restart},
 	{"out-in", scn_out_in},
 	{"new-disks", scn_new_disks},
+	{"lost-activate", scn_lost_activate},
 	{"blind-primary", scn_blind_primary},
 };
 

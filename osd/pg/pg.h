@@ -184,6 +184,11 @@ struct pg_env_ops {
 	 * waits for and what an operator asked for are never held. NULL: none.
 	 */
 	uint32_t (*paused)(void *arg, struct pg *pg);
+	/*
+	 * Does osd answer an ACTIVATE it applied (PROTO_FEAT_PG_ACT_ACK)? 1 yes,
+	 * 0 no (an older build), -ENOTCONN not known now. NULL: always.
+	 */
+	int (*acks_activate)(void *arg, int32_t osd);
 	bool (*osd_up)(void *arg, int32_t osd);
 	bool (*osd_exists)(void *arg, int32_t osd);
 	uint32_t (*max_osd)(void *arg);
@@ -227,7 +232,9 @@ struct pg_peer {
 	struct pg_entry *rb; /* its entries after fork: sent back as rollback markers */
 	uint32_t nrb, caprb;
 	bool backfill;	/* rebuilt by a scan, not from the log */
-	bool activated;
+	bool activated;	 /* ACTIVATE sent this interval */
+	bool act_acked;	 /* ...and the member said it applied it (or cannot say: older) */
+	uint64_t act_ms; /* when ACTIVATE was sent */
 	bool recovered_sent;
 	uint32_t pushed;
 	struct pg_set missing; /* objects to push to it (version 0: to remove) */

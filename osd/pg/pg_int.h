@@ -18,6 +18,7 @@
  * with the same acting set nothing makes it look again (sim_pg seed 5827).
  */
 #define PG_RENOTIFY_MS 10000u
+#define PG_ACT_ACK_MS	    5000u  /* a member's answer to ACTIVATE, before peering again */
 #define PG_RESTART_MS	    1000u  /* after a replica failed a record */
 #define PG_BF_BATCH	    128u
 #define PG_BF_QUEUE	    256u   /* copies queued before the next batch is scanned */

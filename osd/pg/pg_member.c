@@ -160,6 +160,27 @@ nomem:
 	pg->act_epoch = UINT32_MAX; /* this activation cannot be applied */
 }
 
+/*
+ * Tell the primary we applied its ACTIVATE (queued behind our transaction:
+ * the records that follow it are ordered after it here too). Only to a
+ * primary that knows the flag; an older one would refuse the frame.
+ */
+static void pg_member_act_answer(struct pg *pg, const struct proto_pg *m)
+{
+	struct proto_pg r = pg_hdr(pg);
+
+	if (pg->env->ops->acks_activate != NULL &&
+	    pg->env->ops->acks_activate(pg->env->arg, (int32_t)m->from) != 1)
+		return;
+	r.epoch = m->epoch;
+	r.flags = PROTO_PG_ACT_F_APPLIED;
+	r.les = pg->info.les;
+	r.last_update = pg->info.lu;
+	r.tail = pg->info.tail;
+	r.last_complete = pg->info.lc < pg->info.lu ? pg->info.lc : pg->info.lu;
+	pg_send(pg, (int32_t)m->from, PROTO_PG_ACTIVATE, &r);
+}
+
 void pg_member_activate(struct pg *pg, const struct proto_pg *m)
 {
 	struct pg_txn *t;
@@ -229,7 +250,9 @@ void pg_member_activate(struct pg *pg, const struct proto_pg *m)
 		pg_logf(pg, PG_LOG_ERROR, "activation: %s; refusing this interval's writes",
 			strerror(-rc));
 		pg->stalled = true;
+		return;
 	}
+	pg_member_act_answer(pg, m);
 }
 
 void pg_member_recovered(struct pg *pg, const struct proto_pg *m)

@@ -468,7 +468,16 @@ void pg_merge_activate_member(struct pg *pg, struct pg_peer *p)
 	if (a.last_complete > a.last_update)
 		a.last_complete = a.last_update;
 	pg_send(pg, p->osd, PROTO_PG_ACTIVATE, &a);
+	/*
+	 * Sent is not applied: a connection that fails now loses the message
+	 * (PG messages are not resent), and a member that never applied it
+	 * refuses this interval's records and cannot vouch for it later. Clean
+	 * waits for its answer; without one the PG peers again (pg_tick).
+	 */
 	p->activated = true;
+	p->act_ms = pg_now(pg);
+	p->act_acked = pg->env->ops->acks_activate != NULL &&
+		       pg->env->ops->acks_activate(pg->env->arg, p->osd) == 0;
 	if (p->backfill)
 		pg_logf(pg, PG_LOG_INFO, "osd.%d is rebuilt by backfill", p->osd);
 }

@@ -731,7 +731,7 @@ void pg_update_state(struct pg *pg)
 			if (!p->acting)
 				continue;
 			bf |= p->backfill && !p->bf_done;
-			rec |= p->missing.n > 0 || !p->activated;
+			rec |= p->missing.n > 0 || !p->activated || !p->act_acked;
 		}
 		if (bf)
 			st |= PROTO_PGS_BACKFILLING | PROTO_PGS_DEGRADED;
@@ -757,6 +757,19 @@ void pg_update_state(struct pg *pg)
 }
 
 /* --------------------------------------------------------------- dispatch */
+
+/* A member applied our ACTIVATE of this interval (PROTO_PG_ACT_F_APPLIED). */
+static void pg_peer_act_acked(struct pg *pg, const struct proto_pg *m)
+{
+	int i = pg_peer_index(pg, (int32_t)m->from);
+
+	if (i < 0 || pg->phase != PG_PH_ACTIVE || m->epoch != pg->same_since ||
+	    m->les != pg->same_since || !pg->p[i].activated)
+		return; /* an answer to an earlier round: this round's comes too */
+	pg->p[i].act_acked = true;
+	pg_update_state(pg);
+	pg->env->ops->kick(pg->env->arg, pg);
+}
 
 static void pg_msg_do(struct pg *pg, uint16_t type, const struct proto_pg *m);
 
@@ -788,6 +801,8 @@ static void pg_msg_do(struct pg *pg, uint16_t type, const struct proto_pg *m)
 			return pg_peer_log(pg, m);
 		return pg_member_log(pg, m);
 	case PROTO_PG_ACTIVATE:
+		if (m->flags & PROTO_PG_ACT_F_APPLIED)
+			return pg->primary ? pg_peer_act_acked(pg, m) : (void)0;
 		return pg_member_activate(pg, m);
 	case PROTO_PG_RECOVERED:
 		return pg_member_recovered(pg, m);
@@ -804,6 +819,30 @@ static void pg_msg_do(struct pg *pg, uint16_t type, const struct proto_pg *m)
 			return;
 		return pg_recovery_scan(pg, m);
 	}
+}
+
+/*
+ * A member that has not answered our ACTIVATE in PG_ACT_ACK_MS: the
+ * message or its answer was lost with a failed connection, or the member
+ * refused it. Peer again (true) rather than call the PG clean with a copy
+ * that was never activated in this interval: it would refuse the
+ * interval's records, and after the others die its older les would keep
+ * the PG down (scale_func_30osd_full, docs/recovery.md).
+ */
+static bool pg_peer_act_late(struct pg *pg, uint64_t now)
+{
+	for (unsigned int i = 0; i < pg->np; i++) {
+		const struct pg_peer *p = &pg->p[i];
+		char why[96];
+
+		if (!p->acting || !p->activated || p->act_acked || now - p->act_ms < PG_ACT_ACK_MS)
+			continue;
+		snprintf(why, sizeof(why), "osd.%d did not answer its activation in %u ms", p->osd,
+			 PG_ACT_ACK_MS);
+		pg_peer_restart(pg, why);
+		return true;
+	}
+	return false;
 }
 
 void pg_tick(struct pg *pg)
@@ -857,6 +896,8 @@ void pg_tick(struct pg *pg)
 			pg_peer_restart(pg, "a replica failed a write");
 			break;
 		}
+		if (pg_peer_act_late(pg, now))
+			break;
 		pg_recovery_tick(pg);
 		pg_scrub_tick(pg);
 		break;

@@ -651,7 +651,8 @@ bool pg_recovery_done(const struct pg *pg)
 	for (unsigned int i = 0; i < pg->np; i++) {
 		const struct pg_peer *p = &pg->p[i];
 
-		if (p->acting && (p->missing.n > 0 || !p->activated || (p->backfill && !p->bf_done)))
+		if (p->acting && (p->missing.n > 0 || !p->activated || !p->act_acked ||
+				  (p->backfill && !p->bf_done)))
 			return false;
 	}
 	return true;
@@ -661,7 +662,8 @@ static void pg_recovery_member_done(struct pg *pg, struct pg_peer *p)
 {
 	struct proto_pg m;
 
-	if (p->recovered_sent || p->missing.n > 0 || !p->activated || (p->backfill && !p->bf_done))
+	if (p->recovered_sent || p->missing.n > 0 || !p->activated || !p->act_acked ||
+	    (p->backfill && !p->bf_done))
 		return;
 	m = pg_hdr(pg);
 	m.last_complete = pg->info.lu;

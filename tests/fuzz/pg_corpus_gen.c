@@ -123,6 +123,9 @@ int main(int argc, char **argv)
 	m.pg.tail = (42ull << 32) | 1;
 	m.pg.les = 42;
 	rc |= gen_msg(argv[1], "pg_activate", &m);
+	m.pg.flags = PROTO_PG_ACT_F_APPLIED; /* the member's answer */
+	m.pg.count = 0;
+	rc |= gen_msg(argv[1], "pg_activate_applied", &m);
 	gen_pg(&m, PROTO_PG_PULL);
 	m.pg.name_len = (size_t)snprintf(m.pg.name, sizeof(m.pg.name), "obj-1");
 	rc |= gen_msg(argv[1], "pg_pull", &m);
