@@ -467,6 +467,12 @@ void osd_pg_hold_check(struct osd *osd, uint64_t now_ms);
 bool osd_pg_rec_hold(struct osd_conn *conn, uint32_t imm, uint32_t len);
 /* An ACK for a push: true if it was one. */
 bool osd_push_acked(struct osd *osd, uint32_t peer_id, const struct proto_repl_ack *m);
+/*
+ * A push of the object is reading its chunk: a write of it waits (READY)
+ * until the chunk is posted, so the target gets the chunk first; the read's
+ * end kicks the PG.
+ */
+bool osd_push_reading(const struct osd *osd, uint32_t pool, uint32_t pg, const char *name);
 /* osd_op.c: answer the ops of a PG whose interval ended (they are resent). */
 void osd_op_pg_interval(struct osd *osd, struct osd_pg *pg);
 /* osd_repl.c: connect to a peer's cluster address (rate-limited), and post a raw record. */

@@ -360,18 +360,24 @@ static int osd_loop_store_attach(struct osd *osd)
 	return rc;
 }
 
-/* Ops the PG machines let go meanwhile (any callback may have queued kicks). */
+/* Ops the PG machines let go meanwhile (any callback may have queued kicks), and the
+ * recovery pushes they started. */
 static int osd_kicks_poll(struct evl *evl, void *arg)
 {
 	struct osd *osd = arg;
 
-	if (osd->kicks == NULL)
+	if (osd->kicks == NULL && !osd_push_due(osd))
 		return 0;
 	/* replicas first, as in osd_net_progress */
 	store_plug(osd->store);
 	osd_pg_kick_pending(osd);
 	fab_flush(osd->dom);
 	store_unplug(osd->store);
+	/* pushes the kicks started (their reads leave the store unplugged) */
+	if (osd_push_due(osd)) {
+		osd_push_run(osd);
+		fab_flush(osd->dom);
+	}
 	return 1;
 }
 

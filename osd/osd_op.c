@@ -602,6 +602,8 @@ static void osd_op_submit(struct osd_op *op)
 		return osd_op_finish(op, rc);
 	if (op->nacting < pool->min_size)
 		return; /* blocked while READY; a later map or the timeout moves it */
+	if (osd_push_reading(osd, pg->pool, pg->pg, op->name))
+		return; /* its push's chunk is read: it reaches the replica first */
 	if (op->op == PROTO_OP_REMOVE &&
 	    store_stat(osd->store, osd_pg_key(pg->pool, pg->pg), op->name, &st) == -ENOENT)
 		return osd_op_finish(op, -ENOENT);

@@ -274,13 +274,19 @@ void osd_pg_kick_later(struct osd *osd, struct osd_pg *pg)
 
 void osd_pg_kick_pending(struct osd *osd)
 {
-	while (osd->kicks) {
-		struct osd_pg *pg = osd->kicks;
+	/* the PGs kicked so far; kicks raised meanwhile wait for the next round */
+	struct osd_pg *list = osd->kicks;
 
-		osd->kicks = pg->knext;
+	osd->kicks = NULL;
+	while (list) {
+		struct osd_pg *pg = list;
+
+		list = pg->knext;
 		pg->knext = NULL;
 		pg->kick_wanted = false;
 		osd_pg_kick(pg);
+		if (pg->m != NULL)
+			pg_recovery_kicked(pg->m); /* a push or pull that ended frees budget now */
 	}
 }
 

@@ -66,6 +66,10 @@ int osd_push_start(struct osd *osd, struct pg *m, int32_t to, const char *name, 
 		   uint32_t epoch, bool tracked);
 void osd_push_interval(struct osd *osd, struct pg *m);
 void osd_push_tick(struct osd *osd);
+/* Pushes started or with a chunk to send since the last osd_push_run. */
+bool osd_push_due(const struct osd *osd);
+/* Post them now (from the loop, outside any PG machine call). */
+void osd_push_run(struct osd *osd);
 bool osd_push_budget(struct osd *osd, int take);
 struct asok_out;
 void osd_push_perf(struct osd *osd, struct asok_out *out);

@@ -32,10 +32,14 @@
 
 struct osd_push {
 	struct osd_push *next;
+	struct osd *osd;
 	uint32_t pool, pg, target, epoch;
 	bool tracked; /* the primary's (pg_push_done when it ends); else a pull's answer */
 	uint64_t off, size, version;
 	bool posted, last;
+	bool reading; /* the chunk is being read into buf (store_read_start) */
+	bool gone;    /* dropped while reading: the read's callback frees it */
+	size_t hl;    /* the record header's bytes at the start of buf */
 	uint64_t ring_off, chunk;
 	struct osd_conn *conn; /* the target's connection when posted */
 	uint64_t post_ms;
@@ -47,6 +51,8 @@ struct osd_push {
 
 struct osd_recovery {
 	struct osd_push *pushes;
+	struct osd_push *gone; /* dropped while their read runs: freed by its callback */
+	bool due;	  /* a push to post: osd_push_run from the loop */
 	uint32_t active;  /* budget taken: pushes + pulls in flight */
 	int64_t tokens;	  /* bytes we may still push this second; negative = in debt */
 	uint64_t last_refill_ms;
@@ -61,6 +67,14 @@ int osd_push_init(struct osd *osd)
 
 static void osd_push_free(struct osd_push *p)
 {
+	if (p->reading) {
+		struct osd_recovery *r = p->osd->rec;
+
+		p->gone = true; /* the device still writes into buf */
+		p->next = r->gone;
+		r->gone = p;
+		return;
+	}
 	if (p->buf)
 		fab_pool_put(p->bpool, p->buf);
 	free(p);
@@ -70,12 +84,17 @@ void osd_push_fini(struct osd *osd)
 {
 	if (osd->rec == NULL)
 		return;
-	while (osd->rec->pushes) {
-		struct osd_push *p = osd->rec->pushes;
+	/* reads were abandoned (store_reads_abandon): no callback frees the gone ones */
+	for (int l = 0; l < 2; l++) {
+		struct osd_push **head = l == 0 ? &osd->rec->pushes : &osd->rec->gone;
 
-		osd->rec->pushes = p->next;
-		p->buf = NULL; /* the pools go with the domain */
-		free(p);
+		while (*head) {
+			struct osd_push *p = *head;
+
+			*head = p->next;
+			p->buf = NULL; /* the pools go with the domain */
+			free(p);
+		}
 	}
 	free(osd->rec);
 	osd->rec = NULL;
@@ -108,6 +127,7 @@ int osd_push_start(struct osd *osd, struct pg *m, int32_t to, const char *name, 
 
 	if (p == NULL || to < 0)
 		return -ENOMEM;
+	p->osd = osd;
 	p->pool = m->pool;
 	p->pg = m->id;
 	p->target = (uint32_t)to;
@@ -117,7 +137,8 @@ int osd_push_start(struct osd *osd, struct pg *m, int32_t to, const char *name, 
 	memcpy(p->name, name, nl);
 	p->next = osd->rec->pushes;
 	osd->rec->pushes = p;
-	return 0; /* the tick posts it */
+	osd->rec->due = true; /* posted from the loop (osd_push_run), not inside the machine */
+	return 0;
 }
 
 static void osd_push_unlink(struct osd *osd, struct osd_push *p)
@@ -144,7 +165,72 @@ static void osd_push_end(struct osd *osd, struct osd_push *p, int rc)
 		pg_push_done(m, target, name, rc);
 }
 
-/* Build and post the next chunk of p. 0 posted, -EAGAIN retry later, else failed. */
+/* p's chunk is in its buffer: into the target's ring. 0 posted, -EAGAIN retry later. */
+static int osd_push_send(struct osd *osd, struct osd_push *p)
+{
+	struct fab_sge src = {p->buf, (uint32_t)(p->hl + p->chunk), p->sge.mr};
+	int rc = osd_repl_post_raw(osd, p->target, &src, &p->ring_off);
+
+	if (rc != 0) {
+		fab_pool_put(p->bpool, p->buf);
+		p->buf = NULL;
+		return rc;
+	}
+	p->posted = true;
+	osd->rec->tokens -= (int64_t)(p->hl + p->chunk);
+	p->conn = osd_peer_get(osd, p->target)->conn;
+	p->post_ms = clock_now_ms();
+	return 0;
+}
+
+/* A push that cannot go on ends (-ESTALE: the machine decides again, not worth a line). */
+static void osd_push_failed(struct osd *osd, struct osd_push *p, int rc)
+{
+	if (rc != -ESTALE)
+		log_warn("osd", "%s pg %u.%x: push of %s to osd.%u: %s", osd->name, p->pool, p->pg,
+			 p->name, p->target, weft_strerror(rc));
+	osd_push_end(osd, p, rc);
+}
+
+static void osd_push_read_cb(void *arg, int rc, uint64_t got)
+{
+	struct osd_push *p = arg;
+	struct osd *osd = p->osd;
+	struct osd_pg *pg;
+
+	osd->store_pending--;
+	p->reading = false;
+	if (p->gone) {
+		for (struct osd_push **pp = &osd->rec->gone; *pp; pp = &(*pp)->next) {
+			if (*pp == p) {
+				*pp = p->next;
+				break;
+			}
+		}
+		osd_push_free(p);
+		return;
+	}
+	/* writes of the object held back while it was read may go (osd_push_reading) */
+	pg = osd_pg_get(osd, p->pool, p->pg);
+	if (pg != NULL)
+		osd_pg_kick_later(osd, pg);
+	if (rc == 0 && got != p->chunk)
+		rc = -ESTALE; /* changed under us */
+	if (rc == 0) {
+		rc = osd_push_send(osd, p);
+	} else {
+		fab_pool_put(p->bpool, p->buf);
+		p->buf = NULL;
+	}
+	if (rc != 0 && rc != -EAGAIN) /* -EAGAIN: the tick posts it again */
+		osd_push_failed(osd, p, rc);
+}
+
+/*
+ * Build and post the next chunk of p. 0 posted or being read (the read's
+ * callback posts it: the reactor never waits for the device, docs/osd.md),
+ * -EAGAIN retry later, else failed.
+ */
 static int osd_push_post(struct osd *osd, struct osd_push *p)
 {
 	uint64_t pgk = osd_pg_key(p->pool, p->pg), got = 0, have = 0;
@@ -175,6 +261,7 @@ static int osd_push_post(struct osd *osd, struct osd_push *p)
 		h.offset = p->off;
 		h.length = p->chunk;
 	}
+	p->last = h.op != OSD_REC_PUSH;
 	rc = osd_rec_hdr_encode(&h, NULL, 0, &hl);
 	if (rc != 0)
 		return rc;
@@ -184,28 +271,23 @@ static int osd_push_post(struct osd *osd, struct osd_push *p)
 			return -EAGAIN;
 	}
 	rc = osd_rec_hdr_encode(&h, p->buf, hl, &hl);
+	p->hl = hl;
 	if (rc == 0 && p->chunk > 0) {
-		rc = store_read(osd->store, pgk, p->name, p->off, p->chunk, (char *)p->buf + hl,
-				&got);
-		if (rc == 0 && got != p->chunk)
-			rc = -ESTALE; /* changed under us */
+		rc = store_read_start(osd->store, pgk, p->name, p->off, p->chunk, (char *)p->buf + hl,
+				      p->chunk, osd_push_read_cb, p, &got);
+		if (rc == 0) {
+			p->reading = true;
+			osd->store_pending++;
+			return 0;
+		}
+		if (rc == 1) /* no device read was needed */
+			rc = got == p->chunk ? 0 : -ESTALE;
 	}
-	if (rc == 0) {
-		struct fab_sge src = {p->buf, (uint32_t)(hl + p->chunk), p->sge.mr};
-
-		rc = osd_repl_post_raw(osd, p->target, &src, &p->ring_off);
-	}
-	if (rc != 0) {
-		fab_pool_put(p->bpool, p->buf);
-		p->buf = NULL;
-		return rc;
-	}
-	p->posted = true;
-	p->last = h.op != OSD_REC_PUSH;
-	osd->rec->tokens -= (int64_t)(hl + p->chunk);
-	p->conn = osd_peer_get(osd, p->target)->conn;
-	p->post_ms = clock_now_ms();
-	return 0;
+	if (rc == 0)
+		return osd_push_send(osd, p);
+	fab_pool_put(p->bpool, p->buf);
+	p->buf = NULL;
+	return rc;
 }
 
 /* A push's chunk was committed by its target (status 0) or refused. */
@@ -234,7 +316,8 @@ bool osd_push_acked(struct osd *osd, uint32_t peer_id, const struct proto_repl_a
 	osd->rec_bytes += p->chunk;
 	if (!p->last) {
 		p->off += p->chunk;
-		return true; /* the tick posts the next chunk */
+		osd->rec->due = true; /* the next chunk goes from the loop */
+		return true;
 	}
 	osd->rec_objects++;
 	osd_push_end(osd, p, 0);
@@ -274,6 +357,37 @@ static void osd_push_adapt(struct osd *osd, uint64_t now)
 			 osd_rthrottle_max_active(&r->thr, max));
 }
 
+/*
+ * Post every chunk not posted yet, and again those whose connection is gone
+ * or that waited OSD_PUSH_RETRY_MS. A chunk waits only when no buffer or
+ * ring space is free (-EAGAIN): the tick tries again.
+ */
+static void osd_push_post_all(struct osd *osd, uint64_t now)
+{
+	struct osd_recovery *r = osd->rec;
+
+	r->due = false;
+	for (struct osd_push *p = r->pushes, *next; p; p = next) {
+		struct osd_peer *peer = osd_peer_get(osd, p->target);
+		int rc;
+
+		next = p->next;
+		if (p->reading)
+			continue;
+		if (p->posted && (peer == NULL || p->conn == peer->conn) &&
+		    now - p->post_ms < OSD_PUSH_RETRY_MS)
+			continue;
+		if (p->posted) {
+			p->posted = false;
+			fab_pool_put(p->bpool, p->buf);
+			p->buf = NULL;
+		}
+		rc = osd_push_post(osd, p);
+		if (rc != 0 && rc != -EAGAIN)
+			osd_push_failed(osd, p, rc);
+	}
+}
+
 void osd_push_tick(struct osd *osd)
 {
 	struct osd_recovery *r = osd->rec;
@@ -287,28 +401,27 @@ void osd_push_tick(struct osd *osd)
 	}
 	r->last_refill_ms = now;
 	osd_push_adapt(osd, now);
-	/* chunks to (re)post: not posted yet, or the connection they went on is gone */
-	for (struct osd_push *p = r->pushes, *next; p; p = next) {
-		struct osd_peer *peer = osd_peer_get(osd, p->target);
-		int rc;
+	osd_push_post_all(osd, now);
+}
 
-		next = p->next;
-		if (p->posted && (peer == NULL || p->conn == peer->conn) &&
-		    now - p->post_ms < OSD_PUSH_RETRY_MS)
-			continue;
-		if (p->posted) {
-			p->posted = false;
-			fab_pool_put(p->bpool, p->buf);
-			p->buf = NULL;
-		}
-		rc = osd_push_post(osd, p);
-		if (rc != 0 && rc != -EAGAIN) {
-			if (rc != -ESTALE)
-				log_warn("osd", "%s pg %u.%x: push of %s to osd.%u: %s", osd->name,
-					 p->pool, p->pg, p->name, p->target, weft_strerror(rc));
-			osd_push_end(osd, p, rc);
-		}
-	}
+bool osd_push_reading(const struct osd *osd, uint32_t pool, uint32_t pg, const char *name)
+{
+	if (osd->rec == NULL)
+		return false;
+	for (const struct osd_push *p = osd->rec->pushes; p; p = p->next)
+		if (p->reading && p->pg == pg && p->pool == pool && !strcmp(p->name, name))
+			return true;
+	return false;
+}
+
+bool osd_push_due(const struct osd *osd)
+{
+	return osd->rec != NULL && osd->rec->due;
+}
+
+void osd_push_run(struct osd *osd)
+{
+	osd_push_post_all(osd, clock_now_ms());
 }
 
 /* The "recovery" member of perf dump (osd_admin.c). */

@@ -862,6 +862,9 @@ out:
 		else
 			pp = &(*pp)->next;
 	}
+	/* as osd_pg_kick_pending: budget a push or pull gave back goes on at once */
+	if (o->pg[g] != NULL)
+		pg_recovery_kicked(o->pg[g]);
 }
 
 /* ---------------------------------------------------------------- client */

@@ -17,6 +17,8 @@
  *   go, in version order, when an ACK frees space; a broken peer connection
  *   sends every unacked record again into the new ring;
  * - every op and buffer is released once its last completion arrived;
+ * - a write of an object whose push is reading its chunk waits until the
+ *   chunk is posted (the replica gets it first);
  * - denial-of-service limits: a connection at osd_max_ops_per_conn is
  *   paused and resumed when an op completes; a PG id past pg_num and an
  *   epoch past osd_epoch_ahead_max are refused -EINVAL and counted, from a
@@ -93,6 +95,7 @@ static struct {
 		bool done;
 	} reads[MAX_REC]; /* store_read_start: device reads the test completes */
 	unsigned int nreads;
+	const char *push_reading; /* osd_push_reading: a push of this object reads its chunk */
 } F;
 
 static struct fab_ep *const client_ep = (struct fab_ep *)&F.posts[0];
@@ -355,6 +358,12 @@ bool osd_push_acked(struct osd *osd, uint32_t peer_id, const struct proto_repl_a
 {
 	(void)osd, (void)peer_id, (void)m;
 	return false;
+}
+
+bool osd_push_reading(const struct osd *osd, uint32_t pool, uint32_t pg, const char *name)
+{
+	(void)osd, (void)pool, (void)pg;
+	return F.push_reading != NULL && strcmp(F.push_reading, name) == 0;
 }
 
 int store_tx_create(struct store_tx **tx_out)
@@ -1028,6 +1037,44 @@ static void test_read_async_orders_writes(void **state)
 }
 
 /*
+ * A push of an object reads its chunk (store_read_start): a write of that
+ * object stays READY, and the PG's later writes behind it, until the chunk
+ * was posted and the PG kicked, so the replica gets the chunk first.
+ */
+static void test_write_waits_for_push_read(void **state)
+{
+	char held[64];
+
+	(void)state;
+	peers_up(1u << 20);
+	snprintf(held, sizeof(held), "%s", name_in_pg(0));
+	F.push_reading = held;
+	client_write(2, name_in_pg(0), 0x22, 4096, true); /* the object being pushed */
+	client_write(3, name_in_pg(1), 0x33, 4096, true); /* another: version order */
+	assert_int_equal(F.ncommits, 0);
+	assert_int_equal(posts_of(POST_WRITE_IMM), 0);
+	assert_int_equal(F.busy, 0);
+	osd_pg_kick(the_osd_pg()); /* a kick while the read still runs changes nothing */
+	assert_int_equal(F.ncommits, 0);
+	F.push_reading = NULL; /* the chunk is posted; the read's callback kicks the PG */
+	osd_pg_kick(the_osd_pg());
+	assert_int_equal(F.ncommits, 2);
+	assert_int_equal(F.commits[0].first_byte, 0x22);
+	assert_int_equal(F.commits[1].first_byte, 0x33);
+	assert_int_equal(posts_of(POST_WRITE_IMM), 4);
+	for (unsigned int i = 0; i < F.nposts; i++)
+		post_done(i, 0);
+	for (unsigned int v = 1; v <= 2; v++) {
+		ack(1, v, 0);
+		ack(2, v, 0);
+		commit_done(v - 1, 0);
+	}
+	assert_int_equal(F.nreplies, 2);
+	assert_int_equal(F.bufs, 0);
+	assert_null(the_osd_pg()->head);
+}
+
+/*
  * An op answered while its device read runs (its primary moved, its client
  * went) keeps its buffer until the read completed: the device writes into
  * it. A failed read (a block's crc) is the client's answer.
@@ -1210,6 +1257,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_rings_bounded, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_async_orders_writes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_answered_while_reading, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_write_waits_for_push_read, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -52,6 +52,7 @@ struct pg_set_ent {
 #define PG_SET_REMOVE	0x2u /* rolled back: the copy must be made equal again */
 #define PG_SET_URGENT	0x4u /* a client op waits for it */
 #define PG_SET_TOMB	0x8u /* deleted slot */
+#define PG_SET_CHECKED	0x40u /* pull: our copy was looked at for this version (pg_set_add clears) */
 
 struct pg_set {
 	struct pg_set_ent *e;
@@ -309,6 +310,8 @@ struct pg {
 	/* recovery waited on space_ok since the last tick began (state backfill_toofull) */
 	bool space_wait, toofull;
 	int32_t toofull_osd; /* the OSD it waited for last */
+	/* a push or pull ended and gave its budget back: pg_recovery_kicked runs the step */
+	bool recover_due;
 	int fetch; /* the peer whose log is being fetched, -1 = none */
 	uint64_t fetch_from, fetch_after, fetch_ms;
 	struct pg_entry *fe; /* entries fetched */
@@ -370,6 +373,13 @@ void pg_map(struct pg *pg, const struct pg_map *m);
 int pg_msg(struct pg *pg, uint16_t type, const struct proto_pg *m);
 /* Timers: resends, stray timeouts, recovery scheduling, backfill, scrub. */
 void pg_tick(struct pg *pg);
+/*
+ * After env->kick, outside any machine call: when a push or pull of this
+ * PG has ended since the last recovery step, run the step now, so the
+ * budget it gave back goes to the next object at once instead of at the
+ * next tick (docs/recovery.md, "Pace").
+ */
+void pg_recovery_kicked(struct pg *pg);
 /* A transaction of this PG (env->persist, pg_op_prepare, pg_rec_prepare) is durable. */
 void pg_committed(struct pg *pg, uint64_t token);
 

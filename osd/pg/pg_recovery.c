@@ -153,8 +153,13 @@ static void pg_pull_one(struct pg *pg, struct pg_set_ent *e, uint64_t now, uint3
 		pg_give_budget(pg, e); /* no answer: the next source */
 		e->tries++;
 	}
-	/* the log says it may be stale here; it may well be right already */
-	if (!(e->flags & PG_SET_INFLIGHT) && e->version != PG_V_ANY) {
+	/*
+	 * The log says it may be stale here; it may well be right already.
+	 * Asked once per wanted version (PG_SET_CHECKED, cleared when the
+	 * version changes): only this recovery changes a missing object here
+	 * (a client op on it waits), and a step runs after every object.
+	 */
+	if (!(e->flags & (PG_SET_INFLIGHT | PG_SET_CHECKED)) && e->version != PG_V_ANY) {
 		struct pg_obj o;
 		int rc = pg->env->ops->obj_stat(pg->env->arg, pg, e->name, 0, &o);
 
@@ -163,6 +168,8 @@ static void pg_pull_one(struct pg *pg, struct pg_set_ent *e, uint64_t now, uint3
 			e->flags |= PG_SET_TOMB_PENDING;
 			return;
 		}
+		if (rc == 0 || rc == -ENOENT)
+			e->flags |= PG_SET_CHECKED;
 	}
 	if (e->version == 0) {
 		/* the object must not exist: removed here, no copy needed */
@@ -304,6 +311,7 @@ static void pg_recovery_removed(struct pg *pg, uint64_t token)
 
 	while ((e = pg_set_next(&pg->missing, &i)) != NULL) {
 		if (e->version == 0 && (e->flags & PG_SET_INFLIGHT) && e->stamp == token) {
+			pg->recover_due |= (e->flags & PG_SET_BUDGET) != 0;
 			pg_give_budget(pg, e);
 			pg_set_del(&pg->missing, e->name);
 			pg->env->ops->kick(pg->env->arg, pg);
@@ -325,6 +333,7 @@ void pg_recovery_pull_answer(struct pg *pg, const struct proto_pg *m)
 		pg_logf(pg, PG_LOG_INFO, "%s: osd.%u names v%llx, which it misses; looking for it",
 			m->name, m->from, (unsigned long long)m->last_update);
 		e->version = m->last_update;
+		e->flags &= ~PG_SET_CHECKED;
 		e->tries = 0;
 	}
 }
@@ -344,6 +353,7 @@ void pg_obj_arrived(struct pg *pg, const char *name, uint64_t version)
 			pg_give_budget(pg, e);
 		return;
 	}
+	pg->recover_due |= (e->flags & PG_SET_BUDGET) != 0; /* freed: the next object now */
 	if (e->flags & PG_SET_INFLIGHT)
 		pg_give_budget(pg, e);
 	pg_set_del(&pg->missing, name);
@@ -403,12 +413,14 @@ void pg_push_done(struct pg *pg, int32_t to, const char *name, int rc)
 {
 	int i = pg_peer_index(pg, to);
 	struct pg_set_ent *e;
+	bool freed;
 
 	if (!pg->primary || i < 0)
 		return;
 	e = pg_set_find(&pg->p[i].missing, name);
 	if (e == NULL || !(e->flags & PG_SET_INFLIGHT))
 		return;
+	freed = (e->flags & PG_SET_BUDGET) != 0;
 	pg_give_budget(pg, e);
 	if (rc == -ENOTCONN && pg->p[i].acting && pg->phase == PG_PH_ACTIVE) {
 		if (!pg->restart_wanted)
@@ -426,7 +438,18 @@ void pg_push_done(struct pg *pg, int32_t to, const char *name, int rc)
 	}
 	pg_set_del(&pg->p[i].missing, name);
 	pg->p[i].pushed++;
+	pg->recover_due |= freed; /* the budget goes to the next object now */
 	pg->env->ops->kick(pg->env->arg, pg);
+}
+
+void pg_recovery_kicked(struct pg *pg)
+{
+	if (!pg->recover_due)
+		return;
+	pg->recover_due = false;
+	/* what pg_tick checks before it runs the step */
+	if (!pg->destroying && pg->primary && pg->phase == PG_PH_ACTIVE && !pg->restart_wanted)
+		pg_recovery_tick(pg);
 }
 
 /* ----------------------------------------------------------------- backfill */
@@ -608,6 +631,23 @@ void pg_recovery_scan(struct pg *pg, const struct proto_pg *m)
 	pg_bf_step(pg, p, i == pg->base && pg->self_backfill, pg_now(pg));
 }
 
+/*
+ * A client waits for an object of a missing set: it goes first, and now
+ * (the kick asked for here runs the step, pg_recovery_kicked); only the
+ * first time, so a kick that finds the op still waiting does not run the
+ * step again. (An object a backfill has not reached is added urgent each
+ * time its op is checked, until the scan passes it; those wait for the
+ * tick, or each check would copy it again at once.)
+ */
+static void pg_obj_urgent(struct pg *pg, struct pg_set_ent *e)
+{
+	if (!(e->flags & PG_SET_URGENT) && !pg->recover_due) {
+		pg->recover_due = true;
+		pg->env->ops->kick(pg->env->arg, pg);
+	}
+	e->flags |= PG_SET_URGENT;
+}
+
 bool pg_obj_ready(struct pg *pg, const char *name)
 {
 	struct pg_set_ent *e;
@@ -617,7 +657,7 @@ bool pg_obj_ready(struct pg *pg, const char *name)
 	if (!pg->primary)
 		return true;
 	if ((e = pg_set_find(&pg->missing, name)) != NULL) {
-		e->flags |= PG_SET_URGENT;
+		pg_obj_urgent(pg, e);
 		ready = false;
 	} else if (self && !a->bf_done && (a->bf_pos == NULL || strcmp(name, a->bf_pos) > 0)) {
 		/* not compared yet: what the log says, or the auth's copy, whatever it is */
@@ -630,7 +670,7 @@ bool pg_obj_ready(struct pg *pg, const char *name)
 		if (!p->acting || !p->activated)
 			continue;
 		if ((e = pg_set_find(&p->missing, name)) != NULL) {
-			e->flags |= PG_SET_URGENT;
+			pg_obj_urgent(pg, e);
 			ready = false;
 		} else if (p->backfill && !p->bf_done &&
 			   (p->bf_pos == NULL || strcmp(name, p->bf_pos) > 0)) {

@@ -97,6 +97,8 @@ int pg_set_add(struct pg_set *s, const char *name, uint64_t version, uint32_t fl
 
 	e = pg_set_slot(s, name, &f);
 	if (e != NULL) {
+		if (e->version != version)
+			e->flags &= ~PG_SET_CHECKED;
 		e->version = version;
 		e->flags |= flags;
 		return 0;
