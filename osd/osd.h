@@ -166,6 +166,14 @@ enum osd_op_ev {
 	OSD_OP_EV_CONN_LOST,	   /* the client's connection went away */
 	OSD_OP_EV_TIMEOUT,	   /* osd_op_timeout passed */
 	OSD_OP_EV_READ_DONE,	   /* the store read completed (status; result_len set) */
+	OSD_OP_EV_CMP_READ,	   /* cmp_write_full: the compared range was read (status) */
+};
+
+/* cmp_write_full's read of the range it compares (osd_op_cmp_resolve) */
+enum osd_op_cmp {
+	OSD_OP_CMP_NONE = 0,
+	OSD_OP_CMP_READING, /* store_read_start in flight; the op stays READY */
+	OSD_OP_CMP_READ,    /* cmp_buf holds cmp_got bytes (or cmp_rc an error) */
 };
 
 struct osd_op {
@@ -215,6 +223,10 @@ struct osd_op {
 	/* an error's detail for the reply (PROTO_REPLY_F_MAYBE / _OSD, reply_osd) */
 	uint16_t reply_flags;
 	int32_t reply_osd;
+	uint8_t cmp; /* enum osd_op_cmp */
+	int cmp_rc;
+	uint64_t cmp_got;
+	void *cmp_buf;
 	struct evl_timer timer; /* osd_op_timeout from arrival; cancelled when it finishes */
 };
 

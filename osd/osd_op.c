@@ -64,6 +64,7 @@ static void osd_op_maybe_free(struct osd_op *op)
 	if (op->buf)
 		fab_pool_put(op->bpool, op->buf);
 	free(op->inline_data);
+	free(op->cmp_buf);
 	free(op);
 }
 
@@ -543,38 +544,85 @@ static int osd_op_tx_build(struct osd_op *op, struct store_tx *tx, uint64_t *pre
 
 static bool osd_op_earlier_same_object(const struct osd_op *op);
 
+static void osd_op_cmp_cb(void *arg, int rc, uint64_t got)
+{
+	struct osd_op *op = arg;
+
+	op->osd->store_pending--;
+	op->cmp_got = got;
+	osd_op_event(op, OSD_OP_EV_CMP_READ, 0, rc);
+}
+
+/*
+ * Start reading the range cmp_write_full compares (1: wait for
+ * OSD_OP_EV_CMP_READ; 0: read already, no device read was needed). The
+ * reactor goes on meanwhile: the op stays READY, so the writes of the PG
+ * behind it wait and nothing changes the object under the read.
+ */
+static int osd_op_cmp_read(struct osd_op *op, uint64_t cmp_len)
+{
+	uint64_t pgk = osd_pg_key(op->pg->pool, op->pg->pg), got = 0;
+	int rc;
+
+	op->cmp_buf = malloc(cmp_len);
+	if (op->cmp_buf == NULL)
+		return -ENOMEM;
+	rc = store_read_start(op->osd->store, pgk, op->name, 0, cmp_len, op->cmp_buf, cmp_len,
+			      osd_op_cmp_cb, op, &got);
+	if (rc < 0)
+		return rc;
+	if (rc == 1) {
+		op->cmp = OSD_OP_CMP_READ;
+		op->cmp_rc = 0;
+		op->cmp_got = got;
+		return 0;
+	}
+	op->refs++;
+	op->osd->store_pending++;
+	op->cmp = OSD_OP_CMP_READING;
+	return 1;
+}
+
 /*
  * cmp_write_full whose turn it is: compare the object with the expected
  * prefix of the payload. Earlier writes to the object must have finished
- * first, so the store shows them (1 = wait). On a match the op becomes a
- * plain write_full of the rest of the payload, which is what the PG log and
- * the replicas get; on a mismatch -ECANCELED.
+ * first, so the store shows them (1 = wait); so must the read of the
+ * compared range. On a match the op becomes a plain write_full of the rest
+ * of the payload, which is what the PG log and the replicas get; on a
+ * mismatch -ECANCELED.
  */
 static int osd_op_cmp_resolve(struct osd_op *op)
 {
-	uint64_t pgk = osd_pg_key(op->pg->pool, op->pg->pg), cmp_len = op->offset, got = 0;
+	uint64_t pgk = osd_pg_key(op->pg->pool, op->pg->pg), cmp_len = op->offset;
 	char *data = (char *)op->buf + op->hdr_len;
 	struct store_stat st = {0};
-	void *cur = NULL;
 	int rc;
 
-	if (osd_op_earlier_same_object(op))
+	if (op->cmp == OSD_OP_CMP_READING)
 		return 1;
-	rc = store_stat(op->osd->store, pgk, op->name, &st);
-	if (rc == -ENOENT)
-		st.size = 0;
-	else if (rc != 0)
-		return rc;
-	if (st.size != cmp_len)
-		return -ECANCELED;
+	if (op->cmp == OSD_OP_CMP_NONE) {
+		if (osd_op_earlier_same_object(op))
+			return 1;
+		rc = store_stat(op->osd->store, pgk, op->name, &st);
+		if (rc == -ENOENT)
+			st.size = 0;
+		else if (rc != 0)
+			return rc;
+		if (st.size != cmp_len)
+			return -ECANCELED;
+		if (cmp_len > 0) {
+			rc = osd_op_cmp_read(op, cmp_len);
+			if (rc != 0)
+				return rc;
+		}
+	}
 	if (cmp_len > 0) {
-		cur = malloc(cmp_len);
-		if (cur == NULL)
-			return -ENOMEM;
-		rc = store_read(op->osd->store, pgk, op->name, 0, cmp_len, cur, &got);
-		if (rc == 0 && (got != cmp_len || memcmp(cur, data, cmp_len) != 0))
+		rc = op->cmp_rc;
+		if (rc == 0 && (op->cmp_got != cmp_len || memcmp(op->cmp_buf, data, cmp_len) != 0))
 			rc = -ECANCELED;
-		free(cur);
+		free(op->cmp_buf);
+		op->cmp_buf = NULL;
+		op->cmp = OSD_OP_CMP_NONE;
 		if (rc != 0)
 			return rc;
 	}
@@ -860,6 +908,8 @@ static void osd_op_local_commit(struct osd_op *op, int rc)
  *   PULLED            PULLING     READY (or finished with the pull's error)
  *   READ_DONE         READING     the data to the client (SENDING), or finished with the
  *                                 store's error
+ *   CMP_READ          READY       cmp_write_full's compared range is here: compared at
+ *                                 the op's next turn
  *   SENT              SENDING     finished with the write's status
  *   REPL_WRITTEN      any         an error unmarks the record: it goes again on the
  *                                 peer's next connection (its ACK still decides)
@@ -907,6 +957,13 @@ void osd_op_event(struct osd_op *op, enum osd_op_ev ev, unsigned int idx, int st
 		osd_perf_mark(op->osd, OSD_ST_READ, op);
 		osd_op_read_send(op, op->result_len);
 		break; /* kick: a write of the object may go now */
+	case OSD_OP_EV_CMP_READ:
+		op->refs--;
+		if (op->state != OSD_OP_READY || op->cmp != OSD_OP_CMP_READING)
+			break; /* answered meanwhile: the buffer goes with the op */
+		op->cmp = OSD_OP_CMP_READ;
+		op->cmp_rc = status;
+		break; /* kick: the op's turn comes again */
 	case OSD_OP_EV_SENT:
 		op->refs--;
 		if (op->state != OSD_OP_SENDING)

@@ -19,6 +19,9 @@
  * - every op and buffer is released once its last completion arrived;
  * - a write of an object whose push is reading its chunk waits until the
  *   chunk is posted (the replica gets it first);
+ * - cmp_write_full reads what it compares without blocking (the op and
+ *   the PG's later writes wait for the read), answers a mismatch
+ *   -ECANCELED, and keeps its buffer until a read it outlived is back;
  * - denial-of-service limits: a connection at osd_max_ops_per_conn is
  *   paused and resumed when an op completes; a PG id past pg_num and an
  *   epoch past osd_epoch_ahead_max are refused -EINVAL and counted, from a
@@ -96,6 +99,7 @@ static struct {
 	} reads[MAX_REC]; /* store_read_start: device reads the test completes */
 	unsigned int nreads;
 	const char *push_reading; /* osd_push_reading: a push of this object reads its chunk */
+	uint64_t stat_size; /* store_stat: every object exists with this size (0: none exists) */
 } F;
 
 static struct fab_ep *const client_ep = (struct fab_ep *)&F.posts[0];
@@ -379,8 +383,12 @@ void store_tx_destroy(struct store_tx *tx)
 
 int store_stat(struct store *st, uint64_t pg, const char *name, struct store_stat *stat_out)
 {
-	(void)st, (void)pg, (void)name, (void)stat_out;
-	return -ENOENT;
+	(void)st, (void)pg, (void)name;
+	if (F.stat_size == 0)
+		return -ENOENT;
+	memset(stat_out, 0, sizeof(*stat_out));
+	stat_out->size = F.stat_size;
+	return 0;
 }
 
 int store_read(struct store *st, uint64_t pg, const char *name, uint64_t off, uint64_t len,
@@ -1120,6 +1128,99 @@ static void test_read_answered_while_reading(void **state)
 	assert_int_equal(client.ops_inflight, 0);
 }
 
+static void client_cmp_write(uint64_t tid, const char *name, uint8_t cmp_b, uint8_t b,
+			     uint32_t cmp_len, uint32_t len)
+{
+	static uint8_t data[8192];
+	struct proto_osd_op m = {.op = PROTO_OP_CMP_WRITE_FULL, .pool = 1, .epoch = osd.map.epoch};
+
+	assert_true(cmp_len <= len && len <= sizeof(data));
+	memset(data, cmp_b, cmp_len);
+	memset(data + cmp_len, b, len - cmp_len);
+	m.pg = the_pg;
+	m.offset = cmp_len;
+	m.length = len;
+	m.name_len = strlen(name);
+	memcpy(m.name, name, m.name_len + 1);
+	m.flags = PROTO_OP_F_INLINE;
+	m.data = data;
+	m.data_len = len;
+	osd_op_recv(&client, tid, &m);
+}
+
+/* Every posted record written, every replica acked and commit i done, for versions 1..n. */
+static void settle_writes(unsigned int first_commit, unsigned int n)
+{
+	for (unsigned int i = 0; i < F.nposts; i++)
+		if (!F.posts[i].done)
+			post_done(i, 0);
+	for (unsigned int k = 0; k < n; k++) {
+		ack(1, first_commit + k + 1, 0);
+		ack(2, first_commit + k + 1, 0);
+		commit_done(first_commit + k, 0);
+	}
+}
+
+/*
+ * cmp_write_full compares what the store holds through store_read_start:
+ * the loop goes on while the device reads, the op and the PG's writes
+ * behind it wait (a kick meanwhile reads nothing twice), the compare runs
+ * when the read is back. A match becomes a write_full of the rest of the
+ * payload; a mismatch answers -ECANCELED and commits nothing; an op
+ * answered while its read runs keeps the read's buffer until it is back.
+ */
+static void test_cmp_write_reads_async(void **state)
+{
+	struct mon_map next;
+
+	(void)state;
+	peers_up(1u << 20);
+	F.stat_size = 64; /* the fake device holds 0x5a bytes */
+	client_cmp_write(1, name_in_pg(0), 0x5a, 0x11, 64, 64 + 4096);
+	client_write(2, name_in_pg(1), 0x22, 4096, true);
+	assert_int_equal(F.nreads, 1);
+	assert_int_equal(F.ncommits, 0);
+	assert_int_equal(posts_of(POST_WRITE_IMM), 0);
+	osd_pg_kick(the_osd_pg());
+	assert_int_equal(F.nreads, 1);
+	assert_int_equal(F.ncommits, 0);
+	read_done(0, 0);
+	assert_int_equal(F.ncommits, 2);
+	assert_int_equal(F.commits[0].first_byte, 0x11); /* the compared prefix is gone */
+	assert_int_equal(F.commits[1].first_byte, 0x22);
+	settle_writes(0, 2);
+	assert_int_equal(F.nreplies, 2);
+	assert_true(F.replies[0].tid == 1 && F.replies[0].r.status == 0);
+	assert_true(F.replies[1].tid == 2 && F.replies[1].r.status == 0);
+	/* a mismatch: answered, nothing committed */
+	client_cmp_write(3, name_in_pg(0), 0x01, 0x33, 64, 64 + 4096);
+	assert_int_equal(F.nreads, 2);
+	read_done(1, 0);
+	assert_int_equal(F.nreplies, 3);
+	assert_true(F.replies[2].tid == 3 && F.replies[2].r.status == -ECANCELED);
+	assert_int_equal(F.ncommits, 2);
+	/* a failed read is the answer too */
+	client_cmp_write(4, name_in_pg(0), 0x5a, 0x44, 64, 64 + 4096);
+	read_done(2, -EIO);
+	assert_int_equal(F.nreplies, 4);
+	assert_true(F.replies[3].tid == 4 && F.replies[3].r.status == -EIO);
+	/* answered -ESTALE while reading (not the primary any more): freed after the read */
+	client_cmp_write(5, name_in_pg(0), 0x5a, 0x55, 64, 64 + 4096);
+	assert_int_equal(F.nreads, 4);
+	map_build(&next, 3, 3);
+	next.osds[acting[0]].state &= ~MON_OSD_UP;
+	mon_map_free(&osd.map);
+	osd.map = next;
+	osd_op_map_changed(&osd);
+	assert_int_equal(F.nreplies, 5);
+	assert_int_equal(F.replies[4].r.status, -ESTALE);
+	read_done(3, 0);
+	assert_int_equal(F.ncommits, 2);
+	assert_int_equal(F.nreplies, 5);
+	assert_int_equal(F.bufs, 0);
+	assert_null(the_osd_pg()->head);
+}
+
 /* A PG id past pg_num and a forged far-future epoch: refused at once, counted, nothing made. */
 static void test_bad_pg_and_insane_epoch(void **state)
 {
@@ -1258,6 +1359,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_read_async_orders_writes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_answered_while_reading, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_write_waits_for_push_read, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_cmp_write_reads_async, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
