@@ -434,6 +434,10 @@ void osd_pg_tick(struct osd *osd);
 bool osd_pg_io_ready(struct osd *osd, struct osd_pg *pg);
 /* false: name is still missing on some copy; its recovery is moved ahead. */
 bool osd_pg_obj_ready(struct osd *osd, struct osd_pg *pg, const char *name);
+/* A scrub batch of the PG covers name: a write of it is not ordered now (pg_scrub_holds). */
+bool osd_pg_scrub_holds(struct osd_pg *pg, const char *name);
+/* An ordered write of an object in (after, upto] has not completed on every copy yet. */
+bool osd_op_range_busy(const struct osd_pg *pg, const char *after, const char *upto);
 /*
  * The store transaction of a primary's op: data, version attribute and the
  * PG log entry. *prev_out: the entry before it (its records carry it),

@@ -633,6 +633,16 @@ static int osd_op_cmp_resolve(struct osd_op *op)
 	return 0;
 }
 
+bool osd_op_range_busy(const struct osd_pg *pg, const char *after, const char *upto)
+{
+	for (const struct osd_op *op = pg->head; op; op = op->next)
+		if (op->state == OSD_OP_SUBMITTED && osd_op_is_write(op->op) &&
+		    (after == NULL || strcmp(op->name, after) > 0) &&
+		    (upto == NULL || strcmp(op->name, upto) <= 0))
+			return true;
+	return false;
+}
+
 /* READY write whose turn it is: version, local transaction, replica records. */
 static void osd_op_submit(struct osd_op *op)
 {
@@ -652,6 +662,8 @@ static void osd_op_submit(struct osd_op *op)
 		return; /* blocked while READY; a later map or the timeout moves it */
 	if (osd_push_reading(osd, pg->pool, pg->pg, op->name))
 		return; /* its push's chunk is read: it reaches the replica first */
+	if (osd_pg_scrub_holds(pg, op->name))
+		return; /* a scrub batch compares the object's copies now: after it */
 	if (op->op == PROTO_OP_REMOVE &&
 	    store_stat(osd->store, osd_pg_key(pg->pool, pg->pg), op->name, &st) == -ENOENT)
 		return osd_op_finish(op, -ENOENT);

@@ -233,6 +233,11 @@ bool osd_pg_obj_ready(struct osd *osd, struct osd_pg *pg, const char *name)
 	return pg->m == NULL || pg_obj_ready(pg->m, name);
 }
 
+bool osd_pg_scrub_holds(struct osd_pg *pg, const char *name)
+{
+	return pg->m != NULL && pg_scrub_holds(pg->m, name);
+}
+
 uint64_t osd_pg_op_version(struct osd *osd, struct osd_pg *pg)
 {
 	struct pg *m = osd_pgm_get(osd, pg->pool, pg->pg);

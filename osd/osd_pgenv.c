@@ -420,6 +420,13 @@ static bool e_scrub_slot(void *arg, int take)
 	return true;
 }
 
+static bool e_range_busy(void *arg, struct pg *m, const char *after, const char *upto)
+{
+	struct osd_pg *pg = osd_pg_find(arg, m->pool, m->id);
+
+	return pg != NULL && osd_op_range_busy(pg, after, upto);
+}
+
 static bool e_obj_busy(void *arg, struct pg *m, const char *name)
 {
 	struct osd_pg *pg = osd_pg_get(arg, m->pool, m->id);
@@ -519,6 +526,7 @@ const struct pg_env_ops osd_pg_env_ops = {
     .budget = e_budget,
     .scrub_slot = e_scrub_slot,
     .obj_busy = e_obj_busy,
+    .range_busy = e_range_busy,
     .space_ok = e_space_ok,
     .paused = e_paused,
     .osd_up = e_osd_up,

@@ -521,6 +521,23 @@ static bool e_scrub_slot(void *arg, int take)
 	return true;
 }
 
+static bool e_range_busy(void *arg, struct pg *pg, const char *after, const char *upto)
+{
+	struct s_osd *o = arg;
+
+	for (const struct s_op *op = o->ops[pg->id]; op; op = op->next) {
+		char name[16];
+
+		if (op->st != S_OP_ORDERED)
+			continue;
+		s_name(op->oname, name, sizeof(name));
+		if ((after == NULL || strcmp(name, after) > 0) &&
+		    (upto == NULL || strcmp(name, upto) <= 0))
+			return true;
+	}
+	return false;
+}
+
 static bool e_obj_busy(void *arg, struct pg *pg, const char *name)
 {
 	struct s_osd *o = arg;
@@ -589,6 +606,7 @@ static const struct pg_env_ops s_env_ops = {
 	.budget = e_budget,
 	.scrub_slot = e_scrub_slot,
 	.obj_busy = e_obj_busy,
+	.range_busy = e_range_busy,
 	.space_ok = e_space_ok,
 	.osd_up = e_osd_up,
 	.osd_exists = e_osd_exists,
@@ -848,7 +866,7 @@ static void s_osd_kick(struct s_osd *o, int g)
 		if (op->st != S_OP_QUEUED)
 			continue;
 		s_name(op->oname, name, sizeof(name));
-		if (!pg_obj_ready(pg, name))
+		if (!pg_obj_ready(pg, name) || pg_scrub_holds(pg, name))
 			break; /* writes keep their order: the rest wait behind it */
 		s_op_order(o, op);
 		if (op->st != S_OP_ORDERED)

@@ -23,6 +23,10 @@
  *                 connection failed right after the send) and no write
  *                 follows: the primary must not call the PG clean before
  *                 that member answers; it peers again instead
+ *   scrub-writes  a verify and a deep scrub of a PG while clients keep
+ *                 writing to it: copies that are the same must not be
+ *                 counted inconsistent because a write landed between the
+ *                 members' scans and the primary's
  *   blind-primary the three members that hold the writes die together and
  *                 three OSDs with new stores take the PG: no copy heard
  *                 knows its history (the history horizon), so it must stay
@@ -290,6 +294,46 @@ static void scn_lost_activate(void)
 	s_check_final(); /* UNACTIVATED if a PG went clean without that member's answer */
 }
 
+static void scn_scrub_writes(void)
+{
+	struct pg *p;
+	uint32_t token = 7000;
+
+	scn_settle();
+	scn_write_acked(SCN_PG, 30);
+	for (int round = 0; round < 4 && !s_failed; round++) {
+		bool deep = round & 1, started = false, done = false;
+		uint64_t i;
+
+		p = scn_primary(SCN_PG, NULL);
+		if (p == NULL)
+			return (void)s_fail("scrub-writes: pg %d has no primary", SCN_PG);
+		if (deep)
+			pg_scrub_request(p, true, false);
+		else
+			pg_verify_request(p, ++token);
+		for (i = 0; i < 200000 && !s_failed && !done; i++) {
+			scn_steps(1, SCN_PG); /* writes keep coming */
+			if (scn_primary(SCN_PG, NULL) != p)
+				return (void)s_fail("scrub-writes: pg %d changed primary", SCN_PG);
+			started |= p->scrub != NULL;
+			done = deep ? started && p->scrub == NULL : p->verify_token == token;
+			if (!deep && !done && p->scrub == NULL && !p->verify_wanted)
+				pg_verify_request(p, token); /* peering again dropped it: asked again,
+								as the mons do */
+		}
+		if (!done)
+			return (void)s_fail("scrub-writes: round %d not done", round);
+		if (deep ? p->inconsistent != 0 : p->verify_inconsistent != 0)
+			return (void)s_fail("scrub-writes: %s of pg %d counted %u inconsistent "
+					    "copies while clients wrote",
+					    deep ? "deep scrub" : "verify", SCN_PG,
+					    deep ? p->inconsistent : p->verify_inconsistent);
+	}
+	scn_settle();
+	s_check_final();
+}
+
 static void scn_blind_primary(void)
 {
 	int32_t a[S_SIZE];
@@ -364,6 +408,7 @@ static const struct {
 	{"out-in", scn_out_in},
 	{"new-disks", scn_new_disks},
 	{"lost-activate", scn_lost_activate},
+	{"scrub-writes", scn_scrub_writes},
 	{"blind-primary", scn_blind_primary},
 };
 

@@ -19,6 +19,9 @@
  * - every op and buffer is released once its last completion arrived;
  * - a write of an object whose push is reading its chunk waits until the
  *   chunk is posted (the replica gets it first);
+ * - a write of an object a scrub batch covers waits, and the PG's writes
+ *   behind it; the batch sees an ordered write in its range as busy until
+ *   every copy acknowledged it;
  * - cmp_write_full reads what it compares without blocking (the op and
  *   the PG's later writes wait for the read), answers a mismatch
  *   -ECANCELED, and keeps its buffer until a read it outlived is back;
@@ -100,6 +103,7 @@ static struct {
 	unsigned int nreads;
 	const char *push_reading; /* osd_push_reading: a push of this object reads its chunk */
 	uint64_t stat_size; /* store_stat: every object exists with this size (0: none exists) */
+	const char *scrub_held; /* osd_pg_scrub_holds: a scrub batch covers this object */
 } F;
 
 static struct fab_ep *const client_ep = (struct fab_ep *)&F.posts[0];
@@ -279,6 +283,12 @@ bool osd_pg_obj_ready(struct osd *osd, struct osd_pg *pg, const char *name)
 {
 	(void)osd, (void)pg, (void)name;
 	return true;
+}
+
+bool osd_pg_scrub_holds(struct osd_pg *pg, const char *name)
+{
+	(void)pg;
+	return F.scrub_held != NULL && !strcmp(name, F.scrub_held);
 }
 
 uint64_t osd_pg_op_version(struct osd *osd, struct osd_pg *pg)
@@ -1128,6 +1138,39 @@ static void test_read_answered_while_reading(void **state)
 	assert_int_equal(client.ops_inflight, 0);
 }
 
+static void settle_writes(unsigned int first_commit, unsigned int n);
+
+static void test_scrub_fence(void **state)
+{
+	char held[64], other[64];
+
+	(void)state;
+	peers_up(1u << 20);
+	snprintf(held, sizeof(held), "%s", name_in_pg(0));
+	snprintf(other, sizeof(other), "%s", name_in_pg(1));
+	client_write(1, other, 0x11, 4096, true); /* ordered before the batch */
+	assert_int_equal(F.ncommits, 1);
+	assert_true(osd_op_range_busy(the_osd_pg(), NULL, NULL));
+	assert_true(osd_op_range_busy(the_osd_pg(), NULL, other));
+	assert_false(osd_op_range_busy(the_osd_pg(), other, NULL)); /* (other, end] */
+	F.scrub_held = held;
+	client_write(2, held, 0x22, 4096, true);
+	client_write(3, other, 0x33, 4096, true); /* behind it: version order */
+	assert_int_equal(F.ncommits, 1);
+	settle_writes(0, 1);
+	assert_int_equal(F.nreplies, 1);
+	assert_false(osd_op_range_busy(the_osd_pg(), NULL, NULL)); /* held ones are not ordered */
+	F.scrub_held = NULL; /* the batch ended: its kick */
+	osd_pg_kick(the_osd_pg());
+	assert_int_equal(F.ncommits, 3);
+	assert_int_equal(F.commits[1].first_byte, 0x22);
+	assert_int_equal(F.commits[2].first_byte, 0x33);
+	settle_writes(1, 2);
+	assert_int_equal(F.nreplies, 3);
+	assert_int_equal(F.bufs, 0);
+	assert_null(the_osd_pg()->head);
+}
+
 static void client_cmp_write(uint64_t tid, const char *name, uint8_t cmp_b, uint8_t b,
 			     uint32_t cmp_len, uint32_t len)
 {
@@ -1360,6 +1403,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_read_answered_while_reading, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_write_waits_for_push_read, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cmp_write_reads_async, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_scrub_fence, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -173,6 +173,12 @@ struct pg_env_ops {
 	/* A client write to name is between ordering and commit: no push may overtake it. */
 	bool (*obj_busy)(void *arg, struct pg *pg, const char *name);
 	/*
+	 * A client write to an object in (after, upto] (after NULL: from the
+	 * start, upto NULL: to the end) was ordered and has not completed on
+	 * every copy yet (a scrub batch waits for it). NULL: never.
+	 */
+	bool (*range_busy)(void *arg, struct pg *pg, const char *after, const char *upto);
+	/*
 	 * May recovery write data into osd's store now (a push to it, a pull into
 	 * ours, the next backfill batch for it)? false: it is past its space
 	 * limit (the capacity rules, docs/capacity.md); tried again later.
@@ -425,6 +431,11 @@ void pg_destroyed(struct pg *pg, int rc);
 
 /* ----- scrub, stats */
 void pg_scrub_request(struct pg *pg, bool deep, bool repair);
+/*
+ * A client write to name must not be ordered now: the scrub batch under
+ * way covers it (ordered when the batch ends: env kick). Writes only.
+ */
+bool pg_scrub_holds(const struct pg *pg, const char *name);
 /*
  * Compare every member's copies by version, size and stored-checksum digest
  * (no data read), once the PG is clean. When done, verify_token = token and

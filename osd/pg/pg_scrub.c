@@ -11,6 +11,14 @@
  * version; ours on a tie). Light scrub and deep scrub also run on their
  * own, every env->scrub_ms / env->deep_scrub_ms, each PG at its own
  * moment within the period (spread by the PG id), one at a time per OSD.
+ *
+ * Client writes go on during a scrub, so each batch is a fenced range:
+ * the primary picks the batch's last name from its own listing first,
+ * holds writes to the names in (pos, hi] that are not ordered yet
+ * (pg_scrub_holds), waits until the ordered ones completed on every copy
+ * (env range_busy), and only then asks the members. Without the fence a
+ * write landing between a member's scan and the primary's own made equal
+ * copies look inconsistent (sim_pg scenario scrub-writes).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -28,6 +36,10 @@ struct pg_scrub {
 	enum pg_scrub_kind kind;
 	bool repair;
 	char *pos; /* objects up to here are compared */
+	/* this batch's range (pos, fence_hi] (fence_hi NULL: to the end) */
+	bool fenced;
+	bool draining; /* fenced; ordered writes in the range still completing */
+	char *fence_hi;
 	uint64_t sent_ms;
 	unsigned int nmem;
 	int32_t mem[PG_MAX_REPLICAS];
@@ -45,11 +57,21 @@ void pg_scrub_stop(struct pg *pg)
 	if (s == NULL)
 		return;
 	free(s->pos);
+	free(s->fence_hi);
 	for (unsigned int i = 0; i < PG_MAX_REPLICAS; i++)
 		free(s->ent[i]);
 	free(s);
 	pg->scrub = NULL;
 	pg->env->ops->scrub_slot(pg->env->arg, -1);
+	pg->env->ops->kick(pg->env->arg, pg); /* writes the fence held */
+}
+
+bool pg_scrub_holds(const struct pg *pg, const char *name)
+{
+	const struct pg_scrub *s = pg->scrub;
+
+	return s != NULL && s->fenced && (s->pos == NULL || strcmp(name, s->pos) > 0) &&
+	       (s->fence_hi == NULL || strcmp(name, s->fence_hi) <= 0);
 }
 
 void pg_scrub_request(struct pg *pg, bool deep, bool repair)
@@ -102,6 +124,56 @@ static void pg_scrub_send(struct pg *pg)
 	s->sent_ms = pg_now(pg);
 }
 
+static void pg_scrub_batch(struct pg *pg);
+
+/*
+ * Fence the next batch: its last name is our own PG_SCRUB_BATCH-th object
+ * after pos (none: to the end). The members are asked once the writes
+ * already ordered in the range completed (pg_scrub_fence_check).
+ */
+static void pg_scrub_fence(struct pg *pg)
+{
+	struct pg_scrub *s = pg->scrub;
+	struct pg_obj *loc = calloc(PG_SCRUB_BATCH, sizeof(*loc));
+	uint32_t n = 0;
+	bool last = true;
+
+	free(s->fence_hi);
+	s->fence_hi = NULL;
+	if (loc == NULL || pg->env->ops->obj_list(pg->env->arg, pg, s->pos ? s->pos : "",
+						  PG_SCRUB_BATCH, 0, loc, &n, &last) != 0) {
+		free(loc);
+		return; /* the next tick tries again */
+	}
+	if (!last && n > 0)
+		s->fence_hi = strdup(loc[n - 1].name);
+	free(loc);
+	if (!last && n > 0 && s->fence_hi == NULL)
+		return;
+	s->fenced = true;
+	s->draining = true;
+	for (unsigned int i = 0; i < s->nmem; i++)
+		s->got[i] = s->last[i] = false;
+}
+
+/* Fenced: once no ordered write in the range is in flight, ask the members. */
+static void pg_scrub_fence_check(struct pg *pg)
+{
+	struct pg_scrub *s = pg->scrub;
+
+	if (!s->fenced)
+		pg_scrub_fence(pg);
+	if (!s->fenced || !s->draining)
+		return;
+	if (pg->env->ops->range_busy != NULL &&
+	    pg->env->ops->range_busy(pg->env->arg, pg, s->pos, s->fence_hi))
+		return;
+	s->draining = false;
+	if (s->nmem == 0)
+		return pg_scrub_batch(pg);
+	pg_scrub_send(pg);
+}
+
 static void pg_scrub_begin(struct pg *pg, enum pg_scrub_kind kind, bool repair)
 {
 	struct pg_scrub *s = calloc(1, sizeof(*s));
@@ -117,7 +189,7 @@ static void pg_scrub_begin(struct pg *pg, enum pg_scrub_kind kind, bool repair)
 		s->mem[s->nmem++] = pg->acting[i];
 	pg_logf(pg, PG_LOG_INFO, "%s%s started", what[kind], repair ? " + repair" : "");
 	pg_update_state(pg);
-	pg_scrub_send(pg);
+	pg_scrub_fence_check(pg);
 }
 
 static const struct pg_obj *pg_scrub_find(const struct pg_obj *e, uint32_t n, const char *name)
@@ -197,6 +269,10 @@ static void pg_scrub_batch(struct pg *pg)
 	}
 	if (!all_last && hi == NULL)
 		hi = s->pos ? s->pos : "";
+	/* no further than the fence: past it writes went on during the scans */
+	if (s->fence_hi != NULL && (all_last || strcmp(s->fence_hi, hi) < 0))
+		hi = s->fence_hi;
+	all_last = hi == NULL;
 	if (pg_obj_range(pg, s->pos, all_last ? NULL : hi, pg_scrub_what(s), &loc, &nloc) != 0)
 		return; /* the next tick sends the batch again */
 	for (uint32_t i = 0; i < nloc; i++)
@@ -246,7 +322,9 @@ static void pg_scrub_batch(struct pg *pg)
 		s->nent[i] = 0;
 		s->got[i] = s->last[i] = false;
 	}
-	pg_scrub_send(pg);
+	s->fenced = false;
+	pg->env->ops->kick(pg->env->arg, pg); /* writes this batch held */
+	pg_scrub_fence_check(pg);
 }
 
 bool pg_scrub_scan(struct pg *pg, const struct proto_pg *m)
@@ -257,6 +335,8 @@ bool pg_scrub_scan(struct pg *pg, const struct proto_pg *m)
 
 	if (s == NULL || m->epoch != pg->same_since)
 		return s != NULL;
+	if (!s->fenced || s->draining)
+		return true; /* an answer to an earlier batch: this one is not asked yet */
 	for (unsigned int i = 0; i < s->nmem; i++) {
 		if (s->mem[i] != (int32_t)m->from || s->got[i])
 			continue;
@@ -303,8 +383,8 @@ void pg_scrub_tick(struct pg *pg)
 	bool repair;
 
 	if (s != NULL) {
-		if (s->nmem == 0)
-			pg_scrub_batch(pg);
+		if (!s->fenced || s->draining)
+			pg_scrub_fence_check(pg);
 		else if (now - s->sent_ms > PG_SCRUB_RESEND_MS)
 			pg_scrub_send(pg);
 		return;
