@@ -369,13 +369,26 @@ static void e_send(void *arg, struct pg *m, int32_t to, uint16_t type, const str
 	osd_conn_send(conn, &pm, 0);
 }
 
+/*
+ * What osd's hello said, from our connection to it or, while that one is
+ * (re)connecting, from its connection to us: a member answers an ACTIVATE
+ * that came in on the primary's connection even when its own is not up
+ * yet (the answer queues behind its hello). Under a storm of reconnects
+ * (30 ASan OSDs starting) our own was often not ready.
+ */
 static int e_acks_activate(void *arg, int32_t to)
 {
 	struct osd *osd = arg;
 	struct osd_peer *p = osd_peer_get(osd, (uint32_t)to);
-	struct osd_conn *conn = p != NULL ? p->conn : NULL;
+	const struct osd_conn *conn = p != NULL ? p->conn : NULL;
 
-	if (conn == NULL || conn->failed || !conn->hello_done)
+	if (conn == NULL || conn->failed || !conn->hello_done) {
+		for (conn = osd->conns; conn; conn = conn->next)
+			if (conn->kind != OSD_CONN_CLIENT && conn->peer_known &&
+			    conn->peer_id == (uint32_t)to && conn->hello_done && !conn->failed)
+				break;
+	}
+	if (conn == NULL)
 		return -ENOTCONN;
 	return (conn->peer_features & PROTO_FEAT_PG_ACT_ACK) != 0;
 }
