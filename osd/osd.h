@@ -295,6 +295,7 @@ struct osd {
 	struct asok *asok;     /* admin socket; NULL when disabled or unavailable */
 	struct metrics_srv *metrics; /* /metrics (osd_metrics.c); NULL when off */
 	struct osd_recovery *rec; /* pushes in flight, throttle (osd_push.c) */
+	struct osd_crc_read *crc_reads; /* deep-scrub reads in flight (osd_crc.c) */
 	struct osd_pg *kicks;	  /* PGs whose ops move once the current event is handled */
 	bool scrub_busy;	  /* one scrub at a time (pg_env.scrub_slot) */
 	struct pg_env pgenv;	  /* the environment every PG state machine runs in */
@@ -434,6 +435,14 @@ void osd_pg_tick(struct osd *osd);
 bool osd_pg_io_ready(struct osd *osd, struct osd_pg *pg);
 /* false: name is still missing on some copy; its recovery is moved ahead. */
 bool osd_pg_obj_ready(struct osd *osd, struct osd_pg *pg, const char *name);
+/*
+ * Deep scrub: the crc32c of name's data read without blocking (osd_crc.c):
+ * as the PG env's obj_crc (1 = *crc_out now, 0 = pg_obj_crc_done later).
+ */
+int osd_crc_start(struct osd *osd, uint32_t pool, uint32_t pg, const char *name, uint64_t size,
+		  uint64_t token, uint32_t *crc_out);
+/* At stop, after the store abandoned its reads: frees the ones still in flight. */
+void osd_crc_fini(struct osd *osd);
 /* A scrub batch of the PG covers name: a write of it is not ordered now (pg_scrub_holds). */
 bool osd_pg_scrub_holds(struct osd_pg *pg, const char *name);
 /* An ordered write of an object in (after, upto] has not completed on every copy yet. */

@@ -907,6 +907,7 @@ void osd_pg_fini(struct osd *osd)
 {
 	struct osd_pg *pg;
 	osd_push_fini(osd);
+	osd_crc_fini(osd);
 	osd_pg_foreach(osd, pg) {
 		pg_free(pg->m);
 		pg->m = NULL;

@@ -18,7 +18,6 @@
 #include <string.h>
 
 #include "common/clock.h"
-#include "common/crc32c.h"
 #include "common/log.h"
 #include "osd/osd_pg.h"
 #include "proto/hello.h"
@@ -139,31 +138,6 @@ static int e_persist(void *arg, struct pg *m, const struct pg_txn *t)
 
 /* ------------------------------------------------------------ local objects */
 
-/* Digest of an object's data from what the store keeps: crc32c of the data read back. */
-static int osd_obj_crc(struct osd *osd, uint64_t pgk, const char *name, uint64_t size,
-		       uint32_t *crc_out)
-{
-	size_t chunk = size < (1u << 20) ? (size ? size : 1) : (1u << 20);
-	char *buf = malloc(chunk);
-	uint64_t off = 0, got;
-	uint32_t crc = 0;
-	int rc = 0;
-
-	if (buf == NULL)
-		return -ENOMEM;
-	while (off < size) {
-		rc = store_read(osd->store, pgk, name, off, chunk, buf, &got);
-		if (rc != 0 || got == 0)
-			break;
-		crc = crc32c(crc, buf, got);
-		off += got;
-	}
-	free(buf);
-	if (rc == 0)
-		*crc_out = crc;
-	return rc;
-}
-
 static int e_obj_stat(void *arg, struct pg *m, const char *name, unsigned int what,
 		      struct pg_obj *out)
 {
@@ -187,13 +161,6 @@ static int e_obj_stat(void *arg, struct pg *m, const char *name, unsigned int wh
 		}
 		if (rc != 0)
 			return rc;
-	}
-	if (what & PG_OBJ_DEEP) {
-		rc = osd_obj_crc(osd, pgk, name, st.size, &out->crc);
-		if (rc == -WEFT_E_CORRUPT || rc == -EIO) {
-			out->crc = 0xffffffffu; /* unreadable: never equal to a good copy's */
-			rc = 0;
-		}
 	}
 	return rc;
 }
@@ -433,6 +400,12 @@ static bool e_scrub_slot(void *arg, int take)
 	return true;
 }
 
+static int e_obj_crc(void *arg, struct pg *m, const char *name, uint64_t size, uint64_t token,
+		     uint32_t *crc_out)
+{
+	return osd_crc_start(arg, m->pool, m->id, name, size, token, crc_out);
+}
+
 static bool e_range_busy(void *arg, struct pg *m, const char *after, const char *upto)
 {
 	struct osd_pg *pg = osd_pg_find(arg, m->pool, m->id);
@@ -540,6 +513,7 @@ const struct pg_env_ops osd_pg_env_ops = {
     .scrub_slot = e_scrub_slot,
     .obj_busy = e_obj_busy,
     .range_busy = e_range_busy,
+    .obj_crc = e_obj_crc,
     .space_ok = e_space_ok,
     .paused = e_paused,
     .osd_up = e_osd_up,

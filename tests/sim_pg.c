@@ -388,6 +388,40 @@ static int e_obj_stat(void *arg, struct pg *pg, const char *name, unsigned int w
 	return 0;
 }
 
+/* What reading object i back gives now: its content's crc, as e_obj_stat's digest. */
+static uint32_t s_obj_crc(const struct s_osd *o, int g, int i)
+{
+	const struct s_obj *so = &o->st.pg[g].obj[i];
+
+	return so->exists ? (uint32_t)(so->content * 2654435761u) : PG_OBJ_CRC_BAD;
+}
+
+/*
+ * Half the reads end at once, half later (a message to ourselves): the
+ * crc is taken when the read ends, so an object that changed meanwhile
+ * (a fence that let a write through) shows up as inconsistent.
+ */
+static int e_obj_crc(void *arg, struct pg *pg, const char *name, uint64_t size, uint64_t token,
+		     uint32_t *crc_out)
+{
+	struct s_osd *o = arg;
+	int i = s_name_idx(name);
+	struct s_msg *m;
+
+	(void)size;
+	if (i < 0)
+		return -ENOENT;
+	if (rn(2) == 0) {
+		*crc_out = s_obj_crc(o, (int)pg->id, i);
+		return 1;
+	}
+	m = s_msg_new(S_M_CRC, o->id, o->id, (int)pg->id);
+	m->v = token;
+	m->oname = i;
+	s_q_push(m);
+	return 0;
+}
+
 static int e_obj_list(void *arg, struct pg *pg, const char *after, uint32_t max,
 		      unsigned int what, struct pg_obj *out, uint32_t *n_out, bool *last_out)
 {
@@ -607,6 +641,7 @@ static const struct pg_env_ops s_env_ops = {
 	.scrub_slot = e_scrub_slot,
 	.obj_busy = e_obj_busy,
 	.range_busy = e_range_busy,
+	.obj_crc = e_obj_crc,
 	.space_ok = e_space_ok,
 	.osd_up = e_osd_up,
 	.osd_exists = e_osd_exists,
@@ -1063,6 +1098,9 @@ static bool s_deliver(struct s_msg *m)
 		pg_push_done(pg, m->from, name, m->status);
 		return true;
 	}
+	case S_M_CRC:
+		pg_obj_crc_done(pg, m->v, s_obj_crc(o, m->pgi, m->oname));
+		return true;
 	}
 	return true;
 }

@@ -75,7 +75,8 @@ struct s_tx {
 
 /* ---------------------------------------------------------------- network */
 
-enum s_mkind { S_M_PG, S_M_REC, S_M_ACK, S_M_PUSH, S_M_PUSH_ACK };
+/* S_M_CRC: a deep-scrub read of oname ends (to itself; v = the token) */
+enum s_mkind { S_M_PG, S_M_REC, S_M_ACK, S_M_PUSH, S_M_PUSH_ACK, S_M_CRC };
 
 struct s_msg {
 	struct s_msg *next;

@@ -131,6 +131,7 @@ struct pg_obj {
 	uint32_t digest;  /* crc32c over the object's stored block checksums (0: unknown) */
 };
 
+#define PG_OBJ_CRC_BAD 0xffffffffu /* pg_obj.crc of a copy that cannot be read */
 #define PG_OBJ_DEEP   0x1u /* read the data back: crc */
 #define PG_OBJ_DIGEST 0x2u /* digest of the stored block checksums */
 
@@ -146,7 +147,10 @@ struct pg_env_ops {
 	 * Nonzero: not submitted (nothing changed).
 	 */
 	int (*persist)(void *arg, struct pg *pg, const struct pg_txn *t);
-	/* Version and size (and what PG_OBJ_* asks) of one local object: 0, -ENOENT, an error. */
+	/*
+	 * Version and size (and the digest with PG_OBJ_DIGEST) of one local
+	 * object: 0, -ENOENT, an error. Deep crcs come from obj_crc.
+	 */
 	int (*obj_stat)(void *arg, struct pg *pg, const char *name, unsigned int what,
 			struct pg_obj *out);
 	/* Local objects after `after` (name order), at most max; *last: none after these. */
@@ -178,6 +182,17 @@ struct pg_env_ops {
 	 * every copy yet (a scrub batch waits for it). NULL: never.
 	 */
 	bool (*range_busy)(void *arg, struct pg *pg, const char *after, const char *upto);
+	/*
+	 * crc32c of name's data (size bytes), read back through the store
+	 * (which checks every block's crc) for a deep scrub: 1 = done now
+	 * (*crc_out; PG_OBJ_CRC_BAD when unreadable), 0 = started, and
+	 * pg_obj_crc_done(pg, token, crc) follows from a later event (the PG
+	 * may be gone or busy with other work by then: token tells), <0 = not
+	 * started (the scan is given up; the primary asks again). The scrub
+	 * fence keeps the object unchanged meanwhile.
+	 */
+	int (*obj_crc)(void *arg, struct pg *pg, const char *name, uint64_t size, uint64_t token,
+		       uint32_t *crc_out);
 	/*
 	 * May recovery write data into osd's store now (a push to it, a pull into
 	 * ours, the next backfill batch for it)? false: it is past its space
@@ -258,6 +273,7 @@ struct pg_peer {
 };
 
 struct pg_scrub;
+struct pg_crc_job;
 
 struct pg {
 	const struct pg_env *env;
@@ -327,6 +343,7 @@ struct pg {
 	int32_t blocked[PROTO_PG_BLOCKED_MAX];
 	uint8_t nblocked;
 	struct pg_scrub *scrub;
+	struct pg_crc_job *crc; /* deep crcs being read (a scrub batch or a SCAN answer) */
 	uint32_t inconsistent, last_scrub, last_deep_scrub; /* seconds (now_ms / 1000) */
 	uint32_t last_verify, verify_inconsistent;
 	uint32_t verify_token_wanted; /* the operator's token of the verify asked for */
@@ -436,6 +453,8 @@ void pg_scrub_request(struct pg *pg, bool deep, bool repair);
  * way covers it (ordered when the batch ends: env kick). Writes only.
  */
 bool pg_scrub_holds(const struct pg *pg, const char *name);
+/* The crc env obj_crc started with token is here (PG_OBJ_CRC_BAD: unreadable). */
+void pg_obj_crc_done(struct pg *pg, uint64_t token, uint32_t crc);
 /*
  * Compare every member's copies by version, size and stored-checksum digest
  * (no data read), once the PG is clean. When done, verify_token = token and

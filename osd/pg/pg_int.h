@@ -131,6 +131,26 @@ int pg_obj_range(struct pg *pg, const char *pos, const char *hi, unsigned int wh
 		 uint32_t *n_out);
 
 /* ----- pg_scrub.c */
+/*
+ * The deep crcs of a listed batch, one object at a time through env
+ * obj_crc; done() runs when every objs[i].crc is in (the job is freed
+ * after it; done may take objs and set it NULL). One job per PG: a new
+ * one replaces the old (a SCAN_REQ sent again).
+ */
+struct pg_crc_job {
+	struct pg_obj *objs;
+	uint32_t n, next;
+	uint64_t token; /* of the crc in flight for objs[next] */
+	bool waiting;
+	void (*done)(struct pg *pg, struct pg_crc_job *j);
+	int32_t to; /* a member's SCAN answer: to whom, for which interval, last? */
+	uint32_t epoch;
+	bool last;
+};
+void pg_crc_start(struct pg *pg, struct pg_obj *objs, uint32_t n,
+		  void (*done)(struct pg *pg, struct pg_crc_job *j), int32_t to, uint32_t epoch,
+		  bool last);
+void pg_crc_cancel(struct pg *pg);
 void pg_scrub_tick(struct pg *pg);
 bool pg_scrub_scan(struct pg *pg, const struct proto_pg *m);
 void pg_scrub_stop(struct pg *pg);

@@ -75,6 +75,7 @@ void pg_free(struct pg *pg)
 	pg_peer_reset(pg);
 	free(pg->p);
 	pg_scrub_stop(pg);
+	pg_crc_cancel(pg); /* a member's deep SCAN answer */
 	pg_act_reset(pg);
 	pg_log_free(&pg->log);
 	free(pg->act_ent);

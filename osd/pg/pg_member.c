@@ -390,31 +390,18 @@ nak: {
 }
 }
 
-/* SCAN_REQ on any copy: our objects after m->name, as many as fit one SCAN. */
-void pg_member_scan_req(struct pg *pg, const struct proto_pg *m)
+/* The SCAN answer: objs[0..n) (as many as fit one message; then not last). */
+static void pg_member_scan_send(struct pg *pg, int32_t to, uint32_t epoch,
+				const struct pg_obj *objs, uint32_t n, bool last, unsigned int what)
 {
 	size_t cap = pg->env->msg_bytes ? pg->env->msg_bytes : 65536;
-	uint32_t max = m->max < PG_BF_BATCH * 4 ? m->max : PG_BF_BATCH * 4, n = 0;
-	struct pg_obj *objs = calloc(max ? max : 1, sizeof(*objs));
 	uint8_t *buf = malloc(cap);
 	struct proto_pg r = pg_hdr(pg);
 	struct proto_enc enc;
-	bool last = true;
 	uint32_t put = 0;
-	unsigned int what = 0;
-	int rc;
 
-	if (objs == NULL || buf == NULL)
-		goto out;
-	if (m->flags & PROTO_PG_SCAN_F_DEEP)
-		what |= PG_OBJ_DEEP;
-	if (m->flags & PROTO_PG_SCAN_F_DIGEST)
-		what |= PG_OBJ_DIGEST;
-	rc = pg->env->ops->obj_list(pg->env->arg, pg, m->name, max, what, objs, &n, &last);
-	if (rc != 0) {
-		n = 0;
-		last = false; /* asked again */
-	}
+	if (buf == NULL)
+		return; /* the primary asks again */
 	proto_enc_init(&enc, buf, cap);
 	for (uint32_t i = 0; i < n; i++) {
 		struct proto_pg_scan_entry e = {.version = objs[i].version, .size = objs[i].size,
@@ -433,15 +420,54 @@ void pg_member_scan_req(struct pg *pg, const struct proto_pg *m)
 		}
 		put++;
 	}
-	r.epoch = m->epoch;
+	r.epoch = epoch;
 	r.count = put;
 	r.entries = buf;
 	r.entries_len = (uint32_t)enc.off;
 	r.flags = last ? PROTO_PG_F_LAST : 0;
-	pg_send(pg, (int32_t)m->from, PROTO_PG_SCAN, &r);
-out:
-	free(objs);
+	pg_send(pg, to, PROTO_PG_SCAN, &r);
 	free(buf);
+}
+
+static void pg_member_scan_crcs_done(struct pg *pg, struct pg_crc_job *j)
+{
+	pg_member_scan_send(pg, j->to, j->epoch, j->objs, j->n, j->last, PG_OBJ_DEEP);
+}
+
+/*
+ * SCAN_REQ on any copy: our objects after m->name, as many as fit one
+ * SCAN. A deep one reads every object back first, through env obj_crc
+ * (without blocking the OSD: the answer goes when the last crc is in).
+ */
+void pg_member_scan_req(struct pg *pg, const struct proto_pg *m)
+{
+	uint32_t max = m->max < PG_BF_BATCH * 4 ? m->max : PG_BF_BATCH * 4, n = 0;
+	struct pg_obj *objs = calloc(max ? max : 1, sizeof(*objs));
+	bool last = true;
+	unsigned int what = 0;
+	int rc;
+
+	if (objs == NULL)
+		return; /* the primary asks again */
+	if (m->flags & PROTO_PG_SCAN_F_DEEP)
+		what |= PG_OBJ_DEEP;
+	if ((what & PG_OBJ_DEEP) && pg->scrub != NULL) {
+		free(objs);
+		return; /* we deep-scrub as primary ourselves: an asker of an older view */
+	}
+	if (m->flags & PROTO_PG_SCAN_F_DIGEST)
+		what |= PG_OBJ_DIGEST;
+	rc = pg->env->ops->obj_list(pg->env->arg, pg, m->name, max, what & ~PG_OBJ_DEEP, objs, &n,
+				    &last);
+	if (rc != 0) {
+		n = 0;
+		last = false; /* asked again */
+	}
+	if ((what & PG_OBJ_DEEP) && n > 0)
+		return pg_crc_start(pg, objs, n, pg_member_scan_crcs_done, (int32_t)m->from,
+				    m->epoch, last);
+	pg_member_scan_send(pg, (int32_t)m->from, m->epoch, objs, n, last, what);
+	free(objs);
 }
 
 /* ------------------------------------------------------------ ring records */

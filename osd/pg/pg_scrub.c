@@ -28,7 +28,7 @@
 
 #define PG_SCRUB_BATCH	   64u
 #define PG_SCRUB_RESEND_MS 10000u
-#define PG_SCRUB_BAD	   0xffffffffu
+#define PG_SCRUB_BAD	   PG_OBJ_CRC_BAD
 
 enum pg_scrub_kind { PG_SCRUB_LIGHT, PG_SCRUB_VERIFY, PG_SCRUB_DEEP };
 
@@ -40,6 +40,7 @@ struct pg_scrub {
 	bool fenced;
 	bool draining; /* fenced; ordered writes in the range still completing */
 	char *fence_hi;
+	char *batch_hi; /* the members answered: compared up to here (NULL: to the end) */
 	uint64_t sent_ms;
 	unsigned int nmem;
 	int32_t mem[PG_MAX_REPLICAS];
@@ -56,14 +57,20 @@ void pg_scrub_stop(struct pg *pg)
 
 	if (s == NULL)
 		return;
+	pg_crc_cancel(pg); /* a member's SCAN answer has no scrub: only ours is cancelled here */
 	free(s->pos);
 	free(s->fence_hi);
+	free(s->batch_hi);
 	for (unsigned int i = 0; i < PG_MAX_REPLICAS; i++)
 		free(s->ent[i]);
 	free(s);
 	pg->scrub = NULL;
 	pg->env->ops->scrub_slot(pg->env->arg, -1);
-	pg->env->ops->kick(pg->env->arg, pg); /* writes the fence held */
+	/*
+	 * No kick here (pg_free calls this too): writes the fence held go on
+	 * when the scrub ends (pg_scrub_compare kicks) or when the PG is
+	 * peered again after an interval change (the OSD kicks its ops then).
+	 */
 }
 
 bool pg_scrub_holds(const struct pg *pg, const char *name)
@@ -249,7 +256,99 @@ static void pg_scrub_object(struct pg *pg, const char *name, const struct pg_obj
 	}
 }
 
-/* Every member answered this batch: compare up to the smallest last name. */
+/* ------------------------------------------------------------ deep crcs */
+
+/*
+ * Tokens are unique in the process, not per PG: a crc read that outlives
+ * its PG (freed, made again) must not be taken for the new one's. The PG
+ * machines of a process run on one thread.
+ */
+static uint64_t pg_crc_seq;
+
+void pg_crc_cancel(struct pg *pg)
+{
+	if (pg->crc == NULL)
+		return;
+	free(pg->crc->objs);
+	free(pg->crc);
+	pg->crc = NULL;
+}
+
+static void pg_crc_step(struct pg *pg)
+{
+	struct pg_crc_job *j = pg->crc;
+
+	while (j->next < j->n) {
+		struct pg_obj *o = &j->objs[j->next];
+		uint32_t crc = PG_OBJ_CRC_BAD;
+		int rc;
+
+		j->token = ++pg_crc_seq;
+		rc = pg->env->ops->obj_crc(pg->env->arg, pg, o->name, o->size, j->token, &crc);
+		if (rc == 0) {
+			j->waiting = true;
+			return;
+		}
+		if (rc < 0) {
+			pg_logf(pg, PG_LOG_WARN, "deep scrub: %s not read: %s; the batch is asked again",
+				o->name, strerror(-rc));
+			pg_crc_cancel(pg);
+			return;
+		}
+		o->crc = crc;
+		j->next++;
+	}
+	pg->crc = NULL;
+	j->done(pg, j);
+	free(j->objs);
+	free(j);
+}
+
+void pg_crc_start(struct pg *pg, struct pg_obj *objs, uint32_t n,
+		  void (*done)(struct pg *pg, struct pg_crc_job *j), int32_t to, uint32_t epoch,
+		  bool last)
+{
+	struct pg_crc_job *j = calloc(1, sizeof(*j));
+
+	pg_crc_cancel(pg);
+	if (j == NULL) {
+		free(objs);
+		return; /* the primary asks again */
+	}
+	*j = (struct pg_crc_job){.objs = objs, .n = n, .done = done, .to = to, .epoch = epoch,
+				 .last = last};
+	pg->crc = j;
+	pg_crc_step(pg);
+}
+
+void pg_obj_crc_done(struct pg *pg, uint64_t token, uint32_t crc)
+{
+	struct pg_crc_job *j = pg->crc;
+
+	if (j == NULL || !j->waiting || j->token != token)
+		return; /* of a job given up or replaced */
+	j->waiting = false;
+	j->objs[j->next++].crc = crc;
+	pg_crc_step(pg);
+}
+
+/* ------------------------------------------------------------- batches */
+
+static void pg_scrub_compare(struct pg *pg, struct pg_obj *loc, uint32_t nloc);
+
+static void pg_scrub_crcs_done(struct pg *pg, struct pg_crc_job *j)
+{
+	if (pg->scrub == NULL)
+		return;
+	pg_scrub_compare(pg, j->objs, j->n);
+	j->objs = NULL;
+}
+
+/*
+ * Every member answered this batch: compare up to the smallest last name
+ * (and no further than the fence), after reading our own crcs for a deep
+ * scrub.
+ */
 static void pg_scrub_batch(struct pg *pg)
 {
 	struct pg_scrub *s = pg->scrub;
@@ -257,8 +356,6 @@ static void pg_scrub_batch(struct pg *pg)
 	struct pg_obj *loc = NULL;
 	uint32_t nloc = 0;
 	bool all_last = true;
-	char *newpos;
-	static const char *what[] = {"scrub", "verify", "deep scrub"};
 
 	for (unsigned int i = 0; i < s->nmem; i++) {
 		if (s->last[i])
@@ -272,9 +369,25 @@ static void pg_scrub_batch(struct pg *pg)
 	/* no further than the fence: past it writes went on during the scans */
 	if (s->fence_hi != NULL && (all_last || strcmp(s->fence_hi, hi) < 0))
 		hi = s->fence_hi;
-	all_last = hi == NULL;
-	if (pg_obj_range(pg, s->pos, all_last ? NULL : hi, pg_scrub_what(s), &loc, &nloc) != 0)
+	free(s->batch_hi);
+	s->batch_hi = hi != NULL ? strdup(hi) : NULL;
+	if (hi != NULL && s->batch_hi == NULL)
+		return; /* the next resend tries again */
+	if (pg_obj_range(pg, s->pos, s->batch_hi, pg_scrub_what(s) & ~PG_OBJ_DEEP, &loc, &nloc) != 0)
 		return; /* the next tick sends the batch again */
+	if (s->kind == PG_SCRUB_DEEP && nloc > 0)
+		return pg_crc_start(pg, loc, nloc, pg_scrub_crcs_done, -1, 0, false);
+	pg_scrub_compare(pg, loc, nloc);
+}
+
+/* Our copies of the batch's range are listed (loc, ours now): compare, then the next batch. */
+static void pg_scrub_compare(struct pg *pg, struct pg_obj *loc, uint32_t nloc)
+{
+	struct pg_scrub *s = pg->scrub;
+	const char *hi = s->batch_hi;
+	bool all_last = hi == NULL;
+	static const char *what[] = {"scrub", "verify", "deep scrub"};
+
 	for (uint32_t i = 0; i < nloc; i++)
 		pg_scrub_object(pg, loc[i].name, &loc[i]);
 	/* names only members have, each compared once */
@@ -291,7 +404,6 @@ static void pg_scrub_batch(struct pg *pg)
 				pg_scrub_object(pg, n, NULL);
 		}
 	}
-	newpos = all_last ? NULL : strdup(hi);
 	free(loc);
 	if (all_last) {
 		uint32_t now_s = (uint32_t)(pg_now(pg) / 1000);
@@ -312,10 +424,12 @@ static void pg_scrub_batch(struct pg *pg)
 			s->repair && s->bad ? " (queued for repair)" : "");
 		pg_scrub_stop(pg);
 		pg_update_state(pg);
+		pg->env->ops->kick(pg->env->arg, pg); /* writes the last batch held */
 		return;
 	}
 	free(s->pos);
-	s->pos = newpos;
+	s->pos = s->batch_hi;
+	s->batch_hi = NULL;
 	for (unsigned int i = 0; i < s->nmem; i++) {
 		free(s->ent[i]);
 		s->ent[i] = NULL;
@@ -383,8 +497,14 @@ void pg_scrub_tick(struct pg *pg)
 	bool repair;
 
 	if (s != NULL) {
+		bool all_got = true;
+
+		for (unsigned int i = 0; i < s->nmem; i++)
+			all_got &= s->got[i];
 		if (!s->fenced || s->draining)
 			pg_scrub_fence_check(pg);
+		else if (all_got && pg->crc == NULL)
+			pg_scrub_batch(pg); /* our listing or a crc read failed: again */
 		else if (now - s->sent_ms > PG_SCRUB_RESEND_MS)
 			pg_scrub_send(pg);
 		return;
