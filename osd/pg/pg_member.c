@@ -486,9 +486,9 @@ int pg_rec_prepare(struct pg *pg, uint32_t epoch, uint64_t v, uint64_t prev, uin
 		return -EAGAIN;
 	/*
 	 * Only the records of the interval we were activated in: the primary
-	 * counts us activated once it sent ACTIVATE, and a connection that failed
-	 * right after lost it (records are resent on the new one, PG messages
-	 * are not). Taking the interval's writes without its les would leave a
+	 * takes writes once it sent ACTIVATE (it waits for our answer only to
+	 * call the PG clean), and a connection that failed right after lost it
+	 * (records are resent on the new one, PG messages are not). Taking the interval's writes without its les would leave a
 	 * copy whose own peering finds it never was active (docs/recovery.md).
 	 * Refused, the primary peers again and activates us anew.
 	 */
