@@ -63,7 +63,6 @@ static void osd_hup(int sig)
 #define OSD_TICK_US	  100000u /* PG machines, replication retries, memory */
 #define OSD_HB_TICK_US	  100000u /* heartbeats: pings, silence, probe repeats (osd_hb.c) */
 #define OSD_ADMIN_TICK_US 100000u /* admin socket / metrics connections already accepted */
-#define OSD_MONC_TICK_US  20000u  /* the mon client's own deadlines, resends, hunting */
 #define OSD_STORE_NAP_US  50u	  /* store completions pending and no eventfd to sleep on */
 
 static struct osd_reactor {
@@ -393,27 +392,55 @@ static int osd_flags_poll(struct evl *evl, void *arg)
 	return 0;
 }
 
-static void osd_monc_progress(struct osd *osd)
+/* The mon client's timer, one-shot, at its next deadline; none pending: not armed. */
+static int osd_monc_arm(struct osd *osd)
 {
-	monc_progress(osd->monc);
+	uint64_t at = monc_next_deadline_us(osd->monc), now;
+
+	if (at == UINT64_MAX) {
+		evl_timer_cancel(osd->loop, &osd_rx.monc);
+		return 0;
+	}
+	now = clock_now_us();
+	return evl_timer_arm(osd->loop, &osd_rx.monc, at > now ? at - now : 0, 0);
 }
 
+static void osd_monc_deadline_cb(struct monc *mc, void *arg)
+{
+	struct osd *osd = arg;
+	int rc = osd_monc_arm(osd);
+
+	/* only a heap that cannot grow; the mon client would stall without its timer */
+	if (rc != 0)
+		log_error("osd", "%s: cannot arm the mon client's timer: %s", osd->name,
+			  weft_strerror(rc));
+}
+
+/* monc_progress re-arms the timer (osd_monc_deadline_cb). */
 static void osd_monc_timer_cb(struct evl *evl, struct evl_timer *t, void *arg)
 {
+	struct osd *osd = arg;
+
 	(void)evl;
 	(void)t;
-	osd_monc_progress(arg);
+	monc_progress(osd->monc);
 }
 
 /*
  * The mon client in the loop: its frames come through the OSD's messenger
  * (the fabric poller); what it does on its own clock (request deadlines,
- * resends, hunting) runs on a periodic timer.
+ * resends, hunting, ticket and key renewals) runs on a one-shot timer at
+ * its next deadline, moved whenever the mon client says that deadline may
+ * have come nearer (a request sent, a frame, a failed connection) and after
+ * every monc_progress. Idle and connected, with no ticket to renew, it does
+ * not fire at all.
  */
 static int osd_loop_monc_attach(struct osd *osd)
 {
 	evl_timer_init(&osd_rx.monc, osd_monc_timer_cb, osd);
-	return evl_timer_arm(osd->loop, &osd_rx.monc, OSD_MONC_TICK_US, OSD_MONC_TICK_US);
+	monc_deadline_watch(osd->monc, osd_monc_deadline_cb, osd);
+	/* the boot request and the connection were made before the loop existed */
+	return osd_monc_arm(osd);
 }
 
 static void osd_admin_fd_cb(struct evl *evl, int fd, unsigned int events, void *arg)
@@ -571,6 +598,8 @@ static int osd_run(struct osd *osd)
 static void osd_loop_destroy(struct osd *osd)
 {
 	osd_sig_loop = NULL;
+	/* the mon client's timer goes with the loop */
+	monc_deadline_watch(osd->monc, NULL, NULL);
 	evl_destroy(osd->loop); /* leaves every timer still armed disarmed */
 	osd->loop = NULL;
 }

@@ -15,6 +15,12 @@ if(TARGET weft-mon)
 		SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_msgr_ticket.c
 		LIBS weft_msgr weft_fabric weft_auth weft_proto weft_common
 		LABELS unit)
+	# The mon client's own clock: the next deadline, and an owner that runs it
+	# only then (a one-shot timer, as weft-osd and libweft) against a fake mon.
+	weft_add_test(test_monc
+		SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_monc.c
+		LIBS weft_monc weft_msgr weft_fabric weft_proto weft_common
+		LABELS unit)
 	# The messenger's denial-of-service limits and connection pausing (TCP).
 	weft_add_test(test_msgr_limits
 		SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_msgr_limits.c

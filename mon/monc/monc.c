@@ -59,10 +59,25 @@ struct monc {
 	unsigned int auth_refusals; /* consecutive monitors that refused our key */
 	char auth_why[PROTO_ERRMSG_MAX + 1];
 	struct monc_tickets *tickets; /* monc_ticket_want; NULL: none kept */
+	monc_deadline_cb deadline_cb; /* monc_deadline_watch: the owner's timer */
+	void *deadline_arg;
+	unsigned int progressing; /* monc_progress calls running: they tell the owner at the end */
 };
 
 static void monc_hunt(struct monc *mc, uint64_t delay_ms);
 static const struct msgr_ops monc_ops;
+
+/*
+ * Something may have moved our next deadline earlier (a request queued, a
+ * resend or a hunt scheduled, a connection up, so tickets fall due): the
+ * owner re-reads monc_next_deadline_us. Inside monc_progress it waits for
+ * the end, which tells the owner once for everything done meanwhile.
+ */
+static void monc_deadline_moved(struct monc *mc)
+{
+	if (mc->deadline_cb != NULL && mc->progressing == 0)
+		mc->deadline_cb(mc, mc->deadline_arg);
+}
 
 static unsigned int monc_auth_refusals_max(const struct monc *mc)
 {
@@ -175,15 +190,11 @@ static void monc_map_recv(struct monc *mc, uint16_t type, const struct proto_map
 
 /* ------------------------------------------------------------ messenger */
 
-static void monc_recv_cb(struct msgr_conn *conn, const struct proto_hdr *hdr,
-			 const struct proto_msg *msg, void *arg)
+static void monc_recv(struct monc *mc, const struct proto_hdr *hdr, const struct proto_msg *msg)
 {
-	struct monc *mc = arg;
 	const struct proto_mon_cmd_reply *r = &msg->mon_cmd_reply;
 	struct monc_req *req;
 
-	if (conn != mc->conn)
-		return;
 	mc->auth_refusals = 0; /* it let us in */
 	switch (msg->type) {
 	case PROTO_MAP:
@@ -228,6 +239,18 @@ static void monc_recv_cb(struct msgr_conn *conn, const struct proto_hdr *hdr,
 	monc_req_done(mc, req, r->status, r->out, r->out_len, r->msg);
 }
 
+static void monc_recv_cb(struct msgr_conn *conn, const struct proto_hdr *hdr,
+			 const struct proto_msg *msg, void *arg)
+{
+	struct monc *mc = arg;
+
+	if (conn != mc->conn)
+		return;
+	monc_recv(mc, hdr, msg);
+	/* a resend after -EAGAIN, a hunt, a ticket asked again later */
+	monc_deadline_moved(mc);
+}
+
 static void monc_connect_cb(struct msgr_conn *conn, int status, void *arg)
 {
 	struct monc *mc = arg;
@@ -237,6 +260,7 @@ static void monc_connect_cb(struct msgr_conn *conn, int status, void *arg)
 	/* The subscription and requests were posted with the connect (monc_try_connect). */
 	mc->connected = true;
 	log_debug("monc", "%s: connected to mon %s", mc->name, monc_mon_addr(mc));
+	monc_deadline_moved(mc); /* tickets and service keys wait for a connection */
 }
 
 static void monc_fail_cb(struct msgr_conn *conn, int status, void *arg)
@@ -275,6 +299,7 @@ static void monc_fail_cb(struct msgr_conn *conn, int status, void *arg)
 		mc->conn = NULL;
 		mc->connected = false;
 		monc_hunt(mc, MONC_HUNT_MS);
+		monc_deadline_moved(mc);
 	}
 	msgr_conn_close(conn);
 }
@@ -498,6 +523,8 @@ void monc_destroy(struct monc *mc)
 {
 	if (mc == NULL)
 		return;
+	/* the owner's loop may be gone already; the callbacks below must not reach it */
+	mc->deadline_cb = NULL;
 	while (mc->reqs != NULL)
 		monc_req_done(mc, mc->reqs, -ECANCELED, NULL, 0, "mon client closed");
 	if (mc->own_msgr)
@@ -566,6 +593,7 @@ int monc_request(struct monc *mc, const struct proto_msg *msg, unsigned int time
 	r->next = mc->reqs;
 	mc->reqs = r;
 	monc_req_send(mc, r);
+	monc_deadline_moved(mc);
 	return 0;
 }
 
@@ -593,6 +621,7 @@ int monc_progress(struct monc *mc)
 	uint64_t now = clock_now_ms();
 	int n = 0, rc;
 
+	mc->progressing++;
 	monc_try_connect(mc);
 	if (mc->tickets != NULL)
 		monc_ticket_tick(mc->tickets);
@@ -610,7 +639,41 @@ int monc_progress(struct monc *mc)
 		if (r->resend_ms != 0 && now >= r->resend_ms && mc->conn != NULL)
 			monc_req_send(mc, r);
 	}
+	mc->progressing--;
+	monc_deadline_moved(mc);
 	return n;
+}
+
+static uint64_t monc_min(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/*
+ * Mirrors monc_progress: a resend waits for a connection (hunting sends
+ * every request with the next one), and the messenger's frames are not
+ * ours to time (monc_fd, or the shared messenger's owner).
+ */
+uint64_t monc_next_deadline_us(const struct monc *mc)
+{
+	uint64_t at = UINT64_MAX;
+
+	if (mc->conn == NULL)
+		at = mc->hunt_at_ms;
+	for (const struct monc_req *r = mc->reqs; r != NULL; r = r->next) {
+		at = monc_min(at, r->deadline_ms);
+		if (r->resend_ms != 0 && mc->conn != NULL)
+			at = monc_min(at, r->resend_ms);
+	}
+	if (mc->tickets != NULL)
+		at = monc_min(at, monc_ticket_next_ms(mc->tickets, clock_now_ms()));
+	return at == UINT64_MAX ? UINT64_MAX : at * 1000u;
+}
+
+void monc_deadline_watch(struct monc *mc, monc_deadline_cb cb, void *arg)
+{
+	mc->deadline_cb = cb;
+	mc->deadline_arg = arg;
 }
 
 int monc_wait(struct monc *mc, int timeout_ms)

@@ -11,9 +11,9 @@
  *   increments, takes full maps when it is too far behind, and resubscribes
  *   from its epoch after a failover.
  * - Single-threaded and poll-driven: call monc_progress() when monc_fd()
- *   polls readable (or the shared messenger's fd, monc_create_on) and at
- *   least every few milliseconds (monc_wait() does both), or use the *_sync
- *   helpers, which drive it themselves.
+ *   polls readable (or the shared messenger's fd, monc_create_on) and when
+ *   monc_next_deadline_us() comes (monc_wait() does both), or use the
+ *   *_sync helpers, which drive it themselves.
  */
 #ifndef WEFT_MON_MONC_MONC_H
 #define WEFT_MON_MONC_MONC_H
@@ -51,8 +51,9 @@ int monc_create_err(const struct conf *conf, const char *name, char *why, size_t
  * its connections are msgr's like every other, authenticated as monc_create
  * says (with a set-up of their own: the other owners' connections keep
  * theirs). The owner drives msgr in its loop and calls monc_progress() there
- * for the mon client's timers; monc_fd() is then -1 (the messenger's fd
- * covers it), and the *_sync helpers drive the messenger themselves, so
+ * for the mon client's timers, at monc_next_deadline_us() (a one-shot timer
+ * re-armed from monc_deadline_watch); monc_fd() is then -1 (the messenger's
+ * fd covers it), and the *_sync helpers drive the messenger themselves, so
  * every owner's callbacks may run inside them. Errors as monc_create.
  */
 struct msgr;
@@ -115,6 +116,27 @@ int monc_ticket_open(void *arg, const void *sealed, size_t len, const char *clai
 		     size_t whycap);
 
 int monc_progress(struct monc *monc);
+/*
+ * When monc_progress() next has something to do on monc's own clock: a
+ * request's deadline or resend, the next monitor to try while hunting, a
+ * ticket or the service keys falling due (a ticket's renewal is on the wall
+ * clock, so while one is wanted this is at most a second away). A time of
+ * clock_now_us() (common/clock.h), maybe past already; UINT64_MAX when
+ * nothing is pending. Frames from the monitors are not in it: they come on
+ * monc_fd() or the shared messenger.
+ */
+uint64_t monc_next_deadline_us(const struct monc *monc);
+/*
+ * cb runs whenever monc_next_deadline_us() may have moved earlier (a
+ * request queued, a frame or a failed connection that schedules a resend
+ * or a hunt, a connection up) and at the end of every monc_progress(): the
+ * owner re-reads the deadline there and re-arms its timer (it must not
+ * destroy the monc). A timer armed for a deadline that has gone since (a
+ * request answered) fires, finds nothing due, and is re-armed by the
+ * monc_progress() it runs. NULL stops it; monc_destroy does too.
+ */
+typedef void (*monc_deadline_cb)(struct monc *monc, void *arg);
+void monc_deadline_watch(struct monc *monc, monc_deadline_cb cb, void *arg);
 int monc_wait(struct monc *monc, int timeout_ms);
 int monc_fd(const struct monc *monc);
 bool monc_connected(const struct monc *monc);

@@ -15,6 +15,8 @@ struct monc_tickets *monc_tickets_of(struct monc *monc);
 void monc_tickets_set(struct monc *monc, struct monc_tickets *t);
 /* From monc_progress: ask for what is due. */
 void monc_ticket_tick(struct monc_tickets *t);
+/* When monc_ticket_tick next asks for something, in clock_now_ms() time; UINT64_MAX: never. */
+uint64_t monc_ticket_next_ms(const struct monc_tickets *t, uint64_t now_ms);
 void monc_ticket_free(struct monc_tickets *t);
 
 #endif

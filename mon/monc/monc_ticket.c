@@ -29,6 +29,13 @@
 #define MONC_TICKET_RETRY_MS   1000  /* after a failed request */
 #define MONC_KEYS_EVERY_MAX_MS 60000 /* service keys: at most this apart */
 #define MONC_KEYS_PROMPT_MS    1000  /* an unknown key id asks again at most this often */
+/*
+ * The ticket's renewal time is on the wall clock (the holder counts its
+ * lifetime there), which can step: monc_ticket_next_ms converts it to the
+ * monotonic clock but looks again at least this often, so a step forward
+ * delays the renewal by at most this much.
+ */
+#define MONC_TICKET_WALL_RECHECK_MS 1000
 
 struct monc_tickets {
 	struct monc *mc;
@@ -159,6 +166,8 @@ void monc_ticket_tick(struct monc_tickets *t)
 		m.auth_ticket.service = PROTO_AUTH_SVC_OSD;
 		if (monc_request(t->mc, &m, MONC_TICKET_TIMEOUT_MS, monc_ticket_reply_cb, t) == 0)
 			t->ticket_asking = true;
+		else /* out of memory: later, not on every wake-up */
+			t->ticket_next_ms = now + MONC_TICKET_RETRY_MS;
 	}
 	if (t->want_keys && !t->keys_asking && now >= t->keys_next_ms) {
 		memset(&m, 0, sizeof(m));
@@ -166,7 +175,35 @@ void monc_ticket_tick(struct monc_tickets *t)
 		m.auth_svc_keys.have_id = monc_ticket_keys_newest(t);
 		if (monc_request(t->mc, &m, MONC_TICKET_TIMEOUT_MS, monc_ticket_keys_cb, t) == 0)
 			t->keys_asking = true;
+		else
+			t->keys_next_ms = now + MONC_TICKET_RETRY_MS;
 	}
+}
+
+/*
+ * When monc_ticket_tick next has something to ask (UINT64_MAX: nothing).
+ * A request in flight has its own deadline in monc's list; without a
+ * connection nothing is asked, and the connection's arrival tells the
+ * owner (monc_connect_cb).
+ */
+uint64_t monc_ticket_next_ms(const struct monc_tickets *t, uint64_t now_ms)
+{
+	uint64_t at = UINT64_MAX;
+
+	if (!monc_connected(t->mc))
+		return UINT64_MAX;
+	if (t->want_ticket && !t->ticket_asking) {
+		uint64_t wall = monc_ticket_wall_us(), renew_ms = now_ms;
+
+		if (t->holder.have && wall < t->holder.renew_us)
+			renew_ms = now_ms + (t->holder.renew_us - wall + 999) / 1000;
+		if (renew_ms > now_ms + MONC_TICKET_WALL_RECHECK_MS)
+			renew_ms = now_ms + MONC_TICKET_WALL_RECHECK_MS;
+		at = renew_ms > t->ticket_next_ms ? renew_ms : t->ticket_next_ms;
+	}
+	if (t->want_keys && !t->keys_asking && t->keys_next_ms < at)
+		at = t->keys_next_ms;
+	return at;
 }
 
 int monc_ticket_want(struct monc *mc, const struct conf *conf, bool ticket, bool svc_keys)
