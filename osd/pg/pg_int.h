@@ -146,6 +146,7 @@ struct pg_crc_job {
 	int32_t to; /* a member's SCAN answer: to whom, for which interval, last? */
 	uint32_t epoch;
 	bool last;
+	char after[PROTO_OBJ_NAME_MAX + 1]; /* ... and the request's start (a resend is ignored) */
 };
 void pg_crc_start(struct pg *pg, struct pg_obj *objs, uint32_t n,
 		  void (*done)(struct pg *pg, struct pg_crc_job *j), int32_t to, uint32_t epoch,

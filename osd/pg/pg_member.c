@@ -10,6 +10,7 @@
  * (pg_rec_prepare) and pushes (pg_push_accept) are checked here too.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -455,6 +456,12 @@ void pg_member_scan_req(struct pg *pg, const struct proto_pg *m)
 		free(objs);
 		return; /* we deep-scrub as primary ourselves: an asker of an older view */
 	}
+	if ((what & PG_OBJ_DEEP) && pg->crc != NULL && pg->crc->to == (int32_t)m->from &&
+	    pg->crc->epoch == m->epoch && !strcmp(pg->crc->after, m->name)) {
+		/* the primary asked again (every 10 s) while we still read: let the reads end */
+		free(objs);
+		return;
+	}
 	if (m->flags & PROTO_PG_SCAN_F_DIGEST)
 		what |= PG_OBJ_DIGEST;
 	rc = pg->env->ops->obj_list(pg->env->arg, pg, m->name, max, what & ~PG_OBJ_DEEP, objs, &n,
@@ -463,9 +470,13 @@ void pg_member_scan_req(struct pg *pg, const struct proto_pg *m)
 		n = 0;
 		last = false; /* asked again */
 	}
-	if ((what & PG_OBJ_DEEP) && n > 0)
-		return pg_crc_start(pg, objs, n, pg_member_scan_crcs_done, (int32_t)m->from,
-				    m->epoch, last);
+	if ((what & PG_OBJ_DEEP) && n > 0) {
+		pg_crc_start(pg, objs, n, pg_member_scan_crcs_done, (int32_t)m->from, m->epoch,
+			     last);
+		if (pg->crc != NULL) /* still reading: remember which request it answers */
+			snprintf(pg->crc->after, sizeof(pg->crc->after), "%s", m->name);
+		return;
+	}
 	pg_member_scan_send(pg, (int32_t)m->from, m->epoch, objs, n, last, what);
 	free(objs);
 }
