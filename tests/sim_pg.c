@@ -185,6 +185,34 @@ static void s_q_drop(int a, int b)
 	q->n = 0;
 }
 
+/* Ring records of PG g from `from` still on their way are lost (refused, as by a fence). */
+unsigned int s_net_drop_recs(int from, int g)
+{
+	unsigned int n = 0;
+
+	for (int b = 0; b < S_OSDS; b++) {
+		struct s_q *q = &s_net[from][b];
+		struct s_msg **pp = &q->head;
+
+		q->tail = NULL;
+		while (*pp) {
+			struct s_msg *m = *pp;
+
+			if (m->kind == S_M_REC && m->pgi == g) {
+				*pp = m->next;
+				q->n--;
+				free(m->frame);
+				free(m);
+				n++;
+				continue;
+			}
+			q->tail = m;
+			pp = &m->next;
+		}
+	}
+	return n;
+}
+
 static struct s_msg *s_msg_new(enum s_mkind k, int from, int to, int pgi)
 {
 	struct s_msg *m = calloc(1, sizeof(*m));

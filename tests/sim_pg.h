@@ -178,6 +178,8 @@ void s_osd_start(struct s_osd *o);
 /* A client op on object k of PG g through its primary: its seq, or 0 (not now). */
 uint64_t s_client_issue_at(int g, int k, bool remove);
 void s_step_once(bool chaos, bool client);
+/* Ring records of PG g from OSD `from` still in the network are lost: their count. */
+unsigned int s_net_drop_recs(int from, int g);
 bool s_all_clean(void);
 void s_check_durable(void);
 void s_check_final(void);

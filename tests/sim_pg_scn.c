@@ -31,6 +31,13 @@
  *                 three OSDs with new stores take the PG: no copy heard
  *                 knows its history (the history horizon), so it must stay
  *                 down naming them, not go active empty
+ *   fenced-notify the primary orders a write whose records the members never
+ *                 apply (refused by a new interval's fence) and whose own
+ *                 transaction is still on its way to the disk when a map
+ *                 moves it out; it crashes before that commit. The new
+ *                 primary must not take the entry from its NOTIFY as the
+ *                 history: no copy would ever hold that version (unfound,
+ *                 the PG never clean)
  *
  * Each ends as every run does: everything back, settle, and the checks of
  * s_finish (no acknowledged write lost, identical copies, no strays).
@@ -294,6 +301,52 @@ static void scn_lost_activate(void)
 	s_check_final(); /* UNACTIVATED if a PG went clean without that member's answer */
 }
 
+static void scn_fenced_notify(void)
+{
+	int32_t a[S_SIZE], q = -1;
+	struct s_osd *p;
+	struct s_op *op;
+	uint64_t seq = 0, i;
+
+	scn_settle();
+	scn_write_acked(SCN_PG, 10);
+	scn_settle();
+	if (s_acting(s_map_cur(), SCN_PG, a) != S_SIZE)
+		return (void)s_fail("fenced-notify: pg %d has too few members", SCN_PG);
+	p = &s_osd[a[0]];
+	for (i = 0; i < 10000 && seq == 0 && !s_failed; i++) {
+		seq = s_client_issue_at(SCN_PG, 0, false);
+		if (seq == 0)
+			s_step_once(false, false);
+	}
+	if (seq == 0)
+		return (void)s_fail("fenced-notify: no write taken");
+	op = &s_opv[seq - 1];
+	for (i = 0; i < 10000 && op->st == S_OP_QUEUED && !s_failed; i++)
+		s_step_once(false, false);
+	if (op->st != S_OP_ORDERED || op->primary != a[0])
+		return (void)s_fail("fenced-notify: the write was not ordered by osd.%d", a[0]);
+	/* its records never apply anywhere; its own transaction (and every later one) stalls */
+	if (s_net_drop_recs(a[0], SCN_PG) == 0)
+		return (void)s_fail("fenced-notify: no record of the write to drop");
+	for (struct s_tx *t = p->txq; t; t = t->next)
+		t->commit_at = UINT64_MAX;
+	s_mark(a[0], true, false);
+	if (s_acting(s_map_cur(), SCN_PG, a) == 0)
+		return (void)s_fail("fenced-notify: pg %d has no members", SCN_PG);
+	q = a[0];
+	for (i = 0; i < 200000 && !s_failed; i++) {
+		struct pg *g = s_osd[q].up ? s_osd[q].pg[SCN_PG] : NULL;
+
+		if (g != NULL && g->phase == PG_PH_ACTIVE && g->same_since == s_map_cur()->epoch)
+			break;
+		s_step_once(false, false);
+	}
+	/* the old primary dies before its transaction reached the disk: the entry is gone */
+	s_osd_crash(p);
+	s_mark((int)(p - s_osd), false, false);
+}
+
 static void scn_scrub_writes(void)
 {
 	struct pg *p;
@@ -410,6 +463,7 @@ static const struct {
 	{"lost-activate", scn_lost_activate},
 	{"scrub-writes", scn_scrub_writes},
 	{"blind-primary", scn_blind_primary},
+	{"fenced-notify", scn_fenced_notify},
 };
 
 int s_scenarios_run(uint64_t seed, const char *only, unsigned int *nrun_out)

@@ -313,6 +313,7 @@ struct pg {
 	bool notify_heard;     /* the primary asked us (QUERY) or told us (DELETE) since */
 	uint32_t notify_epoch; /* ... in the interval that began then */
 	uint32_t notify_up_from; /* ... and the primary's process that asked */
+	bool notify_wait;	 /* a NOTIFY waits for our transactions in flight */
 	/* a DELETE that waits for our transactions in flight (pg_tick takes it up) */
 	bool delete_wait;
 	int32_t delete_from;

@@ -61,6 +61,11 @@ void pg_member_settled(struct pg *pg)
 		if (pg->q[i].epoch >= pg->fence)
 			pg_member_answer(pg, pg->q[i].from, pg->q[i].epoch);
 	pg->nq = 0;
+	if (pg->notify_wait) {
+		pg->notify_wait = false;
+		if (!pg->primary && pg->nacting == 0 && pg->stray_primary >= 0)
+			pg_stray_notify(pg, pg->stray_primary);
+	}
 	if (pg->primary && pg->phase == PG_PH_WAIT_TX)
 		pg_peer_start(pg);
 }
@@ -271,6 +276,25 @@ void pg_stray_notify(struct pg *pg, int32_t primary)
 {
 	struct proto_pg n;
 
+	/*
+	 * A NOTIFY describes our copy as the store holds it, like an INFO
+	 * answer: the primary records it as this copy's info (pg_peer_info)
+	 * and may choose our log as the authoritative one. Sent while a
+	 * transaction is in flight, it would name entries that a crash then
+	 * loses: an old primary's op refused by the fence (never
+	 * acknowledged) became the authoritative history, and no copy ever
+	 * held the object at that version (unfound for ever, sim_pg seed
+	 * 2203). It goes once they committed (pg_member_settled).
+	 * Waiting cannot drop an acknowledged write: it only delays what the
+	 * primary hears from a stray, as the INFO answer already waits, and
+	 * an acknowledged write is on every member of its interval's store
+	 * (the op's reply waits for every commit), so a member's committed
+	 * log has it.
+	 */
+	if (pg->tx_inflight > 0) {
+		pg->notify_wait = true;
+		return;
+	}
 	pg_info_msg(pg, &n);
 	/* our map's epoch: a primary that has not seen it yet waits for it (pg_msg) */
 	n.epoch = pg->map_epoch ? pg->map_epoch : n.epoch;
