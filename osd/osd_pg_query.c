@@ -37,8 +37,11 @@ static void osd_pg_query_peer(struct asok_out *out, const struct pg_peer *p, boo
 			    "\", \"les\": %u}",
 			    p->info.flags, p->info.last_update, p->info.last_complete,
 			    p->info.tail, p->info.les);
-	asok_printf(out, ", \"missing\": %u, \"backfill\": %s, \"activated\": %s}", p->missing.n,
-		    p->backfill ? "true" : "false", p->activated ? "true" : "false");
+	/* act_acked false for a while: the member has not answered ACTIVATE (peers again at 5 s) */
+	asok_printf(out,
+		    ", \"missing\": %u, \"backfill\": %s, \"activated\": %s, \"act_acked\": %s}",
+		    p->missing.n, p->backfill ? "true" : "false", p->activated ? "true" : "false",
+		    p->act_acked ? "true" : "false");
 }
 
 static int osd_pg_query_cb(void *arg, const char *args, struct asok_out *out)
