@@ -480,8 +480,11 @@ static int e_obj_list(void *arg, struct pg *pg, const char *after, uint32_t max,
 		for (int i = 0; i < cnt; i++) {
 			if (after && after[0] && strcmp(order[i], after) <= 0)
 				continue;
+			struct pg_obj tmp;
+
 			snprintf(name, sizeof(name), "%s", order[i]);
-			if (e_obj_stat(arg, pg, name, what, &out[n]) != 0)
+			/* one more than max only tells "not the last": never written to out */
+			if (e_obj_stat(arg, pg, name, what, n < max ? &out[n] : &tmp) != 0)
 				continue;
 			if (n == max) {
 				*last_out = false;

@@ -27,6 +27,12 @@
 #include "osd/pg/pg_int.h"
 
 #define PG_SCRUB_BATCH	   64u
+/*
+ * A deep batch reads every copy of its objects before the PG's writes to
+ * the range (and, in PG order, behind them) may go on: 8 objects of up to
+ * 4 MiB is ~32 MiB per copy, tens of ms on a fast disk, not seconds.
+ */
+#define PG_SCRUB_DEEP_BATCH 8u
 #define PG_SCRUB_RESEND_MS 10000u
 #define PG_SCRUB_BAD	   PG_OBJ_CRC_BAD
 
@@ -111,6 +117,11 @@ static unsigned int pg_scrub_what(const struct pg_scrub *s)
 	return s->kind == PG_SCRUB_DEEP ? PG_OBJ_DEEP : s->kind == PG_SCRUB_VERIFY ? PG_OBJ_DIGEST : 0;
 }
 
+static uint32_t pg_scrub_batch_max(const struct pg_scrub *s)
+{
+	return s->kind == PG_SCRUB_DEEP ? PG_SCRUB_DEEP_BATCH : PG_SCRUB_BATCH;
+}
+
 static void pg_scrub_send(struct pg *pg)
 {
 	struct pg_scrub *s = pg->scrub;
@@ -120,7 +131,7 @@ static void pg_scrub_send(struct pg *pg)
 
 		if (s->got[i])
 			continue;
-		q.max = PG_SCRUB_BATCH;
+		q.max = pg_scrub_batch_max(s);
 		q.flags = pg_scrub_flags(s);
 		if (s->pos) {
 			q.name_len = strlen(s->pos);
@@ -134,21 +145,23 @@ static void pg_scrub_send(struct pg *pg)
 static void pg_scrub_batch(struct pg *pg);
 
 /*
- * Fence the next batch: its last name is our own PG_SCRUB_BATCH-th object
- * after pos (none: to the end). The members are asked once the writes
- * already ordered in the range completed (pg_scrub_fence_check).
+ * Fence the next batch: its last name is our own PG_SCRUB_BATCH-th (deep:
+ * PG_SCRUB_DEEP_BATCH-th) object after pos (none: to the end). The
+ * members are asked once the writes already ordered in the range
+ * completed (pg_scrub_fence_check).
  */
 static void pg_scrub_fence(struct pg *pg)
 {
 	struct pg_scrub *s = pg->scrub;
-	struct pg_obj *loc = calloc(PG_SCRUB_BATCH, sizeof(*loc));
+	uint32_t max = pg_scrub_batch_max(s);
+	struct pg_obj *loc = calloc(max, sizeof(*loc));
 	uint32_t n = 0;
 	bool last = true;
 
 	free(s->fence_hi);
 	s->fence_hi = NULL;
-	if (loc == NULL || pg->env->ops->obj_list(pg->env->arg, pg, s->pos ? s->pos : "",
-						  PG_SCRUB_BATCH, 0, loc, &n, &last) != 0) {
+	if (loc == NULL || pg->env->ops->obj_list(pg->env->arg, pg, s->pos ? s->pos : "", max, 0,
+						  loc, &n, &last) != 0) {
 		free(loc);
 		return; /* the next tick tries again */
 	}
