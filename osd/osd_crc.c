@@ -3,7 +3,7 @@
  * Deep-scrub reads (the PG machine's env obj_crc, docs/recovery.md "Scrub
  * and verify"): the crc32c of an object's data, read back chunk by chunk
  * with store_read_start so the reactor goes on serving ops meanwhile (a
- * deep scrub reads up to 64 objects of up to 4 MiB per batch). The store
+ * deep-scrub batch reads up to 8 objects of up to 4 MiB on every copy). The store
  * checks every block's crc on the way; a copy that cannot be read gets
  * PG_OBJ_CRC_BAD, never equal to a good copy's. The scrub fence keeps the
  * object unchanged until the last chunk is in.
