@@ -34,6 +34,16 @@ no_mute() { wj health | jq -e --arg c "$1" '[.mutes[] | select(.code == $c)] | l
 status_is() { [ "$(wj health | jq -r .status)" = "$1" ]; }
 check_count() { wj health | jq -r --arg c "$1" '.checks[] | select(.code == $c) | .count'; }
 count_is() { local n; n=$(check_count "$1"); CL_WHY="$1 count '$n'"; [ "$n" = "$2" ]; }
+# all_active: no PG without an active report. Wait for it after an OSD comes
+# back: the monitors' inactive clock of a PG runs until its primary reports it
+# active, so a kill right after a restart (or a step right after one) would
+# otherwise see PG_AVAILABILITY for an inactivity that began one kill earlier.
+all_active() {
+	local n
+	n=$(wj status | jq '.pgmap.inactive_pgs // 0') || return 1
+	CL_WHY="$n PGs inactive"
+	[ "$n" = 0 ]
+}
 # step WHAT EXPECTED [SECS]: the exact set of codes, reached within SECS (40) s and still so just after
 step() {
 	wait_for "${3:-40}" "$1: codes '$2'" codes_is "$2"
@@ -127,6 +137,7 @@ codes)
 	log "ok: a mute ends when its check gets worse"
 	start_osd 1
 	wait_for 40 "osd.1 back: 1 OSD down" count_is OSD_DOWN 1
+	wait_for 60 "osd.1 back: every PG active" all_active
 	w health mute OSD_DOWN --sticky > /dev/null || fail "health mute --sticky"
 	stop_osd 1
 	wait_for 40 "2 OSDs down" count_is OSD_DOWN 2
@@ -134,6 +145,7 @@ codes)
 	has_mute OSD_DOWN > /dev/null || fail "the sticky mute is gone"
 	log "ok: a sticky mute stays when its check gets worse"
 	start_osd 1
+	wait_for 60 "osd.1 back again: every PG active" all_active
 
 	# unmute: the checks count again; back to healthy
 	for c in OSD_DOWN PG_DEGRADED OSDMAP_FLAGS PG_UNDERSIZED_DOMAIN; do
