@@ -22,54 +22,10 @@
 
 static int client_auth_start(struct weft_cluster *cl);
 
-/* The mon client's timer, one-shot, at its next deadline; none pending: not armed. */
-static int client_monc_arm(struct weft_cluster *cl)
-{
-	uint64_t at = monc_next_deadline_us(cl->monc), now;
-
-	if (at == UINT64_MAX) {
-		evl_timer_cancel(cl->loop, &cl->monc_timer);
-		return 0;
-	}
-	now = clock_now_us();
-	return evl_timer_arm(cl->loop, &cl->monc_timer, at > now ? at - now : 0, 0);
-}
-
-static void client_monc_deadline_cb(struct monc *mc, void *arg)
-{
-	struct weft_cluster *cl = arg;
-	int rc = client_monc_arm(cl);
-
-	/* only a heap that cannot grow; the mon client would stall without its timer */
-	if (rc != 0)
-		log_error("client", "%s: cannot arm the mon client's timer: %s", cl->name,
-			  weft_strerror(rc));
-}
-
-/* monc_progress re-arms the timer (client_monc_deadline_cb). */
-static void client_monc_timer_cb(struct evl *evl, struct evl_timer *t, void *arg)
-{
-	struct weft_cluster *cl = arg;
-
-	(void)evl;
-	(void)t;
-	monc_progress(cl->monc);
-}
-
-/*
- * The mon client in the loop: its frames come through the handle's
- * messenger (client_fab_poll, which also hands a new map to the waiting
- * ops); what it does on its own clock (request deadlines, resends,
- * hunting, the ticket's renewal) runs on a one-shot timer at its next
- * deadline, moved whenever the mon client says that deadline may have come
- * nearer (a request sent, a frame, a failed connection) and after every
- * monc_progress.
- */
+/* The mon client's deadlines on a one-shot timer (mon/monc/monc_evl.h). */
 static int client_loop_monc_attach(struct weft_cluster *cl)
 {
-	evl_timer_init(&cl->monc_timer, client_monc_timer_cb, cl);
-	monc_deadline_watch(cl->monc, client_monc_deadline_cb, cl);
-	return client_monc_arm(cl);
+	return monc_evl_attach(&cl->monc_timer, cl->monc, cl->loop, "client", cl->name);
 }
 
 static int client_fab_poll(struct evl *evl, void *arg);
@@ -180,7 +136,7 @@ int weft_connect(const char *conf_path, const char *name, struct weft_cluster **
 	*cl_out = cl;
 	return 0;
 err_monc:
-	monc_deadline_watch(cl->monc, NULL, NULL); /* its timer goes with the loop */
+	monc_evl_detach(&cl->monc_timer);
 	evl_destroy(cl->loop);
 	monc_destroy(cl->monc);
 err_dom:
@@ -204,8 +160,7 @@ void weft_disconnect(struct weft_cluster *cl)
 	client_ops_cancel_all(cl);
 	while (cl->conns)
 		client_conn_free(cl->conns);
-	monc_deadline_watch(cl->monc, NULL, NULL);
-	evl_timer_cancel(cl->loop, &cl->monc_timer);
+	monc_evl_detach(&cl->monc_timer);
 	evl_destroy(cl->loop);
 	monc_destroy(cl->monc);
 	msgr_destroy(cl->msgr);

@@ -18,7 +18,7 @@
 #include "common/conf.h"
 #include "evloop/evloop.h"
 #include "fabric/fabric.h"
-#include "mon/monc/monc.h"
+#include "mon/monc/monc_evl.h"
 #include "msgr/msgr.h"
 #include "proto/proto.h"
 #include "weft/weft.h"
@@ -100,7 +100,7 @@ struct weft_cluster {
 	uint64_t max_op, inline_max, op_timeout_ms;
 	/* the event loop (docs/evloop.md): weft_poll runs it, weft_fd is its epoll fd */
 	struct evl *loop;
-	struct evl_timer monc_timer;		 /* the mon client's own deadlines and retries */
+	struct monc_evl monc_timer;		 /* the mon client's own deadlines and retries */
 	struct client_op *done_head, *done_tail; /* DONE ops whose callbacks run next */
 	uint64_t callbacks;			 /* op callbacks run (weft_poll's answer) */
 	struct proto_hello hello; /* ours: first frame on each connection (its nonce: our instance) */

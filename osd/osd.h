@@ -134,6 +134,11 @@ struct osd_pg {
 	uint32_t fenced_epoch; /* a replica fenced us at this map epoch (osd_pg_fenced) */
 	uint64_t fenced_ms;
 	bool purged; /* its pool was removed: no machine ever again (osd_purge.c) */
+	/* the 100 ms tick takes only listed PGs (osd_pg_tick_want); the rest sleep */
+	bool tick_listed;      /* on osd->tick_list, or on the list a tick walks now */
+	bool tick_again;       /* wanted again while its tick ran */
+	struct osd_pg *tnext;
+	struct evl_timer tick_timer; /* its next tick when pg_tick_due names a time */
 };
 
 /*
@@ -297,6 +302,9 @@ struct osd {
 	struct osd_recovery *rec; /* pushes in flight, throttle (osd_push.c) */
 	struct osd_crc_read *crc_reads; /* deep-scrub reads in flight (osd_crc.c) */
 	struct osd_pg *kicks;	  /* PGs whose ops move once the current event is handled */
+	struct osd_pg *tick_list; /* PGs the next tick takes (osd_pg_tick_want) */
+	uint64_t pg_ticks;	  /* PGs ticked so far (perf dump: pgs.ticks) */
+	uint32_t pgs_listed, pgs_timed; /* at the last tick: PGs it took, PGs on a timer */
 	bool scrub_busy;	  /* one scrub at a time (pg_env.scrub_slot) */
 	struct pg_env pgenv;	  /* the environment every PG state machine runs in */
 	uint64_t rec_objects, rec_bytes; /* objects/bytes this OSD pushed for recovery */
@@ -380,7 +388,6 @@ void osd_op_event(struct osd_op *op, enum osd_op_ev ev, unsigned int idx, int st
 void osd_op_rma_done(const struct osd_rma *r, int status);
 void osd_op_conn_failed(struct osd *osd, struct osd_conn *conn);
 void osd_op_map_changed(struct osd *osd);
-void osd_op_tick(struct osd *osd);
 void osd_op_repl_acked(struct osd *osd, uint32_t peer_id, uint32_t pool, uint32_t pg,
 		       uint64_t version, int status);
 void osd_pg_kick(struct osd_pg *pg);
@@ -431,6 +438,10 @@ void osd_pg_map_loaded(struct osd *osd, const struct mon_map *map);
 /* The map saved by the last run; -ENOENT on a new OSD. */
 int osd_pg_map_load(struct osd *osd, struct mon_map *map_out);
 void osd_pg_tick(struct osd *osd);
+/* osd_pgtick.c: the next tick takes this PG (its machine ran, ops queued, a fence). */
+void osd_pg_tick_want(struct osd *osd, struct osd_pg *pg);
+/* The listed PGs: ops kicked, records posted, machines ticked, fences lifted. */
+void osd_pgtick_round(struct osd *osd, uint64_t now, uint32_t fence_hold_ms);
 /* A primary serves I/O only once the PG is peered (and a complete copy is a member). */
 bool osd_pg_io_ready(struct osd *osd, struct osd_pg *pg);
 /* false: name is still missing on some copy; its recovery is moved ahead. */

@@ -29,6 +29,7 @@
 #include "common/pidfile.h"
 #include "common/version.h"
 #include "evloop/evloop.h"
+#include "mon/monc/monc_evl.h"
 #include "osd/osd.h"
 #include "osd/osd_pg.h"
 #include "osd/osd_perf.h"
@@ -60,13 +61,14 @@ static void osd_hup(int sig)
  * The reactor's timers and handles (osd_run). Per-op timeouts are timers of
  * the ops themselves (osd_op.c); everything here is per OSD.
  */
-#define OSD_TICK_US	  100000u /* PG machines, replication retries, memory */
+#define OSD_TICK_US	  100000u /* the PGs that want a tick, replication retries, memory */
 #define OSD_HB_TICK_US	  100000u /* heartbeats: pings, silence, probe repeats (osd_hb.c) */
 #define OSD_ADMIN_TICK_US 100000u /* admin socket / metrics connections already accepted */
 #define OSD_STORE_NAP_US  50u	  /* store completions pending and no eventfd to sleep on */
 
 static struct osd_reactor {
-	struct evl_timer beacon, boot_retry, tick, hb, admin, monc, store_nap;
+	struct evl_timer beacon, boot_retry, tick, hb, admin, store_nap;
+	struct monc_evl monc; /* the mon client's deadlines */
 	int fatal; /* a poller's error: osd_run returns it */
 } osd_rx;
 
@@ -392,55 +394,11 @@ static int osd_flags_poll(struct evl *evl, void *arg)
 	return 0;
 }
 
-/* The mon client's timer, one-shot, at its next deadline; none pending: not armed. */
-static int osd_monc_arm(struct osd *osd)
-{
-	uint64_t at = monc_next_deadline_us(osd->monc), now;
-
-	if (at == UINT64_MAX) {
-		evl_timer_cancel(osd->loop, &osd_rx.monc);
-		return 0;
-	}
-	now = clock_now_us();
-	return evl_timer_arm(osd->loop, &osd_rx.monc, at > now ? at - now : 0, 0);
-}
-
-static void osd_monc_deadline_cb(struct monc *mc, void *arg)
-{
-	struct osd *osd = arg;
-	int rc = osd_monc_arm(osd);
-
-	/* only a heap that cannot grow; the mon client would stall without its timer */
-	if (rc != 0)
-		log_error("osd", "%s: cannot arm the mon client's timer: %s", osd->name,
-			  weft_strerror(rc));
-}
-
-/* monc_progress re-arms the timer (osd_monc_deadline_cb). */
-static void osd_monc_timer_cb(struct evl *evl, struct evl_timer *t, void *arg)
-{
-	struct osd *osd = arg;
-
-	(void)evl;
-	(void)t;
-	monc_progress(osd->monc);
-}
-
-/*
- * The mon client in the loop: its frames come through the OSD's messenger
- * (the fabric poller); what it does on its own clock (request deadlines,
- * resends, hunting, ticket and key renewals) runs on a one-shot timer at
- * its next deadline, moved whenever the mon client says that deadline may
- * have come nearer (a request sent, a frame, a failed connection) and after
- * every monc_progress. Idle and connected, with no ticket to renew, it does
- * not fire at all.
- */
+/* The mon client's deadlines on a one-shot timer (mon/monc/monc_evl.h). */
 static int osd_loop_monc_attach(struct osd *osd)
 {
-	evl_timer_init(&osd_rx.monc, osd_monc_timer_cb, osd);
-	monc_deadline_watch(osd->monc, osd_monc_deadline_cb, osd);
 	/* the boot request and the connection were made before the loop existed */
-	return osd_monc_arm(osd);
+	return monc_evl_attach(&osd_rx.monc, osd->monc, osd->loop, "osd", osd->name);
 }
 
 static void osd_admin_fd_cb(struct evl *evl, int fd, unsigned int events, void *arg)
@@ -482,16 +440,16 @@ static void osd_hb_timer_cb(struct evl *evl, struct evl_timer *t, void *arg)
 }
 
 /*
- * What is still a walk every 100 ms: PGs with queued ops are kicked and
- * their records re-posted (a safety net for waits without an event of
- * their own: a free buffer, a blocked ring), the PG state machines' own
- * ticks, replica grant checks, memory. Op timeouts are per-op timers.
+ * Every 100 ms: replica grant checks, the PGs that want a tick (queued ops
+ * kicked and their records re-posted, a safety net for waits without an
+ * event of their own; the PG machines that have timers running:
+ * osd_pgtick.c), memory. Op timeouts are per-op timers; an idle PG is not
+ * looked at.
  */
 static void osd_tick_cb(struct evl *evl, struct evl_timer *t, void *arg)
 {
 	struct osd *osd = arg;
 
-	osd_op_tick(osd);
 	osd_repl_tick(osd);
 	osd_pg_tick(osd);
 	osd_mem_tick(osd);
@@ -598,8 +556,7 @@ static int osd_run(struct osd *osd)
 static void osd_loop_destroy(struct osd *osd)
 {
 	osd_sig_loop = NULL;
-	/* the mon client's timer goes with the loop */
-	monc_deadline_watch(osd->monc, NULL, NULL);
+	monc_evl_detach(&osd_rx.monc);
 	evl_destroy(osd->loop); /* leaves every timer still armed disarmed */
 	osd->loop = NULL;
 }

@@ -360,6 +360,7 @@ void osd_op_recv(struct osd_conn *conn, uint64_t tid, const struct proto_osd_op 
 	else
 		pg->head = op;
 	pg->tail = op;
+	osd_pg_tick_want(osd, pg); /* the tick's safety net covers queued ops */
 	op->refs++; /* op is looked at after the kick */
 	osd_pg_kick(pg);
 	op->refs--;
@@ -1136,22 +1137,6 @@ void osd_op_pg_interval(struct osd *osd, struct osd_pg *pg)
 
 		pg->dead = op->next;
 		osd_op_maybe_free(op);
-	}
-}
-
-/*
- * A safety net for waits with no event of their own (a free buffer, a
- * blocked ring): PGs with queued ops move again. Timeouts are per-op timers.
- */
-void osd_op_tick(struct osd *osd)
-{
-	struct osd_pg *pg;
-
-	osd_pg_foreach(osd, pg) {
-		if (pg->head) {
-			osd_pg_kick(pg);
-			osd_repl_pg_flush(osd, pg);
-		}
 	}
 }
 

@@ -253,6 +253,11 @@ int osd_perf_dump(struct osd *osd, struct asok_out *out)
 	/* docs/security.md: whether we check tickets, and ops or cluster messages caps refused */
 	asok_printf(out, "\"auth\": {\"tickets\": %s, \"denied\": %" PRIu64 "}, ",
 		    osd->auth_tickets ? "true" : "false", osd->auth_denied);
+	/* docs/osd.md "Ticks": PGs held, taken by the last tick, on a timer; ticks so far */
+	asok_printf(out,
+		    "\"pgs\": {\"count\": %u, \"listed\": %u, \"timed\": %u, \"ticks\": %" PRIu64
+		    "}, ",
+		    osd->npgs, osd->pgs_listed, osd->pgs_timed, osd->pg_ticks);
 	osd_perf_dos(osd, out);
 	store_info_get(osd->store, &si);
 	if (store_usage_get(osd->store, &su) != 0)

@@ -6,7 +6,8 @@
  * PG this OSD is in or holds a copy of; PG messages go to their PG, and when
  * a message comes from a map newer than ours it is held, with everything
  * after it from that connection (ring records too), until our map catches
- * up; a 100 ms tick drives the machines' timers; once a second the PGs we
+ * up; a 100 ms tick drives the timers of the machines that have any
+ * (osd_pgtick.c); once a second the PGs we
  * lead are reported to the mons, whose answer carries scrub requests. The
  * map we processed last is saved, so a restart replays the epochs it missed.
  */
@@ -221,6 +222,7 @@ void osd_pg_fenced(struct osd *osd, struct osd_pg *pg, uint32_t peer)
 		return;
 	pg->fenced_epoch = osd->map.epoch;
 	pg->fenced_ms = clock_now_ms();
+	osd_pg_tick_want(osd, pg); /* the tick lifts it when our map moves, or after the hold */
 	log_info("osd",
 		 "%s pg %u.%x: osd.%u is in a newer interval than our map (epoch %u): "
 		 "writes wait for the new map",
@@ -862,19 +864,10 @@ static int osd_pg_stats_send(struct osd *osd)
 
 void osd_pg_tick(struct osd *osd)
 {
-	struct osd_pg *pg;
 	static uint64_t next_stats;
 	uint64_t now = clock_now_ms();
 
-	osd_pg_foreach(osd, pg) {
-		if (pg->m != NULL)
-			pg_tick(pg->m);
-		if (pg->fenced_epoch != 0 && (pg->fenced_epoch != osd->map.epoch ||
-					      now - pg->fenced_ms >= OSD_PG_FENCE_HOLD_MS)) {
-			pg->fenced_epoch = 0; /* the held writes go (or fail) now */
-			osd_pg_kick_later(osd, pg);
-		}
-	}
+	osd_pgtick_round(osd, now, OSD_PG_FENCE_HOLD_MS);
 	osd_pg_hold_check(osd, now);
 	osd_push_tick(osd);
 	osd_purge_tick(osd);

@@ -373,6 +373,15 @@ static void e_kick(void *arg, struct pg *m)
 	osd_pg_kick_later(osd, osd_pg_get(osd, m->pool, m->id));
 }
 
+static void e_tick_wanted(void *arg, struct pg *m)
+{
+	struct osd *osd = arg;
+	struct osd_pg *pg = osd_pg_get(osd, m->pool, m->id);
+
+	if (pg != NULL)
+		osd_pg_tick_want(osd, pg);
+}
+
 static void e_interval(void *arg, struct pg *m)
 {
 	struct osd *osd = arg;
@@ -508,6 +517,7 @@ const struct pg_env_ops osd_pg_env_ops = {
     .push = e_push,
     .destroy = e_destroy,
     .kick = e_kick,
+    .tick_wanted = e_tick_wanted,
     .interval = e_interval,
     .budget = e_budget,
     .scrub_slot = e_scrub_slot,

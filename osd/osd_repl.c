@@ -530,10 +530,10 @@ static void osd_repl_grant_check(struct osd *osd, uint64_t now)
 	}
 }
 
+/* The PGs with queued ops post their records in the tick's round (osd_pgtick_round). */
 void osd_repl_tick(struct osd *osd)
 {
 	osd_repl_grant_check(osd, clock_now_ms());
-	osd_repl_flush_all(osd);
 }
 
 void osd_repl_cleanup(struct osd *osd)

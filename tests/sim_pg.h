@@ -132,6 +132,9 @@ struct s_osd {
 	int budget;
 	bool scrub_busy;
 	uint64_t next_tick;
+	/* the OSD's tick rule (osd_pgtick.c): a PG is ticked when an entry point ran or it is due */
+	bool tick_want[S_PGS];
+	uint64_t tick_at[S_PGS];
 	uint32_t boot_epoch; /* 0: not booted yet */
 	struct s_q defer[S_OSDS]; /* per sender: held until our map is new enough */
 };

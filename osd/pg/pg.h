@@ -211,6 +211,12 @@ struct pg_env_ops {
 	 * 0 no (an older build), -ENOTCONN not known now. NULL: always.
 	 */
 	int (*acks_activate)(void *arg, int32_t osd);
+	/*
+	 * An entry point of this PG ran (anything but pg_tick and the const
+	 * queries): call pg_tick at the next tick, then pg_tick_due to learn
+	 * when the one after is due. NULL: the caller ticks every PG always.
+	 */
+	void (*tick_wanted)(void *arg, struct pg *pg);
 	bool (*osd_up)(void *arg, int32_t osd);
 	bool (*osd_exists)(void *arg, int32_t osd);
 	uint32_t (*max_osd)(void *arg);
@@ -352,6 +358,7 @@ struct pg {
 	uint64_t objects;
 	bool scrub_wanted, deep_wanted, repair_wanted, verify_wanted;
 	uint64_t next_scrub_ms, next_deep_ms;
+	bool in_tick; /* pg_tick runs: its own calls do not ask for another tick */
 };
 
 /* Create / free the state of one PG (nothing loaded, nothing persisted). */
@@ -397,6 +404,16 @@ void pg_map(struct pg *pg, const struct pg_map *m);
 int pg_msg(struct pg *pg, uint16_t type, const struct proto_pg *m);
 /* Timers: resends, stray timeouts, recovery scheduling, backfill, scrub. */
 void pg_tick(struct pg *pg);
+/*
+ * When this PG's next pg_tick is due (now_ms clock): PG_TICK_NOW (every
+ * tick: it peers, recovers, scrubs, waits for an answer or a commit), a
+ * time (a scheduled scrub, a stray's next NOTIFY), or PG_TICK_NEVER. Asked
+ * after each pg_tick; it stays true until the next entry point runs
+ * (env tick_wanted), so a PG that is idle costs nothing between events.
+ */
+#define PG_TICK_NOW   0u
+#define PG_TICK_NEVER UINT64_MAX
+uint64_t pg_tick_due(const struct pg *pg);
 /*
  * After env->kick, outside any machine call: when a push or pull of this
  * PG has ended since the last recovery step, run the step now, so the

@@ -30,6 +30,13 @@
 void pg_logf(struct pg *pg, enum pg_log_level lv, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 uint64_t pg_now(const struct pg *pg);
+
+/* First thing in every public entry point but pg_tick (pg.h, env tick_wanted). */
+static inline void pg_tick_want(struct pg *pg)
+{
+	if (!pg->in_tick && pg->env->ops->tick_wanted != NULL)
+		pg->env->ops->tick_wanted(pg->env->arg, pg);
+}
 bool pg_osd_up(const struct pg *pg, int32_t osd);
 
 /* A message header of this PG and interval (from is set by the environment). */

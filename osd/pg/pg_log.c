@@ -58,6 +58,7 @@ struct pg *pg_create(const struct pg_env *env, uint32_t pool, uint32_t id)
 	pg->base = -1;
 	pg->fetch = -1;
 	pg->stray_primary = -1;
+	pg_tick_want(pg);
 	return pg;
 }
 
@@ -388,6 +389,7 @@ void pg_loaded(struct pg *pg)
 	const struct pg_entry *e = pg_log_newest(&pg->log);
 	bool complete = pg->info.lc >= pg->info.lu;
 
+	pg_tick_want(pg);
 	/* a complete copy writes its info only on trims: the log has the newest entry */
 	if (e != NULL && e->v > pg->info.lu) {
 		pg->info.lu = e->v;

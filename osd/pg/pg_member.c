@@ -355,6 +355,7 @@ void pg_member_delete(struct pg *pg, const struct proto_pg *m)
 
 void pg_destroyed(struct pg *pg, int rc)
 {
+	pg_tick_want(pg);
 	pg->destroying = false;
 	if (rc != 0) {
 		pg_logf(pg, PG_LOG_ERROR, "removing the stray copy: %s", strerror(-rc));
@@ -515,6 +516,7 @@ int pg_rec_prepare(struct pg *pg, uint32_t epoch, uint64_t v, uint64_t prev, uin
 	struct pg_txn *t;
 	int rc;
 
+	pg_tick_want(pg);
 	if (epoch < pg->fence)
 		return -ESTALE;
 	if (pg->stalled || pg->destroying)
@@ -556,6 +558,7 @@ int pg_rec_prepare(struct pg *pg, uint32_t epoch, uint64_t v, uint64_t prev, uin
 
 void pg_rec_cancel(struct pg *pg, uint64_t v, int rc)
 {
+	pg_tick_want(pg);
 	pg_op_cancel(pg, v);
 	if (rc != 0 && rc != -ESTALE && !pg->stalled) {
 		/* later records would leave a hole in our log: none until the primary asks */
@@ -575,6 +578,7 @@ int pg_push_accept(struct pg *pg, uint32_t epoch, const char *name, uint64_t ver
 {
 	const struct pg_entry *e;
 
+	pg_tick_want(pg);
 	/* a copy outside the acting set takes no pushes (it would hold what no log names) */
 	if (epoch < pg->fence || pg->destroying || (pg->nacting == 0 && !pg->primary))
 		return -ESTALE;
@@ -598,6 +602,7 @@ int pg_push_accept(struct pg *pg, uint32_t epoch, const char *name, uint64_t ver
 
 void pg_push_finished(struct pg *pg)
 {
+	pg_tick_want(pg);
 	if (pg->tx_inflight > 0)
 		pg->tx_inflight--;
 	if (pg->tx_inflight == 0)

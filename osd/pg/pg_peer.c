@@ -125,6 +125,7 @@ void pg_map(struct pg *pg, const struct pg_map *m)
 {
 	int32_t self = pg->env->self;
 
+	pg_tick_want(pg);
 	if (m->epoch > pg->map_epoch)
 		pg->map_epoch = m->epoch;
 	bool in = false, was_primary = pg->primary;
@@ -775,6 +776,7 @@ static void pg_msg_do(struct pg *pg, uint16_t type, const struct proto_pg *m);
 
 int pg_msg(struct pg *pg, uint16_t type, const struct proto_pg *m)
 {
+	pg_tick_want(pg);
 	/* a primary of a newer map: we might still think we lead the PG; wait for the map */
 	if (m->epoch > pg->map_epoch)
 		return -EAGAIN;
@@ -845,7 +847,67 @@ static bool pg_peer_act_late(struct pg *pg, uint64_t now)
 	return false;
 }
 
+static void pg_tick_do(struct pg *pg);
+
 void pg_tick(struct pg *pg)
+{
+	pg->in_tick = true;
+	pg_tick_do(pg);
+	pg->in_tick = false;
+}
+
+/*
+ * pg_tick_do's rule turned round: what of it can happen, and when, without
+ * an entry point running first. Anything unsure is PG_TICK_NOW: a PG ticked
+ * when it had nothing to do costs a few compares, one never ticked when it
+ * had something to do stalls. sim_pg ticks a PG only when this says so or
+ * an entry point ran, and its liveness checks (every PG clean, no op left
+ * waiting) hold over thousands of seeds.
+ */
+uint64_t pg_tick_due(const struct pg *pg)
+{
+	uint64_t due = PG_TICK_NEVER, light = pg->env->scrub_ms, deep = pg->env->deep_scrub_ms;
+
+	if (pg->destroying)
+		return PG_TICK_NEVER;
+	if (!pg->primary) {
+		/* the waits that pg_committed ends: a member's tick retries them too */
+		if (pg->delete_wait || pg->notify_wait || pg->nq > 0)
+			return PG_TICK_NOW;
+		if (pg->nacting == 0 && pg_has_copy(pg) && pg->stray_primary >= 0)
+			return pg->notify_ms + (pg->notify_heard ? PG_RENOTIFY_MS : PG_NOTIFY_MS);
+		return PG_TICK_NEVER;
+	}
+	if (pg->phase == PG_PH_DOWN)
+		return PG_TICK_NEVER; /* an answer (pg_msg) or a map (pg_map) moves it */
+	if (pg->phase != PG_PH_ACTIVE || pg->restart_wanted || !pg_recovery_done(pg) ||
+	    pg->info.lc < pg->info.lu || pg->info.backfill || pg->scrub != NULL ||
+	    pg->crc != NULL || pg->scrub_wanted || pg->deep_wanted || pg->repair_wanted ||
+	    pg->verify_wanted)
+		return PG_TICK_NOW;
+	for (unsigned int i = 0; i < pg->np; i++) {
+		const struct pg_peer *p = &pg->p[i];
+
+		if (p->acting && !p->recovered_sent)
+			return PG_TICK_NOW;
+		/* a stray to tell to drop its copy, resent until it says so (a down one: pg_map) */
+		if (!p->acting && p->heard && !(p->info.flags & PROTO_PG_INFO_F_EMPTY) &&
+		    pg_osd_up(pg, p->osd))
+			return PG_TICK_NOW;
+	}
+	/* the periodic scrubs, of a clean PG; a PG not clean is moved by an entry point */
+	if (pg->state & PROTO_PGS_CLEAN) {
+		if ((light && pg->next_scrub_ms == 0) || (deep && pg->next_deep_ms == 0))
+			return PG_TICK_NOW;
+		if (light && pg->next_scrub_ms < due)
+			due = pg->next_scrub_ms;
+		if (deep && pg->next_deep_ms < due)
+			due = pg->next_deep_ms;
+	}
+	return due;
+}
+
+static void pg_tick_do(struct pg *pg)
 {
 	uint64_t now = pg_now(pg);
 
@@ -932,6 +994,7 @@ bool pg_io_ready(const struct pg *pg)
 
 void pg_repl_failed(struct pg *pg, int32_t osd, uint64_t v, int rc)
 {
+	pg_tick_want(pg);
 	if (!pg->primary || pg->phase != PG_PH_ACTIVE)
 		return;
 	if (!pg->restart_wanted)
@@ -959,6 +1022,7 @@ int pg_op_prepare(struct pg *pg, uint64_t v, uint16_t op, const char *name, stru
 	uint64_t prev = last ? last->v : pg->info.tail;
 	int rc = pg_log_append_tx(pg, v, op, name, t);
 
+	pg_tick_want(pg);
 	if (rc != 0)
 		return rc;
 	t->prev = prev;
@@ -972,6 +1036,7 @@ void pg_op_cancel(struct pg *pg, uint64_t v)
 {
 	int i = pg_log_find(&pg->log, v);
 
+	pg_tick_want(pg);
 	if (i >= 0 && (uint32_t)i == pg->log.n - 1) {
 		const struct pg_entry *e;
 

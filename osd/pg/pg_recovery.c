@@ -342,6 +342,7 @@ void pg_obj_arrived(struct pg *pg, const char *name, uint64_t version)
 {
 	struct pg_set_ent *e;
 
+	pg_tick_want(pg);
 	if (!pg->primary)
 		return;
 	e = pg_set_find(&pg->missing, name);
@@ -415,6 +416,7 @@ void pg_push_done(struct pg *pg, int32_t to, const char *name, int rc)
 	struct pg_set_ent *e;
 	bool freed;
 
+	pg_tick_want(pg);
 	if (!pg->primary || i < 0)
 		return;
 	e = pg_set_find(&pg->p[i].missing, name);
@@ -445,7 +447,8 @@ void pg_push_done(struct pg *pg, int32_t to, const char *name, int rc)
 void pg_recovery_kicked(struct pg *pg)
 {
 	if (!pg->recover_due)
-		return;
+		return; /* nothing changed: no tick wanted either */
+	pg_tick_want(pg);
 	pg->recover_due = false;
 	/* what pg_tick checks before it runs the step */
 	if (!pg->destroying && pg->primary && pg->phase == PG_PH_ACTIVE && !pg->restart_wanted)
@@ -654,6 +657,7 @@ bool pg_obj_ready(struct pg *pg, const char *name)
 	bool ready = true, self;
 	struct pg_peer *a = pg_bf_peer(pg, &self);
 
+	pg_tick_want(pg);
 	if (!pg->primary)
 		return true;
 	if ((e = pg_set_find(&pg->missing, name)) != NULL) {
@@ -808,6 +812,7 @@ void pg_recovery_release(struct pg *pg)
 
 void pg_committed(struct pg *pg, uint64_t token)
 {
+	pg_tick_want(pg);
 	if (pg->tx_inflight > 0)
 		pg->tx_inflight--;
 	if (pg->primary && pg->missing.n > 0)

@@ -34,7 +34,6 @@
  */
 #define PG_SCRUB_DEEP_BATCH 8u
 #define PG_SCRUB_RESEND_MS 10000u
-#define PG_SCRUB_BAD	   PG_OBJ_CRC_BAD
 
 enum pg_scrub_kind { PG_SCRUB_LIGHT, PG_SCRUB_VERIFY, PG_SCRUB_DEEP };
 
@@ -89,6 +88,7 @@ bool pg_scrub_holds(const struct pg *pg, const char *name)
 
 void pg_scrub_request(struct pg *pg, bool deep, bool repair)
 {
+	pg_tick_want(pg);
 	if (repair)
 		pg->repair_wanted = true;
 	else if (deep)
@@ -100,6 +100,7 @@ void pg_scrub_request(struct pg *pg, bool deep, bool repair)
 
 void pg_verify_request(struct pg *pg, uint32_t token)
 {
+	pg_tick_want(pg);
 	pg->verify_wanted = true;
 	pg->verify_token_wanted = token;
 	pg_logf(pg, PG_LOG_INFO, "verify requested");
@@ -227,7 +228,7 @@ static bool pg_scrub_same(const struct pg_scrub *s, const struct pg_obj *a, cons
 	if (a->version != b->version || a->size != b->size)
 		return false;
 	if (s->kind == PG_SCRUB_DEEP)
-		return a->crc == b->crc && a->crc != PG_SCRUB_BAD;
+		return a->crc == b->crc && a->crc != PG_OBJ_CRC_BAD;
 	if (s->kind == PG_SCRUB_VERIFY)
 		return a->digest == b->digest;
 	return true;
@@ -243,11 +244,11 @@ static void pg_scrub_object(struct pg *pg, const char *name, const struct pg_obj
 	s->objects++;
 	for (unsigned int i = 0; i < s->nmem; i++) {
 		copy[i] = pg_scrub_find(s->ent[i], s->nent[i], name);
-		if (copy[i] && copy[i]->crc != PG_SCRUB_BAD &&
-		    (best == NULL || best->crc == PG_SCRUB_BAD || copy[i]->version > best->version))
+		if (copy[i] && copy[i]->crc != PG_OBJ_CRC_BAD &&
+		    (best == NULL || best->crc == PG_OBJ_CRC_BAD || copy[i]->version > best->version))
 			best = copy[i];
 	}
-	bad = !pg_scrub_same(s, local, best) || (local && local->crc == PG_SCRUB_BAD);
+	bad = !pg_scrub_same(s, local, best) || (local && local->crc == PG_OBJ_CRC_BAD);
 	for (unsigned int i = 0; i < s->nmem; i++)
 		bad |= !pg_scrub_same(s, copy[i], best);
 	if (!bad)
@@ -256,7 +257,7 @@ static void pg_scrub_object(struct pg *pg, const char *name, const struct pg_obj
 	pg_logf(pg, PG_LOG_WARN, "%s is inconsistent%s", name, s->repair ? ": repairing" : "");
 	if (!s->repair)
 		return;
-	if (!pg_scrub_same(s, local, best) || (local && local->crc == PG_SCRUB_BAD))
+	if (!pg_scrub_same(s, local, best) || (local && local->crc == PG_OBJ_CRC_BAD))
 		pg_set_add(&pg->missing, name, best ? best->version : 0, PG_SET_URGENT);
 	for (unsigned int i = 0; i < s->nmem; i++) {
 		int k;
@@ -338,6 +339,7 @@ void pg_obj_crc_done(struct pg *pg, uint64_t token, uint32_t crc)
 {
 	struct pg_crc_job *j = pg->crc;
 
+	pg_tick_want(pg);
 	if (j == NULL || !j->waiting || j->token != token)
 		return; /* of a job given up or replaced */
 	j->waiting = false;
