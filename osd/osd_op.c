@@ -679,6 +679,7 @@ static void osd_op_submit(struct osd_op *op)
 	rc = store_tx_create(&tx);
 	if (rc != 0)
 		return osd_op_finish(op, rc);
+	store_tx_nowait(tx); /* a checkpoint that gives freed units back runs off the reactor */
 	/* the log entry first: the record header carries the entry before it */
 	rc = osd_op_tx_build(op, tx, &prev, &token);
 	if (rc == 0) {
@@ -693,6 +694,16 @@ static void osd_op_submit(struct osd_op *op)
 	op->t_submit_ns = clock_now_ns();
 	if (rc == 0)
 		rc = osd_pg_op_submit(osd, pg, tx, op->version, token, osd_op_local_cb, op);
+	if (rc == -EAGAIN) {
+		/*
+		 * No room until the checkpoint the store just started gives freed
+		 * units back: the op stays READY (later writes of the PG wait
+		 * behind it) and its PG's tick submits it again (osd_pgtick.c);
+		 * nothing was logged or replicated. Bounded by osd_op_timeout.
+		 */
+		store_tx_destroy(tx);
+		return;
+	}
 	if (rc != 0) {
 		store_tx_destroy(tx);
 		log_error("osd", "%s pg %u.%x: %s of %s refused by the store: %s", osd->name,

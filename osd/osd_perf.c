@@ -268,9 +268,11 @@ int osd_perf_dump(struct osd *osd, struct asok_out *out)
 		    ", \"data_used_bytes\": %" PRIu64 ", ", su.total, su.used, su.data_used);
 	asok_printf(out,
 		    "\"full_refused\": %" PRIu64 ", \"quota_refused\": %" PRIu64
-		    ", \"store_reserve_refused\": %" PRIu64 ", \"store_units_reserved\": %" PRIu64
+		    ", \"store_reserve_refused\": %" PRIu64 ", \"store_space_waits\": %" PRIu64
+		    ", \"store_units_reserved\": %" PRIu64
 		    ", \"purging_objects\": %" PRIu64 ", \"purged_objects\": %" PRIu64 "}, ",
-		    c->full_refused, c->quota_refused, si.reserve_refused, si.units_reserved,
+		    c->full_refused, c->quota_refused, si.reserve_refused, si.space_waits,
+		    si.units_reserved,
 		    osd->purging_objects, osd_purge_done(osd));
 	osd_perf_process_store(osd, out);
 	asok_printf(out, "\"network\": {\"public_addr\": ");

@@ -104,6 +104,8 @@ static struct {
 	const char *push_reading; /* osd_push_reading: a push of this object reads its chunk */
 	uint64_t stat_size; /* store_stat: every object exists with this size (0: none exists) */
 	const char *scrub_held; /* osd_pg_scrub_holds: a scrub batch covers this object */
+	unsigned int space_waits; /* osd_pg_op_submit: -EAGAIN this often (store_tx_nowait) */
+	unsigned int nowait;	  /* transactions marked store_tx_nowait */
 } F;
 
 static struct fab_ep *const client_ep = (struct fab_ep *)&F.posts[0];
@@ -313,9 +315,15 @@ int osd_pg_op_tx(struct osd *osd, struct osd_pg *pg, struct store_tx *tx,
 int osd_pg_op_submit(struct osd *osd, struct osd_pg *pg, struct store_tx *tx, uint64_t version,
 		     uint64_t token, store_commit_cb cb, void *arg)
 {
-	struct commit *c = &F.commits[F.ncommits++];
+	struct commit *c;
 
 	(void)osd, (void)pg, (void)token;
+	if (F.space_waits > 0) {
+		/* the store's answer while freed units wait for its checkpoint */
+		F.space_waits--;
+		return -EAGAIN;
+	}
+	c = &F.commits[F.ncommits++];
 	assert_true(c->version == version);
 	c->cb = cb;
 	c->arg = arg;
@@ -395,6 +403,12 @@ int store_tx_create(struct store_tx **tx_out)
 void store_tx_destroy(struct store_tx *tx)
 {
 	free(tx);
+}
+
+void store_tx_nowait(struct store_tx *tx)
+{
+	(void)tx;
+	F.nowait++;
 }
 
 int store_stat(struct store *st, uint64_t pg, const char *name, struct store_stat *stat_out)
@@ -1273,6 +1287,54 @@ static void test_cmp_write_reads_async(void **state)
 }
 
 /* A PG id past pg_num and a forged far-future epoch: refused at once, counted, nothing made. */
+/*
+ * The store has no room until a checkpoint gives freed units back
+ * (store_tx_nowait: -EAGAIN, the checkpoint runs off the reactor): the
+ * write stays READY with nothing logged, replicated or answered, the next
+ * write of the PG waits behind it, and the PG's tick submits both, in
+ * order.
+ */
+static void test_store_space_wait(void **state)
+{
+	(void)state;
+	peers_up(1u << 20);
+	F.space_waits = 3;
+	client_write(1, name_in_pg(0), 0x11, 4096, true);
+	client_write(2, name_in_pg(1), 0x22, 4096, true);
+	/* each arrival kicked the PG: the first write was tried twice, the second never */
+	assert_int_equal(F.space_waits, 1);
+	assert_int_equal(F.nowait, 2);
+	assert_int_equal(F.ncommits, 0);
+	assert_int_equal(posts_of(POST_WRITE_IMM), 0);
+	assert_int_equal(F.nreplies, 0);
+	assert_int_equal(F.busy, 0);
+	assert_true(the_osd_pg()->tick_listed);
+	/* the first tick: the store still waits */
+	osd_pg_kick(the_osd_pg());
+	assert_int_equal(F.ncommits, 0);
+	assert_int_equal(F.space_waits, 0);
+	/* the next: both go, the first first */
+	osd_pg_kick(the_osd_pg());
+	assert_int_equal(F.ncommits, 2);
+	assert_true(((struct osd_op *)F.commits[0].arg)->tid == 1);
+	assert_true(((struct osd_op *)F.commits[1].arg)->tid == 2);
+	assert_int_equal(posts_of(POST_WRITE_IMM), 4);
+	for (unsigned int i = 0; i < 2; i++) {
+		uint64_t v = F.commits[i].version;
+
+		commit_done(i, 0);
+		ack(1, v, 0);
+		ack(2, v, 0);
+	}
+	assert_int_equal(F.nreplies, 2);
+	assert_true(F.replies[0].tid == 1 && F.replies[0].r.status == 0);
+	assert_true(F.replies[1].tid == 2 && F.replies[1].r.status == 0);
+	for (unsigned int i = 0; i < F.nposts; i++)
+		post_done(i, 0);
+	assert_null(the_osd_pg()->head);
+	assert_int_equal(F.bufs, 0);
+}
+
 static void test_bad_pg_and_insane_epoch(void **state)
 {
 	struct proto_osd_op m = {.op = PROTO_OP_READ, .pool = 1, .length = 16};
@@ -1405,6 +1467,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_not_primary_and_stale, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ops_per_conn_pause, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bad_pg_and_insane_epoch, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_store_space_wait, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_replica_record_checked, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rings_bounded, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_async_orders_writes, setup, teardown),

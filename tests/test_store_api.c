@@ -537,6 +537,41 @@ static void test_enospc(void **state)
 	assert_int_equal(store_tx_write(tx, 3, "again", 0, 4 << 20, b), 0);
 	assert_int_equal(stu_commit(st, tx), 0);
 	assert_int_equal(store_fsck(st, true, &r), 0);
+	/*
+	 * The same with store_tx_nowait: -EAGAIN (tx still ours) while the
+	 * checkpoint that gives big1's units back runs off the caller's
+	 * thread; submitted again, it fits once that checkpoint ended.
+	 */
+	assert_int_equal(store_tx_create(&tx), 0);
+	assert_int_equal(store_tx_remove(tx, 3, "big1"), 0);
+	assert_int_equal(stu_commit(st, tx), 0);
+	assert_int_equal(store_tx_create(&tx), 0);
+	assert_int_equal(store_tx_write(tx, 3, "later", 0, 4 << 20, b), 0);
+	store_tx_nowait(tx);
+	{
+		int done = 1, waits = 0;
+		struct store_info info;
+
+		for (rc = -EAGAIN; rc == -EAGAIN && waits < 10000; waits++) {
+			rc = store_tx_submit(st, tx, stu_cb, &done);
+			if (rc == -EAGAIN)
+				usleep(1000);
+		}
+		assert_int_equal(rc, 0);
+		assert_true(waits > 1); /* it did wait: the units came back later */
+		store_info_get(st, &info);
+		assert_true(info.space_waits >= 1);
+		while (done == 1)
+			assert_true(store_wait(st) >= 0);
+		assert_int_equal(done, 0);
+	}
+	/* nothing freed left to wait for: -ENOSPC at once, as without nowait */
+	assert_int_equal(store_tx_create(&tx), 0);
+	assert_int_equal(store_tx_write(tx, 3, "nomore", 0, 4 << 20, b), 0);
+	store_tx_nowait(tx);
+	assert_int_equal(store_tx_submit(st, tx, stu_cb, NULL), -ENOSPC);
+	store_tx_destroy(tx);
+	assert_int_equal(store_fsck(st, true, &r), 0);
 	assert_int_equal(store_umount(st), 0);
 	free(b);
 	stu_cleanup(&u);

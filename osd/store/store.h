@@ -143,6 +143,15 @@ int store_tx_pglog_trim(struct store_tx *tx, uint64_t pg, uint64_t upto);
  * owner already recorded elsewhere. Transactions without writes always may.
  */
 void store_tx_reserve_allow(struct store_tx *tx);
+/*
+ * When tx finds no room but units freed by earlier transactions come back
+ * at the next checkpoint, store_tx_submit returns -EAGAIN (nothing changed,
+ * tx still the caller's) having started that checkpoint, instead of running
+ * it on the caller's thread: submit again later (the OSD's client writes
+ * do, from their PG's tick). Without it the submit waits for the
+ * checkpoint. Once nothing freed is left, -ENOSPC as always.
+ */
+void store_tx_nowait(struct store_tx *tx);
 
 typedef void (*store_commit_cb)(void *arg, int rc);
 /*
@@ -258,6 +267,7 @@ struct store_info {
 	uint64_t units_total, units_free, unit;
 	uint64_t units_reserved;  /* of units_free, kept for removes and metadata */
 	uint64_t reserve_refused; /* data-writing transactions refused by the reserve */
+	uint64_t space_waits;	  /* nowait submits told -EAGAIN: freed units awaited a checkpoint */
 	uint64_t wal_size, wal_used;
 	uint64_t committed_seq, next_lsn;
 	uint64_t batches, batched_tx, checkpoints;

@@ -43,6 +43,7 @@ struct store_tx {
 	struct tx_op *ops;
 	unsigned int n, cap;
 	bool reserve_ok; /* store_tx_reserve_allow */
+	bool nowait;	 /* store_tx_nowait */
 };
 
 int store_tx_create(struct store_tx **tx_out)
@@ -194,6 +195,35 @@ int store_tx_pglog_trim(struct store_tx *tx, uint64_t pg, uint64_t upto)
 void store_tx_reserve_allow(struct store_tx *tx)
 {
 	tx->reserve_ok = true;
+}
+
+void store_tx_nowait(struct store_tx *tx)
+{
+	tx->nowait = true;
+}
+
+/*
+ * A nowait transaction found no room while freed units wait for a
+ * checkpoint: start one if what was freed is committed (otherwise the
+ * commit in flight comes first, and the next submit starts it). Never
+ * blocks: -EAGAIN, or the store's error.
+ */
+static int tx_space_later(struct store *st)
+{
+	int rc = store_reap(st, false);
+
+	if (rc < 0)
+		return rc;
+	store_ckpt_advance(st);
+	if (st->failed)
+		return st->failed;
+	if (st->ck.state == STORE_CK_IDLE && st->frees[0].seq <= st->committed_seq) {
+		rc = store_ckpt_start(st);
+		if (rc < 0)
+			return rc;
+	}
+	st->info.space_waits++;
+	return -EAGAIN;
 }
 
 /*
@@ -848,6 +878,10 @@ int store_tx_submit(struct store *st, struct store_tx *tx, store_commit_cb cb, v
 		return -ENOMEM;
 	keep = tx_reserve_kept(st, tx);
 	rc = tx_take(st, units, keep, &x);
+	if (rc == -ENOSPC && st->nfrees > 0 && tx->nowait) {
+		free(x.pool);
+		return tx_space_later(st);
+	}
 	if (rc == -ENOSPC && st->nfrees > 0) {
 		/* Space freed by committed transactions comes back at a checkpoint. */
 		rc = store_flush(st);
