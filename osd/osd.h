@@ -107,6 +107,8 @@ struct osd_peer {
 	uint32_t slot_cap, slot_head, slot_count;
 	uint64_t next_connect_ms; /* reconnect backoff */
 	uint64_t connect_ms;	  /* when the current connection was started */
+	struct evl_timer grant_timer; /* no ring granted within ring_grant_ms: reconnect */
+	struct osd *osd;
 	struct osd_peer *next;
 };
 
@@ -294,6 +296,7 @@ struct osd {
 	uint32_t max_ops_per_conn; /* osd_max_ops_per_conn */
 	uint32_t epoch_ahead_max;  /* osd_epoch_ahead_max */
 	uint64_t map_wait_ms;	   /* osd_map_wait_max */
+	uint64_t ring_grant_ms;	   /* a replica's ring grant, at most: 2 x ms_connect_timeout */
 	struct osd_counters ctr;
 	struct fab_ep_stats closed_pub, closed_clu; /* of connections already gone */
 	struct osd_perf *perf; /* histograms, memory, NUMA (osd_perf.h) */
@@ -411,7 +414,6 @@ void osd_repl_peer_failed(struct osd *osd, struct osd_peer *peer);
 void osd_repl_connected(struct osd_conn *conn);
 struct osd_peer *osd_peer_get(struct osd *osd, uint32_t id);
 void osd_repl_cleanup(struct osd *osd);
-void osd_repl_tick(struct osd *osd);
 
 /* osd_wire.c: the header of a ring record (one-sided; its control frames are proto_repl.h) */
 #define OSD_REC_MAGIC 0x4c505257u /* "WRPL": ring records, and PG log entries in the store */

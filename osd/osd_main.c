@@ -440,17 +440,16 @@ static void osd_hb_timer_cb(struct evl *evl, struct evl_timer *t, void *arg)
 }
 
 /*
- * Every 100 ms: replica grant checks, the PGs that want a tick (queued ops
- * kicked and their records re-posted, a safety net for waits without an
- * event of their own; the PG machines that have timers running:
- * osd_pgtick.c), memory. Op timeouts are per-op timers; an idle PG is not
- * looked at.
+ * Every 100 ms: the PGs that want a tick (queued ops kicked and their
+ * records re-posted, a safety net for waits without an event of their own;
+ * the PG machines that have timers running: osd_pgtick.c), memory. Op
+ * timeouts and ring-grant deadlines are per-op and per-peer timers; an
+ * idle PG is not looked at.
  */
 static void osd_tick_cb(struct evl *evl, struct evl_timer *t, void *arg)
 {
 	struct osd *osd = arg;
 
-	osd_repl_tick(osd);
 	osd_pg_tick(osd);
 	osd_mem_tick(osd);
 }
@@ -663,6 +662,7 @@ int main(int argc, char **argv)
 	osd.max_ops_per_conn = (uint32_t)conf_get_int(osd.conf, CONF_OSD_MAX_OPS_PER_CONN);
 	osd.epoch_ahead_max = (uint32_t)conf_get_int(osd.conf, CONF_OSD_EPOCH_AHEAD_MAX);
 	osd.map_wait_ms = conf_get_duration_us(osd.conf, CONF_OSD_MAP_WAIT_MAX) / 1000;
+	osd.ring_grant_ms = 2 * conf_get_duration_us(osd.conf, CONF_MS_CONNECT_TIMEOUT) / 1000;
 	if (osd.ring_size < osd.max_op + OSD_REC_HDR_MAX + OSD_REC_ALIGN) {
 		fprintf(stderr, "weft-osd: osd_repl_ring_size must exceed osd_max_op_size\n");
 		weft_pidfile_unlock(lock_fd);

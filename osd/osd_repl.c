@@ -46,6 +46,8 @@ struct osd_conn *osd_peer_conn_to(struct osd *osd, uint32_t id)
 	return p->conn != NULL && !p->conn->failed ? p->conn : NULL;
 }
 
+static void osd_peer_grant_late(struct evl *evl, struct evl_timer *t, void *arg);
+
 struct osd_peer *osd_peer_get(struct osd *osd, uint32_t id)
 {
 	struct osd_peer *p;
@@ -62,10 +64,33 @@ struct osd_peer *osd_peer_get(struct osd *osd, uint32_t id)
 		return NULL;
 	}
 	p->id = id;
+	p->osd = osd;
 	p->slot_cap = OSD_RING_SLOTS;
+	evl_timer_init(&p->grant_timer, osd_peer_grant_late, p);
 	p->next = osd->peers;
 	osd->peers = p;
 	return p;
+}
+
+/*
+ * The peer's timer, ring_grant_ms after a connection was started: no ring
+ * granted on it yet (a replica that accepted but never answered, a lost
+ * request), so tear it down; osd_net_progress connects again. A timer of
+ * an earlier connection finds the newer one (which moved it) or none.
+ */
+static void osd_peer_grant_late(struct evl *evl, struct evl_timer *t, void *arg)
+{
+	struct osd_peer *p = arg;
+	struct osd *osd = p->osd;
+
+	(void)evl;
+	(void)t;
+	if (p->conn == NULL || p->ring_ready || p->conn->failed ||
+	    clock_now_ms() - p->connect_ms < osd->ring_grant_ms)
+		return;
+	log_warn("osd", "%s: osd.%u (%s) granted no replication ring within %llu ms; reconnecting",
+		 osd->name, p->id, p->addr, (unsigned long long)osd->ring_grant_ms);
+	osd_conn_kill(p->conn); /* torn down and retried by osd_net_progress */
 }
 
 static void osd_peer_reset(struct osd_peer *p)
@@ -96,6 +121,9 @@ int osd_peer_connect(struct osd *osd, struct osd_peer *p)
 	p->conn->peer_id = p->id;
 	p->conn->peer_known = true;
 	p->connect_ms = now;
+	if (evl_timer_arm(osd->loop, &p->grant_timer, osd->ring_grant_ms * 1000u, 0) != 0)
+		log_warn("osd", "%s: no timer for osd.%u's ring grant: a peer that never "
+				"grants one is not reconnected", osd->name, p->id);
 	log_info("osd", "%s: connecting to osd.%u at %s for replication (map epoch %u)", osd->name,
 		 p->id, addr, osd->map.epoch);
 	/* queued until the connection is up, behind the hello: the messenger keeps order */
@@ -383,6 +411,7 @@ void osd_repl_recv(struct osd_conn *conn, const struct proto_msg *m)
 			 (unsigned long long)(clock_now_ms() - p->connect_ms));
 		p->ring = (struct fab_rkey){r->addr, r->len, r->key};
 		p->ring_ready = true;
+		evl_timer_cancel(conn->osd->loop, &p->grant_timer);
 		p->slot_head = p->slot_count = 0;
 		osd_repl_flush_all(conn->osd);
 		return;
@@ -514,34 +543,14 @@ void osd_repl_write_imm_now(struct osd_conn *conn, uint32_t imm, uint32_t len)
  * without an error anywhere: after twice ms_connect_timeout give up on
  * that connection, say so, and connect again.
  */
-static void osd_repl_grant_check(struct osd *osd, uint64_t now)
-{
-	uint64_t limit = 2 * conf_get_duration_us(osd->conf, CONF_MS_CONNECT_TIMEOUT) / 1000;
-
-	for (struct osd_peer *p = osd->peers; p; p = p->next) {
-		if (p->conn == NULL || p->ring_ready || p->conn->failed ||
-		    now - p->connect_ms < limit)
-			continue;
-		log_warn("osd",
-			 "%s: osd.%u (%s) granted no replication ring within %llu ms; "
-			 "reconnecting",
-			 osd->name, p->id, p->addr, (unsigned long long)limit);
-		osd_conn_kill(p->conn); /* torn down and retried by osd_net_progress */
-	}
-}
-
-/* The PGs with queued ops post their records in the tick's round (osd_pgtick_round). */
-void osd_repl_tick(struct osd *osd)
-{
-	osd_repl_grant_check(osd, clock_now_ms());
-}
-
 void osd_repl_cleanup(struct osd *osd)
 {
 	while (osd->peers) {
 		struct osd_peer *p = osd->peers;
 
 		osd->peers = p->next;
+		if (osd->loop != NULL)
+			evl_timer_cancel(osd->loop, &p->grant_timer);
 		free(p->slots);
 		free(p);
 	}

@@ -556,6 +556,7 @@ static int setup(void **state)
 	osd.op_timeout_ms = 30000;
 	osd.max_ops_per_conn = 1024;
 	osd.epoch_ahead_max = 1000;
+	osd.ring_grant_ms = 60000;
 	memset(&client, 0, sizeof(client));
 	client.osd = &osd;
 	client.kind = OSD_CONN_CLIENT;
@@ -1335,6 +1336,26 @@ static void test_store_space_wait(void **state)
 	assert_int_equal(F.bufs, 0);
 }
 
+/*
+ * A replica that accepts the connection and never grants a ring: its
+ * peer's own timer tears the connection down after ring_grant_ms (2 x
+ * ms_connect_timeout) so it is made again; one that granted is left alone.
+ */
+static void test_ring_grant_late(void **state)
+{
+	(void)state;
+	osd.ring_grant_ms = 20;
+	assert_int_equal(osd_peer_connect(&osd, peer_of(1)), -EAGAIN);
+	assert_int_equal(osd_peer_connect(&osd, peer_of(2)), -EAGAIN);
+	grant_ring(2, 1u << 20);
+	assert_false(peer_of(1)->conn->failed);
+	for (int i = 0; i < 400 && !peer_of(1)->conn->failed; i++)
+		evl_run_once(osd.loop, 5);
+	assert_true(peer_of(1)->conn->failed);
+	assert_false(peer_of(2)->conn->failed);
+	assert_true(peer_of(2)->ring_ready);
+}
+
 static void test_bad_pg_and_insane_epoch(void **state)
 {
 	struct proto_osd_op m = {.op = PROTO_OP_READ, .pool = 1, .length = 16};
@@ -1468,6 +1489,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_ops_per_conn_pause, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bad_pg_and_insane_epoch, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_store_space_wait, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ring_grant_late, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_replica_record_checked, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rings_bounded, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_async_orders_writes, setup, teardown),
