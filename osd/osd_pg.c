@@ -892,6 +892,7 @@ int osd_pg_init(struct osd *osd)
 	    .msg_bytes = osd->msg_size > 256 ? osd->msg_size - 256 : osd->msg_size,
 	    .scrub_ms = conf_get_duration_us(osd->conf, CONF_OSD_SCRUB_INTERVAL) / 1000,
 	    .deep_scrub_ms = conf_get_duration_us(osd->conf, CONF_OSD_DEEP_SCRUB_INTERVAL) / 1000,
+	    .scrub_sleep_ms = conf_get_duration_us(osd->conf, CONF_OSD_SCRUB_SLEEP) / 1000,
 	};
 	return osd_push_init(osd);
 }

@@ -855,7 +855,9 @@ void s_osd_start(struct s_osd *o)
 	o->incarnation = s_nmaps; /* booting marks it up in a newer epoch */
 	o->env = (struct pg_env){.ops = &s_env_ops, .arg = o, .self = o->id, .log_max = 24,
 				 .max_chunk = 8, .msg_bytes = 4096, .scrub_ms = 0,
-				 .deep_scrub_ms = 0};
+				 .deep_scrub_ms = 0,
+				 /* osd_scrub_sleep: batches back to back, or 100-200 ms apart */
+				 .scrub_sleep_ms = rn(3) * 100u};
 	s_osd_load(o);
 	o->map_epoch = 0;
 	/* the saved map first, as weft-osd does; the rest arrives like any new map */

@@ -232,6 +232,7 @@ struct pg_env {
 	uint32_t max_chunk;  /* entries per LOG / SCAN message */
 	size_t msg_bytes;    /* room for the entries of one message */
 	uint64_t scrub_ms, deep_scrub_ms; /* periodic light / deep scrub (0 = never) */
+	uint64_t scrub_sleep_ms;	  /* between a scrub's batches (osd_scrub_sleep) */
 };
 
 /* ------------------------------------------------------------------ the PG */

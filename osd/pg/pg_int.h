@@ -61,6 +61,12 @@ const struct pg_entry *pg_log_newest(const struct pg_log *l);
 const struct pg_entry *pg_log_newest_of(const struct pg_log *l, const char *name, uint64_t upto);
 /* The entry v is ours and names `name` (not a marker). */
 bool pg_log_has(const struct pg_log *l, uint64_t v, const char *name);
+/*
+ * The most last_complete may say once our entry v of `name` is rolled
+ * back: just below the newest write of name that stays, 0 when the log
+ * names none (pg_log.c says why).
+ */
+uint64_t pg_log_rollback_lc(const struct pg_log *l, const char *name, uint64_t v);
 
 /* The PG's scratch transaction, reset. */
 struct pg_txn *pg_txn_begin(struct pg *pg);

@@ -211,6 +211,26 @@ const struct pg_entry *pg_log_newest_of(const struct pg_log *l, const char *name
 	return NULL;
 }
 
+/*
+ * A copy that rolled back its entry v of name still holds v's content
+ * until the object is recovered, so it is not complete at any version
+ * from name's last write that stays: last_complete must be below it. Else
+ * a copy complete "up to" an authoritative tail that no longer names the
+ * object would pass as the base of a backfill scan (pg_merge_base), whose
+ * listing then made the rolled-back content the object's truth on every
+ * copy rebuilt from it while the others kept the real one (sim_pg seed
+ * 37, drawn with osd_scrub_sleep: "DIVERGENT ... after clean"). When the
+ * log names no earlier write (it is behind the tail, or the rolled-back
+ * one created the object), 0: the copy is then rebuilt by a scan if it
+ * restarts before its recovery ends (pg_loaded), and is never a base.
+ */
+uint64_t pg_log_rollback_lc(const struct pg_log *l, const char *name, uint64_t v)
+{
+	const struct pg_entry *p = pg_log_newest_of(l, name, v - 1);
+
+	return p != NULL ? p->v - 1 : 0;
+}
+
 /* ------------------------------------------------------------------ txn */
 
 struct pg_txn *pg_txn_begin(struct pg *pg)

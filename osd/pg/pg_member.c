@@ -239,6 +239,17 @@ void pg_member_activate(struct pg *pg, const struct proto_pg *m)
 		pg->info.lu = m->last_update;
 		if (pg->info.lc > m->last_complete)
 			pg->info.lc = m->last_complete;
+		/* what we rolled back is ours until recovered: never "complete" past it */
+		for (uint32_t i = 0; i < pg->nact; i++) {
+			const struct pg_entry *a = &pg->act_ent[i];
+			uint64_t cap;
+
+			if (a->op != PG_OP_ROLLBACK || pg_log_find(&pg->log, a->v) < 0)
+				continue;
+			cap = pg_log_rollback_lc(&pg->log, a->name, a->v);
+			if (pg->info.lc > cap)
+				pg->info.lc = cap;
+		}
 		if (pg->info.tail > pg->info.lu)
 			pg->info.tail = pg->info.lu;
 	}

@@ -267,6 +267,17 @@ int pg_merge_auth(struct pg *pg)
 	rc = pg_merge_own_missing(pg, lc);
 	if (rc != 0)
 		return rc;
+	/* what we rolled back is ours until recovered: never "complete" past it */
+	for (uint32_t i = 0; i < pg->log.n; i++) {
+		const struct pg_entry *e = pg_log_at(&pg->log, i);
+		uint64_t cap;
+
+		if (e->v <= fork || e->op != PG_OP_ROLLBACK)
+			continue;
+		cap = pg_log_rollback_lc(&pg->log, e->name, e->v);
+		if (lc > cap)
+			lc = cap;
+	}
 	pg->info.lc = pg->missing.n == 0 ? pg->info.lu : lc;
 	if (rolled > 0)
 		pg_logf(pg, PG_LOG_INFO, "%u entries rolled back after v%llx", rolled,

@@ -47,6 +47,7 @@ struct pg_scrub {
 	char *fence_hi;
 	char *batch_hi; /* the members answered: compared up to here (NULL: to the end) */
 	uint64_t sent_ms;
+	uint64_t next_ms; /* the next batch is fenced no sooner (osd_scrub_sleep) */
 	unsigned int nmem;
 	int32_t mem[PG_MAX_REPLICAS];
 	bool got[PG_MAX_REPLICAS], last[PG_MAX_REPLICAS];
@@ -453,6 +454,10 @@ static void pg_scrub_compare(struct pg *pg, struct pg_obj *loc, uint32_t nloc)
 	}
 	s->fenced = false;
 	pg->env->ops->kick(pg->env->arg, pg); /* writes this batch held */
+	if (pg->env->scrub_sleep_ms != 0) {
+		s->next_ms = pg_now(pg) + pg->env->scrub_sleep_ms; /* pg_scrub_tick goes on */
+		return;
+	}
 	pg_scrub_fence_check(pg);
 }
 
@@ -516,6 +521,8 @@ void pg_scrub_tick(struct pg *pg)
 
 		for (unsigned int i = 0; i < s->nmem; i++)
 			all_got &= s->got[i];
+		if (!s->fenced && now < s->next_ms)
+			return; /* osd_scrub_sleep between batches */
 		if (!s->fenced || s->draining)
 			pg_scrub_fence_check(pg);
 		else if (all_got && pg->crc == NULL)
