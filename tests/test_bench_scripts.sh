@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The benchmark scripts without running a benchmark: perftest-scripts/
 # small-write.sh, cluster-bench.sh, busy-poll-sweep.sh, auth-cost.sh, write-profile.sh,
-# recovery.sh
+# recovery.sh, idle-cpu.sh
 # (and bench-lib.sh / bench_lib.py)
 # parse, print their --help (exit 0), and refuse bad usage with exit 2 and one
 # line on stderr before they touch the disk or start anything. The
@@ -19,7 +19,7 @@ FAILS=0
 fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
 
 for f in small-write.sh cluster-bench.sh bench-lib.sh busy-poll-sweep.sh auth-cost.sh write-profile.sh \
-	recovery.sh; do
+	recovery.sh idle-cpu.sh; do
 	bash -n "$P/$f" || fail "$f: syntax"
 done
 python3 -c "import ast, sys; ast.parse(open(sys.argv[1]).read())" "$P/bench_lib.py" ||
@@ -49,6 +49,8 @@ awk "/<< 'EOF'\$/ { on = 1; next } /^EOF\$/ { on = 0 } on" "$P/write-profile.sh"
 [ $? = 0 ] && grep -q "^usage: recovery.sh" "$TMP/out" || fail "recovery.sh --help"
 "$P/busy-poll-sweep.sh" --help > "$TMP/out" 2>&1
 [ $? = 0 ] && grep -q "^usage: busy-poll-sweep.sh" "$TMP/out" || fail "busy-poll-sweep.sh --help"
+"$P/idle-cpu.sh" --help > "$TMP/out" 2>&1
+[ $? = 0 ] && grep -q "^usage: idle-cpu.sh" "$TMP/out" || fail "idle-cpu.sh --help"
 
 # bad usage: exit 2, one line on stderr naming the problem, nothing on stdout,
 # and no scratch directory made
@@ -92,5 +94,10 @@ check_bad write-profile.sh "'0' is not a positive number" --depth 0
 check_bad write-profile.sh "needs PORT..PORT+99" --port 65500
 check_bad busy-poll-sweep.sh "expected microseconds" --values 5,x
 check_bad busy-poll-sweep.sh "expected a positive number" --seconds 0
+check_bad idle-cpu.sh "unknown option '--bogus'" --bogus
+check_bad idle-cpu.sh "'0' is not a positive number" --pgs 0
+check_bad idle-cpu.sh "'x' is not a positive number" --seconds x
+check_bad idle-cpu.sh "needs PORT..PORT+99" --port 65500
+check_bad idle-cpu.sh "not found: build it" "$TMP/no-such-build"
 
 [ $FAILS = 0 ] && echo "PASS" || { echo "$FAILS failure(s)"; exit 1; }
