@@ -73,9 +73,11 @@ struct osd_peer *osd_peer_get(struct osd *osd, uint32_t id)
 }
 
 /*
- * The peer's timer, ring_grant_ms after a connection was started: no ring
- * granted on it yet (a replica that accepted but never answered, a lost
- * request), so tear it down; osd_net_progress connects again. A timer of
+ * The peer's timer, ring_grant_ms (twice ms_connect_timeout) after a
+ * connection was started. A replica that accepted but never granted its
+ * ring (a lost RING_REQ, a replica stuck in start-up) would stall every
+ * write of the PGs it is in without an error anywhere: give up on that
+ * connection, say so, and let osd_net_progress connect again. A timer of
  * an earlier connection finds the newer one (which moved it) or none.
  */
 static void osd_peer_grant_late(struct evl *evl, struct evl_timer *t, void *arg)
@@ -537,12 +539,6 @@ void osd_repl_write_imm_now(struct osd_conn *conn, uint32_t imm, uint32_t len)
 	osd->ctr.replica_bytes += len;
 }
 
-/*
- * A replica that accepted but never granted its ring (a lost RING_REQ, a
- * replica stuck in start-up) would stall every write of the PGs it is in
- * without an error anywhere: after twice ms_connect_timeout give up on
- * that connection, say so, and connect again.
- */
 void osd_repl_cleanup(struct osd *osd)
 {
 	while (osd->peers) {
