@@ -265,7 +265,8 @@ int osd_perf_dump(struct osd *osd, struct asok_out *out)
 	/* docs/capacity.md: the store's space, what the full rules and its reserve refused, purges */
 	asok_printf(out,
 		    "\"capacity\": {\"total_bytes\": %" PRIu64 ", \"used_bytes\": %" PRIu64
-		    ", \"data_used_bytes\": %" PRIu64 ", ", su.total, su.used, su.data_used);
+		    ", \"data_used_bytes\": %" PRIu64 ", \"free_pending_bytes\": %" PRIu64 ", ",
+		    su.total, su.used, su.data_used, su.free_pending);
 	asok_printf(out,
 		    "\"full_refused\": %" PRIu64 ", \"quota_refused\": %" PRIu64
 		    ", \"store_reserve_refused\": %" PRIu64 ", \"store_space_waits\": %" PRIu64

@@ -871,7 +871,7 @@ void osd_pg_tick(struct osd *osd)
 	osd_pg_hold_check(osd, now);
 	osd_push_tick(osd);
 	osd_purge_tick(osd);
-	/* space freed by removes counts as free soon, not when the WAL next fills */
+	/* units freed by removes are reusable soon, not when the WAL next fills */
 	if (store_checkpoint_idle(osd->store, 2000) != 0)
 		log_warn("osd", "%s: checkpoint for freed space failed", osd->name);
 	osd_pg_kick_pending(osd);

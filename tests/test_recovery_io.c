@@ -2,9 +2,10 @@
 /*
  * test_recovery_io: the client side of tests/test_recovery.sh, on libweft.
  *
- *   test_recovery_io -c CONF -p POOL writer SECS SEED JOURNAL [QD NAMES MAXSIZE]
+ *   test_recovery_io -c CONF -p POOL writer SECS SEED JOURNAL [QD NAMES MAXSIZE [RATE]]
  *       write_full random objects (NAMES names, 1 B - MAXSIZE bytes, QD in
- *       flight) for SECS seconds; every completion is appended to JOURNAL
+ *       flight, at most RATE bytes per second if given) for SECS seconds;
+ *       every completion is appended to JOURNAL
  *       ("A name seed size" acknowledged, "U name seed size rc flags osd"
  *       failed, flags = weft_result.flags: 1 may have been applied, 2 osd
  *       named) and flushed before the next op is queued, so a kill of any OSD
@@ -92,8 +93,10 @@ static void slot_cb(const struct weft_result *res, void *arg)
 }
 
 static int cmd_writer(struct weft_cluster *cl, uint32_t pool, double secs, uint64_t seed,
-		      const char *journal, unsigned int qd, unsigned int names, size_t maxsize)
+		      const char *journal, unsigned int qd, unsigned int names, size_t maxsize,
+		      uint64_t rate)
 {
+	uint64_t sent = 0; /* bytes of the writes started, for rate */
 	FILE *j = fopen(journal, "a");
 	struct slot *slots = calloc(qd, sizeof(*slots));
 	uint64_t end = clock_now_ms() + (uint64_t)(secs * 1000), acked = 0, failed = 0, maybe = 0;
@@ -131,6 +134,9 @@ static int cmd_writer(struct weft_cluster *cl, uint32_t pool, double secs, uint6
 			if (!s->busy && clock_now_ms() < end) {
 				bool clash = false;
 
+				/* paced: a write starts once the bytes before it are due */
+				if (rate > 0 && sent * 1000 / rate > clock_now_ms() - t0)
+					continue;
 				snprintf(s->name, sizeof(s->name), "t%u", (unsigned)(rnd() % names));
 				/* one op per name in flight: the journal order is the apply order */
 				for (unsigned int k = 0; k < qd; k++)
@@ -155,6 +161,7 @@ static int cmd_writer(struct weft_cluster *cl, uint32_t pool, double secs, uint6
 				}
 				s->busy = true;
 				inflight++;
+				sent += s->size;
 			}
 		}
 		weft_poll(cl, 10);
@@ -542,7 +549,7 @@ int main(int argc, char **argv)
 	}
 	if (i >= argc || !strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 		printf("usage: test_recovery_io -c CONF -p POOL writer SECS SEED JOURNAL [QD NAMES "
-		       "MAXSIZE]\n       test_recovery_io -c CONF -p POOL check JOURNAL COPIES\n");
+		       "MAXSIZE [RATE]]\n       test_recovery_io -c CONF -p POOL check JOURNAL COPIES\n");
 		return i >= argc ? 2 : 0;
 	}
 	if (!strcmp(argv[i], "findmark") && i + 2 < argc)
@@ -561,14 +568,15 @@ int main(int argc, char **argv)
 		unsigned int qd = i + 4 < argc ? (unsigned int)atoi(argv[i + 4]) : 8;
 		unsigned int names = i + 5 < argc ? (unsigned int)atoi(argv[i + 5]) : 400;
 		size_t maxsz = i + 6 < argc ? (size_t)atol(argv[i + 6]) : 65536;
+		long long rate = i + 7 < argc ? atoll(argv[i + 7]) : 0;
 
 		if (qd < 1 || qd > 256 || names < 1 || names > MAX_NAMES || maxsz < 1 ||
-		    maxsz > (8u << 20)) {
+		    maxsz > (8u << 20) || rate < 0) {
 			fprintf(stderr, "FAIL: bad writer arguments\n");
 			rc = 2;
 		} else {
 			rc = cmd_writer(cl, pool, atof(argv[i + 1]), strtoull(argv[i + 2], NULL, 10),
-					argv[i + 3], qd, names, maxsz);
+					argv[i + 3], qd, names, maxsz, (uint64_t)rate);
 		}
 	} else if (!strcmp(argv[i], "remove") && i + 2 < argc) {
 		rc = cmd_remove(cl, pool, argv[i + 1], (unsigned int)atoi(argv[i + 2]));

@@ -175,6 +175,15 @@ static void test_usage(void **state)
 	assert_int_equal(store_tx_truncate(tx, 1, "a", 10), 0);
 	assert_int_equal(store_tx_remove(tx, 9, "c"), 0);
 	assert_int_equal(stu_commit(st, tx), 0);
+	/* freed units leave used at the commit, not at their checkpoint */
+	assert_int_equal(store_usage_get(st, &us), 0);
+	assert_true(us.data_used < us2.data_used);
+	assert_true(us.free_pending > 0);
+	assert_int_equal(us.used, us.data_used + us.kv_bytes);
+	assert_int_equal(store_checkpoint(st), 0);
+	assert_int_equal(store_usage_get(st, &us2), 0);
+	assert_int_equal(us2.free_pending, 0);
+	assert_int_equal(us2.data_used, us.data_used);
 	{
 		static uint8_t big[60000];
 		int done = 1;

@@ -298,12 +298,18 @@ void store_info_get(const struct store *st, struct store_info *info_out);
  * holds; avail = total - used (0 when used is past total). The WAL is not
  * in used: its region was set aside at mkfs, outside the data area, and its
  * fill swings by up to half its size between checkpoints (wal_bytes shows
- * it). Units freed by committed removes count as used until the checkpoint
- * that releases them. Cheap: no I/O.
+ * it). Units freed by committed transactions (removes, truncates,
+ * overwrites) are not in used although the allocator hands them out only
+ * after the checkpoint that releases them: counted, used would fall by a
+ * checkpoint's frees with nothing removed, and an OSD the monitors just
+ * marked full would drop back below the ratio while writes stay refused
+ * (a submit short of space starts that checkpoint itself: store_tx_nowait).
+ * free_pending shows them. Cheap: no I/O, one pass over the pending frees.
  */
 struct store_usage {
 	uint64_t total, used, avail;
-	uint64_t data_used; /* allocated units * unit size */
+	uint64_t data_used;    /* allocated units, less free_pending, * unit size */
+	uint64_t free_pending; /* units freed, back to the allocator at the next checkpoint */
 	uint64_t wal_bytes; /* WAL written since the last checkpoint (not in used) */
 	uint64_t kv_bytes;  /* RocksDB: SST files + memtables */
 };

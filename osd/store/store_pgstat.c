@@ -111,10 +111,16 @@ void store_pg_usage_get(const struct store *st, uint64_t pg, struct store_pg_usa
 int store_usage_get(struct store *st, struct store_usage *u_out)
 {
 	struct store_usage u = {0};
-	uint64_t sst = 0, mem = 0;
+	uint64_t sst = 0, mem = 0, pending = 0, held = st->sb.nunits - st->live.nfree;
 
+	/* freed units stay allocated in live until their checkpoint: held counts them */
+	for (uint64_t i = 0; i < st->nfrees; i++)
+		pending += st->frees[i].len;
+	if (pending > held)
+		pending = held;
 	u.total = st->sb.nunits * st->sb.unit;
-	u.data_used = (st->sb.nunits - st->live.nfree) * st->sb.unit;
+	u.free_pending = pending * st->sb.unit;
+	u.data_used = (held - pending) * st->sb.unit;
 	u.wal_bytes = st->vhead - st->vtail;
 	/* properties of a live database; a failure leaves the part at 0 */
 	rocksdb_property_int(st->kv->db, "rocksdb.total-sst-files-size", &sst);
