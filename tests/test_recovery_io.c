@@ -549,7 +549,8 @@ int main(int argc, char **argv)
 	}
 	if (i >= argc || !strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 		printf("usage: test_recovery_io -c CONF -p POOL writer SECS SEED JOURNAL [QD NAMES "
-		       "MAXSIZE [RATE]]\n       test_recovery_io -c CONF -p POOL check JOURNAL COPIES\n");
+		       "MAXSIZE [RATE]]\n       test_recovery_io -c CONF -p POOL check JOURNAL "
+		       "COPIES\n");
 		return i >= argc ? 2 : 0;
 	}
 	if (!strcmp(argv[i], "findmark") && i + 2 < argc)
@@ -575,8 +576,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, "FAIL: bad writer arguments\n");
 			rc = 2;
 		} else {
-			rc = cmd_writer(cl, pool, atof(argv[i + 1]), strtoull(argv[i + 2], NULL, 10),
-					argv[i + 3], qd, names, maxsz, (uint64_t)rate);
+			rc =
+			    cmd_writer(cl, pool, atof(argv[i + 1]), strtoull(argv[i + 2], NULL, 10),
+				       argv[i + 3], qd, names, maxsz, (uint64_t)rate);
 		}
 	} else if (!strcmp(argv[i], "remove") && i + 2 < argc) {
 		rc = cmd_remove(cl, pool, argv[i + 1], (unsigned int)atoi(argv[i + 2]));
