@@ -61,6 +61,8 @@ const struct pg_entry *pg_log_newest(const struct pg_log *l);
 const struct pg_entry *pg_log_newest_of(const struct pg_log *l, const char *name, uint64_t upto);
 /* The entry v is ours and names `name` (not a marker). */
 bool pg_log_has(const struct pg_log *l, uint64_t v, const char *name);
+/* Our entry v of `name` was rolled back (a marker). */
+bool pg_log_has_rollback(const struct pg_log *l, uint64_t v, const char *name);
 /*
  * The most last_complete may say once our entry v of `name` is rolled
  * back: just below the newest write of name that stays, 0 when the log
@@ -112,8 +114,10 @@ void pg_merge_member_plain(struct pg *pg, struct pg_peer *p);
 void pg_merge_activate_member(struct pg *pg, struct pg_peer *p);
 /* Our own missing set from our log after lc. */
 int pg_merge_own_missing(struct pg *pg, uint64_t from);
-/* The version a copy of `name` must have (newest entry; 0 = absent; PG_V_ANY unknown). */
+/* The version a copy of `name` must have (newest entry; 0 = absent; PG_V_ANY: as at the tail). */
 uint64_t pg_merge_want(const struct pg *pg, const char *name);
+/* The newest tail our log may trim to (UINT64_MAX: no bound from the base). */
+uint64_t pg_merge_trim_floor(const struct pg *pg);
 void pg_fetch_reset(struct pg *pg);
 
 /* ----- pg_member.c */

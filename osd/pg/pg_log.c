@@ -125,6 +125,14 @@ bool pg_log_has(const struct pg_log *l, uint64_t v, const char *name)
 	return e != NULL && e->op != PG_OP_ROLLBACK && (name == NULL || !strcmp(e->name, name));
 }
 
+bool pg_log_has_rollback(const struct pg_log *l, uint64_t v, const char *name)
+{
+	int i = pg_log_find(l, v);
+	const struct pg_entry *e = i >= 0 ? pg_log_at(l, (uint32_t)i) : NULL;
+
+	return e != NULL && e->op == PG_OP_ROLLBACK && !strcmp(e->name, name);
+}
+
 static int pg_log_room(struct pg_log *l)
 {
 	if (l->head + l->n < l->cap)
@@ -301,8 +309,11 @@ int pg_persist_info(struct pg *pg)
 /*
  * Trim past log_max, never above lc: what a copy still misses stays
  * described. A backfill copy is made whole by a scan, not by its log, so its
- * log trims like the primary's (else it grows for the whole backfill).
+ * log trims like the primary's (else it grows for the whole backfill); a
+ * primary's backfill copy keeps what its base may miss (pg_merge_trim_floor)
+ * up to PG_TRIM_FLOOR_MAX times log_max.
  */
+#define PG_TRIM_FLOOR_MAX 8u
 static void pg_log_maybe_trim(struct pg *pg, struct pg_txn *t)
 {
 	uint32_t max = pg->env->log_max ? pg->env->log_max : 3000;
@@ -313,6 +324,12 @@ static void pg_log_maybe_trim(struct pg *pg, struct pg_txn *t)
 	upto = pg_log_at(&pg->log, pg->log.n - max - 1)->v;
 	if (upto > pg->info.lc && !pg->info.backfill)
 		upto = pg->info.lc;
+	if (pg->info.backfill && pg->log.n <= (uint64_t)max * PG_TRIM_FLOOR_MAX) {
+		uint64_t floor = pg_merge_trim_floor(pg);
+
+		if (upto > floor)
+			upto = floor;
+	}
 	if (upto <= pg->info.tail)
 		return;
 	pg_log_trim(&pg->log, upto);

@@ -408,6 +408,9 @@ void pg_member_pull(struct pg *pg, const struct proto_pg *m)
 		}
 		if (pg->info.backfill || (e != NULL && e->op == PROTO_OP_REMOVE && rc == 0))
 			goto nak;
+		/* what we hold is a write we rolled back and have not recovered yet */
+		if (rc == 0 && pg_log_has_rollback(&pg->log, have, m->name))
+			goto nak;
 	}
 	/*
 	 * In the interval of the primary that asked: a stray's own fence may be

@@ -55,14 +55,18 @@ static bool pg_info_usable(const struct proto_pg *a)
 /*
  * Rebuilding our copy by a scan needs a copy whose objects are right for
  * everything the log does not name (changed at or before its tail): the
- * auth when it is not itself being backfilled, else another such copy
- * complete up to that tail. -1 when none was heard.
+ * auth when it is not itself being backfilled and is complete up to that
+ * tail, else another such copy, else the auth all the same (the copy that
+ * can best say what it holds). A copy that rolled back an object and has
+ * not recovered it is not complete up to the tail (pg_log_rollback_lc).
+ * -1 when none was heard.
  */
 static int pg_merge_base(const struct pg *pg, uint64_t tail)
 {
 	int best = -1;
 
-	if (pg->auth >= 0 && pg_info_usable(&pg->p[pg->auth].info))
+	if (pg->auth >= 0 && pg_info_usable(&pg->p[pg->auth].info) &&
+	    pg->p[pg->auth].info.last_complete >= tail)
 		return pg->auth;
 	for (unsigned int i = 0; i < pg->np; i++) {
 		const struct proto_pg *in = &pg->p[i].info;
@@ -73,6 +77,8 @@ static int pg_merge_base(const struct pg *pg, uint64_t tail)
 		if (best < 0 || in->last_update > pg->p[best].info.last_update)
 			best = (int)i;
 	}
+	if (best < 0 && pg->auth >= 0 && pg_info_usable(&pg->p[pg->auth].info))
+		best = pg->auth;
 	return best;
 }
 
@@ -133,12 +139,46 @@ int pg_merge_choose(struct pg *pg)
 	return 0;
 }
 
+/*
+ * A primary whose own copy is a backfill one holds the newest log, and the
+ * next peering may choose that log again: it then needs a copy complete up
+ * to the log's tail (pg_merge_base). Trimmed freely, our tail passed the
+ * last_complete of the only copy that could be one, and the PG stayed
+ * down+incomplete with every OSD up (sim_pg seed 10957, docs/recovery.md).
+ * So the log keeps what the base may still miss: nothing to keep once the
+ * base is a member with nothing missing (its copy follows every write),
+ * else everything after the last_complete it had when we peered. Bounded:
+ * at PG_TRIM_FLOOR_MAX times log_max the log trims anyway.
+ */
+uint64_t pg_merge_trim_floor(const struct pg *pg)
+{
+	const struct pg_peer *b;
+
+	if (!pg->primary || !pg->self_backfill || !pg->info.backfill || pg->base < 0 ||
+	    (unsigned int)pg->base >= pg->np)
+		return UINT64_MAX;
+	b = &pg->p[pg->base];
+	if (b->acting && !b->backfill && b->missing_done && b->missing.n == 0)
+		return UINT64_MAX;
+	return b->info.last_complete < b->info.last_update ? b->info.last_complete
+							   : b->info.last_update;
+}
+
+/*
+ * Named by no entry that stands (none, or only rolled back ones): the object
+ * is as it was at the log's tail, which only a copy complete up to the tail
+ * knows (PG_V_ANY: the base's copy). With tail 0 the log holds every write
+ * the PG ever had, so the object does not exist. Asked "whatever you have",
+ * a copy that rolled back the only write of an object used to hand out the
+ * rolled-back content: lc 0 still counts as complete up to a tail of 0
+ * (sim_pg seed 19297, DIVERGENT after clean).
+ */
 uint64_t pg_merge_want(const struct pg *pg, const char *name)
 {
 	const struct pg_entry *e = pg_log_newest_of(&pg->log, name, UINT64_MAX);
 
 	if (e == NULL)
-		return PG_V_ANY;
+		return pg->info.tail == 0 ? 0 : PG_V_ANY;
 	return e->op == PROTO_OP_REMOVE ? 0 : e->v;
 }
 
