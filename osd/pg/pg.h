@@ -294,6 +294,8 @@ struct pg {
 	struct pg_txn txn; /* scratch */
 	bool stalled; /* a record failed here: refuse this interval's records until queried */
 	bool destroying;
+	/* member, backfill copy: our log trims to no newer tail (the ACTIVATE's); 0 = none */
+	uint64_t trim_floor;
 	/* the interval */
 	uint32_t map_epoch; /* the newest map given to pg_map */
 	uint32_t same_since;

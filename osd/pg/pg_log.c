@@ -309,9 +309,10 @@ int pg_persist_info(struct pg *pg)
 /*
  * Trim past log_max, never above lc: what a copy still misses stays
  * described. A backfill copy is made whole by a scan, not by its log, so its
- * log trims like the primary's (else it grows for the whole backfill); a
- * primary's backfill copy keeps what its base may miss (pg_merge_trim_floor)
- * up to PG_TRIM_FLOOR_MAX times log_max.
+ * log trims like the primary's (else it grows for the whole backfill), but
+ * keeps what a copy that could rebuild it may still miss: a primary's, what
+ * its base misses (pg_merge_trim_floor); a member's, the floor its ACTIVATE
+ * named (pg_merge_member_floor). Up to PG_TRIM_FLOOR_MAX times log_max.
  */
 #define PG_TRIM_FLOOR_MAX 8u
 static void pg_log_maybe_trim(struct pg *pg, struct pg_txn *t)
@@ -325,7 +326,9 @@ static void pg_log_maybe_trim(struct pg *pg, struct pg_txn *t)
 	if (upto > pg->info.lc && !pg->info.backfill)
 		upto = pg->info.lc;
 	if (pg->info.backfill && pg->log.n <= (uint64_t)max * PG_TRIM_FLOOR_MAX) {
-		uint64_t floor = pg_merge_trim_floor(pg);
+		uint64_t floor = pg->primary ? pg_merge_trim_floor(pg)
+				 : pg->trim_floor ? pg->trim_floor
+						  : UINT64_MAX;
 
 		if (upto > floor)
 			upto = floor;

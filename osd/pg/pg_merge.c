@@ -165,6 +165,30 @@ uint64_t pg_merge_trim_floor(const struct pg *pg)
 }
 
 /*
+ * The trim floor a backfill member gets in its ACTIVATE (last_complete, 0 =
+ * none): its log is ours, and if it ends up the newest one (we lost our
+ * last entries in a crash), the next peering needs a copy complete up to
+ * its tail. Ours is one while it is complete (it follows every write);
+ * else the member keeps what we, or our base, still miss.
+ */
+static uint64_t pg_merge_member_floor(const struct pg *pg)
+{
+	uint64_t floor;
+
+	if (pg->info.backfill)
+		floor = pg_merge_trim_floor(pg);
+	else if (pg->info.lc < pg->info.lu)
+		floor = pg->info.lc;
+	else
+		return 0;
+	if (floor == UINT64_MAX)
+		return 0;
+	if (floor > pg->info.lu)
+		floor = pg->info.lu;
+	return floor > 1 ? floor : 1; /* versions start at epoch 1 << 32: 1 keeps them all */
+}
+
+/*
  * Named by no entry that stands (none, or only rolled back ones): the object
  * is as it was at the log's tail, which only a copy complete up to the tail
  * knows (PG_V_ANY: the base's copy). With tail 0 the log holds every write
@@ -508,6 +532,7 @@ void pg_merge_activate_member(struct pg *pg, struct pg_peer *p)
 				pg_send_entry(&c, e);
 		}
 		a.flags = PROTO_PG_ACT_F_BACKFILL;
+		a.last_complete = pg_merge_member_floor(pg);
 		pg_set_clear(&p->missing);
 	}
 	pg_send_flush(&c);
