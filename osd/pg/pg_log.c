@@ -326,10 +326,10 @@ static void pg_log_maybe_trim(struct pg *pg, struct pg_txn *t)
 	if (upto > pg->info.lc && !pg->info.backfill)
 		upto = pg->info.lc;
 	if (pg->info.backfill && pg->log.n <= (uint64_t)max * PG_TRIM_FLOOR_MAX) {
-		uint64_t floor = pg->primary	  ? pg_merge_trim_floor(pg)
-				 : pg->trim_floor ? pg->trim_floor
-						  : UINT64_MAX;
+		uint64_t floor = pg->trim_floor ? pg->trim_floor : UINT64_MAX;
 
+		if (pg->primary)
+			floor = pg_merge_trim_floor(pg);
 		if (upto > floor)
 			upto = floor;
 	}

@@ -222,8 +222,8 @@ void pg_member_activate(struct pg *pg, const struct proto_pg *m)
 		pg->info.lu = m->last_update;
 		pg->info.lc = 0;
 		pg->info.backfill = true;
-		pg->trim_floor =
-		    m->last_complete; /* pg_merge_member_floor; 0 from older primaries */
+		/* pg_merge_member_floor; 0 (none) from older primaries */
+		pg->trim_floor = m->last_complete;
 	} else {
 		pg->trim_floor = 0;
 		for (uint32_t i = 0; rc == 0 && i < pg->nact; i++) {
