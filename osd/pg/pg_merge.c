@@ -52,16 +52,52 @@ static bool pg_info_usable(const struct proto_pg *a)
 	return !(a->flags & (PROTO_PG_INFO_F_EMPTY | PROTO_PG_INFO_F_BACKFILL));
 }
 
+/* Is (v, name) in the fetched entries? (sorted by version) */
+static bool pg_fetched_has(const struct pg *pg, uint64_t v, const char *name)
+{
+	uint32_t lo = 0, hi = pg->nfe;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (pg->fe[mid].v < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < pg->nfe && pg->fe[lo].v == v && pg->fe[lo].op != PG_OP_ROLLBACK &&
+	       (name == NULL || !strcmp(pg->fe[lo].name, name));
+}
+
+/*
+ * Is version v (a copy's last_update) in the authoritative history? Then
+ * the copy holds no entry after it that never happened. Our own log when
+ * we are the auth, the fetched one once it is here (pg_merge_auth), else
+ * not known yet: true, and the base is chosen again with the log.
+ */
+static bool pg_merge_in_history(const struct pg *pg, uint64_t v, uint64_t tail, bool fetched)
+{
+	if (v == tail)
+		return true;
+	if (pg->auth < 0)
+		return pg_log_has(&pg->log, v, NULL);
+	return !fetched || pg_fetched_has(pg, v, NULL);
+}
+
 /*
  * Rebuilding our copy by a scan needs a copy whose objects are right for
  * everything the log does not name (changed at or before its tail): the
  * auth when it is not itself being backfilled and is complete up to that
  * tail, else another such copy, else the auth all the same (the copy that
  * can best say what it holds). A copy that rolled back an object and has
- * not recovered it is not complete up to the tail (pg_log_rollback_lc).
- * -1 when none was heard.
+ * not recovered it is not complete up to the tail (pg_log_rollback_lc);
+ * one with entries the history does not have (rolled back at this
+ * activation) holds their writes, not the history's: sim_pg seed 38970
+ * rebuilt the primary from such a copy, and a write that never happened
+ * became the object on two copies (DIVERGENT after clean). -1 when none
+ * was heard.
  */
-static int pg_merge_base(const struct pg *pg, uint64_t tail)
+static int pg_merge_base(const struct pg *pg, uint64_t tail, bool fetched)
 {
 	int best = -1;
 
@@ -72,7 +108,7 @@ static int pg_merge_base(const struct pg *pg, uint64_t tail)
 		const struct proto_pg *in = &pg->p[i].info;
 
 		if (!pg->p[i].heard || !pg_info_usable(in) || in->last_complete < tail ||
-		    in->last_update < tail)
+		    in->last_update < tail || !pg_merge_in_history(pg, in->last_update, tail, fetched))
 			continue;
 		if (best < 0 || in->last_update > pg->p[best].info.last_update)
 			best = (int)i;
@@ -113,7 +149,7 @@ int pg_merge_choose(struct pg *pg)
 		pg->self_backfill = true; /* the history is ours, our objects a backfill's */
 	}
 	/* where what the log does not name comes from (a rollback can need it too) */
-	pg->base = pg_merge_base(pg, best.tail);
+	pg->base = pg_merge_base(pg, best.tail, false);
 	if (pg->self_backfill) {
 		if (pg->base < 0) {
 			pg_logf(pg, PG_LOG_ERROR, "no copy heard from holds the objects older than "
@@ -225,22 +261,6 @@ int pg_merge_own_missing(struct pg *pg, uint64_t from)
 	return 0;
 }
 
-/* Is (v, name) in the fetched entries? (sorted by version) */
-static bool pg_fetched_has(const struct pg *pg, uint64_t v, const char *name)
-{
-	uint32_t lo = 0, hi = pg->nfe;
-
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
-
-		if (pg->fe[mid].v < v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < pg->nfe && pg->fe[lo].v == v && pg->fe[lo].op != PG_OP_ROLLBACK &&
-	       !strcmp(pg->fe[lo].name, name);
-}
 
 int pg_merge_auth(struct pg *pg)
 {
@@ -248,7 +268,21 @@ int pg_merge_auth(struct pg *pg)
 	struct pg_txn *t = pg_txn_begin(pg);
 	uint64_t fork = pg->info.tail, lc;
 	unsigned int rolled = 0;
-	int rc = 0;
+	int base = pg->base, rc = 0;
+
+	/* the base again, now that the history is here: none with entries it lacks */
+	pg->base = pg_merge_base(pg, a->tail, true);
+	if (pg->self_backfill && pg->base < 0) {
+		pg_logf(pg, PG_LOG_ERROR, "no copy heard from holds the objects older than the log "
+					  "(v%llx) and only its history: incomplete until one answers",
+			(unsigned long long)a->tail);
+		pg->state |= PROTO_PGS_INCOMPLETE;
+		return -EAGAIN;
+	}
+	if (pg->self_backfill && base >= 0 && pg->base != base)
+		pg_logf(pg, PG_LOG_INFO, "ours is rebuilt by a scan of osd.%d: osd.%d has entries "
+					 "the history does not",
+			pg->p[pg->base].osd, pg->p[base].osd);
 
 	/* the auth as a member: its own log names what it misses (after its last_complete) */
 	if (pg->p[pg->auth].acting && (a->flags & PROTO_PG_INFO_F_BACKFILL)) {
