@@ -108,7 +108,8 @@ static int pg_merge_base(const struct pg *pg, uint64_t tail, bool fetched)
 		const struct proto_pg *in = &pg->p[i].info;
 
 		if (!pg->p[i].heard || !pg_info_usable(in) || in->last_complete < tail ||
-		    in->last_update < tail || !pg_merge_in_history(pg, in->last_update, tail, fetched))
+		    in->last_update < tail ||
+		    !pg_merge_in_history(pg, in->last_update, tail, fetched))
 			continue;
 		if (best < 0 || in->last_update > pg->p[best].info.last_update)
 			best = (int)i;
@@ -261,7 +262,6 @@ int pg_merge_own_missing(struct pg *pg, uint64_t from)
 	return 0;
 }
 
-
 int pg_merge_auth(struct pg *pg)
 {
 	const struct proto_pg *a = &pg->p[pg->auth].info;
@@ -273,15 +273,17 @@ int pg_merge_auth(struct pg *pg)
 	/* the base again, now that the history is here: none with entries it lacks */
 	pg->base = pg_merge_base(pg, a->tail, true);
 	if (pg->self_backfill && pg->base < 0) {
-		pg_logf(pg, PG_LOG_ERROR, "no copy heard from holds the objects older than the log "
-					  "(v%llx) and only its history: incomplete until one answers",
+		pg_logf(pg, PG_LOG_ERROR,
+			"no copy heard from holds the objects older than the log "
+			"(v%llx) and only its history: incomplete until one answers",
 			(unsigned long long)a->tail);
 		pg->state |= PROTO_PGS_INCOMPLETE;
 		return -EAGAIN;
 	}
 	if (pg->self_backfill && base >= 0 && pg->base != base)
-		pg_logf(pg, PG_LOG_INFO, "ours is rebuilt by a scan of osd.%d: osd.%d has entries "
-					 "the history does not",
+		pg_logf(pg, PG_LOG_INFO,
+			"ours is rebuilt by a scan of osd.%d: osd.%d has entries "
+			"the history does not",
 			pg->p[pg->base].osd, pg->p[base].osd);
 
 	/* the auth as a member: its own log names what it misses (after its last_complete) */
