@@ -104,6 +104,8 @@ bool pg_complete_member(const struct pg *pg);
 int pg_merge_choose(struct pg *pg);
 /* The auth's log is in pg->fe: merge it into ours (persisted). */
 int pg_merge_auth(struct pg *pg);
+/* Active: choose the base again when it has none up (a copy answered late). */
+void pg_merge_base_again(struct pg *pg);
 /* A member's log is in pg->fe: its fork point and divergent entries. */
 void pg_merge_member_log(struct pg *pg, struct pg_peer *p);
 /* Does member p need its log read (divergence, or misses below our tail)? */

@@ -69,19 +69,25 @@ static bool pg_fetched_has(const struct pg *pg, uint64_t v, const char *name)
 	       (name == NULL || !strcmp(pg->fe[lo].name, name));
 }
 
+/* Where the authoritative history is while a base is chosen (pg_merge_in_history). */
+enum pg_hist {
+	PG_HIST_UNKNOWN, /* not fetched yet: chosen again once it is */
+	PG_HIST_FETCHED, /* the auth's log, fetched */
+	PG_HIST_OURS,	 /* our log: we are the auth, or the PG is active (merged) */
+};
+
 /*
  * Is version v (a copy's last_update) in the authoritative history? Then
- * the copy holds no entry after it that never happened. Our own log when
- * we are the auth, the fetched one once it is here (pg_merge_auth), else
- * not known yet: true, and the base is chosen again with the log.
+ * the copy holds no entry after it that never happened. Not known before
+ * the auth's log is fetched: true, and the base is chosen again with it.
  */
-static bool pg_merge_in_history(const struct pg *pg, uint64_t v, uint64_t tail, bool fetched)
+static bool pg_merge_in_history(const struct pg *pg, uint64_t v, uint64_t tail, enum pg_hist h)
 {
 	if (v == tail)
 		return true;
-	if (pg->auth < 0)
+	if (pg->auth < 0 || h == PG_HIST_OURS)
 		return pg_log_has(&pg->log, v, NULL);
-	return !fetched || pg_fetched_has(pg, v, NULL);
+	return h == PG_HIST_UNKNOWN || pg_fetched_has(pg, v, NULL);
 }
 
 /*
@@ -97,7 +103,7 @@ static bool pg_merge_in_history(const struct pg *pg, uint64_t v, uint64_t tail, 
  * became the object on two copies (DIVERGENT after clean). -1 when none
  * was heard.
  */
-static int pg_merge_base(const struct pg *pg, uint64_t tail, bool fetched)
+static int pg_merge_base(const struct pg *pg, uint64_t tail, enum pg_hist h)
 {
 	int best = -1;
 
@@ -108,8 +114,7 @@ static int pg_merge_base(const struct pg *pg, uint64_t tail, bool fetched)
 		const struct proto_pg *in = &pg->p[i].info;
 
 		if (!pg->p[i].heard || !pg_info_usable(in) || in->last_complete < tail ||
-		    in->last_update < tail ||
-		    !pg_merge_in_history(pg, in->last_update, tail, fetched))
+		    in->last_update < tail || !pg_merge_in_history(pg, in->last_update, tail, h))
 			continue;
 		if (best < 0 || in->last_update > pg->p[best].info.last_update)
 			best = (int)i;
@@ -150,7 +155,7 @@ int pg_merge_choose(struct pg *pg)
 		pg->self_backfill = true; /* the history is ours, our objects a backfill's */
 	}
 	/* where what the log does not name comes from (a rollback can need it too) */
-	pg->base = pg_merge_base(pg, best.tail, false);
+	pg->base = pg_merge_base(pg, best.tail, PG_HIST_UNKNOWN);
 	if (pg->self_backfill) {
 		if (pg->base < 0) {
 			pg_logf(pg, PG_LOG_ERROR, "no copy heard from holds the objects older than "
@@ -174,6 +179,32 @@ int pg_merge_choose(struct pg *pg)
 			(unsigned long long)best.last_update, (unsigned long long)best.tail, how);
 	}
 	return 0;
+}
+
+/*
+ * Active without a base complete up to the tail and up (none was heard when
+ * we peered, or its OSD went down since): a copy heard now can be one. Objects the log does not
+ * name wait for it (PG_V_ANY, pg_source), and nothing chose it again: in
+ * sim_pg seed 49048 the primary rolled back the only write of an object its
+ * log named, the one complete copy answered after the activation, and the
+ * object stayed unfound for ever with every OSD up. Our log is the merged
+ * history now, so it says whether a copy's last_update is in it.
+ */
+void pg_merge_base_again(struct pg *pg)
+{
+	const struct pg_peer *b = pg->base >= 0 ? &pg->p[pg->base] : NULL;
+	int base;
+
+	if (pg->self_backfill ||
+	    (b != NULL && b->heard && pg_osd_up(pg, b->osd) && pg_info_usable(&b->info) &&
+	     b->info.last_complete >= pg->info.tail))
+		return;
+	base = pg_merge_base(pg, pg->info.tail, PG_HIST_OURS);
+	if (base < 0 || base == pg->base || !pg_osd_up(pg, pg->p[base].osd))
+		return;
+	pg->base = base;
+	pg_logf(pg, PG_LOG_INFO, "osd.%d holds the objects older than the log (v%llx)",
+		pg->p[base].osd, (unsigned long long)pg->info.tail);
 }
 
 /*
@@ -271,7 +302,7 @@ int pg_merge_auth(struct pg *pg)
 	int base = pg->base, rc = 0;
 
 	/* the base again, now that the history is here: none with entries it lacks */
-	pg->base = pg_merge_base(pg, a->tail, true);
+	pg->base = pg_merge_base(pg, a->tail, PG_HIST_FETCHED);
 	if (pg->self_backfill && pg->base < 0) {
 		pg_logf(pg, PG_LOG_ERROR,
 			"no copy heard from holds the objects older than the log "

@@ -697,8 +697,11 @@ void pg_peer_info(struct pg *pg, const struct proto_pg *m, bool notify)
 	}
 	if (pg->phase == PG_PH_GETINFO)
 		pg_peer_check(pg);
-	else if (pg->phase == PG_PH_ACTIVE)
+	else if (pg->phase == PG_PH_ACTIVE) {
+		if (pg->primary)
+			pg_merge_base_again(pg);
 		pg_recovery_strays(pg);
+	}
 }
 
 /* ------------------------------------------------------------------ state */
