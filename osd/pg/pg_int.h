@@ -172,6 +172,8 @@ void pg_crc_start(struct pg *pg, struct pg_obj *objs, uint32_t n,
 		  bool last);
 void pg_crc_cancel(struct pg *pg);
 void pg_scrub_tick(struct pg *pg);
+/* pg_tick_due's share for a running scrub (PG_TICK_NOW unless it sleeps). */
+uint64_t pg_scrub_due(const struct pg *pg);
 bool pg_scrub_scan(struct pg *pg, const struct proto_pg *m);
 void pg_scrub_stop(struct pg *pg);
 

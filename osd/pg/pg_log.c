@@ -117,20 +117,27 @@ int pg_log_find(const struct pg_log *l, uint64_t v)
 	return i < l->n && pg_log_at(l, i)->v == v ? (int)i : -1;
 }
 
-bool pg_log_has(const struct pg_log *l, uint64_t v, const char *name)
+/* The entry of version v that names `name` (any when NULL), rollback markers too. */
+static const struct pg_entry *pg_log_get(const struct pg_log *l, uint64_t v, const char *name)
 {
 	int i = pg_log_find(l, v);
 	const struct pg_entry *e = i >= 0 ? pg_log_at(l, (uint32_t)i) : NULL;
 
-	return e != NULL && e->op != PG_OP_ROLLBACK && (name == NULL || !strcmp(e->name, name));
+	return e != NULL && (name == NULL || !strcmp(e->name, name)) ? e : NULL;
+}
+
+bool pg_log_has(const struct pg_log *l, uint64_t v, const char *name)
+{
+	const struct pg_entry *e = pg_log_get(l, v, name);
+
+	return e != NULL && e->op != PG_OP_ROLLBACK;
 }
 
 bool pg_log_has_rollback(const struct pg_log *l, uint64_t v, const char *name)
 {
-	int i = pg_log_find(l, v);
-	const struct pg_entry *e = i >= 0 ? pg_log_at(l, (uint32_t)i) : NULL;
+	const struct pg_entry *e = pg_log_get(l, v, name);
 
-	return e != NULL && e->op == PG_OP_ROLLBACK && !strcmp(e->name, name);
+	return e != NULL && e->op == PG_OP_ROLLBACK;
 }
 
 static int pg_log_room(struct pg_log *l)

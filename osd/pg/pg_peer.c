@@ -884,9 +884,10 @@ uint64_t pg_tick_due(const struct pg *pg)
 	if (pg->phase == PG_PH_DOWN)
 		return PG_TICK_NEVER; /* an answer (pg_msg) or a map (pg_map) moves it */
 	if (pg->phase != PG_PH_ACTIVE || pg->restart_wanted || !pg_recovery_done(pg) ||
-	    pg->info.lc < pg->info.lu || pg->info.backfill || pg->scrub != NULL ||
-	    pg->crc != NULL || pg->scrub_wanted || pg->deep_wanted || pg->repair_wanted ||
-	    pg->verify_wanted)
+	    pg->info.lc < pg->info.lu || pg->info.backfill || pg->crc != NULL || pg->scrub_wanted ||
+	    pg->deep_wanted || pg->repair_wanted || pg->verify_wanted)
+		return PG_TICK_NOW;
+	if (pg->scrub != NULL && (due = pg_scrub_due(pg)) == PG_TICK_NOW)
 		return PG_TICK_NOW;
 	for (unsigned int i = 0; i < pg->np; i++) {
 		const struct pg_peer *p = &pg->p[i];

@@ -507,6 +507,19 @@ static uint64_t pg_scrub_offset(const struct pg *pg, uint64_t period)
 	return period ? h % period : 0;
 }
 
+/*
+ * When pg_scrub_tick has work for the running scrub: the end of its sleep
+ * between batches (osd_scrub_sleep), else now (a fence to check, answers
+ * to wait for or ask again). A sleeping scrub used to tick its PG on every
+ * round of the OSD's tick for nothing.
+ */
+uint64_t pg_scrub_due(const struct pg *pg)
+{
+	const struct pg_scrub *s = pg->scrub;
+
+	return s != NULL && !s->fenced ? s->next_ms : PG_TICK_NOW;
+}
+
 void pg_scrub_tick(struct pg *pg)
 {
 	struct pg_scrub *s = pg->scrub;
