@@ -90,6 +90,12 @@ static bool pg_merge_in_history(const struct pg *pg, uint64_t v, uint64_t tail, 
 	return h == PG_HIST_UNKNOWN || pg_fetched_has(pg, v, NULL);
 }
 
+/* Active (PG_HIST_OURS), a base serves pulls now: only a copy whose OSD is up. */
+static bool pg_merge_base_up(const struct pg *pg, int i, enum pg_hist h)
+{
+	return h != PG_HIST_OURS || pg_osd_up(pg, pg->p[i].osd);
+}
+
 /*
  * Rebuilding our copy by a scan needs a copy whose objects are right for
  * everything the log does not name (changed at or before its tail): the
@@ -108,13 +114,14 @@ static int pg_merge_base(const struct pg *pg, uint64_t tail, enum pg_hist h)
 	int best = -1;
 
 	if (pg->auth >= 0 && pg_info_usable(&pg->p[pg->auth].info) &&
-	    pg->p[pg->auth].info.last_complete >= tail)
+	    pg->p[pg->auth].info.last_complete >= tail && pg_merge_base_up(pg, pg->auth, h))
 		return pg->auth;
 	for (unsigned int i = 0; i < pg->np; i++) {
 		const struct proto_pg *in = &pg->p[i].info;
 
-		if (!pg->p[i].heard || !pg_info_usable(in) || in->last_complete < tail ||
-		    in->last_update < tail || !pg_merge_in_history(pg, in->last_update, tail, h))
+		if (!pg->p[i].heard || !pg_merge_base_up(pg, (int)i, h) || !pg_info_usable(in) ||
+		    in->last_complete < tail || in->last_update < tail ||
+		    !pg_merge_in_history(pg, in->last_update, tail, h))
 			continue;
 		if (best < 0 || in->last_update > pg->p[best].info.last_update)
 			best = (int)i;
@@ -183,7 +190,9 @@ int pg_merge_choose(struct pg *pg)
 
 /*
  * Active without a base complete up to the tail and up (none was heard when
- * we peered, or its OSD went down since): a copy heard now can be one. Objects the log does not
+ * we peered, or its OSD went down since): a copy heard now, or another one
+ * heard before, can be one (called when a copy answers and by the recovery
+ * tick while our own copy misses objects). Objects the log does not
  * name wait for it (PG_V_ANY, pg_source), and nothing chose it again: in
  * sim_pg seed 49048 the primary rolled back the only write of an object its
  * log named, the one complete copy answered after the activation, and the
@@ -201,7 +210,7 @@ void pg_merge_base_again(struct pg *pg)
 		return;
 	base = pg_merge_base(pg, pg->info.tail, PG_HIST_OURS);
 	if (base < 0 || base == pg->base || !pg_osd_up(pg, pg->p[base].osd))
-		return;
+		return; /* (the auth all the same is returned up or not) */
 	pg->base = base;
 	pg_logf(pg, PG_LOG_INFO, "osd.%d holds the objects older than the log (v%llx)",
 		pg->p[base].osd, (unsigned long long)pg->info.tail);

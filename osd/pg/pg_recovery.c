@@ -741,6 +741,8 @@ void pg_recovery_tick(struct pg *pg)
 	uint32_t held = pg_recovery_paused(pg);
 
 	pg->space_wait = false;
+	if (pg->missing.n > 0)
+		pg_merge_base_again(pg); /* objects "as the base holds them" need one up */
 	/*
 	 * What a client waits for first, outside the throttle and the flags;
 	 * then the rest, unless a flag holds it (the set entries stay: they go
