@@ -336,6 +336,13 @@ static int osd_store_poll(struct evl *evl, void *arg)
 	}
 	if (rc == 0 && store_event_fd(osd->store) < 0 && !evl_timer_armed(&osd_rx.store_nap))
 		evl_timer_arm(evl, &osd_rx.store_nap, OSD_STORE_NAP_US, 0);
+	/*
+	 * What the commits answered (a replica's ACK, a client's reply) goes
+	 * out in this round: it waited for the next round's net poll, one more
+	 * pass and epoll_wait(0) on the way of every write.
+	 */
+	if (rc > 0)
+		fab_flush(osd->dom);
 	return rc;
 }
 
