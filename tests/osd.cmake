@@ -110,7 +110,7 @@ set_tests_properties(sim_pg_scenarios PROPERTIES LABELS "unit;sim" TIMEOUT 300)
 # Seeds outside the 200 above that once failed (docs/recovery.md "What went wrong
 # before"). A change to the simulator's random draws moves what a seed plays, so
 # each stays covered only until then; the scenarios are the lasting form.
-foreach(seed 10957 19297 31069 38970 49048)
+foreach(seed 10957 19297 31069 38970 49048 92466)
 	add_test(NAME sim_pg_found_${seed} COMMAND sim_pg --seed ${seed} --runs 1)
 	set_tests_properties(sim_pg_found_${seed} PROPERTIES LABELS "unit;sim" TIMEOUT 120)
 endforeach()

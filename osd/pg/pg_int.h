@@ -104,7 +104,7 @@ bool pg_complete_member(const struct pg *pg);
 int pg_merge_choose(struct pg *pg);
 /* The auth's log is in pg->fe: merge it into ours (persisted). */
 int pg_merge_auth(struct pg *pg);
-/* Active: choose the base again when it has none up (a copy answered late). */
+/* Active: choose the base again when ours is missing, down or incomplete. */
 void pg_merge_base_again(struct pg *pg);
 /* A member's log is in pg->fe: its fork point and divergent entries. */
 void pg_merge_member_log(struct pg *pg, struct pg_peer *p);
@@ -143,6 +143,8 @@ void pg_recovery_pull_answer(struct pg *pg, const struct proto_pg *m);
 void pg_recovery_scan(struct pg *pg, const struct proto_pg *m);
 bool pg_recovery_done(const struct pg *pg);
 void pg_recovery_strays(struct pg *pg);
+/* The base changed: pulls of objects wanted as the base holds them start over. */
+void pg_recovery_base_changed(struct pg *pg);
 void pg_recovery_release(struct pg *pg);
 /* Our objects after pos (NULL: from the start) up to hi (NULL: all), in name order. */
 int pg_obj_range(struct pg *pg, const char *pos, const char *hi, unsigned int what,

@@ -131,6 +131,18 @@ static int pg_merge_base(const struct pg *pg, uint64_t tail, enum pg_hist h)
 	return best;
 }
 
+/*
+ * The tail a base must be complete up to: that of the log that will say
+ * which objects are wanted "as the base holds them" (pg_merge_want). Ours
+ * when we keep our log and it was trimmed past the auth's tail: an object
+ * written between the two tails is named by neither part of it, and a copy
+ * complete only up to the auth's tail may hold it older.
+ */
+static uint64_t pg_merge_base_tail(const struct pg *pg, uint64_t auth_tail)
+{
+	return pg->self_backfill || pg->info.tail < auth_tail ? auth_tail : pg->info.tail;
+}
+
 int pg_merge_choose(struct pg *pg)
 {
 	struct proto_pg best;
@@ -162,7 +174,7 @@ int pg_merge_choose(struct pg *pg)
 		pg->self_backfill = true; /* the history is ours, our objects a backfill's */
 	}
 	/* where what the log does not name comes from (a rollback can need it too) */
-	pg->base = pg_merge_base(pg, best.tail, PG_HIST_UNKNOWN);
+	pg->base = pg_merge_base(pg, pg_merge_base_tail(pg, best.tail), PG_HIST_UNKNOWN);
 	if (pg->self_backfill) {
 		if (pg->base < 0) {
 			pg_logf(pg, PG_LOG_ERROR, "no copy heard from holds the objects older than "
@@ -209,11 +221,14 @@ void pg_merge_base_again(struct pg *pg)
 	     b->info.last_complete >= pg->info.tail))
 		return;
 	base = pg_merge_base(pg, pg->info.tail, PG_HIST_OURS);
-	if (base < 0 || base == pg->base || !pg_osd_up(pg, pg->p[base].osd))
-		return; /* (the auth all the same is returned up or not) */
+	/* pg_merge_base's last resort, the auth however incomplete, is no better */
+	if (base < 0 || base == pg->base || !pg_info_usable(&pg->p[base].info) ||
+	    pg->p[base].info.last_complete < pg->info.tail)
+		return;
 	pg->base = base;
 	pg_logf(pg, PG_LOG_INFO, "osd.%d holds the objects older than the log (v%llx)",
 		pg->p[base].osd, (unsigned long long)pg->info.tail);
+	pg_recovery_base_changed(pg);
 }
 
 /*
@@ -311,7 +326,7 @@ int pg_merge_auth(struct pg *pg)
 	int base = pg->base, rc = 0;
 
 	/* the base again, now that the history is here: none with entries it lacks */
-	pg->base = pg_merge_base(pg, a->tail, PG_HIST_FETCHED);
+	pg->base = pg_merge_base(pg, pg_merge_base_tail(pg, a->tail), PG_HIST_FETCHED);
 	if (pg->self_backfill && pg->base < 0) {
 		pg_logf(pg, PG_LOG_ERROR,
 			"no copy heard from holds the objects older than the log "

@@ -27,6 +27,15 @@ int pg_peer_index(const struct pg *pg, int32_t osd)
 	return -1;
 }
 
+/* Is osd a member of our interval (other than us)? */
+static bool pg_peer_is_acting(const struct pg *pg, int32_t osd)
+{
+	for (unsigned int i = 1; i < pg->nacting; i++)
+		if (pg->acting[i] == osd)
+			return true;
+	return false;
+}
+
 struct pg_peer *pg_peer_add(struct pg *pg, int32_t osd, bool acting)
 {
 	int i = pg_peer_index(pg, osd);
@@ -660,7 +669,16 @@ void pg_peer_info(struct pg *pg, const struct proto_pg *m, bool notify)
 
 		if (pg->phase == PG_PH_NONE || (m->flags & PROTO_PG_INFO_F_EMPTY))
 			return;
-		p = pg_peer_add(pg, (int32_t)m->from, false);
+		/*
+		 * A member of ours heard before our probe (we waited for our own
+		 * transactions) is a member all the same: only its answer to this
+		 * interval's query counts, never a NOTIFY. sim_pg seed 92466: a
+		 * stray's NOTIFY, sent just before it carried out the DELETE of our
+		 * previous interval, was taken as its answer; as a member it was
+		 * recovered from the last_update of a copy already gone, and held
+		 * none of the older objects after clean (DIVERGENT).
+		 */
+		p = pg_peer_add(pg, (int32_t)m->from, pg_peer_is_acting(pg, (int32_t)m->from));
 		if (p == NULL)
 			return;
 		/* asked like any copy: its answer (INFO) is what peering records */
@@ -695,9 +713,9 @@ void pg_peer_info(struct pg *pg, const struct proto_pg *m, bool notify)
 		pg->phase = PG_PH_GETINFO;
 		pg_update_state(pg);
 	}
-	if (pg->phase == PG_PH_GETINFO)
+	if (pg->phase == PG_PH_GETINFO) {
 		pg_peer_check(pg);
-	else if (pg->phase == PG_PH_ACTIVE) {
+	} else if (pg->phase == PG_PH_ACTIVE) {
 		if (pg->primary)
 			pg_merge_base_again(pg);
 		pg_recovery_strays(pg);
@@ -960,6 +978,16 @@ static void pg_tick_do(struct pg *pg)
 	case PG_PH_ACTIVE:
 		if (pg->restart_wanted && now >= pg->restart_ms) {
 			pg_peer_restart(pg, "a replica failed a write");
+			break;
+		}
+		/*
+		 * The copy our scan reads went down: a stray (a member's going
+		 * down is a new interval), and no map would move us; the scan
+		 * would ask it for ever. Peering again chooses another or waits.
+		 */
+		if (pg->self_backfill && pg->info.backfill && pg->base >= 0 &&
+		    !pg_osd_up(pg, pg->p[pg->base].osd)) {
+			pg_peer_restart(pg, "the copy our scan reads is down");
 			break;
 		}
 		if (pg_peer_act_late(pg, now))

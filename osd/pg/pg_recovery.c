@@ -319,6 +319,25 @@ static void pg_recovery_removed(struct pg *pg, uint64_t token)
 	}
 }
 
+/*
+ * The base changed (pg_merge_base_again): pulls "as the base holds it" start
+ * over from the new one, instead of waiting for the old one's answer and
+ * then counting as unfound until PG_UNFOUND_RETRY_MS.
+ */
+void pg_recovery_base_changed(struct pg *pg)
+{
+	struct pg_set_ent *e;
+	uint32_t i = 0;
+
+	while ((e = pg_set_next(&pg->missing, &i)) != NULL) {
+		if (e->version != PG_V_ANY)
+			continue;
+		if (e->flags & PG_SET_INFLIGHT)
+			pg_give_budget(pg, e);
+		e->tries = 0;
+	}
+}
+
 void pg_recovery_pull_answer(struct pg *pg, const struct proto_pg *m)
 {
 	struct pg_set_ent *e = pg_set_find(&pg->missing, m->name);
