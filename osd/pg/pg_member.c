@@ -325,16 +325,10 @@ void pg_member_delete(struct pg *pg, const struct proto_pg *m)
 	 * Only from the primary of an interval that began after we last left the
 	 * acting set: an older DELETE may predate writes we took as a member
 	 * since. (After a restart none from before it can still arrive: its
-	 * connection died with us.) Nor once a newer interval's primary queried
-	 * us (the fence): it counts on the copy our answer described. sim_pg
-	 * seed 92466: a stray answered the query of the interval that made it a
-	 * member again before its map said so, then carried out the old
-	 * interval's DELETE (it had waited for a commit); the primary recovered
-	 * only what changed after the copy's last_update, and the member called
-	 * clean held none of the older objects (DIVERGENT after clean).
+	 * connection died with us.)
 	 */
 	if (pg->nacting > 0 || pg->primary || (int32_t)m->from != pg->stray_primary ||
-	    m->epoch < pg->left_epoch || m->epoch < pg->fence)
+	    m->epoch < pg->left_epoch)
 		return;
 	pg->notify_heard = true;
 	pg->notify_epoch = pg->info.pi.cur.first;
