@@ -318,6 +318,11 @@ static void s_tx_apply(struct s_osd *o, struct s_tx *t)
 {
 	struct s_spg *sp = &o->st.pg[t->pgi];
 
+	if (t->kind == S_TX_MAP) {
+		if (t->map_epoch > o->st.epoch)
+			o->st.epoch = t->map_epoch;
+		return;
+	}
 	if (t->kind == S_TX_DESTROY) {
 		struct s_obj keep[S_NAMES];
 
@@ -732,7 +737,6 @@ static void s_osd_map(struct s_osd *o, uint32_t epoch)
 	const struct s_map *m = s_map_at(epoch);
 
 	o->map_epoch = epoch;
-	o->st.epoch = epoch;
 	if (o->boot_epoch == 0 && m->up[o->id] && epoch > o->incarnation)
 		o->boot_epoch = epoch; /* the map of our boot: ops are served from here */
 	for (int g = 0; g < S_PGS; g++) {
@@ -752,6 +756,24 @@ static void s_osd_map(struct s_osd *o, uint32_t epoch)
 			if (op->st != S_OP_DONE && (n == 0 || acting[0] != o->id))
 				s_op_finish(o, op, -ESTALE);
 		o->kick[g] = true;
+	}
+	/*
+	 * The map is saved as weft-osd saves it: a store transaction queued
+	 * after the PGs' own (osd_pg_map_save), so a crash never keeps a map
+	 * newer than the past intervals its PGs persisted. Saved at once, it
+	 * let a restarted OSD take the epochs its PGs never recorded for a
+	 * continuation of their last interval (seed 102761: an acknowledged
+	 * write LOST, a history the real OSD cannot have).
+	 */
+	if (o->txq == NULL) {
+		o->st.epoch = epoch; /* nothing ahead of it */
+	} else {
+		/* behind the rest, with no draw of its own: a seed plays as before */
+		struct s_tx *t = s_tx_from(NULL, NULL, S_TX_MAP, 0);
+
+		t->map_epoch = epoch;
+		o->txq_tail->next = t;
+		o->txq_tail = t;
 	}
 }
 
@@ -1213,8 +1235,19 @@ static void s_commit(struct s_osd *o)
 	case S_TX_DESTROY:
 		pg_destroyed(pg, 0);
 		break;
+	case S_TX_MAP:
+		break;
 	}
 	s_tx_free(t);
+	/* saved maps next in line commit with it (not an event: the draws stay) */
+	while (o->txq != NULL && o->txq->kind == S_TX_MAP) {
+		t = o->txq;
+		o->txq = t->next;
+		if (o->txq == NULL)
+			o->txq_tail = NULL;
+		s_tx_apply(o, t);
+		s_tx_free(t);
+	}
 }
 
 /* ------------------------------------------------------------- invariants */

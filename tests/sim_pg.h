@@ -47,7 +47,7 @@ struct s_store {
 	uint32_t epoch; /* the map it processed last (saved with each map) */
 };
 
-enum s_txkind { S_TX_PG, S_TX_OP, S_TX_REC, S_TX_PUSH, S_TX_DESTROY };
+enum s_txkind { S_TX_PG, S_TX_OP, S_TX_REC, S_TX_PUSH, S_TX_DESTROY, S_TX_MAP };
 
 struct s_tx {
 	struct s_tx *next;
@@ -71,6 +71,7 @@ struct s_tx {
 	uint64_t ack_v;	    /* REC: version; PUSH: version pushed */
 	uint64_t op_seq;    /* OP: the client op */
 	uint64_t commit_at; /* simulated ms */
+	uint32_t map_epoch; /* MAP: the map saved */
 };
 
 /* ---------------------------------------------------------------- network */
