@@ -768,7 +768,7 @@ static void s_osd_map(struct s_osd *o, uint32_t epoch)
 	if (o->txq == NULL) {
 		o->st.epoch = epoch; /* nothing ahead of it */
 	} else {
-		/* behind the rest, with no draw of its own: a seed plays as before */
+		/* behind the rest, with no random draw of its own (only crashes play otherwise) */
 		struct s_tx *t = s_tx_from(NULL, NULL, S_TX_MAP, 0);
 
 		t->map_epoch = epoch;

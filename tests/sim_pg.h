@@ -44,7 +44,7 @@ struct s_spg { /* one PG's persisted state on one OSD */
 
 struct s_store {
 	struct s_spg pg[S_PGS];
-	uint32_t epoch; /* the map it processed last (saved with each map) */
+	uint32_t epoch; /* the map it processed last (committed after the PGs' writes before it) */
 };
 
 enum s_txkind { S_TX_PG, S_TX_OP, S_TX_REC, S_TX_PUSH, S_TX_DESTROY, S_TX_MAP };
