@@ -1887,11 +1887,12 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "-v")) {
 			s_verbose = true;
 		} else if (!strcmp(argv[i], "--help")) {
-			printf("usage: sim_pg [--seed N] [--runs N] [--seconds S] [--steps N] "
-			       "[--map-saved-at-once] [-v]\n"
-			       "       sim_pg --scenarios all|double-kill|replica-error|quick-restart|"
-			       "out-in|new-disks|lost-activate|scrub-writes|blind-primary|\n"
-			       "                    fenced-notify [--seed N] [--runs N] [-v]\n");
+			printf(
+			    "usage: sim_pg [--seed N] [--runs N] [--seconds S] [--steps N] "
+			    "[--map-saved-at-once] [-v]\n"
+			    "       sim_pg --scenarios all|double-kill|replica-error|quick-restart|"
+			    "out-in|new-disks|lost-activate|scrub-writes|blind-primary|\n"
+			    "                    fenced-notify [--seed N] [--runs N] [-v]\n");
 			return 0;
 		} else {
 			fprintf(stderr, "sim_pg: unknown argument '%s' (try --help)\n", argv[i]);
