@@ -117,6 +117,12 @@ foreach(seed 10957 19297 31069 38970 49048 92466)
 	add_test(NAME sim_pg_found_${seed} COMMAND sim_pg --map-saved-at-once --seed ${seed} --runs 1)
 	set_tests_properties(sim_pg_found_${seed} PROPERTIES LABELS "unit;sim" TIMEOUT 120)
 endforeach()
+# Found in the present model (a primary that never asked the up OSDs the past
+# intervals it learnt while peering named: peering for ever).
+foreach(seed 15127)
+	add_test(NAME sim_pg_found_${seed} COMMAND sim_pg --seed ${seed} --runs 1)
+	set_tests_properties(sim_pg_found_${seed} PROPERTIES LABELS "unit;sim" TIMEOUT 120)
+endforeach()
 
 # 30 OSDs in 6 hosts and 2 racks, a pool with failure domain rack, the
 # balancer at work, a 31st OSD filled, one rack stopped (issue 21;

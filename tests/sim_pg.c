@@ -41,6 +41,8 @@
 
 uint64_t s_rng;
 uint32_t s_hold_down;
+uint64_t s_net_held;
+uint32_t s_map_held;
 int s_fail_rec_osd = -1;
 uint64_t s_fail_rec_count;
 int s_drop_act_osd = -1;
@@ -222,6 +224,16 @@ unsigned int s_net_drop_recs(int from, int g)
 			pp = &m->next;
 		}
 	}
+	return n;
+}
+
+/* PG messages of PG g from `from` to `to` still on their way. */
+unsigned int s_net_count(int from, int to, int g)
+{
+	unsigned int n = 0;
+
+	for (const struct s_msg *m = s_net[from][to].head; m; m = m->next)
+		n += m->kind == S_M_PG && m->pgi == g;
 	return n;
 }
 
@@ -1574,6 +1586,8 @@ void s_reset(void)
 	s_failed = false;
 	s_why[0] = '\0';
 	s_hold_down = 0;
+	s_net_held = 0;
+	s_map_held = 0;
 	s_fail_rec_osd = -1;
 	s_fail_rec_count = 0;
 	s_drop_act_osd = -1;
@@ -1638,7 +1652,7 @@ void s_step_once(bool chaos, bool client)
 		for (int i = 0; i < S_OSDS * S_OSDS; i++) {
 			struct s_q *q = &s_net[a][b];
 
-			if (q->head) {
+			if (q->head && !((s_net_held >> (a * S_OSDS + b)) & 1)) {
 				struct s_msg *m = q->head;
 				struct s_q *d = &s_osd[m->to].defer[m->from];
 
@@ -1677,7 +1691,7 @@ void s_step_once(bool chaos, bool client)
 		int o = (int)rn(S_OSDS);
 
 		for (int i = 0; i < S_OSDS; i++, o = (o + 1) % S_OSDS)
-			if (s_osd[o].up && s_osd[o].map_epoch < s_nmaps) {
+			if (s_osd[o].up && s_osd[o].map_epoch < s_nmaps && !(s_map_held & (1u << o))) {
 				/* a new store gets the newest map alone, as from the mons */
 				s_osd_map(&s_osd[o], s_osd[o].map_epoch == 0 ? s_nmaps
 									     : s_osd[o].map_epoch + 1);
@@ -1761,6 +1775,8 @@ int s_finish(void)
 
 	s_space_chaos = false;
 	s_hold_down = 0;
+	s_net_held = 0;
+	s_map_held = 0;
 	s_fail_rec_osd = -1;
 	s_drop_act_osd = -1;
 	/* everything back, in, no more chaos, no more client ops: it must settle */

@@ -157,6 +157,8 @@ extern struct s_osd s_osd[S_OSDS];
 extern struct s_op *s_opv;
 extern uint32_t s_nops;
 extern uint32_t s_hold_down;	/* OSDs (bits) the settling steps do not restart */
+extern uint64_t s_net_held;	/* links (bit from * S_OSDS + to) whose messages wait */
+extern uint32_t s_map_held;	/* OSDs (bits) that get no newer map meanwhile */
 extern int s_fail_rec_osd;	/* the next record this OSD gets fails (-ENOSPC); -1: none */
 extern uint64_t s_fail_rec_count; /* records failed that way */
 extern int s_drop_act_osd;	/* the next ACTIVATE sent to this OSD is lost; -1: none */
@@ -184,6 +186,8 @@ uint64_t s_client_issue_at(int g, int k, bool remove);
 void s_step_once(bool chaos, bool client);
 /* Ring records of PG g from OSD `from` still in the network are lost: their count. */
 unsigned int s_net_drop_recs(int from, int g);
+/* PG messages of PG g from `from` to `to` still on their way. */
+unsigned int s_net_count(int from, int to, int g);
 bool s_all_clean(void);
 void s_check_durable(void);
 void s_check_final(void);

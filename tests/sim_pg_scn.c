@@ -38,6 +38,15 @@
  *                 primary must not take the entry from its NOTIFY as the
  *                 history: no copy would ever hold that version (unfound,
  *                 the PG never clean)
+ *   stale-notify  a member leaves (a stray), the clean primary's DELETE and
+ *                 the stray's notifies wait on their links; the member is
+ *                 back in while the primary waits for its own transaction,
+ *                 the stray (still in the old map) carries out the DELETE,
+ *                 and only then do its stale answers reach the primary. A
+ *                 NOTIFY must not stand for the member's answer: recovered
+ *                 from the last_update of a copy already gone, it would
+ *                 miss the older objects after clean (sim_pg seed 92466;
+ *                 fails in every message order without the rule)
  *
  * Each ends as every run does: everything back, settle, and the checks of
  * s_finish (no acknowledged write lost, identical copies, no strays).
@@ -451,6 +460,89 @@ static void scn_blind_primary(void)
 	scn_settle();
 }
 
+/* Hold (or release) every transaction queued on o: the head waits, so all do. */
+static void scn_stall(struct s_osd *o, bool on)
+{
+	for (struct s_tx *t = o->txq; t; t = t->next)
+		t->commit_at = on ? UINT64_MAX : s_now;
+}
+
+static bool scn_has_tx(const struct s_osd *o, int g)
+{
+	for (const struct s_tx *t = o->txq; t; t = t->next)
+		if (t->pgi == g && t->kind != S_TX_MAP)
+			return true;
+	return false;
+}
+
+#define SCN_LINK(a, b) (1ull << ((a) * S_OSDS + (b)))
+
+static void scn_stale_notify(void)
+{
+	int32_t a[S_SIZE], p, b;
+	struct pg *pp, *bp;
+	uint64_t i;
+
+	scn_settle();
+	scn_write_acked(SCN_PG, 10);
+	if (s_acting(s_map_cur(), SCN_PG, a) != S_SIZE)
+		return (void)s_fail("stale-notify: pg %d has too few members", SCN_PG);
+	p = a[0];
+	b = a[1];
+	pp = s_osd[p].pg[SCN_PG];
+	bp = s_osd[b].pg[SCN_PG];
+	/* b leaves the PG; nothing from the primary reaches it for now */
+	s_net_held = SCN_LINK(p, b);
+	s_mark(b, true, false);
+	for (i = 0; i < 200000 && !s_failed; i++) {
+		bool sent = false;
+
+		scn_steps(1, -1);
+		for (unsigned int k = 0; k < pp->np; k++)
+			sent |= pp->p[k].osd == b && pp->p[k].stray_delete_sent;
+		if ((pp->state & PROTO_PGS_CLEAN) && pp->same_since == s_map_cur()->epoch && sent)
+			break;
+	}
+	if (!(pp->state & PROTO_PGS_CLEAN))
+		return (void)s_fail("stale-notify: pg %d not clean without osd.%d", SCN_PG, b);
+	/* the stray's notifies (describing its copy) wait on their way too */
+	s_net_held |= SCN_LINK(b, p);
+	for (i = 0; i < 20000 && s_net_count(b, p, SCN_PG) < 2 && !s_failed; i++)
+		scn_steps(1, -1);
+	/* back in; b keeps the old map; the primary waits for its own transaction */
+	s_map_held = 1u << b;
+	for (i = 0; i < 10000 && !scn_has_tx(&s_osd[p], SCN_PG) && !s_failed; i++)
+		scn_steps(1, SCN_PG);
+	scn_stall(&s_osd[p], true);
+	s_mark(b, true, true);
+	for (i = 0; i < 10000 && s_osd[p].map_epoch < s_map_cur()->epoch && !s_failed; i++)
+		scn_steps(1, -1);
+	/* the old interval's query and DELETE reach b, a stray in its map: its copy goes */
+	s_net_held &= ~SCN_LINK(p, b);
+	for (i = 0; i < 10000 && !bp->destroying && !s_failed; i++)
+		scn_steps(1, -1);
+	if (!bp->destroying)
+		return (void)s_fail("stale-notify: osd.%d did not remove its stray copy", b);
+	/* the primary hears the stray's stale answers before it probes anyone */
+	scn_stall(&s_osd[b], true);
+	s_net_held &= ~SCN_LINK(b, p);
+	for (i = 0; i < 10000 && s_net_count(b, p, SCN_PG) > 0 && !s_failed; i++)
+		scn_steps(1, -1);
+	/* the removal is done before b hears of the new map; what it says next waits */
+	s_net_held |= SCN_LINK(b, p);
+	scn_stall(&s_osd[b], false);
+	for (i = 0; i < 10000 && bp->destroying && !s_failed; i++)
+		scn_steps(1, -1);
+	scn_stall(&s_osd[p], false);
+	s_map_held = 0;
+	for (i = 0; i < 20000 && pp->phase != PG_PH_ACTIVE && !s_failed; i++)
+		scn_steps(1, -1);
+	scn_steps(300, -1);
+	s_net_held = 0;
+	scn_settle();
+	s_check_final();
+}
+
 static const struct {
 	const char *name;
 	void (*run)(void);
@@ -464,6 +556,7 @@ static const struct {
 	{"scrub-writes", scn_scrub_writes},
 	{"blind-primary", scn_blind_primary},
 	{"fenced-notify", scn_fenced_notify},
+	{"stale-notify", scn_stale_notify},
 };
 
 int s_scenarios_run(uint64_t seed, const char *only, unsigned int *nrun_out)

@@ -714,6 +714,16 @@ void pg_peer_info(struct pg *pg, const struct proto_pg *m, bool notify)
 		pg_update_state(pg);
 	}
 	if (pg->phase == PG_PH_GETINFO) {
+		/*
+		 * The intervals just learnt may name OSDs that are up and were
+		 * never asked: pg_pi_check waits for an up past member's answer,
+		 * so it must be asked. sim_pg seed 15127: a primary restarted
+		 * before it persisted the intervals it had learnt, probed the
+		 * members alone, learnt them again from one, and waited in
+		 * peering for ever for two up OSDs it never queried.
+		 */
+		if (merged > 0)
+			pg_peer_probe(pg);
 		pg_peer_check(pg);
 	} else if (pg->phase == PG_PH_ACTIVE) {
 		if (pg->primary)
