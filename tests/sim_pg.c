@@ -1691,7 +1691,8 @@ void s_step_once(bool chaos, bool client)
 		int o = (int)rn(S_OSDS);
 
 		for (int i = 0; i < S_OSDS; i++, o = (o + 1) % S_OSDS)
-			if (s_osd[o].up && s_osd[o].map_epoch < s_nmaps && !(s_map_held & (1u << o))) {
+			if (s_osd[o].up && s_osd[o].map_epoch < s_nmaps &&
+			    !(s_map_held & (1u << o))) {
 				/* a new store gets the newest map alone, as from the mons */
 				s_osd_map(&s_osd[o], s_osd[o].map_epoch == 0 ? s_nmaps
 									     : s_osd[o].map_epoch + 1);

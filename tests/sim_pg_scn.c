@@ -475,7 +475,7 @@ static bool scn_has_tx(const struct s_osd *o, int g)
 	return false;
 }
 
-#define SCN_LINK(a, b) (1ull << ((a) * S_OSDS + (b)))
+#define SCN_LINK(a, b) (1ull << ((a)*S_OSDS + (b)))
 
 static void scn_stale_notify(void)
 {
@@ -547,16 +547,11 @@ static const struct {
 	const char *name;
 	void (*run)(void);
 } scn_table[] = {
-	{"double-kill", scn_double_kill},
-	{"replica-error", scn_replica_error},
-	{"quick-restart", scn_quick_restart},
-	{"out-in", scn_out_in},
-	{"new-disks", scn_new_disks},
-	{"lost-activate", scn_lost_activate},
-	{"scrub-writes", scn_scrub_writes},
-	{"blind-primary", scn_blind_primary},
-	{"fenced-notify", scn_fenced_notify},
-	{"stale-notify", scn_stale_notify},
+    {"double-kill", scn_double_kill},	  {"replica-error", scn_replica_error},
+    {"quick-restart", scn_quick_restart}, {"out-in", scn_out_in},
+    {"new-disks", scn_new_disks},	  {"lost-activate", scn_lost_activate},
+    {"scrub-writes", scn_scrub_writes},	  {"blind-primary", scn_blind_primary},
+    {"fenced-notify", scn_fenced_notify}, {"stale-notify", scn_stale_notify},
 };
 
 int s_scenarios_run(uint64_t seed, const char *only, unsigned int *nrun_out)
