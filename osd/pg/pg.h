@@ -47,6 +47,7 @@ struct pg_set_ent {
 	uint64_t stamp;	  /* when the push/pull in flight started */
 	uint32_t flags;	  /* PG_SET_* */
 	uint32_t tries;	  /* pull: sources already asked */
+	int32_t src;	  /* pull: the OSD asked last (-1: none) */
 };
 #define PG_SET_INFLIGHT 0x1u /* a push or pull of it is under way */
 #define PG_SET_REMOVE	0x2u /* rolled back: the copy must be made equal again */

@@ -927,8 +927,13 @@ uint64_t pg_tick_due(const struct pg *pg)
 		    pg_osd_up(pg, p->osd))
 			return PG_TICK_NOW;
 	}
-	/* the periodic scrubs, of a clean PG; a PG not clean is moved by an entry point */
-	if (pg->state & PROTO_PGS_CLEAN) {
+	/*
+	 * The periodic scrubs, of a clean PG with no scrub running (one that
+	 * sleeps between batches is due when it wakes: an overdue periodic
+	 * one cannot start before it ends, and made every round a tick); a PG
+	 * not clean is moved by an entry point.
+	 */
+	if ((pg->state & PROTO_PGS_CLEAN) && pg->scrub == NULL) {
 		if ((light && pg->next_scrub_ms == 0) || (deep && pg->next_deep_ms == 0))
 			return PG_TICK_NOW;
 		if (light && pg->next_scrub_ms < due)

@@ -202,6 +202,7 @@ static void pg_pull_one(struct pg *pg, struct pg_set_ent *e, uint64_t now, uint3
 	memcpy(m.name, e->name, m.name_len + 1);
 	m.last_update = e->version;
 	pg_send(pg, pg->p[src].osd, PROTO_PG_PULL, &m);
+	e->src = pg->p[src].osd;
 	e->flags |= PG_SET_INFLIGHT;
 	e->stamp = now;
 }
@@ -342,7 +343,13 @@ void pg_recovery_pull_answer(struct pg *pg, const struct proto_pg *m)
 {
 	struct pg_set_ent *e = pg_set_find(&pg->missing, m->name);
 
-	if (e == NULL || !(e->flags & PG_SET_INFLIGHT) || m->epoch != pg->same_since)
+	/*
+	 * Only the source asked last answers the pull in flight: a late NAK
+	 * from one asked before (the base changed, or it was slow past
+	 * PG_PULL_RETRY_MS) would count against the new source.
+	 */
+	if (e == NULL || !(e->flags & PG_SET_INFLIGHT) || m->epoch != pg->same_since ||
+	    (int32_t)m->from != e->src)
 		return;
 	pg_give_budget(pg, e);
 	e->tries++;

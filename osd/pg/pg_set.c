@@ -125,6 +125,7 @@ int pg_set_add(struct pg_set *s, const char *name, uint64_t version, uint32_t fl
 	f->flags = flags;
 	f->stamp = 0;
 	f->tries = 0;
+	f->src = -1;
 	s->n++;
 	return 0;
 }
