@@ -708,22 +708,24 @@ void pg_peer_info(struct pg *pg, const struct proto_pg *m, bool notify)
 			merged += pg_pi_merge(&pg->info.pi, &iv) == 1;
 	if (merged > 0)
 		pg_logf(pg, PG_LOG_INFO, "%u past intervals learnt from osd.%u", merged, m->from);
-	if (pg->phase == PG_PH_DOWN && news && !(m->flags & PROTO_PG_INFO_F_EMPTY)) {
-		/* a copy answered after we judged: judge again with it (same round) */
+	if (pg->phase == PG_PH_DOWN &&
+	    ((news && !(m->flags & PROTO_PG_INFO_F_EMPTY)) || merged > 0)) {
+		/* a copy, or intervals, heard after we judged: judge again (same round) */
 		pg->phase = PG_PH_GETINFO;
 		pg_update_state(pg);
 	}
 	if (pg->phase == PG_PH_GETINFO) {
 		/*
-		 * The intervals just learnt may name OSDs that are up and were
-		 * never asked: pg_pi_check waits for an up past member's answer,
-		 * so it must be asked. sim_pg seed 15127: a primary restarted
-		 * before it persisted the intervals it had learnt, probed the
-		 * members alone, learnt them again from one, and waited in
-		 * peering for ever for two up OSDs it never queried.
+		 * Intervals learnt since the probe (in this answer or an earlier
+		 * one, also while down) may name OSDs that are up and were never
+		 * asked: pg_pi_check waits for an up past member's answer, so it
+		 * must be asked. The probe asks only those (the rest are queried
+		 * already). sim_pg seed 15127: a primary restarted before it
+		 * persisted the intervals it had learnt, probed the members
+		 * alone, learnt them again from one, and waited in peering for
+		 * ever for two up OSDs it never queried.
 		 */
-		if (merged > 0)
-			pg_peer_probe(pg);
+		pg_peer_probe(pg);
 		pg_peer_check(pg);
 	} else if (pg->phase == PG_PH_ACTIVE) {
 		if (pg->primary)
