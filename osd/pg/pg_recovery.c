@@ -181,7 +181,7 @@ static void pg_pull_one(struct pg *pg, struct pg_set_ent *e, uint64_t now, uint3
 			return;
 		}
 		e->flags |= PG_SET_INFLIGHT;
-		e->src = -1; /* no source: ours */
+		e->src = -1;	     /* no source: ours */
 		e->stamp = t->token; /* pg_committed(token) ends it */
 		return;
 	}
