@@ -35,6 +35,7 @@
 #define PG_MAX_REPLICAS PROTO_PG_IV_OSDS
 #define PG_PEERS_MAX	4096 /* copies a primary asks about (acting, past members, strays) */
 #define PG_STRAYS_MAX	32   /* strays remembered between intervals */
+#define PG_LREQ_MAX	8    /* OSDs whose unanswered LOG_REQs a PG counts (pg_fetch_stale) */
 
 /* Log entry ops beyond the client ops (enum proto_osd_opcode). */
 #define PG_OP_ROLLBACK PROTO_PG_LOG_ROLLBACK /* a marker: this version never happened */
@@ -347,6 +348,17 @@ struct pg {
 	bool recover_due;
 	int fetch; /* the peer whose log is being fetched, -1 = none */
 	uint64_t fetch_from, fetch_after, fetch_ms;
+	/*
+	 * LOG_REQs of interval lreq_epoch not answered yet, per OSD asked
+	 * (pg_fetch_stale): an answer to an earlier fetch round must not be
+	 * taken for one of the present round. fetch_stale: answers still due
+	 * from the fetched OSD to requests sent before this round began.
+	 */
+	struct {
+		int32_t osd;
+		uint32_t n;
+	} lreq[PG_LREQ_MAX];
+	uint32_t nlreq, lreq_epoch, fetch_stale;
 	struct pg_entry *fe; /* entries fetched */
 	uint32_t nfe, capfe;
 	struct pg_set missing; /* objects we miss ourselves (version wanted) */

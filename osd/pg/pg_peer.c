@@ -509,24 +509,88 @@ void pg_peer_check(struct pg *pg)
 	pg_peer_next(pg);
 }
 
+/*
+ * The LOG_REQs of this interval that osd has not answered yet. A LOG does
+ * not say which request it answers, and a fetch starts over from its
+ * beginning (peering again in the same interval, or PG_LOG_RESEND_MS): the
+ * answers to the earlier round still arrive first (one connection, in
+ * order). Taken for the new round's, a continuation's entries made
+ * fetch_after jump, the new round's own first answer was then dropped as
+ * a duplicate, and the merged log missed those entries (sim_pg seed 27312:
+ * a write of the authoritative history never reached the primary's log,
+ * and its members refused the object's push for ever).
+ */
+static uint32_t *pg_lreq(struct pg *pg, int32_t osd, bool add)
+{
+	if (pg->lreq_epoch != pg->same_since) {
+		pg->lreq_epoch = pg->same_since;
+		pg->nlreq = 0;
+	}
+	for (uint32_t k = 0; k < pg->nlreq; k++)
+		if (pg->lreq[k].osd == osd)
+			return &pg->lreq[k].n;
+	if (!add || pg->nlreq == PG_LREQ_MAX)
+		return NULL; /* not counted: its stale answers are not recognised */
+	pg->lreq[pg->nlreq].osd = osd;
+	pg->lreq[pg->nlreq].n = 0;
+	return &pg->lreq[pg->nlreq++].n;
+}
+
 static void pg_fetch_send(struct pg *pg)
 {
 	struct proto_pg r = pg_hdr(pg);
+	uint32_t *n = pg_lreq(pg, pg->p[pg->fetch].osd, true);
 
 	r.after = pg->fetch_after;
 	r.max = pg->env->max_chunk ? pg->env->max_chunk : PROTO_PG_ENTRIES_MAX;
 	pg->fetch_ms = pg_now(pg);
+	if (n != NULL)
+		(*n)++;
 	pg_send(pg, pg->p[pg->fetch].osd, PROTO_PG_LOG_REQ, &r);
 }
 
 static void pg_fetch_begin(struct pg *pg, int i, uint64_t after)
 {
+	uint32_t *n = pg_lreq(pg, pg->p[i].osd, false);
+
 	pg->fetch = i;
 	pg->fetch_from = pg->fetch_after = after;
+	pg->fetch_stale = n != NULL ? *n : 0; /* answers to the earlier rounds come first */
 	for (uint32_t k = 0; k < pg->nfe; k++)
 		free(pg->fe[k].name);
 	pg->nfe = 0;
 	pg_fetch_send(pg);
+}
+
+/* A LOG of this interval from osd: is it an answer to an earlier fetch round? */
+static bool pg_fetch_stale(struct pg *pg, int32_t osd)
+{
+	uint32_t *n = pg_lreq(pg, osd, false);
+
+	if (n == NULL || *n == 0)
+		return false;
+	(*n)--;
+	if (pg->fetch < 0 || pg->p[pg->fetch].osd != osd || pg->fetch_stale == 0)
+		return false;
+	pg->fetch_stale--;
+	pg_logf(pg, PG_LOG_DEBUG, "osd.%d answered an earlier fetch of its log: dropped", osd);
+	return true;
+}
+
+/* Is version v among the entries fetched so far (sorted by version)? */
+static bool pg_fetch_has(const struct pg *pg, uint64_t v)
+{
+	uint32_t lo = 0, hi = pg->nfe;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (pg->fe[mid].v < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < pg->nfe && pg->fe[lo].v == v;
 }
 
 void pg_fetch_reset(struct pg *pg)
@@ -571,11 +635,24 @@ void pg_peer_log(struct pg *pg, const struct proto_pg *m)
 	size_t off = 0;
 	int i = pg_peer_index(pg, (int32_t)m->from);
 
-	if (pg->phase != PG_PH_GETLOG || i < 0 || i != pg->fetch || m->epoch != pg->same_since)
+	if (m->epoch != pg->same_since || pg_fetch_stale(pg, (int32_t)m->from))
+		return;
+	if (pg->phase != PG_PH_GETLOG || i < 0 || i != pg->fetch)
 		return;
 	while (proto_pg_log_entry_next(m, &off, &e)) {
-		if (e.version <= pg->fetch_after)
-			continue; /* a duplicate answer */
+		if (e.version <= pg->fetch_from)
+			continue; /* before what this round fetches */
+		if (e.version <= pg->fetch_after) {
+			if (pg_fetch_has(pg, e.version))
+				continue; /* a duplicate answer */
+			/* an entry we skipped past: an answer out of turn (its request lost) */
+			pg_logf(pg, PG_LOG_WARN, "osd.%d's log came out of order (v%llx after "
+						 "v%llx): fetched again",
+				pg->p[i].osd, (unsigned long long)e.version,
+				(unsigned long long)pg->fetch_after);
+			pg_fetch_begin(pg, i, pg->fetch_from);
+			return;
+		}
 		if (pg->nfe == pg->capfe) {
 			uint32_t cap = pg->capfe ? pg->capfe * 2 : 256;
 			struct pg_entry *n = realloc(pg->fe, cap * sizeof(*n));
@@ -987,8 +1064,16 @@ static void pg_tick_do(struct pg *pg)
 		}
 		if (pg->fetch >= 0 && now - pg->fetch_ms >= PG_LOG_RESEND_MS) {
 			int i = pg->fetch;
+			uint32_t *n = pg_lreq(pg, pg->p[i].osd, false);
 
-			/* an answer lost: fetch this log again from its start */
+			/*
+			 * An answer lost (a connection failed): fetch this log again
+			 * from its start. What is still unanswered counts as lost,
+			 * or the new round would wait for it for ever; one merely
+			 * late is caught by the order check in pg_peer_log.
+			 */
+			if (n != NULL)
+				*n = 0;
 			pg_fetch_begin(pg, i, pg->fetch_from);
 		}
 		break;
