@@ -47,6 +47,11 @@
  *                 from the last_update of a copy already gone, it would
  *                 miss the older objects after clean (sim_pg seed 92466;
  *                 fails in every message order without the rule)
+ *   stale-log     the primary comes back behind and fetches the
+ *                 authoritative log in chunks; the source's answers wait
+ *                 past PG_LOG_RESEND_MS, so the fetch starts over: the
+ *                 earlier round's answer arrives first and must not be
+ *                 taken for the new round's (sim_pg seed 27312)
  *
  * Each ends as every run does: everything back, settle, and the checks of
  * s_finish (no acknowledged write lost, identical copies, no strays).
@@ -543,6 +548,78 @@ static void scn_stale_notify(void)
 	s_check_final();
 }
 
+/* One acknowledged write to each of names k0..k0+n-1 of PG g, in order (bounded). */
+static void scn_write_names(int g, int k0, int n)
+{
+	for (int k = k0; k < k0 + n && !s_failed; k++) {
+		bool acked = false;
+
+		for (int try = 0; try < 50 && !acked && !s_failed; try++) {
+			uint64_t seq = 0, i;
+
+			for (i = 0; i < 20000 && seq == 0 && !s_failed; i++) {
+				seq = s_client_issue_at(g, k % S_NAMES, false);
+				if (seq == 0)
+					s_step_once(false, false);
+			}
+			for (i = 0; i < 200000 && seq != 0 && s_opv[seq - 1].st != S_OP_DONE &&
+				    !s_failed;
+			     i++)
+				s_step_once(false, false);
+			acked = seq != 0 && s_opv[seq - 1].st == S_OP_DONE && s_opv[seq - 1].rc == 0;
+		}
+		if (!acked)
+			return (void)s_fail("scenario: no acknowledged write of o%d", k % S_NAMES);
+	}
+}
+
+static void scn_stale_log(void)
+{
+	int32_t a[S_SIZE], p, src;
+	struct pg *pp;
+	uint64_t i, t0;
+
+	scn_settle();
+	if (s_acting(s_map_cur(), SCN_PG, a) != S_SIZE)
+		return (void)s_fail("stale-log: pg %d has too few members", SCN_PG);
+	p = a[0];
+	scn_write_names(SCN_PG, 0, 5);
+	scn_steps(500, -1);
+	/*
+	 * The primary misses writes: down while the others write o5-o7 once
+	 * (the only writes of those names) and then 9 others. The authoritative
+	 * log goes out in answers of 8 entries; the first holds o5-o7's writes.
+	 */
+	s_hold_down = 1u << p;
+	s_osd_crash(&s_osd[p]);
+	s_mark(p, false, true);
+	scn_write_names(SCN_PG, 5, 3);
+	scn_write_names(SCN_PG, 8, 9);
+	scn_steps(3000, -1);
+	/* back: it fetches the authoritative log */
+	s_hold_down = 0;
+	s_osd_start(&s_osd[p]);
+	pp = s_osd[p].pg[SCN_PG];
+	for (i = 0; i < 100000 && !s_failed; i++) {
+		s_step_once(false, false);
+		if (pp->phase == PG_PH_GETLOG && pp->fetch >= 0 && pp->nfe > 0 &&
+		    pp->same_since == s_map_cur()->epoch)
+			break;
+	}
+	if (pp->phase != PG_PH_GETLOG || pp->nfe == 0)
+		return (void)s_fail("stale-log: osd.%d never fetched a log in chunks", p);
+	/* the next answers wait; the fetch starts over (no answer in PG_LOG_RESEND_MS) */
+	src = pp->p[pp->fetch].osd;
+	s_net_held = SCN_LINK(src, p);
+	t0 = s_now;
+	for (i = 0; i < 100000 && s_now < t0 + 4000 && !s_failed; i++)
+		s_step_once(false, false);
+	/* the earlier round's answer comes first, then the new round's */
+	s_net_held = 0;
+	scn_settle();
+	s_check_final();
+}
+
 static const struct {
 	const char *name;
 	void (*run)(void);
@@ -552,6 +629,7 @@ static const struct {
     {"new-disks", scn_new_disks},	  {"lost-activate", scn_lost_activate},
     {"scrub-writes", scn_scrub_writes},	  {"blind-primary", scn_blind_primary},
     {"fenced-notify", scn_fenced_notify}, {"stale-notify", scn_stale_notify},
+    {"stale-log", scn_stale_log},
 };
 
 int s_scenarios_run(uint64_t seed, const char *only, unsigned int *nrun_out)

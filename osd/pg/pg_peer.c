@@ -512,13 +512,15 @@ void pg_peer_check(struct pg *pg)
 /*
  * The LOG_REQs of this interval that osd has not answered yet. A LOG does
  * not say which request it answers, and a fetch starts over from its
- * beginning (peering again in the same interval, or PG_LOG_RESEND_MS): the
- * answers to the earlier round still arrive first (one connection, in
- * order). Taken for the new round's, a continuation's entries made
- * fetch_after jump, the new round's own first answer was then dropped as
- * a duplicate, and the merged log missed those entries (sim_pg seed 27312:
- * a write of the authoritative history never reached the primary's log,
- * and its members refused the object's push for ever).
+ * beginning when the primary peers again in the same interval: the answers
+ * to the earlier round still arrive first (one connection, in order).
+ * Taken for the new round's, a continuation's entries made fetch_after
+ * jump, the new round's own first answer was then dropped as a duplicate,
+ * and the merged log missed those entries (sim_pg seed 27312: a write of
+ * the authoritative history never reached the primary's log, and its
+ * members refused the object's push for ever). An answer lost with a
+ * connection stays counted: the next round drops one answer too many, and
+ * the resend after PG_LOG_RESEND_MS asks again.
  */
 static uint32_t *pg_lreq(struct pg *pg, int32_t osd, bool add)
 {
@@ -1062,20 +1064,17 @@ static void pg_tick_do(struct pg *pg)
 			pg_peer_restart(pg, "the copy whose log we fetch is down");
 			break;
 		}
-		if (pg->fetch >= 0 && now - pg->fetch_ms >= PG_LOG_RESEND_MS) {
-			int i = pg->fetch;
-			uint32_t *n = pg_lreq(pg, pg->p[i].osd, false);
-
-			/*
-			 * An answer lost (a connection failed): fetch this log again
-			 * from its start. What is still unanswered counts as lost,
-			 * or the new round would wait for it for ever; one merely
-			 * late is caught by the order check in pg_peer_log.
-			 */
-			if (n != NULL)
-				*n = 0;
-			pg_fetch_begin(pg, i, pg->fetch_from);
-		}
+		/*
+		 * No answer in PG_LOG_RESEND_MS (lost with a connection, or
+		 * late): ask again for what follows what we have. Starting
+		 * over from the beginning let a late answer of the old round,
+		 * to a request further on, be taken for the new round's first
+		 * (scenario stale-log: the primary's own acknowledged entries
+		 * rolled back, LOST); asked again from fetch_after, a late
+		 * answer is only a duplicate.
+		 */
+		if (pg->fetch >= 0 && now - pg->fetch_ms >= PG_LOG_RESEND_MS)
+			pg_fetch_send(pg);
 		break;
 	case PG_PH_ACTIVE:
 		if (pg->restart_wanted && now >= pg->restart_ms) {
