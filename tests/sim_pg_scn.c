@@ -562,11 +562,12 @@ static void scn_write_names(int g, int k0, int n)
 				if (seq == 0)
 					s_step_once(false, false);
 			}
-			for (i = 0; i < 200000 && seq != 0 && s_opv[seq - 1].st != S_OP_DONE &&
-				    !s_failed;
+			for (i = 0;
+			     i < 200000 && seq != 0 && s_opv[seq - 1].st != S_OP_DONE && !s_failed;
 			     i++)
 				s_step_once(false, false);
-			acked = seq != 0 && s_opv[seq - 1].st == S_OP_DONE && s_opv[seq - 1].rc == 0;
+			acked =
+			    seq != 0 && s_opv[seq - 1].st == S_OP_DONE && s_opv[seq - 1].rc == 0;
 		}
 		if (!acked)
 			return (void)s_fail("scenario: no acknowledged write of o%d", k % S_NAMES);
