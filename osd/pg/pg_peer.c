@@ -648,8 +648,9 @@ void pg_peer_log(struct pg *pg, const struct proto_pg *m)
 			if (pg_fetch_has(pg, e.version))
 				continue; /* a duplicate answer */
 			/* an entry we skipped past: an answer out of turn (its request lost) */
-			pg_logf(pg, PG_LOG_WARN, "osd.%d's log came out of order (v%llx after "
-						 "v%llx): fetched again",
+			pg_logf(pg, PG_LOG_WARN,
+				"osd.%d's log came out of order (v%llx after "
+				"v%llx): fetched again",
 				pg->p[i].osd, (unsigned long long)e.version,
 				(unsigned long long)pg->fetch_after);
 			pg_fetch_begin(pg, i, pg->fetch_from);
