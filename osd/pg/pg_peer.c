@@ -647,7 +647,7 @@ void pg_peer_log(struct pg *pg, const struct proto_pg *m)
 		if (e.version <= pg->fetch_after) {
 			if (pg_fetch_has(pg, e.version))
 				continue; /* a duplicate answer */
-			/* an entry we skipped past: an answer out of turn (its request lost) */
+			/* one we went past without it: pg_fetch_stale missed (PG_LREQ_MAX) */
 			pg_logf(pg, PG_LOG_WARN,
 				"osd.%d's log came out of order (v%llx after "
 				"v%llx): fetched again",
