@@ -35,7 +35,7 @@
 #define PG_MAX_REPLICAS PROTO_PG_IV_OSDS
 #define PG_PEERS_MAX	4096 /* copies a primary asks about (acting, past members, strays) */
 #define PG_STRAYS_MAX	32   /* strays remembered between intervals */
-#define PG_LREQ_MAX	8    /* OSDs whose unanswered LOG_REQs a PG counts (pg_fetch_stale) */
+#define PG_LREQ_MAX	32   /* OSDs owing LOG answers a PG counts at once (pg_lreq) */
 
 /* Log entry ops beyond the client ops (enum proto_osd_opcode). */
 #define PG_OP_ROLLBACK PROTO_PG_LOG_ROLLBACK /* a marker: this version never happened */

@@ -519,23 +519,36 @@ void pg_peer_check(struct pg *pg)
  * and the merged log missed those entries (sim_pg seed 27312: a write of
  * the authoritative history never reached the primary's log, and its
  * members refused the object's push for ever). An answer lost with a
- * connection stays counted: the next round drops one answer too many, and
- * the resend after PG_LOG_RESEND_MS asks again.
+ * connection stays counted: every later fetch from that OSD in the
+ * interval drops one answer too many, and its resend after
+ * PG_LOG_RESEND_MS asks again. No request goes out uncounted: an OSD
+ * without a slot has nothing due (a slot is reused only at 0), and while
+ * every slot holds answers due the fetch waits (pg_fetch_send).
  */
 static uint32_t *pg_lreq(struct pg *pg, int32_t osd, bool add)
 {
+	uint32_t k, slot = pg->nlreq;
+
 	if (pg->lreq_epoch != pg->same_since) {
 		pg->lreq_epoch = pg->same_since;
-		pg->nlreq = 0;
+		pg->nlreq = slot = 0;
 	}
-	for (uint32_t k = 0; k < pg->nlreq; k++)
+	for (k = 0; k < pg->nlreq; k++) {
 		if (pg->lreq[k].osd == osd)
 			return &pg->lreq[k].n;
-	if (!add || pg->nlreq == PG_LREQ_MAX)
-		return NULL; /* not counted: its stale answers are not recognised */
-	pg->lreq[pg->nlreq].osd = osd;
-	pg->lreq[pg->nlreq].n = 0;
-	return &pg->lreq[pg->nlreq++].n;
+		if (slot == pg->nlreq && pg->lreq[k].n == 0)
+			slot = k;
+	}
+	if (!add)
+		return NULL; /* never asked, or nothing due: no answer of it is stale */
+	if (slot == pg->nlreq) {
+		if (pg->nlreq == PG_LREQ_MAX)
+			return NULL;
+		pg->nlreq++;
+	}
+	pg->lreq[slot].osd = osd;
+	pg->lreq[slot].n = 0;
+	return &pg->lreq[slot].n;
 }
 
 static void pg_fetch_send(struct pg *pg)
@@ -543,11 +556,18 @@ static void pg_fetch_send(struct pg *pg)
 	struct proto_pg r = pg_hdr(pg);
 	uint32_t *n = pg_lreq(pg, pg->p[pg->fetch].osd, true);
 
+	pg->fetch_ms = pg_now(pg);
+	if (n == NULL) {
+		/* every slot has answers due (lost ones): uncounted, a late one could pass */
+		pg_logf(pg, PG_LOG_WARN,
+			"%u OSDs still owe log answers: the fetch from osd.%d "
+			"waits",
+			PG_LREQ_MAX, pg->p[pg->fetch].osd);
+		return; /* the GETLOG tick tries again after PG_LOG_RESEND_MS */
+	}
 	r.after = pg->fetch_after;
 	r.max = pg->env->max_chunk ? pg->env->max_chunk : PROTO_PG_ENTRIES_MAX;
-	pg->fetch_ms = pg_now(pg);
-	if (n != NULL)
-		(*n)++;
+	(*n)++;
 	pg_send(pg, pg->p[pg->fetch].osd, PROTO_PG_LOG_REQ, &r);
 }
 
@@ -636,18 +656,21 @@ void pg_peer_log(struct pg *pg, const struct proto_pg *m)
 	static __thread struct proto_pg_log_entry e;
 	size_t off = 0;
 	int i = pg_peer_index(pg, (int32_t)m->from);
+	uint64_t after0;
 
 	if (m->epoch != pg->same_since || pg_fetch_stale(pg, (int32_t)m->from))
 		return;
 	if (pg->phase != PG_PH_GETLOG || i < 0 || i != pg->fetch)
 		return;
+	after0 = pg->fetch_after;
 	while (proto_pg_log_entry_next(m, &off, &e)) {
 		if (e.version <= pg->fetch_from)
 			continue; /* before what this round fetches */
 		if (e.version <= pg->fetch_after) {
 			if (pg_fetch_has(pg, e.version))
 				continue; /* a duplicate answer */
-			/* one we went past without it: pg_fetch_stale missed (PG_LREQ_MAX) */
+			/* one we went past without it: the counts missed (not seen; a safety net)
+			 */
 			pg_logf(pg, PG_LOG_WARN,
 				"osd.%d's log came out of order (v%llx after "
 				"v%llx): fetched again",
@@ -674,7 +697,13 @@ void pg_peer_log(struct pg *pg, const struct proto_pg *m)
 		pg->fetch_after = e.version;
 	}
 	if (!(m->flags & PROTO_PG_F_LAST)) {
-		pg_fetch_send(pg);
+		/*
+		 * Only an answer that moved the fetch on asks for more: one that
+		 * added nothing answered an earlier request (a resend's twin),
+		 * and the request for what follows is on its way already.
+		 */
+		if (pg->fetch_after != after0)
+			pg_fetch_send(pg);
 		return;
 	}
 	if (i == pg->auth) {
