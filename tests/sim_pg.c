@@ -1909,7 +1909,8 @@ int main(int argc, char **argv)
 			    "[--map-saved-at-once] [-v]\n"
 			    "       sim_pg --scenarios all|double-kill|replica-error|quick-restart|"
 			    "out-in|new-disks|lost-activate|scrub-writes|blind-primary|\n"
-			    "                    fenced-notify [--seed N] [--runs N] [-v]\n");
+			    "                    fenced-notify|stale-notify|stale-log\n"
+			    "                    [--seed N] [--runs N] [-v]\n");
 			return 0;
 		} else {
 			fprintf(stderr, "sim_pg: unknown argument '%s' (try --help)\n", argv[i]);
