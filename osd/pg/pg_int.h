@@ -110,6 +110,7 @@ void pg_merge_base_again(struct pg *pg);
 void pg_merge_member_log(struct pg *pg, struct pg_peer *p);
 /* Does member p need its log read (divergence, or misses below our tail)? */
 bool pg_merge_member_needs_log(const struct pg *pg, const struct pg_peer *p);
+uint32_t pg_fetched_find(const struct pg *pg, uint64_t v);
 /* Decide p's fork point when its log is not needed. */
 void pg_merge_member_plain(struct pg *pg, struct pg_peer *p);
 /* Send p what it lacks and ACTIVATE; fill its missing set. */

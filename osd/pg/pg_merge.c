@@ -52,21 +52,29 @@ static bool pg_info_usable(const struct proto_pg *a)
 	return !(a->flags & (PROTO_PG_INFO_F_EMPTY | PROTO_PG_INFO_F_BACKFILL));
 }
 
-/* Is (v, name) in the fetched entries? (sorted by version) */
-static bool pg_fetched_has(const struct pg *pg, uint64_t v, const char *name)
+/* Index of the fetched entry of version v, or pg->nfe (sorted by version). */
+uint32_t pg_fetched_find(const struct pg *pg, uint64_t v)
 {
 	uint32_t lo = 0, hi = pg->nfe;
 
 	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
+		uint32_t mid = lo + (hi - lo) / 2;
 
 		if (pg->fe[mid].v < v)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < pg->nfe && pg->fe[lo].v == v && pg->fe[lo].op != PG_OP_ROLLBACK &&
-	       (name == NULL || !strcmp(pg->fe[lo].name, name));
+	return lo < pg->nfe && pg->fe[lo].v == v ? lo : pg->nfe;
+}
+
+/* Is (v, name) in the fetched entries, not rolled back? */
+static bool pg_fetched_has(const struct pg *pg, uint64_t v, const char *name)
+{
+	uint32_t k = pg_fetched_find(pg, v);
+
+	return k < pg->nfe && pg->fe[k].op != PG_OP_ROLLBACK &&
+	       (name == NULL || !strcmp(pg->fe[k].name, name));
 }
 
 /* Where the authoritative history is while a base is chosen (pg_merge_in_history). */

@@ -599,22 +599,6 @@ static bool pg_fetch_stale(struct pg *pg, int32_t osd)
 	return true;
 }
 
-/* Is version v among the entries fetched so far (sorted by version)? */
-static bool pg_fetch_has(const struct pg *pg, uint64_t v)
-{
-	uint32_t lo = 0, hi = pg->nfe;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (pg->fe[mid].v < v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < pg->nfe && pg->fe[lo].v == v;
-}
-
 void pg_fetch_reset(struct pg *pg)
 {
 	for (uint32_t k = 0; k < pg->nfe; k++)
@@ -667,10 +651,9 @@ void pg_peer_log(struct pg *pg, const struct proto_pg *m)
 		if (e.version <= pg->fetch_from)
 			continue; /* before what this round fetches */
 		if (e.version <= pg->fetch_after) {
-			if (pg_fetch_has(pg, e.version))
+			if (pg_fetched_find(pg, e.version) < pg->nfe)
 				continue; /* a duplicate answer */
-			/* one we went past without it: the counts missed (not seen; a safety net)
-			 */
+			/* one we went past without it: the counts missed (a safety net) */
 			pg_logf(pg, PG_LOG_WARN,
 				"osd.%d's log came out of order (v%llx after "
 				"v%llx): fetched again",
