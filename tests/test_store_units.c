@@ -89,7 +89,7 @@ static void test_bufcache(void **state)
 static void test_extmap(void **state)
 {
 	struct extmap m;
-	struct onode_rec rec, back;
+	struct onode_rec rec = {0}, back;
 	uint64_t p, run;
 	const uint32_t *c;
 	uint8_t *buf;

@@ -429,6 +429,9 @@ int store_drain_data(struct store *st)
 
 static void store_txc_retire(struct store *st, struct store_txc *txc)
 {
+	/* failed without a record: its images stay readable, as every published one */
+	if (txc->defer)
+		store_defer_publish(st, txc);
 	txc->committed = true;
 	if (txc->data_pending == 0) {
 		store_txc_destroy(txc);
@@ -568,7 +571,11 @@ static void store_batch_write(struct store *st, struct store_batch *b)
 		return;
 	}
 	for (t = b->head; t; t = t->next)
-		wal_payload_add(b->buf + WAL_HDR_SIZE, &off, t->seq, t->body, t->blen);
+		store_defer_splice(st, t,
+				   wal_payload_tx(b->buf + WAL_HDR_SIZE, &off, t->seq, t->blen));
+	/* the images are in the record now: their data-area writes may go */
+	for (t = b->head; t; t = t->next)
+		store_defer_publish(st, t);
 	/* every batch ahead of this one is written and not yet known durable */
 	for (struct store_batch *e = st->b_head; e != b; e = e->next)
 		depth++;

@@ -13,6 +13,11 @@
  * request per write and, on a fallocated file, an unwritten-extent
  * conversion that the next WAL barrier then had to journal (issue 16).
  *
+ * The images are copied into their transaction's WAL record straight from
+ * here (the body leaves their place unwritten: one copy of each small
+ * write fewer), so a transaction's images join the queue only once its
+ * record is built (store_batch_write), or when it fails without one.
+ *
  * Until a unit's write has completed, store_pread() serves it from here,
  * so no read waits for a deferred write. A unit is never rewritten while
  * its image waits: writes are copy-on-write into new units and freed units
@@ -42,6 +47,7 @@ struct store_defer {
 	struct store_defer *next; /* txc->defer while its tx is built, then st->defer_q */
 	uint8_t *buf;		  /* bufcache, nunits * unit: the unit images */
 	size_t buflen;
+	size_t body_off; /* where the images go in its transaction's body (WAL record) */
 	uint64_t nunits;
 	unsigned int pending; /* its requests in flight */
 	struct defer_unit units[];
@@ -82,7 +88,7 @@ static void defer_free(struct store *st, struct store_defer *d)
 }
 
 int store_defer_add(struct store *st, struct store_txc *txc, void *buf, size_t buflen,
-		    const struct alloc_run *runs, unsigned int nruns)
+		    const struct alloc_run *runs, unsigned int nruns, size_t body_off)
 {
 	uint64_t n = buflen / st->sb.unit, k = 0;
 	struct store_defer *d;
@@ -95,7 +101,7 @@ int store_defer_add(struct store *st, struct store_txc *txc, void *buf, size_t b
 	d = malloc(sizeof(*d) + n * sizeof(d->units[0]));
 	if (!d)
 		return -ENOMEM;
-	*d = (struct store_defer){.buf = buf, .buflen = buflen, .nunits = n};
+	*d = (struct store_defer){.buf = buf, .buflen = buflen, .body_off = body_off, .nunits = n};
 	for (unsigned int i = 0; i < nruns; i++) {
 		for (uint64_t u = 0; u < runs[i].len && k < n; u++, k++) {
 			struct defer_unit *du = &d->units[k];
@@ -121,6 +127,23 @@ void store_defer_cancel(struct store *st, struct store_txc *txc)
 		txc->defer = d->next;
 		defer_free(st, d);
 	}
+}
+
+void store_defer_splice(const struct store *st, const struct store_txc *txc, uint8_t *dst)
+{
+	size_t end = txc->blen;
+
+	(void)st;
+	/* txc->defer is newest first: the images from the body's end backwards */
+	for (const struct store_defer *d = txc->defer; d; d = d->next) {
+		size_t img_end = d->body_off + d->buflen;
+
+		assert(img_end <= end);
+		memcpy(dst + img_end, txc->body + img_end, end - img_end);
+		memcpy(dst + d->body_off, d->buf, d->buflen);
+		end = d->body_off;
+	}
+	memcpy(dst, txc->body, end);
 }
 
 void store_defer_publish(struct store *st, struct store_txc *txc)

@@ -117,7 +117,7 @@ struct store_txc {
 	struct store_batch *awaited; /* the batch that waits for its data writes, if any */
 	bool committed;
 	struct store_buf *bufs;
-	struct store_defer *defer; /* its small writes' images, until the submit succeeds */
+	struct store_defer *defer; /* its small writes' images, until its WAL record is built */
 	store_commit_cb cb;
 	void *arg;
 };
@@ -373,11 +373,18 @@ struct store_defer;
 #define STORE_TAG_WALWRITE 2ull /* struct store_batch: its record write */
 #define STORE_TAG_BARRIER  3ull /* struct store_batch: an fdatasync it waits for */
 #define STORE_TAG_READ	   4ull /* struct store_rd: one segment of an asynchronous read */
-/* Hold a small write's unit images (buf, bufcache, now the store's) for runs; readable at once. */
+/*
+ * Hold a small write's unit images (buf, bufcache, now the store's) for runs;
+ * readable at once. body_off: where the images belong in txc's body (left
+ * unwritten there: store_defer_splice fills them in the WAL record).
+ */
 int store_defer_add(struct store *st, struct store_txc *txc, void *buf, size_t buflen,
-		    const struct alloc_run *runs, unsigned int nruns);
-void store_defer_cancel(struct store *st, struct store_txc *txc);  /* the submit failed */
-void store_defer_publish(struct store *st, struct store_txc *txc); /* it succeeded */
+		    const struct alloc_run *runs, unsigned int nruns, size_t body_off);
+void store_defer_cancel(struct store *st, struct store_txc *txc); /* the submit failed */
+/* txc's body with its images in place, into dst (txc->blen bytes): its WAL record. */
+void store_defer_splice(const struct store *st, const struct store_txc *txc, uint8_t *dst);
+/* Its record is built (or it failed without one): the images may go to the data area. */
+void store_defer_publish(struct store *st, struct store_txc *txc);
 void store_defer_issue(struct store *st);
 void store_defer_done(struct store *st, uint64_t tag, int res);
 void store_defer_fini(struct store *st);

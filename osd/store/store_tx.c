@@ -283,6 +283,7 @@ struct xl {
 	int rc;
 };
 
+/* Append n bytes to the body; p NULL leaves them for the WAL record to fill (an image). */
 static int body_put(struct store_txc *t, const void *p, size_t n)
 {
 	if (t->blen + n > t->bcap) {
@@ -297,7 +298,8 @@ static int body_put(struct store_txc *t, const void *p, size_t n)
 		t->body = nb;
 		t->bcap = cap;
 	}
-	memcpy(t->body + t->blen, p, n);
+	if (p)
+		memcpy(t->body + t->blen, p, n);
 	t->blen += n;
 	return 0;
 }
@@ -529,6 +531,7 @@ static int xl_write(struct xl *x, struct onode *on, uint64_t off, uint64_t len, 
 	struct store_buf *sb;
 	uint32_t *crcs;
 	uint8_t *buf;
+	size_t img_off;
 	int rc;
 
 	/* A whole-unit out-of-line write is its own block image (aligned by bufcache). */
@@ -584,8 +587,15 @@ static int xl_write(struct xl *x, struct onode *on, uint64_t off, uint64_t len, 
 	put32(x, nruns);
 	putbytes(x, runs, nruns * sizeof(runs[0]));
 	putbytes(x, crcs, n * st->cpb * 4);
-	if (inline_data)
-		putbytes(x, buf, n * unit);
+	/*
+	 * The image's place in the body stays unwritten: store_batch_write
+	 * copies it from buf straight into the WAL record (one copy of the
+	 * payload fewer, issue 16 item 6). Applying the body in memory skips
+	 * those bytes; only replay reads them, from the record.
+	 */
+	img_off = x->txc->blen;
+	if (inline_data && x->rc == 0)
+		x->rc = body_put(x->txc, NULL, n * unit);
 	rc = xl_apply(x);
 	for (unsigned int i = 0, b = 0; rc == 0 && i < nruns; b += (unsigned int)runs[i].len, i++) {
 		struct store_txc *t = x->txc;
@@ -610,7 +620,7 @@ static int xl_write(struct xl *x, struct onode *on, uint64_t off, uint64_t len, 
 		x->txc->has_ool = true;
 	if (rc == 0 && inline_data) {
 		/* durable in the WAL record: the data-area write waits to be batched */
-		rc = store_defer_add(st, x->txc, buf, n * unit, runs, nruns);
+		rc = store_defer_add(st, x->txc, buf, n * unit, runs, nruns, img_off);
 		for (struct store_buf **pp = &x->txc->bufs; rc == 0 && *pp; pp = &(*pp)->next) {
 			if (*pp == sb) {
 				*pp = sb->next; /* buf is the deferred images' now */
@@ -943,7 +953,6 @@ int store_tx_submit(struct store *st, struct store_tx *tx, store_commit_cb cb, v
 		goto out_pool;
 	}
 	xl_adopt_borrowed(&x, tx);
-	store_defer_publish(st, t);
 	for (unsigned int i = 0; i < x.nsnaps; i++)
 		store_pgstat_delta(st, x.snaps[i].on->pg, x.snaps[i].exists, x.snaps[i].size,
 				   x.snaps[i].on->exists, x.snaps[i].on->rec.size);

@@ -7,7 +7,7 @@
 #include "common/crc32c.h"
 #include "osd/store/wal.h"
 
-void wal_payload_add(uint8_t *payload, size_t *off, uint64_t seq, const void *body, size_t blen)
+uint8_t *wal_payload_tx(uint8_t *payload, size_t *off, uint64_t seq, size_t blen)
 {
 	uint8_t *p = payload + *off;
 	uint32_t len = (uint32_t)blen, rsvd = 0;
@@ -16,9 +16,14 @@ void wal_payload_add(uint8_t *payload, size_t *off, uint64_t seq, const void *bo
 	memcpy(p, &seq, 8);
 	memcpy(p + 8, &len, 4);
 	memcpy(p + 12, &rsvd, 4);
-	memcpy(p + WAL_TX_HDR, body, blen);
 	memset(p + WAL_TX_HDR + blen, 0, padded - blen);
 	*off += WAL_TX_HDR + padded;
+	return p + WAL_TX_HDR;
+}
+
+void wal_payload_add(uint8_t *payload, size_t *off, uint64_t seq, const void *body, size_t blen)
+{
+	memcpy(wal_payload_tx(payload, off, seq, blen), body, blen);
 }
 
 static uint32_t wal_rec_crc(const uint8_t *rec, size_t total, uint32_t nonce)

@@ -61,6 +61,8 @@ static inline size_t wal_tx_size(size_t blen)
 
 /* Append one transaction to a payload at *off (caller sized the buffer with wal_tx_size). */
 void wal_payload_add(uint8_t *payload, size_t *off, uint64_t seq, const void *body, size_t blen);
+/* The same, but the caller writes the blen body bytes at the pointer returned. */
+uint8_t *wal_payload_tx(uint8_t *payload, size_t *off, uint64_t seq, size_t blen);
 /* Fill the header and padding of rec (wal_rec_size(len) bytes, payload already at +40). */
 void wal_rec_seal(uint8_t *rec, uint64_t lsn, uint32_t ntx, uint64_t first_seq, size_t len,
 		  uint32_t depth, uint32_t nonce);
