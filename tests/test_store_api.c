@@ -1425,6 +1425,69 @@ static void test_fsck_stray_shards(void **state)
 	stu_cleanup(&u);
 }
 
+static void hook_cb(void *arg)
+{
+	(*(int *)arg)++;
+}
+
+/*
+ * A partial write into units whose out-of-line write is still in flight
+ * (held back by the test hook until its record is written, so it cannot
+ * have landed) reads them only after that write did (store_data_settle);
+ * a partial write into other units reads at once. Both keep the bytes
+ * around them.
+ */
+static void test_rmw_inflight(void **state)
+{
+	size_t big = 256u << 10;
+	uint8_t *b = malloc(big), *e = malloc(big), *p = malloc(64);
+	int hook = 0, d1 = 1, d2 = 1, d3 = 1;
+	struct store_tx *tx;
+	struct store *st;
+	struct stu u;
+	uint64_t n;
+
+	(void)state;
+	stu_init(&u, false);
+	u.o.test_wal_written_cb = hook_cb;
+	u.o.test_arg = &hook;
+	assert_int_equal(store_mkfs(&u.o), 0);
+	assert_int_equal(store_mount(&u.o, &st), 0);
+	write_obj(st, "y", 0, 8192, 9);
+	store_plug(st);
+	fill(b, big, 5);
+	assert_int_equal(store_tx_create(&tx), 0);
+	assert_int_equal(store_tx_write(tx, 1, "x", 0, big, b), 0);
+	assert_int_equal(store_tx_submit(st, tx, stu_cb, &d1), 0); /* out of line, held */
+	fill(p, 64, 6);
+	assert_int_equal(store_tx_create(&tx), 0);
+	assert_int_equal(store_tx_write(tx, 1, "y", 4196, 64, p), 0);
+	assert_int_equal(store_tx_submit(st, tx, stu_cb, &d3), 0); /* other units */
+	assert_int_equal(store_tx_create(&tx), 0);
+	assert_int_equal(store_tx_write(tx, 1, "x", 100, 64, p), 0);
+	assert_int_equal(store_tx_submit(st, tx, stu_cb, &d2), 0); /* x's unit 0: waits */
+	store_unplug(st);
+	while (d1 == 1 || d2 == 1 || d3 == 1)
+		assert_true(store_wait(st) >= 0);
+	assert_int_equal(d1, 0);
+	assert_int_equal(d2, 0);
+	assert_int_equal(d3, 0);
+	memcpy(b + 100, p, 64);
+	assert_int_equal(store_read(st, 1, "x", 0, big, e, &n), 0);
+	assert_int_equal(n, big);
+	assert_memory_equal(e, b, big);
+	fill(b, 8192, 9);
+	memcpy(b + 4196, p, 64);
+	assert_int_equal(store_read(st, 1, "y", 0, 8192, e, &n), 0);
+	assert_int_equal(n, 8192);
+	assert_memory_equal(e, b, 8192);
+	assert_int_equal(store_umount(st), 0);
+	stu_cleanup(&u);
+	free(b);
+	free(e);
+	free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1447,6 +1510,7 @@ int main(void)
 	    cmocka_unit_test(test_rollback_account),
 	    cmocka_unit_test(test_fsck_stray_shards),
 	    cmocka_unit_test(test_user_version),
+	    cmocka_unit_test(test_rmw_inflight),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

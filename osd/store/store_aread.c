@@ -120,8 +120,12 @@ static void store_rd_issue(struct store *st, struct store_rd *rd, uint8_t *dst, 
 	}
 	st->info.data_read_bytes += len;
 	io_uring_prep_read(sqe, st->data_fd, dst, (unsigned int)len, off);
-	/* committed data writes still in flight land first (store_read drains them) */
-	if (st->inflight_data > 0 && rd->pending == 0)
+	/*
+	 * A data write still in flight into these units lands first. Only then:
+	 * a drained read waits for everything the ring holds, WAL records and
+	 * barriers included.
+	 */
+	if (store_data_busy(st, off, len))
 		io_uring_sqe_set_flags(sqe, IOSQE_IO_DRAIN);
 	io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)rd | STORE_TAG_READ);
 	rd->pending++;

@@ -88,7 +88,8 @@ struct onode {
 #define STORE_SHARD_BYTES (256u << 10)
 
 struct store_dreq {
-	struct store_dreq *next; /* held list */
+	struct store_dreq *next;	    /* held list */
+	struct store_dreq *lnext, **lpprev; /* st->dreq_live: counted in inflight_data */
 	struct store_txc *txc;
 	const void *buf;
 	size_t len;
@@ -257,6 +258,7 @@ struct store {
 	struct store_dreq *held;   /* test hook: out-of-line data writes not yet issued */
 	uint64_t busy_t0_ns; /* when the pipeline last went from idle to busy (commit_busy_ns) */
 	unsigned int inflight_data;
+	struct store_dreq *dreq_live;	/* the out-of-line data writes inflight_data counts */
 	struct store_rd *rd_done;	/* asynchronous reads finished, callbacks not yet run */
 	unsigned int rd_inflight;	/* asynchronous reads started, callbacks not yet run */
 	uint64_t rd_t0_ns;		/* when rd_inflight last went from 0 to 1 (read_busy_ns) */
@@ -407,6 +409,10 @@ int store_reap(struct store *st, bool wait);
 /* Block on the store's eventfd until a completion of the ring or a helper arrives. */
 int store_sleep(struct store *st);
 int store_drain_data(struct store *st);
+/* An out-of-line data write in flight (or held) into device bytes [off, off + len)? */
+bool store_data_busy(const struct store *st, uint64_t off, uint64_t len);
+/* Wait for those only: a device read of the range then sees what was submitted. */
+int store_data_settle(struct store *st, uint64_t off, uint64_t len);
 /* Helper threads for the WAL (thread mode) and checkpoints; mount / umount. */
 int store_pipeline_init(struct store *st);
 void store_pipeline_fini(struct store *st);

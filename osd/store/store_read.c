@@ -31,7 +31,11 @@ static int store_read_verified(struct store *st, const struct onode *on, uint64_
 			       uint64_t pblk, uint64_t n, const uint32_t *crcs)
 {
 	uint64_t unit = st->sb.unit;
-	int rc = store_pread(st, st->bounce, n * unit, st->sb.data_base + pblk * unit);
+	/* a data write still in flight into these units lands before the device is read */
+	int rc = store_data_settle(st, st->sb.data_base + pblk * unit, n * unit);
+
+	if (rc == 0)
+		rc = store_pread(st, st->bounce, n * unit, st->sb.data_base + pblk * unit);
 
 	if (rc != 0) {
 		store_err(st, "pg %llx object %s: read at offset %llu: %s",
@@ -70,10 +74,6 @@ int store_read(struct store *st, uint64_t pg, const char *name, uint64_t off, ui
 		return 0;
 	}
 	end = off + len < on->rec.size && off + len >= off ? off + len : on->rec.size;
-	/* Data writes still in flight must land before the device is read. */
-	rc = store_drain_data(st);
-	if (rc != 0)
-		return rc;
 	for (pos = off; pos < end;) {
 		uint64_t lblk = pos / unit, pblk, run, n, chunk;
 		const uint32_t *crcs;

@@ -495,7 +495,7 @@ static int xl_read_unit(struct xl *x, struct onode *on, uint64_t lblk, uint8_t *
 		memset(dst, 0, st->sb.unit);
 		return 0;
 	}
-	rc = store_drain_data(st);
+	rc = store_data_settle(st, st->sb.data_base + pblk * st->sb.unit, st->sb.unit);
 	if (rc == 0)
 		rc = store_pread(st, dst, st->sb.unit, st->sb.data_base + pblk * st->sb.unit);
 	if (rc != 0) {
