@@ -148,7 +148,13 @@ static void pg_pull_one(struct pg *pg, struct pg_set_ent *e, uint64_t now, uint3
 	int src;
 
 	if (e->flags & PG_SET_INFLIGHT) {
-		if (e->version == 0 || now - e->stamp < PG_PULL_RETRY_MS)
+		/*
+		 * src < 0: a local removal, whose stamp is its transaction's token.
+		 * A pull's entry can be turned into a removal while it waits
+		 * (pg_set_add of version 0): it stays a pull (src, a time in
+		 * stamp) until its answer or its retry time, then removes.
+		 */
+		if ((e->version == 0 && e->src < 0) || now - e->stamp < PG_PULL_RETRY_MS)
 			return; /* a local removal commits, or a pull waits for its answer */
 		pg_give_budget(pg, e); /* no answer: the next source */
 		e->tries++;
@@ -312,7 +318,9 @@ static void pg_recovery_removed(struct pg *pg, uint64_t token)
 	uint32_t i = 0;
 
 	while ((e = pg_set_next(&pg->missing, &i)) != NULL) {
-		if (e->version == 0 && (e->flags & PG_SET_INFLIGHT) && e->stamp == token) {
+		/* a pull turned removal has a time in stamp: never taken for a token */
+		if (e->version == 0 && (e->flags & PG_SET_INFLIGHT) && e->src < 0 &&
+		    e->stamp == token) {
 			pg->recover_due |= (e->flags & PG_SET_BUDGET) != 0;
 			pg_give_budget(pg, e);
 			pg_set_del(&pg->missing, e->name);
