@@ -444,8 +444,8 @@ bool store_data_busy(const struct store *st, uint64_t off, uint64_t len)
 
 /*
  * Why not store_drain_data: a read-modify-write or a blocking read on the
- * reactor waited for every data write in flight (at 16 x 4 MiB writes, tens
- * of ms); units are copy-on-write, so only a write into the units read can
+ * reactor waited for every data write in flight (16 x 4 MiB: 64 MiB to land
+ * first); units are copy-on-write, so only a write into the units read can
  * matter, and that is rare (the transaction that wrote them still in flight).
  */
 int store_data_settle(struct store *st, uint64_t off, uint64_t len)
