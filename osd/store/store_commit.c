@@ -421,18 +421,6 @@ int store_sleep(struct store *st)
 	return 0;
 }
 
-int store_drain_data(struct store *st)
-{
-	store_release_held(st);
-	while (st->inflight_data > 0) {
-		int rc = store_reap(st, true);
-
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
-}
-
 bool store_data_busy(const struct store *st, uint64_t off, uint64_t len)
 {
 	for (const struct store_dreq *d = st->dreq_live; d; d = d->lnext) {
@@ -459,6 +447,11 @@ int store_data_settle(struct store *st, uint64_t off, uint64_t len)
 			return rc;
 	}
 	return 0;
+}
+
+int store_drain_data(struct store *st)
+{
+	return store_data_settle(st, 0, UINT64_MAX);
 }
 
 /* ---- batches ---- */

@@ -408,6 +408,7 @@ void store_pipeline_kick(struct store *st);
 int store_reap(struct store *st, bool wait);
 /* Block on the store's eventfd until a completion of the ring or a helper arrives. */
 int store_sleep(struct store *st);
+/* Every data write in flight lands (store_data_settle over the whole device). */
 int store_drain_data(struct store *st);
 /* An out-of-line data write in flight (or held) into device bytes [off, off + len)? */
 bool store_data_busy(const struct store *st, uint64_t off, uint64_t len);
