@@ -149,7 +149,6 @@ int store_data_write(struct store *st, struct store_txc *txc, const void *buf, s
 	st->dreq_live = d;
 	txc->data_pending++;
 	txc->data_bytes += len;
-	st->inflight_data++;
 	st->info.data_write_bytes += len;
 	return 0;
 }
@@ -190,7 +189,6 @@ static void store_dreq_done(struct store *st, struct store_dreq *d, int res)
 	if (d->lnext)
 		d->lnext->lpprev = d->lpprev;
 	free(d);
-	st->inflight_data--;
 	if (--txc->data_pending > 0)
 		return;
 	if (txc->awaited) {
@@ -949,7 +947,7 @@ int store_event_fd(const struct store *st)
 
 static bool store_idle(const struct store *st)
 {
-	return !st->b_head && !st->q_head && st->inflight_data == 0;
+	return !st->b_head && !st->q_head && st->dreq_live == NULL;
 }
 
 int store_wait(struct store *st)

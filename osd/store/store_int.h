@@ -89,7 +89,7 @@ struct onode {
 
 struct store_dreq {
 	struct store_dreq *next;	    /* held list */
-	struct store_dreq *lnext, **lpprev; /* st->dreq_live: counted in inflight_data */
+	struct store_dreq *lnext, **lpprev; /* st->dreq_live */
 	struct store_txc *txc;
 	const void *buf;
 	size_t len;
@@ -257,8 +257,7 @@ struct store {
 	unsigned int plugged;	   /* store_plug() depth: submissions only queue */
 	struct store_dreq *held;   /* test hook: out-of-line data writes not yet issued */
 	uint64_t busy_t0_ns; /* when the pipeline last went from idle to busy (commit_busy_ns) */
-	unsigned int inflight_data;
-	struct store_dreq *dreq_live;	/* the out-of-line data writes inflight_data counts */
+	struct store_dreq *dreq_live;	/* out-of-line data writes in flight (or held) */
 	struct store_rd *rd_done;	/* asynchronous reads finished, callbacks not yet run */
 	unsigned int rd_inflight;	/* asynchronous reads started, callbacks not yet run */
 	uint64_t rd_t0_ns;		/* when rd_inflight last went from 0 to 1 (read_busy_ns) */
